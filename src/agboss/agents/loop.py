@@ -1,0 +1,349 @@
+"""The agent's tool loop: model turns, tool calls, and one answer tool.
+
+Each model turn may call several tools at once; they run concurrently, each as a journaled
+step. Arguments are validated against the tool's input DTO; an invalid call, an unknown tool or
+a tool that raises becomes a ``Tool error: …`` message the model reads and can correct. The
+agent answers through one answer tool whose arguments are its output DTO (a text DTO may also be
+answered in plain text); an invalid answer goes back to the model up to
+``max_validation_attempts`` times, then the step fails with `AgentFailedError`.
+
+The loop is deterministic given the journal: a re-entered agent rebuilds the same messages from
+the journaled model turns and tool results, and repeats no model call and no tool run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from agboss.components.specs import AgentSpec, ToolSpec
+from agboss.context import StepContext
+from agboss.dto import is_text_dto
+from agboss.engine.frame import ExecutionFrame, maybe_await
+from agboss.errors import AgbossError, AgentFailedError, TestSetupError
+from agboss.flow.graph import FlowNode
+from agboss.models.messages import (
+    ChatRequest,
+    ChatResponse,
+    Message,
+    MessageRole,
+    ModelCaller,
+    ToolCall,
+    ToolSchema,
+)
+from agboss.records.model import ComponentRecord, StepRecord, ToolCallRecord
+
+__all__ = ["ANSWER_TOOL", "AgentRun", "describe_validation_error"]
+
+ANSWER_TOOL = "final_answer"
+
+
+@functools.cache
+def _schema(dto: type[BaseModel]) -> dict[str, Any]:
+    return dto.model_json_schema()
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """A validation error as one line a model (or a person) can act on."""
+    parts = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"]) or "(the whole value)"
+        parts.append(f"{where}: {item['msg']}")
+    return "; ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class _ToolResult:
+    content: str
+    error: bool
+
+    def encode(self) -> str:
+        return json.dumps({"content": self.content, "error": self.error})
+
+    @staticmethod
+    def decode(text: str) -> _ToolResult:
+        data = json.loads(text)
+        return _ToolResult(str(data["content"]), bool(data["error"]))
+
+
+class AgentRun:
+    """One visit of an agent node: its tool loop, from its input to its output DTO."""
+
+    def __init__(
+        self,
+        frame: ExecutionFrame,
+        node: FlowNode,
+        visit: int,
+        spec: AgentSpec,
+        value: BaseModel,
+    ) -> None:
+        self.frame = frame
+        self.node = node
+        self.visit = visit
+        self.spec = spec
+        self.value = value
+        self.output = node.output
+        self.tools = frame.runtime.assembly.tools_by_name(spec)
+        self._component = ComponentRecord(kind="agent", name=spec.name)
+        self._text_answer = is_text_dto(self.output)
+
+    def _key(self, iteration: int, part: str) -> str:
+        return f"{self.node.node_id}#{self.visit}/turn-{iteration}/{part}"
+
+    def _fail(self, message: str, hint: str | None = None) -> AgentFailedError:
+        return AgentFailedError(message, agent=self.spec.name, node_id=self.node.node_id, hint=hint)
+
+    # ---- the loop ------------------------------------------------------------------
+
+    async def run(self) -> BaseModel:
+        """Runs the loop until the agent answers.
+
+        Raises:
+            AgentFailedError: The model failed, kept answering invalidly, or ran out of turns.
+        """
+        messages = self._first_messages()
+        attempts = 0
+        for iteration in range(self.spec.max_tool_loop_iterations):
+            response = await self._model_turn(iteration, attempts, messages)
+            messages.append(
+                Message(MessageRole.ASSISTANT, response.content or "", response.tool_calls)
+            )
+            answers = [call for call in response.tool_calls if call.name == ANSWER_TOOL]
+            calls = [call for call in response.tool_calls if call.name != ANSWER_TOOL]
+            invalid: str | None = None
+            if answers:
+                answer, invalid = self._read_answer(answers[0].arguments)
+                if answer is not None:
+                    return answer
+            elif not calls:
+                answer, invalid = self._read_text(response.content)
+                if answer is not None:
+                    return answer
+            results = await asyncio.gather(
+                *(
+                    self._tool_call(iteration, attempts, index, call)
+                    for index, call in enumerate(calls)
+                )
+            )
+            for call, result in zip(calls, results, strict=True):
+                messages.append(Message(MessageRole.TOOL, result.content, tool_call_id=call.id))
+            for index, call in enumerate(answers):
+                reply = invalid if index == 0 else "Only one final_answer call is read per turn."
+                messages.append(Message(MessageRole.TOOL, f"Invalid answer: {reply}", (), call.id))
+            if invalid is not None:
+                attempts += 1
+                if attempts > self.spec.max_validation_attempts:
+                    raise self._fail(
+                        f"its answer stayed invalid after {self.spec.max_validation_attempts} "
+                        f"validation attempts: {invalid}",
+                        hint="make the prompt say what the answer must hold, or raise "
+                        "max_validation_attempts",
+                    )
+                if not answers:
+                    messages.append(Message(MessageRole.USER, f"Invalid answer: {invalid}"))
+        raise self._fail(
+            f"it did not answer within {self.spec.max_tool_loop_iterations} model turns",
+            hint="raise @agent(max_tool_loop_iterations=...) or make the prompt more direct",
+        )
+
+    def _first_messages(self) -> list[Message]:
+        if self._text_answer:
+            how = (
+                "When you are done, answer in plain text, or call the "
+                f"`{ANSWER_TOOL}` tool with your answer."
+            )
+        else:
+            how = f"When you are done, call the `{ANSWER_TOOL}` tool with your answer."
+        value = self.value
+        text = value.text if is_text_dto(type(value)) else value.model_dump_json()  # type: ignore[attr-defined]
+        return [
+            Message(MessageRole.SYSTEM, f"{self.spec.prompt}\n\n{how}"),
+            Message(MessageRole.USER, str(text)),
+        ]
+
+    def _tool_schemas(self) -> tuple[ToolSchema, ...]:
+        schemas = [
+            ToolSchema(name, spec.description, _schema(spec.input))
+            for name, (_, spec) in self.tools.items()
+        ]
+        schemas.append(ToolSchema(ANSWER_TOOL, "Gives your final answer.", _schema(self.output)))
+        return tuple(schemas)
+
+    def _read_answer(self, arguments: str) -> tuple[BaseModel | None, str | None]:
+        try:
+            return self.output.model_validate_json(arguments or "{}"), None
+        except ValidationError as error:
+            return None, describe_validation_error(error)
+
+    def _read_text(self, content: str | None) -> tuple[BaseModel | None, str | None]:
+        if self._text_answer and content:
+            return self.output.model_validate({"text": content}), None
+        return None, f"answer by calling the `{ANSWER_TOOL}` tool"
+
+    # ---- steps ---------------------------------------------------------------------
+
+    def _record(
+        self, kind: str, key: str, iteration: int, attempts: int, **extra: Any
+    ) -> StepRecord:
+        return StepRecord(
+            kind=kind,
+            key=self.frame.idempotency_key(key),
+            agent=self._component,
+            node_id=self.node.node_id,
+            visit=self.visit,
+            tool_loop_iteration=iteration,
+            validation_attempts=attempts,
+            **extra,
+        )
+
+    async def _model_turn(
+        self, iteration: int, attempts: int, messages: list[Message]
+    ) -> ChatResponse:
+        key = self._key(iteration, "model")
+        record = self._record("model-call", key, iteration, attempts)
+        request = ChatRequest(
+            model=self.spec.model,
+            messages=tuple(messages),
+            tools=self._tool_schemas(),
+            caller=ModelCaller(
+                "agent", self.spec.name, self.frame.row.tenant_id, self.frame.row.execution_id
+            ),
+            subject={"input": self.value},
+            require_tool=not self._text_answer,
+        )
+
+        async def call() -> ChatResponse:
+            model = self.frame.runtime.models.chat_model(self.spec.model)
+            try:
+                return await model.complete(request)
+            except TestSetupError:
+                raise
+            except AgbossError as error:
+                raise self._fail(f"its model call failed: {error.message}") from error
+            except Exception as error:
+                raise self._fail(f"its model call failed: {error!r}") from error
+
+        return await self.frame.step(
+            key,
+            record,
+            call,
+            encode=lambda response: response.model_dump_json(),
+            decode=ChatResponse.model_validate_json,
+            record_of=lambda response: record.model_copy(update={"usage": response.usage}),
+        )
+
+    async def _tool_call(
+        self, iteration: int, attempts: int, index: int, call: ToolCall
+    ) -> _ToolResult:
+        found = self.tools.get(call.name)
+        if found is None:
+            names = ", ".join([*self.tools, ANSWER_TOOL])
+            return _ToolResult(
+                f"Tool error: there is no tool {call.name!r}; use one of {names}", True
+            )
+        tool_cls, tool_spec = found
+        try:
+            args = tool_spec.input.model_validate_json(call.arguments or "{}")
+        except ValidationError as error:
+            return _ToolResult(
+                f"Tool error: invalid arguments for {call.name}: "
+                f"{describe_validation_error(error)}",
+                True,
+            )
+        key = self._key(iteration, f"tool-{index}")
+        record = self._record(
+            "tool-run",
+            key,
+            iteration,
+            attempts,
+            tool_call=ToolCallRecord(
+                tool=call.name, call_id=call.id, arguments=args.model_dump(mode="json")
+            ),
+        )
+        step = StepContext(
+            node_id=self.node.node_id,
+            kind="tool-run",
+            idempotency_key=record.key,
+            call_id=call.id,
+            visit=self.visit,
+            tool_loop_iteration=iteration,
+            validation_attempts=attempts,
+        )
+        return await self.frame.step(
+            key,
+            record,
+            lambda: self._run_tool(tool_cls, tool_spec, args, step),
+            encode=_ToolResult.encode,
+            decode=_ToolResult.decode,
+            record_of=lambda result: record.model_copy(
+                update={"error": result.content if result.error else None}
+            ),
+        )
+
+    async def _run_tool(
+        self, tool_cls: type[Any], spec: ToolSpec, args: BaseModel, step: StepContext
+    ) -> _ToolResult:
+        context = self.frame.context(step)
+        handler = self.frame.runtime.assembly.container.create(tool_cls, spec.deps, context)
+        run: Callable[[BaseModel], Any] = handler.run
+        try:
+            if asyncio.iscoroutinefunction(run):
+                work: Awaitable[Any] = run(args)
+            else:
+                work = _in_thread(run, args)
+            result = await _within(self.frame, work, spec, context.signal)
+        except TimeoutError:
+            return _ToolResult(
+                f"Tool error: {spec.name} did not finish within its timeout of {spec.timeout}",
+                True,
+            )
+        except Exception as error:
+            return _ToolResult(f"Tool error: {_error_text(error)}", True)
+        if isinstance(result, dict):
+            result = spec.output.model_validate(result)
+        if not isinstance(result, spec.output):
+            return _ToolResult(
+                f"Tool error: {spec.name} returned {type(result).__name__}, not "
+                f"{spec.output.__name__}",
+                True,
+            )
+        return _ToolResult(result.model_dump_json(), False)
+
+
+async def _in_thread(run: Callable[[BaseModel], Any], args: BaseModel) -> Any:
+    # A sync run() would block the event loop: it runs in a worker thread. A mock's sync
+    # wrapper may hand back a coroutine of the real async method; it is awaited here.
+    return await maybe_await(await asyncio.to_thread(run, args))
+
+
+async def _within(frame: ExecutionFrame, work: Awaitable[Any], spec: ToolSpec, signal: Any) -> Any:
+    if spec.timeout is None:
+        return await work
+    clock = frame.runtime.clock
+    task = asyncio.ensure_future(work)
+
+    async def expire() -> None:
+        signal.abort(f"{spec.name} timed out after {spec.timeout}")
+
+    timer = clock.call_at(clock.now() + spec.timeout, expire)
+    waiter = asyncio.ensure_future(signal.wait())
+    try:
+        done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        timer.cancel()
+        waiter.cancel()
+    if task in done:
+        return task.result()
+    task.cancel()
+    raise TimeoutError
+
+
+def _error_text(error: BaseException) -> str:
+    text = str(error)
+    return text if text else type(error).__name__

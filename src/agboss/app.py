@@ -1,0 +1,181 @@
+"""`App`: an assembled application bound to a store, model providers and a clock."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any, Self
+
+from pydantic import BaseModel
+
+from agboss.assembly.assemble import Assembly, assemble
+from agboss.clock import Clock, SystemClock, TimerHandle
+from agboss.engine.engine import Engine
+from agboss.engine.runtime import RECOVERY_INTERVAL, Runtime
+from agboss.models.provider import ModelProvider, ModelResolver
+from agboss.outputs import ExecutionOutput
+from agboss.store.protocol import Store
+from agboss.store.url import store_from
+
+__all__ = ["App"]
+
+
+class App:
+    """A running application: create it with `App.create`, close it with `close`.
+
+    An `App` is one instance; several instances (processes, or `App` objects) may share one
+    store, and any of them may answer any pause.
+    """
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._engine = Engine(runtime)
+        self._sweep: TimerHandle | None = None
+        self._closed = False
+
+    @classmethod
+    async def create(
+        cls,
+        application: type[Any],
+        *,
+        store: str | Store | None = None,
+        providers: Sequence[ModelProvider] = (),
+        clock: Clock | None = None,
+    ) -> App:
+        """Assembles an application and opens its store.
+
+        Every component reachable from the application is checked at once.
+
+        Args:
+            application: The ``@application`` class.
+            store: ``None`` (a SQLite file under ``.agboss/``), a URL
+                (``sqlite:///path.db``) or a store object.
+            providers: Model providers; a model name resolves to the first that serves it.
+            clock: The application's clock; the system clock by default.
+
+        Raises:
+            AssemblyError: Listing every broken rule of the application.
+            StoreError: The store cannot be opened.
+        """
+        resolver = ModelResolver(providers)
+        assembly = assemble(application, resolver)
+        opened = store_from(store)
+        await opened.open()
+        app = cls(Runtime(assembly, opened, clock or SystemClock(), resolver))
+        app._schedule_sweep()
+        return app
+
+    @property
+    def assembly(self) -> Assembly:
+        """The checked application."""
+        return self._runtime.assembly
+
+    @property
+    def store(self) -> Store:
+        """The store this instance uses."""
+        return self._runtime.store
+
+    @property
+    def clock(self) -> Clock:
+        """The application's clock."""
+        return self._runtime.clock
+
+    @property
+    def runtime(self) -> Runtime:
+        """The services this instance's passes share (for the test kit and extensions)."""
+        return self._runtime
+
+    async def execute(
+        self,
+        workflow: type[Any],
+        input: BaseModel | dict[str, Any],
+        *,
+        tenant_id: str | None = None,
+        owner_id: str,
+        thread_id: str | None = None,
+        record: bool = False,
+    ) -> ExecutionOutput:
+        """Runs a workflow until it finishes or pauses.
+
+        Args:
+            workflow: The ``@workflow`` class, one of the application's.
+            input: The start's DTO (or a mapping of its fields).
+            tenant_id: The tenant; one default tenant when ``None``.
+            owner_id: Who the execution acts for; a thread's owner is fixed by the
+                execution that opened it.
+            thread_id: The conversation to run in; a new one when ``None``.
+            record: Return the execution record too.
+
+        Raises:
+            UnknownWorkflowError: The workflow is not part of the application.
+            DtoValidationError: The input is not the start's DTO.
+            ThreadOwnerError: The thread belongs to another owner.
+            AgentFailedError: An agent's step failed (the execution is failed).
+        """
+        return await self._engine.execute(
+            workflow,
+            input,
+            tenant_id=tenant_id,
+            owner_id=owner_id,
+            thread_id=thread_id,
+            record=record,
+        )
+
+    async def get(
+        self, execution_id: str, *, tenant_id: str | None = None, record: bool = False
+    ) -> ExecutionOutput:
+        """Where an execution stands, without moving it.
+
+        Raises:
+            UnknownExecutionError: No such execution for this tenant.
+            AgbossError: The execution failed: the error it failed with.
+        """
+        return await self._engine.get(execution_id, tenant_id=tenant_id, record=record)
+
+    async def recover(self) -> list[ExecutionOutput]:
+        """Continues now the executions whose instance died mid-pass (their lease expired).
+
+        The recovery sweep does this every 30 seconds on the Clock; call it to not wait.
+
+        Returns:
+            The outputs of the executions it continued.
+        """
+        return await self._engine.recover()
+
+    # ---- life ----------------------------------------------------------------------
+
+    def _schedule_sweep(self) -> None:
+        clock = self._runtime.clock
+        self._sweep = clock.call_at(clock.now() + RECOVERY_INTERVAL, self._run_sweep)
+
+    async def _run_sweep(self) -> None:
+        if self._closed:
+            return
+        try:
+            await self._engine.recover()
+        except Exception:  # the sweep must outlive a bad round; the next one tries again
+            self._runtime.logger.exception("run.sweep-failed: the recovery sweep failed")
+        if not self._closed:
+            self._schedule_sweep()
+
+    async def close(self) -> None:
+        """Stops the sweep and closes the store. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._sweep is not None:
+            self._sweep.cancel()
+        await asyncio.sleep(0)
+        await self._runtime.store.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()

@@ -1,0 +1,456 @@
+"""Assembly: from an ``@application`` class to a checked `Assembly`, every rule at once.
+
+The assembler walks everything reachable from the application (its workflows, their flows'
+components, agents' tools, tools' channels, roles' interpreters, the listed channels), checks
+every rule against all of them, and raises one `AssemblyError` listing every violation.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from agboss.assembly.container import Container, Provide
+from agboss.components.channels import ChannelHandler
+from agboss.components.handlers import ToolHandler
+from agboss.components.specs import (
+    AgentSpec,
+    ApplicationSpec,
+    ChannelRoleSpec,
+    ChannelSpec,
+    ComponentKind,
+    ComponentSpec,
+    ReplyInterpreterSpec,
+    ToolSpec,
+    WorkflowFinishSpec,
+    WorkflowSpec,
+    WorkflowStartSpec,
+    spec_of,
+)
+from agboss.enums import PauseAnswerer
+from agboss.errors import AssemblyError, AssemblyViolation
+from agboss.flow.dsl import Flow, FlowChain, StepKind
+from agboss.flow.graph import FlowGraph, FlowNode
+from agboss.models.provider import ModelResolver
+
+__all__ = ["Assembly", "ToolChannel", "WorkflowDefinition", "assemble"]
+
+SpecT = TypeVar("SpecT", bound=ComponentSpec)
+_KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowDefinition:
+    """A workflow of the application with its compiled flow."""
+
+    cls: type[Any]
+    spec: WorkflowSpec
+    graph: FlowGraph
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChannel:
+    """The channel that approves a tool's calls, as the tool names it.
+
+    Attributes:
+        named: The class the tool names (a role, or a concrete channel named as is).
+        implementation: The concrete ``@channel`` class whose ``send`` runs.
+        name: The channel's name as pauses report it (the role's name for a role).
+        answered_by: Who may answer its pauses.
+        role: The role's spec, when the tool names a role.
+    """
+
+    named: type[Any]
+    implementation: type[Any]
+    name: str
+    answered_by: PauseAnswerer
+    role: ChannelRoleSpec | None
+
+
+@dataclass(frozen=True, slots=True)
+class Assembly:
+    """A checked application: every component by class, the flows compiled, the container."""
+
+    application: type[Any]
+    spec: ApplicationSpec
+    workflows: dict[type[Any], WorkflowDefinition]
+    workflows_by_name: dict[str, WorkflowDefinition]
+    components: dict[type[Any], ComponentSpec]
+    tool_channels: dict[type[Any], ToolChannel]
+    container: Container
+
+    def component_spec(self, cls: type[Any], spec_type: type[SpecT]) -> SpecT:
+        """The spec of a component of this application."""
+        found = self.components[cls]
+        assert isinstance(found, spec_type)
+        return found
+
+    def tools_by_name(self, agent: AgentSpec) -> dict[str, tuple[type[Any], ToolSpec]]:
+        """An agent's tools, by name."""
+        return {
+            self.component_spec(tool, ToolSpec).name: (tool, self.component_spec(tool, ToolSpec))
+            for tool in agent.tools
+        }
+
+
+@dataclass
+class _Assembler:
+    application: type[Any]
+    resolver: ModelResolver
+    violations: list[AssemblyViolation] = field(default_factory=list)
+    components: dict[type[Any], ComponentSpec] = field(default_factory=dict)
+
+    def violate(self, rule: str, component: str, message: str) -> None:
+        self.violations.append(AssemblyViolation(rule, component, message))
+
+    def take(
+        self, cls: object, spec_type: type[SpecT], kind: ComponentKind, where: str
+    ) -> SpecT | None:
+        """The spec of a referenced class, recording it; a violation if it is not that kind."""
+        spec = spec_of(cls, spec_type)
+        label = getattr(cls, "__qualname__", repr(cls))
+        if spec is None:
+            self.violate(
+                "component.wrong-kind",
+                label,
+                f"is listed in {where} but is not a {kind.decorator} class; "
+                f"decorate it with {kind.decorator}(...) or remove it from {where}",
+            )
+            return None
+        assert isinstance(cls, type)
+        if cls not in self.components:
+            self.components[cls] = spec
+        return spec
+
+    # ---- the walk --------------------------------------------------------------------
+
+    def run(self) -> Assembly:
+        app_spec = spec_of(self.application, ApplicationSpec)
+        if app_spec is None:
+            label = getattr(self.application, "__qualname__", repr(self.application))
+            raise AssemblyError(
+                label,
+                [
+                    AssemblyViolation(
+                        "component.wrong-kind",
+                        label,
+                        "App.create takes an @application class; decorate it with "
+                        "@application(name=..., workflows=[...])",
+                    )
+                ],
+            )
+        self.components[self.application] = app_spec
+        if not app_spec.workflows:
+            self.violate(
+                "application.no-workflows",
+                app_spec.name,
+                "lists no workflows; add them with @application(workflows=[...])",
+            )
+        workflows: dict[type[Any], WorkflowDefinition] = {}
+        for cls in app_spec.workflows:
+            spec = self.take(cls, WorkflowSpec, ComponentKind.WORKFLOW, "workflows=[...]")
+            if spec is not None:
+                graph = self.compile(spec)
+                if graph is not None:
+                    workflows[cls] = WorkflowDefinition(cls, spec, graph)
+        for cls in app_spec.channels:
+            self.take(cls, ChannelSpec, ComponentKind.CHANNEL, "channels=[...]")
+        tool_channels = self.check_channels(app_spec)
+        self.check_names()
+        self.check_models()
+        self.check_handlers()
+        container = Container(self.registrations(app_spec))
+        self.violations.extend(container.check(self.components))
+        if self.violations:
+            raise AssemblyError(app_spec.name, self.violations)
+        return Assembly(
+            application=self.application,
+            spec=app_spec,
+            workflows=workflows,
+            workflows_by_name={d.spec.name: d for d in workflows.values()},
+            components=self.components,
+            tool_channels=tool_channels,
+            container=container,
+        )
+
+    def registrations(self, app_spec: ApplicationSpec) -> list[Provide]:
+        registrations: list[Provide] = []
+        for item in app_spec.dependencies:
+            if isinstance(item, Provide):
+                registrations.append(item)
+            else:
+                self.violate(
+                    "container.not-a-registration",
+                    app_spec.name,
+                    f"dependencies=[...] holds {item!r}; list provide(Type, ...) registrations",
+                )
+        return registrations
+
+    # ---- flows ---------------------------------------------------------------------
+
+    def compile(self, workflow: WorkflowSpec) -> FlowGraph | None:
+        flows = [item for item in workflow.flow if isinstance(item, Flow)]
+        unfinished = [item for item in workflow.flow if isinstance(item, FlowChain)]
+        if unfinished or len(flows) != 1 or len(workflow.flow) != 1:
+            self.violate(
+                "flow.shape",
+                workflow.name,
+                "flow=[...] must hold exactly one chain from start(...) to .to_finish(...)"
+                + (" (a chain does not end with .to_finish(...))" if unfinished else ""),
+            )
+            return None
+        flow = flows[0]
+        steps = flow.steps
+        specs: list[ComponentSpec | None] = []
+        for step in steps:
+            where = f"the flow of {workflow.name}"
+            if step.kind is StepKind.START:
+                specs.append(
+                    self.take(
+                        step.component, WorkflowStartSpec, ComponentKind.WORKFLOW_START, where
+                    )
+                )
+            elif step.kind is StepKind.AGENT:
+                agent = self.take(step.component, AgentSpec, ComponentKind.AGENT, where)
+                specs.append(agent)
+                if agent is not None:
+                    self.take_tools(agent)
+            else:
+                specs.append(
+                    self.take(
+                        step.component, WorkflowFinishSpec, ComponentKind.WORKFLOW_FINISH, where
+                    )
+                )
+        if any(spec is None for spec in specs):
+            return None
+        return self.type_flow(workflow, flow, [s for s in specs if s is not None])
+
+    def type_flow(
+        self, workflow: WorkflowSpec, flow: Flow, specs: list[ComponentSpec]
+    ) -> FlowGraph | None:
+        start = specs[0]
+        assert isinstance(start, WorkflowStartSpec)
+        current: type[BaseModel] = start.input
+        ok = True
+        if flow.returns is not None and flow.returns is not start.input:
+            self.violate(
+                "flow.type-mismatch",
+                workflow.name,
+                f"start({start.name}).returns({flow.returns.__name__}) but the start takes "
+                f"{start.input.__name__}; they must be the same DTO",
+            )
+            ok = False
+        ids = [f"{index}:{spec.name}" for index, spec in enumerate(specs)]
+        nodes: dict[str, FlowNode] = {}
+        for index, (step, spec) in enumerate(zip(flow.steps, specs, strict=True)):
+            following = specs[index + 1] if index + 1 < len(specs) else None
+            node_input = current
+            if isinstance(spec, AgentSpec):
+                if spec.input is not None and spec.input is not current:
+                    self.violate(
+                        "flow.type-mismatch",
+                        workflow.name,
+                        f"{spec.name} takes {spec.input.__name__} but the node before it "
+                        f"returns {current.__name__}",
+                    )
+                    ok = False
+                output = spec.output or _takes(following)
+                if output is None:
+                    self.violate(
+                        "flow.type-unknown",
+                        workflow.name,
+                        f"what {spec.name} answers with is not known; declare "
+                        "@agent(output=...) or the next agent's input=",
+                    )
+                    ok = False
+                    output = current
+                current = output
+            elif isinstance(spec, WorkflowFinishSpec) and spec.output is not current:
+                self.violate(
+                    "flow.type-mismatch",
+                    workflow.name,
+                    f"{spec.name} returns {spec.output.__name__} but the node before it "
+                    f"returns {current.__name__}",
+                )
+                ok = False
+            nodes[ids[index]] = FlowNode(
+                node_id=ids[index],
+                kind=step.kind,
+                component=step.component,
+                name=spec.name,
+                input=node_input,
+                output=current,
+                next=ids[index + 1] if index + 1 < len(ids) else None,
+            )
+        return FlowGraph(start=ids[0], nodes=nodes) if ok else None
+
+    def take_tools(self, agent: AgentSpec) -> None:
+        for tool in agent.tools:
+            spec = self.take(tool, ToolSpec, ComponentKind.TOOL, f"the tools of {agent.name}")
+            if spec is not None and spec.channel is not None:
+                channel = spec.channel
+                if (
+                    spec_of(channel, ChannelRoleSpec) is None
+                    and spec_of(channel, ChannelSpec) is None
+                ):
+                    self.violate(
+                        "tool.channel-not-a-channel",
+                        spec.name,
+                        f"channel={getattr(channel, '__qualname__', channel)!r} is neither a "
+                        "@channel_role nor a @channel class",
+                    )
+
+    # ---- channels ------------------------------------------------------------------
+
+    def check_channels(self, app_spec: ApplicationSpec) -> dict[type[Any], ToolChannel]:
+        listed = [cls for cls in app_spec.channels if spec_of(cls, ChannelSpec) is not None]
+        tool_channels: dict[type[Any], ToolChannel] = {}
+        for cls, spec in list(self.components.items()):
+            if not isinstance(spec, ToolSpec) or spec.channel is None:
+                continue
+            named = spec.channel
+            role = spec_of(named, ChannelRoleSpec)
+            if role is not None:
+                self.components.setdefault(named, role)
+                implementations = [c for c in listed if issubclass(c, named)]
+                if not implementations:
+                    self.violate(
+                        "channel.role-unimplemented",
+                        role.name,
+                        f"{spec.name} asks it, but no @channel in channels=[...] implements it; "
+                        f"add a @channel class that subclasses {named.__qualname__}",
+                    )
+                    continue
+                if len(implementations) > 1:
+                    names = ", ".join(spec_of(c, ChannelSpec).name for c in implementations)  # type: ignore[union-attr]
+                    self.violate(
+                        "channel.role-ambiguous",
+                        role.name,
+                        f"is implemented by {len(implementations)} channels ({names}); one "
+                        "implementation per application (choosing per environment is not "
+                        "supported yet): list only one of them",
+                    )
+                    continue
+                tool_channels[cls] = ToolChannel(
+                    named, implementations[0], role.name, role.answered_by, role
+                )
+            else:
+                concrete = spec_of(named, ChannelSpec)
+                if concrete is None:
+                    continue  # reported by tool.channel-not-a-channel
+                self.components.setdefault(named, concrete)
+                tool_channels[cls] = ToolChannel(
+                    named, named, concrete.name, PauseAnswerer.THREAD_OWNER, None
+                )
+        self.check_interpreters()
+        return tool_channels
+
+    def check_interpreters(self) -> None:
+        owners: dict[type[Any], list[str]] = {}
+        for spec in list(self.components.values()):
+            if isinstance(spec, ChannelRoleSpec) and spec.reply_interpreter is not None:
+                owners.setdefault(spec.reply_interpreter, []).append(spec.name)
+                interpreter = spec_of(spec.reply_interpreter, ReplyInterpreterSpec)
+                if interpreter is None:
+                    self.violate(
+                        "reply-interpreter.not-an-interpreter",
+                        spec.name,
+                        f"reply_interpreter={spec.reply_interpreter.__qualname__} is not a "
+                        "@reply_interpreter class; decorate it with @reply_interpreter(...)",
+                    )
+                else:
+                    self.components.setdefault(spec.reply_interpreter, interpreter)
+        for cls, roles in owners.items():
+            if len(roles) > 1:
+                self.violate(
+                    "channel.shared-interpreter",
+                    cls.__qualname__,
+                    f"is the reply interpreter of {len(roles)} roles ({', '.join(roles)}); "
+                    "one interpreter belongs to one role: give each role its own class",
+                )
+
+    # ---- rules over every component ------------------------------------------------
+
+    def check_names(self) -> None:
+        by_name: dict[str, list[type[Any]]] = {}
+        for cls, spec in self.components.items():
+            by_name.setdefault(spec.name, []).append(cls)
+            suffix = spec.kind.suffix
+            if not _KEBAB.match(spec.name) or not spec.name.endswith(suffix):
+                self.violate(
+                    "name.kind-suffix",
+                    spec.name or cls.__qualname__,
+                    f"a {spec.kind.decorator} name must be kebab-case and end with "
+                    f"'{suffix}' (e.g. 'refund{suffix}')",
+                )
+        for name, classes in by_name.items():
+            if len(classes) > 1:
+                listed = ", ".join(cls.__qualname__ for cls in classes)
+                self.violate(
+                    "name.duplicate",
+                    name,
+                    f"is the name of {len(classes)} components ({listed}); names are unique "
+                    "in an application",
+                )
+
+    def check_models(self) -> None:
+        for spec in self.components.values():
+            if not isinstance(spec, AgentSpec | ReplyInterpreterSpec) or spec.model is None:
+                continue
+            if self.resolver.provider_for(spec.model) is None:
+                self.violate(
+                    "model.unserved",
+                    spec.name,
+                    f"names the model {spec.model!r}, which no provider serves; pass "
+                    "App.create(providers=[...]) a provider whose serves= matches it",
+                )
+
+    def check_handlers(self) -> None:
+        for cls, spec in self.components.items():
+            if isinstance(spec, ToolSpec):
+                _require_method(self, cls, spec, "run", ToolHandler, "ToolHandler[In, Out]")
+            elif isinstance(spec, ChannelSpec):
+                _require_method(
+                    self, cls, spec, "send", ChannelHandler, "ChannelOf or ChannelHandler"
+                )
+
+
+def _takes(spec: ComponentSpec | None) -> type[BaseModel] | None:
+    if isinstance(spec, AgentSpec):
+        return spec.input
+    if isinstance(spec, WorkflowFinishSpec):
+        return spec.output
+    return None
+
+
+def _require_method(
+    assembler: _Assembler,
+    cls: type[Any],
+    spec: ComponentSpec,
+    method: str,
+    base: type[Any],
+    base_label: str,
+) -> None:
+    function: Callable[..., Any] | None = getattr(cls, method, None)
+    inherited = getattr(base, method, None)
+    if function is None or function is inherited or inspect.isabstract(cls):
+        assembler.violate(
+            f"{spec.kind.value}.no-{method}-method",
+            spec.name,
+            f"{cls.__qualname__} does not implement {method}(); subclass {base_label} and "
+            f"define {method}",
+        )
+
+
+def assemble(application: type[Any], resolver: ModelResolver) -> Assembly:
+    """Checks an application and everything it reaches.
+
+    Raises:
+        AssemblyError: Listing every violation found.
+    """
+    return _Assembler(application, resolver).run()

@@ -1,0 +1,44 @@
+"""Components: the decorators, the specs they attach, and the base classes handlers implement."""
+
+from agboss.components.channels import (
+    ApprovalAsk,
+    ChannelAsk,
+    ChannelHandler,
+    ChannelOf,
+    ChannelOutcome,
+    ChannelWithdrawal,
+)
+from agboss.components.decorators import (
+    agent,
+    application,
+    channel,
+    channel_role,
+    reply_interpreter,
+    tool,
+    workflow,
+    workflow_finish,
+    workflow_start,
+)
+from agboss.components.handlers import ToolHandler
+from agboss.components.specs import ComponentKind, spec_of
+
+__all__ = [
+    "ApprovalAsk",
+    "ChannelAsk",
+    "ChannelHandler",
+    "ChannelOf",
+    "ChannelOutcome",
+    "ChannelWithdrawal",
+    "ComponentKind",
+    "ToolHandler",
+    "agent",
+    "application",
+    "channel",
+    "channel_role",
+    "reply_interpreter",
+    "spec_of",
+    "tool",
+    "workflow",
+    "workflow_finish",
+    "workflow_start",
+]

@@ -1,0 +1,127 @@
+"""Approval channels: what a tool's call asks, and how a channel answers or takes it back."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from agboss.dto import ToolCallApprovalDecisionDto
+from agboss.enums import PauseAnswerer, PauseResolution
+
+__all__ = [
+    "ApprovalAsk",
+    "ChannelAsk",
+    "ChannelHandler",
+    "ChannelOf",
+    "ChannelOutcome",
+    "ChannelWithdrawal",
+]
+
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalAsk(Generic[ArgsT]):
+    """A tool call waiting for approval, with its arguments as the tool's input DTO.
+
+    Attributes:
+        tool: The tool's name.
+        call_id: The model's id of the call.
+        arguments: The call's validated arguments.
+    """
+
+    tool: str
+    call_id: str
+    arguments: ArgsT
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelAsk(Generic[ArgsT]):
+    """What a channel's ``send`` gets.
+
+    Attributes:
+        pause_id: The pause's secret id: the right to answer it, and a safe idempotency key
+            towards the system that shows the question (the same on a retried send).
+        value: The question: the tool call and its arguments.
+        channel: The name of the channel asked (a role's name, or a concrete channel's).
+        answered_by: Who may answer.
+        agent: The agent whose call waits.
+    """
+
+    pause_id: str
+    value: ApprovalAsk[ArgsT]
+    channel: str
+    answered_by: PauseAnswerer
+    agent: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelWithdrawal(Generic[ArgsT]):
+    """What a channel's ``withdraw`` gets when its pause closed without an answer.
+
+    Attributes:
+        pause_id: The id the question was sent with.
+        value: The question that was sent.
+        resolution: `PauseResolution.WITHDRAWN` or `PauseResolution.CANCELLED`.
+    """
+
+    pause_id: str
+    value: ApprovalAsk[ArgsT]
+    resolution: PauseResolution
+
+
+class ChannelOutcome:
+    """What a channel's ``send`` returns: wait for an answer, or a decision made at once."""
+
+    __slots__ = ("_decision",)
+
+    def __init__(self, decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None) -> None:
+        self._decision = decision
+
+    @classmethod
+    def await_reply(cls) -> ChannelOutcome:
+        """The call pauses until someone answers it by its pause id."""
+        return cls(None)
+
+    @classmethod
+    def decided(cls, decision: ToolCallApprovalDecisionDto | Mapping[str, Any]) -> ChannelOutcome:
+        """The channel decided at once; the call never pauses. Validated like any decision."""
+        return cls(decision)
+
+    @property
+    def awaits_reply(self) -> bool:
+        """Whether the call waits for an answer."""
+        return self._decision is None
+
+    @property
+    def decision(self) -> ToolCallApprovalDecisionDto | Mapping[str, Any] | None:
+        """The decision, as given (validated by the framework), or ``None`` when awaiting."""
+        return self._decision
+
+    def __repr__(self) -> str:
+        if self._decision is None:
+            return "ChannelOutcome.await_reply()"
+        return f"ChannelOutcome.decided({self._decision!r})"
+
+
+class ChannelHandler(Generic[ArgsT]):
+    """A concrete ``@channel`` a tool names as is, with no role: answered by the thread's owner.
+
+    ``send`` posts the question; ``withdraw`` (optional) takes it back when the pause closes
+    without an answer. Either may be a plain method or an ``async def``.
+    """
+
+    def send(self, ask: ChannelAsk[ArgsT]) -> ChannelOutcome | Awaitable[ChannelOutcome]:
+        """Asks the question; returns `ChannelOutcome.await_reply()` or a decision."""
+        raise NotImplementedError(f"{type(self).__name__} must implement send()")
+
+    def withdraw(self, withdrawal: ChannelWithdrawal[ArgsT]) -> Awaitable[None] | None:
+        """Takes back a question whose pause closed without an answer (a no-op by default)."""
+        return None
+
+
+class ChannelOf(ChannelHandler[ArgsT]):
+    """The base of a ``@channel_role``: an abstract contract whose ``@channel`` implements it."""

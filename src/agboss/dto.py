@@ -1,0 +1,70 @@
+"""The framework's own DTOs: what a workflow starts and finishes with, and what an approval is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "ToolCallApprovalAskDto",
+    "ToolCallApprovalDecisionDto",
+    "WorkflowFinishTextDto",
+    "WorkflowStartTextDto",
+    "is_text_dto",
+]
+
+
+class WorkflowStartTextDto(BaseModel):
+    """A workflow started with a text: a request in a person's words."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+
+
+class WorkflowFinishTextDto(BaseModel):
+    """A workflow that finishes with a text answer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+
+
+class ToolCallApprovalAskDto(BaseModel):
+    """The question a pause asks: a tool call, with its arguments, waiting for a decision.
+
+    Attributes:
+        tool: The tool's name.
+        call_id: The model's id of the call.
+        arguments: The arguments the model gave, as the tool's input DTO dumps them.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    call_id: str
+    arguments: dict[str, Any]
+
+
+class ToolCallApprovalDecisionDto(BaseModel):
+    """The answer to a tool call's approval.
+
+    Attributes:
+        approved: Whether the tool may run.
+        reason: Why, in the answerer's words; a rejected call's reason is read by the model.
+        override_arguments: With ``approved=True`` only: arguments to run the tool with
+            instead of the model's, a valid input of the tool.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    approved: bool
+    reason: str | None = None
+    override_arguments: dict[str, Any] | None = Field(default=None)
+
+
+def is_text_dto(dto: type[BaseModel]) -> bool:
+    """Whether a DTO is a text DTO: its only field is ``text: str``, so plain text answers it."""
+    fields = dto.model_fields
+    return list(fields) == ["text"] and fields["text"].annotation is str

@@ -1,0 +1,55 @@
+"""The framework's enumerations: ``StrEnum``s with UPPER_SNAKE members and kebab-case values."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = [
+    "DecidedBy",
+    "ExecutionStatus",
+    "PauseAnswerer",
+    "PauseResolution",
+    "PauseStatus",
+]
+
+
+class ExecutionStatus(StrEnum):
+    """Where an execution stands."""
+
+    RUNNING = "running"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class PauseAnswerer(StrEnum):
+    """Who may answer a channel role's pauses."""
+
+    THREAD_OWNER = "thread-owner"
+    CHANNEL = "channel"
+
+
+class DecidedBy(StrEnum):
+    """What reads a free-text reply: a model, or the interpreter's own code."""
+
+    MODEL = "model"
+    CODE = "code"
+
+
+class PauseStatus(StrEnum):
+    """A pause record's state."""
+
+    PENDING = "pending"
+    RESOLVED = "resolved"
+    TAKEN = "taken"
+    CANCELLED = "cancelled"
+
+
+class PauseResolution(StrEnum):
+    """How a pause was resolved."""
+
+    DECIDED = "decided"
+    REPLIED = "replied"
+    WITHDRAWN = "withdrawn"
+    CANCELLED = "cancelled"

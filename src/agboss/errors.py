@@ -1,0 +1,275 @@
+"""The error family: every error a user can cause is an `AgbossError` with a stable `code`.
+
+Each error renders as ``[code] message`` followed by a hint that says what to do. Every error is
+picklable (it may cross a pause or a process boundary) whatever its constructor looks like:
+`__reduce__` rebuilds it from its state, not by calling ``__init__`` again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+__all__ = [
+    "AgbossError",
+    "AgentFailedError",
+    "AssemblyError",
+    "AssemblyViolation",
+    "BudgetExceededError",
+    "DtoValidationError",
+    "ExecutionFailedError",
+    "LeaseLostError",
+    "ModelProviderError",
+    "ModelUnservedError",
+    "NotPausedError",
+    "PauseAnswererError",
+    "ReplyInterpreterMissingError",
+    "StepFailedError",
+    "StoreError",
+    "TestSetupError",
+    "ThreadOwnerError",
+    "UninterpretableReplyError",
+    "UnknownExecutionError",
+    "UnknownPauseError",
+    "UnknownWorkflowError",
+]
+
+
+def _restore(cls: type[AgbossError], args: tuple[Any, ...], state: dict[str, Any]) -> AgbossError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
+
+class AgbossError(Exception):
+    """The base of every error agboss raises on purpose.
+
+    Attributes:
+        code: A stable, dotted identifier (``pause.unknown``); match on it, not on the text.
+        message: One sentence that says what happened.
+        hint: What to do about it, when there is something to do.
+    """
+
+    code: ClassVar[str] = "agboss.error"
+    default_hint: ClassVar[str | None] = None
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint if hint is not None else self.default_hint
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        text = f"[{self.code}] {self.message}"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_restore, (type(self), self.args, dict(self.__dict__)))
+
+
+@dataclass(frozen=True, slots=True)
+class AssemblyViolation:
+    """One broken rule of an application, found by `App.create`.
+
+    Attributes:
+        rule: The rule id, as the docs name it (``name.kind-suffix``).
+        component: The component that breaks it (its name, or its class's name).
+        message: A sentence that says what is wrong and how to fix it.
+    """
+
+    rule: str
+    component: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.rule}] {self.component}: {self.message}"
+
+
+class AssemblyError(AgbossError):
+    """An application breaks one or more assembly rules; every violation is listed at once."""
+
+    code = "assembly.invalid"
+
+    def __init__(self, application: str, violations: Sequence[AssemblyViolation]) -> None:
+        self.application = application
+        self.violations = list(violations)
+        lines = "\n".join(f"  - {violation}" for violation in self.violations)
+        count = len(self.violations)
+        super().__init__(
+            f"{application} cannot be assembled: {count} rule"
+            f"{'s are' if count != 1 else ' is'} broken:\n{lines}",
+            hint="fix every listed component; App.create checks them all again at once",
+        )
+
+    @property
+    def rules(self) -> list[str]:
+        """The rule ids of the violations, in order."""
+        return [violation.rule for violation in self.violations]
+
+
+class DtoValidationError(AgbossError):
+    """A value does not validate against the DTO it must be."""
+
+    code = "dto.invalid"
+
+    def __init__(self, message: str, *, errors: Sequence[str] = (), hint: str | None = None):
+        self.errors = list(errors)
+        detail = "".join(f"\n  - {error}" for error in self.errors)
+        super().__init__(message + detail, hint=hint)
+
+
+class StepFailedError(AgbossError):
+    """A step of an execution failed; `__cause__` is what it failed with."""
+
+    code = "step.failed"
+
+    def __init__(self, message: str, *, node_id: str | None = None, hint: str | None = None):
+        self.node_id = node_id
+        super().__init__(message, hint=hint)
+
+
+class AgentFailedError(StepFailedError):
+    """An agent's step failed: its model, its answer or its loop could not finish it."""
+
+    code = "agent.failed"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        agent: str,
+        node_id: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.agent = agent
+        super().__init__(f"{agent}: {message}", node_id=node_id, hint=hint)
+
+
+class ExecutionFailedError(AgbossError):
+    """An execution failed earlier; its stored error is re-raised as this when it is read."""
+
+    code = "run.failed"
+
+
+class ModelProviderError(AgbossError):
+    """A model provider answered with an error that retrying cannot fix, or kept failing."""
+
+    code = "model.provider-error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        hint: str | None = None,
+    ) -> None:
+        self.status = status
+        self.retryable = retryable
+        super().__init__(message, hint=hint)
+
+
+class ModelUnservedError(AgbossError):
+    """No provider of the application serves a model name."""
+
+    code = "model.unserved"
+    default_hint = "pass a provider whose serves= patterns match the model to App.create"
+
+
+class UnknownWorkflowError(AgbossError):
+    """A workflow that is not part of the application was asked to run."""
+
+    code = "workflow.unknown"
+    default_hint = "list the workflow in @application(workflows=[...])"
+
+
+class UnknownExecutionError(AgbossError):
+    """No execution has this id for this tenant."""
+
+    code = "run.unknown"
+
+
+class UnknownPauseError(AgbossError):
+    """No pause has this id for this tenant (or its record is past retention)."""
+
+    code = "pause.unknown"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "no pause with this id is known for this tenant",
+            hint="answer with the pause_id the channel was sent (or result.pending lists), "
+            "under the tenant the execution ran as",
+        )
+
+
+class NotPausedError(AgbossError):
+    """The pause is no longer waiting: it was answered, decided, withdrawn or cancelled."""
+
+    code = "run.not-paused"
+
+    def __init__(self, status: str) -> None:
+        self.status = status
+        super().__init__(
+            f"the pause is not waiting for an answer (it is {status})",
+            hint="nothing to do: an answer was already taken, or the question was withdrawn",
+        )
+
+
+class ThreadOwnerError(AgbossError):
+    """The caller is not the owner of the thread it acts on."""
+
+    code = "thread.wrong-owner"
+    default_hint = "pass the owner_id of the execution that opened the thread"
+
+
+class PauseAnswererError(AgbossError):
+    """The credential given does not fit who may answer the pause."""
+
+    code = "pause.wrong-answerer"
+
+
+class ReplyInterpreterMissingError(AgbossError):
+    """A free-text reply was given for a channel role that has no reply interpreter."""
+
+    code = "pause.no-reply-interpreter"
+
+
+class UninterpretableReplyError(AgbossError):
+    """The pause's reply interpreter could not read the reply as a valid answer."""
+
+    code = "pause.uninterpretable-reply"
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(
+            f"the reply could not be read as an answer: {reason}",
+            hint="the pause is still waiting: ask for a clearer answer, or answer with a decision",
+        )
+
+
+class BudgetExceededError(AgbossError):
+    """A budget of the execution tree is spent."""
+
+    code = "budget.exceeded"
+
+
+class StoreError(AgbossError):
+    """The store cannot be opened or used as configured."""
+
+    code = "store.invalid"
+
+
+class LeaseLostError(AgbossError):
+    """This process no longer holds the execution tree's lease; another holder took it over."""
+
+    code = "run.lease-lost"
+
+
+class TestSetupError(AgbossError):
+    """The test kit was set up in a way that cannot work."""
+
+    __test__ = False
+    code = "testing.setup"

@@ -1,0 +1,30 @@
+"""Models and their providers: the chat-model protocol, `serves` resolution, real providers."""
+
+from agboss.models.messages import (
+    ChatRequest,
+    ChatResponse,
+    Message,
+    MessageRole,
+    ModelCaller,
+    ToolCall,
+    ToolSchema,
+    Usage,
+)
+from agboss.models.openai import OpenAICompatibleProvider
+from agboss.models.provider import ChatModel, FunctionProvider, ModelProvider, ModelResolver
+
+__all__ = [
+    "ChatModel",
+    "ChatRequest",
+    "ChatResponse",
+    "FunctionProvider",
+    "Message",
+    "MessageRole",
+    "ModelCaller",
+    "ModelProvider",
+    "ModelResolver",
+    "OpenAICompatibleProvider",
+    "ToolCall",
+    "ToolSchema",
+    "Usage",
+]

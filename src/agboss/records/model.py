@@ -1,0 +1,125 @@
+"""The execution record: what ran (its steps), what it cost, and who answered its pauses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agboss.models.messages import Usage
+
+__all__ = [
+    "ComponentRecord",
+    "ExecutionRecord",
+    "Spend",
+    "StepRecord",
+    "ToolCallRecord",
+]
+
+
+class ComponentRecord(BaseModel):
+    """A component as the record names it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
+    name: str
+
+
+class ToolCallRecord(BaseModel):
+    """The tool call a step belongs to."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    call_id: str
+    arguments: dict[str, Any] | None = None
+
+
+class StepRecord(BaseModel):
+    """One journaled step of an execution.
+
+    Attributes:
+        kind: ``model-call``, ``tool-run``, ….
+        key: The step's idempotency key.
+        agent: The agent the step belongs to.
+        node_id: The flow node.
+        visit: How many times the node ran before in this execution.
+        copy_index: The branch copy of a parallel launch (0 outside one); "copy" in the spec.
+        item_index: The item of a per-item launch, ``None`` outside one.
+        tool_call: The tool call, for a tool's steps.
+        tool_loop_iteration: The agent's model turn.
+        validation_attempts: Invalid answers the agent gave before this step.
+        usage: What a model call cost.
+        error: A tool error the model read, if the step ended in one.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
+    key: str
+    agent: ComponentRecord
+    node_id: str
+    visit: int = 0
+    copy_index: int = 0
+    item_index: int | None = None
+    tool_call: ToolCallRecord | None = None
+    tool_loop_iteration: int = 0
+    validation_attempts: int = 0
+    usage: Usage | None = None
+    error: str | None = None
+
+
+class Spend(BaseModel):
+    """What an execution spent on models.
+
+    Attributes:
+        input_tokens: Prompt tokens.
+        output_tokens: Completion tokens.
+        cost: Cost, in the providers' currency.
+        model_calls: How many model calls.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    model_calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input and output tokens together."""
+        return self.input_tokens + self.output_tokens
+
+    @classmethod
+    def of(cls, usage: Usage) -> Spend:
+        """The spend of a usage total."""
+        return cls(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cost=usage.cost,
+            model_calls=usage.calls,
+        )
+
+
+class ExecutionRecord(BaseModel):
+    """What an execution did, returned with ``record=True``.
+
+    Attributes:
+        execution_id: The execution.
+        workflow: Its workflow's name.
+        workflow_version: Its workflow's version.
+        steps: Every journaled step, in the order they ran.
+        pauses: The audit trail: every resolved pause of the tree, in the order asked.
+        spend: What it spent.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    execution_id: str
+    workflow: str
+    workflow_version: str
+    steps: list[StepRecord] = Field(default_factory=list)
+    pauses: list[Any] = Field(default_factory=list)
+    spend: Spend = Spend()

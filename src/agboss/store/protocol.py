@@ -1,0 +1,194 @@
+"""The store's repository protocols: every store implements them and passes one contract suite.
+
+State changes that must be atomic (lease acquire and renew, fenced writes, a pause's Pending →
+Resolved) are single statements or single transactions in each implementation, never a read
+followed by a write in Python. Times are passed in (``now``) from the application's Clock, so
+that a test clock drives leases and retention as it drives everything else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from agboss.enums import ExecutionStatus
+
+__all__ = [
+    "ExecutionRepository",
+    "ExecutionRow",
+    "Fence",
+    "LeaseRepository",
+    "StepEntry",
+    "StepJournalRepository",
+    "Store",
+    "ThreadRow",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """Proof that a pass holds a tree's lease: every write of the pass carries it.
+
+    A holder that lost its lease (its epoch is no longer the lease's) can write nothing.
+    """
+
+    root_execution_id: str
+    holder: str
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRow:
+    """A conversation: its tenant and its owner, fixed by the execution that opened it."""
+
+    tenant_id: str
+    thread_id: str
+    owner_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionRow:
+    """One execution of a workflow: the root of a tree, or a child in it."""
+
+    execution_id: str
+    root_execution_id: str
+    parent_execution_id: str | None
+    tenant_id: str
+    thread_id: str
+    owner_id: str
+    workflow: str
+    workflow_version: str
+    status: ExecutionStatus
+    input_json: str
+    output_json: str | None
+    error: bytes | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StepEntry:
+    """A journaled step: its result, read back instead of running the step again.
+
+    Attributes:
+        key: The step's idempotency key, unique in its execution.
+        kind: ``model-call``, ``tool-run``, …
+        result_json: The step's result.
+        record_json: The step's `StepRecord`, for the execution record.
+        seq: The order steps were journaled in, within the execution.
+    """
+
+    key: str
+    kind: str
+    result_json: str
+    record_json: str
+    seq: int = 0
+
+
+class ExecutionRepository(Protocol):
+    """Threads and executions."""
+
+    async def find_thread(self, tenant_id: str, thread_id: str) -> ThreadRow | None:
+        """The thread, or ``None``."""
+        ...
+
+    async def begin(self, row: ExecutionRow, *, holder: str, lease_until: datetime) -> Fence:
+        """Creates the thread if it is new, the execution, and its lease, in one transaction.
+
+        Raises:
+            ThreadOwnerError: The thread exists with another owner.
+        """
+        ...
+
+    async def find(self, tenant_id: str, execution_id: str) -> ExecutionRow | None:
+        """The execution of this tenant, or ``None``."""
+        ...
+
+    async def find_by_id(self, execution_id: str) -> ExecutionRow | None:
+        """The execution, whatever its tenant (for recovery, which knows only ids)."""
+        ...
+
+    async def finish(
+        self,
+        fence: Fence,
+        execution_id: str,
+        *,
+        status: ExecutionStatus,
+        output_json: str | None,
+        error: bytes | None,
+        now: datetime,
+    ) -> None:
+        """Sets an execution's status (and output or error) under the pass's fence.
+
+        Raises:
+            LeaseLostError: The fence no longer holds.
+        """
+        ...
+
+    async def find_interrupted(self, now: datetime, limit: int) -> list[str]:
+        """Root executions still running whose lease has expired (their holder died)."""
+        ...
+
+
+class StepJournalRepository(Protocol):
+    """The step journal: each step's result under its idempotency key."""
+
+    async def load(self, execution_id: str) -> dict[str, StepEntry]:
+        """Every journaled step of an execution, by key."""
+        ...
+
+    async def append(
+        self, fence: Fence, execution_id: str, entry: StepEntry, *, now: datetime
+    ) -> None:
+        """Journals a step under the pass's fence.
+
+        Raises:
+            LeaseLostError: The fence no longer holds.
+        """
+        ...
+
+
+class LeaseRepository(Protocol):
+    """Leases on execution trees: one holder moves a tree at a time."""
+
+    async def acquire(
+        self, root_execution_id: str, holder: str, *, now: datetime, ttl: timedelta
+    ) -> Fence | None:
+        """Takes the lease if it is free or expired; ``None`` while another holds it."""
+        ...
+
+    async def renew(self, fence: Fence, *, now: datetime, ttl: timedelta) -> bool:
+        """Extends a held lease; ``False`` if it was lost."""
+        ...
+
+    async def release(self, fence: Fence) -> None:
+        """Frees the lease if the fence still holds it."""
+        ...
+
+
+class Store(Protocol):
+    """A durable store: the repositories of one database."""
+
+    @property
+    def executions(self) -> ExecutionRepository:
+        """Threads and executions."""
+        ...
+
+    @property
+    def journal(self) -> StepJournalRepository:
+        """The step journal."""
+        ...
+
+    @property
+    def leases(self) -> LeaseRepository:
+        """Tree leases."""
+        ...
+
+    async def open(self) -> None:
+        """Creates the schema if needed; idempotent."""
+        ...
+
+    async def close(self) -> None:
+        """Releases the store's connections."""
+        ...

@@ -1,0 +1,215 @@
+"""The SQLite repositories of executions, the step journal and leases."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta
+
+from agboss.enums import ExecutionStatus
+from agboss.errors import ThreadOwnerError
+from agboss.store.protocol import ExecutionRow, Fence, StepEntry, ThreadRow
+from agboss.store.sqlite.database import SqliteDatabase, from_micros, to_micros
+
+__all__ = [
+    "SqliteExecutionRepository",
+    "SqliteLeaseRepository",
+    "SqliteStepJournalRepository",
+]
+
+_EXECUTION_COLUMNS = (
+    "execution_id, root_execution_id, parent_execution_id, tenant_id, thread_id, owner_id, "
+    "workflow, workflow_version, status, input_json, output_json, error, created_at, updated_at"
+)
+
+
+def _execution(row: sqlite3.Row | tuple[object, ...]) -> ExecutionRow:
+    values = tuple(row)
+    return ExecutionRow(
+        execution_id=str(values[0]),
+        root_execution_id=str(values[1]),
+        parent_execution_id=None if values[2] is None else str(values[2]),
+        tenant_id=str(values[3]),
+        thread_id=str(values[4]),
+        owner_id=str(values[5]),
+        workflow=str(values[6]),
+        workflow_version=str(values[7]),
+        status=ExecutionStatus(values[8]),
+        input_json=str(values[9]),
+        output_json=None if values[10] is None else str(values[10]),
+        error=None if values[11] is None else bytes(values[11]),
+        created_at=from_micros(int(values[12])),
+        updated_at=from_micros(int(values[13])),
+    )
+
+
+class SqliteExecutionRepository:
+    """Threads and executions in SQLite."""
+
+    def __init__(self, database: SqliteDatabase) -> None:
+        self._db = database
+
+    async def find_thread(self, tenant_id: str, thread_id: str) -> ThreadRow | None:
+        row = self._db.connection.execute(
+            "SELECT owner_id FROM threads WHERE tenant_id = ? AND thread_id = ?",
+            (tenant_id, thread_id),
+        ).fetchone()
+        return None if row is None else ThreadRow(tenant_id, thread_id, str(row[0]))
+
+    async def begin(self, row: ExecutionRow, *, holder: str, lease_until: datetime) -> Fence:
+        now = to_micros(row.created_at)
+        with self._db.transaction() as connection:
+            connection.execute(
+                "INSERT INTO threads (tenant_id, thread_id, owner_id, created_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (row.tenant_id, row.thread_id, row.owner_id, now),
+            )
+            owner = connection.execute(
+                "SELECT owner_id FROM threads WHERE tenant_id = ? AND thread_id = ?",
+                (row.tenant_id, row.thread_id),
+            ).fetchone()[0]
+            if owner != row.owner_id:
+                raise ThreadOwnerError(f"thread {row.thread_id} belongs to another owner")
+            connection.execute(
+                f"INSERT INTO executions ({_EXECUTION_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.execution_id,
+                    row.root_execution_id,
+                    row.parent_execution_id,
+                    row.tenant_id,
+                    row.thread_id,
+                    row.owner_id,
+                    row.workflow,
+                    row.workflow_version,
+                    row.status.value,
+                    row.input_json,
+                    row.output_json,
+                    row.error,
+                    now,
+                    now,
+                ),
+            )
+            connection.execute(
+                "INSERT INTO leases (root_execution_id, holder, epoch, expires_at) "
+                "VALUES (?, ?, 1, ?)",
+                (row.root_execution_id, holder, to_micros(lease_until)),
+            )
+        return Fence(row.root_execution_id, holder, 1)
+
+    async def find(self, tenant_id: str, execution_id: str) -> ExecutionRow | None:
+        row = self._db.connection.execute(
+            f"SELECT {_EXECUTION_COLUMNS} FROM executions WHERE execution_id = ? AND tenant_id = ?",
+            (execution_id, tenant_id),
+        ).fetchone()
+        return None if row is None else _execution(row)
+
+    async def find_by_id(self, execution_id: str) -> ExecutionRow | None:
+        row = self._db.connection.execute(
+            f"SELECT {_EXECUTION_COLUMNS} FROM executions WHERE execution_id = ?",
+            (execution_id,),
+        ).fetchone()
+        return None if row is None else _execution(row)
+
+    async def finish(
+        self,
+        fence: Fence,
+        execution_id: str,
+        *,
+        status: ExecutionStatus,
+        output_json: str | None,
+        error: bytes | None,
+        now: datetime,
+    ) -> None:
+        with self._db.transaction() as connection:
+            self._db.check_fence(connection, fence)
+            connection.execute(
+                "UPDATE executions SET status = ?, output_json = ?, error = ?, updated_at = ? "
+                "WHERE execution_id = ?",
+                (status.value, output_json, error, to_micros(now), execution_id),
+            )
+
+    async def find_interrupted(self, now: datetime, limit: int) -> list[str]:
+        rows = self._db.connection.execute(
+            "SELECT e.execution_id FROM executions AS e "
+            "LEFT JOIN leases AS l ON l.root_execution_id = e.execution_id "
+            "WHERE e.status = 'running' AND e.parent_execution_id IS NULL "
+            "AND (l.expires_at IS NULL OR l.expires_at <= ?) "
+            "ORDER BY e.created_at LIMIT ?",
+            (to_micros(now), limit),
+        ).fetchall()
+        return [str(row[0]) for row in rows]
+
+
+class SqliteStepJournalRepository:
+    """The step journal in SQLite: one row per step."""
+
+    def __init__(self, database: SqliteDatabase) -> None:
+        self._db = database
+
+    async def load(self, execution_id: str) -> dict[str, StepEntry]:
+        rows = self._db.connection.execute(
+            "SELECT step_key, kind, result_json, record_json, seq FROM steps "
+            "WHERE execution_id = ? ORDER BY seq",
+            (execution_id,),
+        ).fetchall()
+        return {
+            str(row[0]): StepEntry(str(row[0]), str(row[1]), str(row[2]), str(row[3]), int(row[4]))
+            for row in rows
+        }
+
+    async def append(
+        self, fence: Fence, execution_id: str, entry: StepEntry, *, now: datetime
+    ) -> None:
+        with self._db.transaction() as connection:
+            self._db.check_fence(connection, fence)
+            connection.execute(
+                "INSERT INTO steps "
+                "(execution_id, step_key, seq, kind, result_json, record_json, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    execution_id,
+                    entry.key,
+                    entry.seq,
+                    entry.kind,
+                    entry.result_json,
+                    entry.record_json,
+                    to_micros(now),
+                ),
+            )
+
+
+class SqliteLeaseRepository:
+    """Tree leases in SQLite: acquire and renew are single conditional statements."""
+
+    def __init__(self, database: SqliteDatabase) -> None:
+        self._db = database
+
+    async def acquire(
+        self, root_execution_id: str, holder: str, *, now: datetime, ttl: timedelta
+    ) -> Fence | None:
+        row = self._db.connection.execute(
+            "INSERT INTO leases (root_execution_id, holder, epoch, expires_at) "
+            "VALUES (?, ?, 1, ?) "
+            "ON CONFLICT (root_execution_id) DO UPDATE SET "
+            "holder = excluded.holder, epoch = leases.epoch + 1, "
+            "expires_at = excluded.expires_at "
+            "WHERE leases.holder IS NULL OR leases.expires_at <= ? "
+            "RETURNING epoch",
+            (root_execution_id, holder, to_micros(now + ttl), to_micros(now)),
+        ).fetchone()
+        return None if row is None else Fence(root_execution_id, holder, int(row[0]))
+
+    async def renew(self, fence: Fence, *, now: datetime, ttl: timedelta) -> bool:
+        cursor = self._db.connection.execute(
+            "UPDATE leases SET expires_at = ? "
+            "WHERE root_execution_id = ? AND holder = ? AND epoch = ?",
+            (to_micros(now + ttl), fence.root_execution_id, fence.holder, fence.epoch),
+        )
+        return cursor.rowcount == 1
+
+    async def release(self, fence: Fence) -> None:
+        self._db.connection.execute(
+            "UPDATE leases SET holder = NULL, expires_at = 0 "
+            "WHERE root_execution_id = ? AND holder = ? AND epoch = ?",
+            (fence.root_execution_id, fence.holder, fence.epoch),
+        )

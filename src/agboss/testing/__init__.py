@@ -1,0 +1,39 @@
+"""The test kit: `test_with`, scripted models, recording mocks, a test clock.
+
+```python
+async with test_with(OfficeApplication) as env:
+    env.mock_llm(OfficeAgent).then_return(
+        call_tools(tool_call(ReturnDepositTool, lease_id="L-7")),
+    ).then_return(reply_with(WorkflowFinishTextDto, text="Done."))
+    result = await env.app.execute(OfficeWorkflow, WorkflowStartTextDto(text="…"), owner_id="u-1")
+```
+"""
+
+from agboss.testing.clock import TestClock
+from agboss.testing.env import TestEnv, test_with
+from agboss.testing.llm import (
+    LlmScript,
+    ScriptedProvider,
+    ScriptedTurn,
+    ScriptedWhen,
+    call_tools,
+    invalid_answer,
+    reply_with,
+    tool_call,
+)
+from agboss.testing.mocks import ComponentMock
+
+__all__ = [
+    "ComponentMock",
+    "LlmScript",
+    "ScriptedProvider",
+    "ScriptedTurn",
+    "ScriptedWhen",
+    "TestClock",
+    "TestEnv",
+    "call_tools",
+    "invalid_answer",
+    "reply_with",
+    "test_with",
+    "tool_call",
+]

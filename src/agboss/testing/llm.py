@@ -1,0 +1,199 @@
+"""Scripted models for tests: `mock_llm` scripts, and the turns they answer with."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from agboss.agents.loop import ANSWER_TOOL
+from agboss.components.specs import ToolSpec, spec_of
+from agboss.errors import TestSetupError
+from agboss.models.messages import ChatRequest, ChatResponse, ToolCall, Usage
+from agboss.models.provider import ChatModel
+
+__all__ = [
+    "LlmScript",
+    "ScriptedProvider",
+    "ScriptedTurn",
+    "ScriptedWhen",
+    "call_tools",
+    "reply_with",
+    "tool_call",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedToolCall:
+    """A tool call a scripted turn makes: made by `tool_call`."""
+
+    name: str
+    arguments: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedTurn:
+    """A scripted model turn: made by `call_tools` or `reply_with`."""
+
+    calls: tuple[ScriptedToolCall, ...] = ()
+    content: str | None = None
+
+    def response(self, request: ChatRequest) -> ChatResponse:
+        """The turn as a model response to ``request``."""
+        calls = tuple(
+            ToolCall(id=f"call-{index}", name=call.name, arguments=json.dumps(call.arguments))
+            for index, call in enumerate(self.calls)
+        )
+        sent = sum(len(message.content) for message in request.messages)
+        produced = len(self.content or "") + sum(len(call.arguments) for call in calls)
+        return ChatResponse(
+            content=self.content,
+            tool_calls=calls,
+            usage=Usage(input_tokens=sent // 4 + 1, output_tokens=produced // 4 + 1, calls=1),
+            model=request.model,
+        )
+
+
+def tool_call(tool: type[Any], /, **arguments: Any) -> ScriptedToolCall:
+    """A call of a ``@tool`` class with these arguments (not validated: a test may send bad ones).
+
+    Raises:
+        TestSetupError: ``tool`` is not a ``@tool`` class.
+    """
+    spec = spec_of(tool, ToolSpec)
+    if spec is None:
+        raise TestSetupError(
+            f"tool_call({getattr(tool, '__qualname__', tool)!r}) names no @tool class",
+            hint="pass the @tool class the agent lists",
+        )
+    return ScriptedToolCall(spec.name, arguments)
+
+
+def call_tools(*calls: ScriptedToolCall) -> ScriptedTurn:
+    """A model turn that calls these tools, all at once."""
+    return ScriptedTurn(calls=calls)
+
+
+def reply_with(dto: type[BaseModel], /, **fields: Any) -> ScriptedTurn:
+    """A model turn that answers with this DTO (an agent's output, an interpreter's decision).
+
+    Raises:
+        TestSetupError: The fields are not a valid ``dto``.
+    """
+    try:
+        value = dto.model_validate(fields)
+    except ValidationError as error:
+        raise TestSetupError(
+            f"reply_with({dto.__name__}, ...) is not a valid {dto.__name__}: {error}",
+            hint="script a valid answer; to test an invalid one, use call_tools with raw fields",
+        ) from error
+    return ScriptedTurn(calls=(ScriptedToolCall(ANSWER_TOOL, value.model_dump(mode="json")),))
+
+
+def invalid_answer(**fields: Any) -> ScriptedTurn:
+    """A model turn that answers through the answer tool with fields that need not validate."""
+    return ScriptedTurn(calls=(ScriptedToolCall(ANSWER_TOOL, fields),))
+
+
+Predicate = Callable[[Mapping[str, Any]], bool]
+
+
+class _Rule:
+    def __init__(self, predicate: Predicate | None) -> None:
+        self.predicate = predicate
+        self.queue: deque[ScriptedTurn] = deque()
+
+
+class ScriptedWhen:
+    """Turns scripted only for the calls whose subject matches; made by `LlmScript.when`."""
+
+    def __init__(self, rule: _Rule) -> None:
+        self._rule = rule
+
+    def then_return(self, *turns: ScriptedTurn) -> ScriptedWhen:
+        """Queues turns for the matching calls, in order."""
+        self._rule.queue.extend(turns)
+        return self
+
+
+class LlmScript:
+    """The scripted model of one component: `env.mock_llm(component)`."""
+
+    def __init__(self, component: str) -> None:
+        self.component = component
+        self._default = _Rule(None)
+        self._rules: list[_Rule] = []
+        self.requests: list[ChatRequest] = []
+        """What the model was sent, in order."""
+
+    def then_return(self, *turns: ScriptedTurn) -> LlmScript:
+        """Queues turns for the component's model calls, in order."""
+        self._default.queue.extend(turns)
+        return self
+
+    def when(self, predicate: Predicate | None = None, /, **fields: Any) -> ScriptedWhen:
+        """Scripts only the calls whose subject matches.
+
+        An agent's subject is ``{"input": <its input DTO>}``; an interpreter's is
+        ``{"ask": ..., "reply": ...}``. Fields match by equality; a predicate gets the subject.
+        """
+        if predicate is None:
+
+            def predicate(subject: Mapping[str, Any]) -> bool:
+                return all(subject.get(key) == value for key, value in fields.items())
+
+        rule = _Rule(predicate)
+        self._rules.append(rule)
+        return ScriptedWhen(rule)
+
+    def next_turn(self, request: ChatRequest) -> ScriptedTurn:
+        """The turn for a call; raises `TestSetupError` when the script ran out."""
+        self.requests.append(request)
+        for rule in self._rules:
+            if rule.queue and rule.predicate is not None and rule.predicate(request.subject):
+                return rule.queue.popleft()
+        if self._default.queue:
+            return self._default.queue.popleft()
+        raise TestSetupError(
+            f"mock_llm({self.component}) has no scripted answer left for its model call "
+            f"#{len(self.requests)}",
+            hint=f"queue more with env.mock_llm(...).then_return(...) for {self.component}",
+        )
+
+
+class _ScriptedModel:
+    def __init__(self, provider: ScriptedProvider) -> None:
+        self._provider = provider
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        script = self._provider.scripts.get(request.caller.name)
+        if script is None:
+            raise TestSetupError(
+                f"{request.caller.name} called its model, but no mock_llm script is set for it",
+                hint=f"script it with env.mock_llm(<the class of {request.caller.name}>)"
+                ".then_return(...)",
+            )
+        return script.next_turn(request).response(request)
+
+
+class ScriptedProvider:
+    """Serves every model name from the test's `mock_llm` scripts, by the calling component."""
+
+    def __init__(self, serves: Sequence[str] = ("*",)) -> None:
+        self.scripts: dict[str, LlmScript] = {}
+        self._serves = tuple(serves)
+        self._model = _ScriptedModel(self)
+
+    @property
+    def serves(self) -> Sequence[str]:
+        return self._serves
+
+    def chat_model(self, model: str) -> ChatModel:
+        return self._model
+
+    async def aclose(self) -> None:
+        return None
