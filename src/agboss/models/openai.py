@@ -120,8 +120,9 @@ class OpenAICompatibleProvider:
             ``http://localhost:11434/v1``.
         api_key: Sent as a bearer token; ``None`` sends none (a local server).
         serves: Glob patterns of the model names it serves.
-        strip_prefix: A prefix removed from the model name before it is sent (serve
-            ``"local/*"`` and send ``llama3`` for ``local/llama3``).
+        model_names: The name to send for a model name the application uses, when the server
+            knows it by another (``{"moonshotai/kimi-k2.6": "llama3.2"}``); a ``"*"`` key
+            renames every other model.
         headers: Extra headers for every request.
         timeout: How long one HTTP request may take.
         max_retries: How many times a retryable failure is tried again.
@@ -135,7 +136,7 @@ class OpenAICompatibleProvider:
         base_url: str,
         api_key: str | None = None,
         serves: Sequence[str] = ("*",),
-        strip_prefix: str | None = None,
+        model_names: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: timedelta = timedelta(seconds=120),
         max_retries: int = 3,
@@ -143,7 +144,7 @@ class OpenAICompatibleProvider:
         max_backoff: timedelta = timedelta(seconds=30),
     ) -> None:
         self._serves = tuple(serves)
-        self._strip_prefix = strip_prefix
+        self._model_names = dict(model_names or {})
         self._max_retries = max_retries
         self._backoff = backoff.total_seconds()
         self._max_backoff = max_backoff.total_seconds()
@@ -160,7 +161,10 @@ class OpenAICompatibleProvider:
     def from_env(
         cls, *, serves: Sequence[str] = ("*",), prefix: str = "AGBOSS_MODEL"
     ) -> OpenAICompatibleProvider | None:
-        """A provider configured by ``{prefix}_BASE_URL`` and ``{prefix}_API_KEY``, if set.
+        """A provider configured by environment variables, if they are set.
+
+        ``{prefix}_BASE_URL`` (required), ``{prefix}_API_KEY`` and ``{prefix}_NAME`` (the
+        model name every served model is sent as, e.g. a local server's ``llama3.2``).
 
         Returns:
             The provider, or ``None`` when no base URL is set.
@@ -168,7 +172,13 @@ class OpenAICompatibleProvider:
         base_url = os.environ.get(f"{prefix}_BASE_URL")
         if not base_url:
             return None
-        return cls(base_url=base_url, api_key=os.environ.get(f"{prefix}_API_KEY"), serves=serves)
+        name = os.environ.get(f"{prefix}_NAME")
+        return cls(
+            base_url=base_url,
+            api_key=os.environ.get(f"{prefix}_API_KEY"),
+            serves=serves,
+            model_names={"*": name} if name else None,
+        )
 
     @property
     def serves(self) -> Sequence[str]:
@@ -179,9 +189,7 @@ class OpenAICompatibleProvider:
 
     def wire_model_name(self, model: str) -> str:
         """The model name as the server knows it."""
-        if self._strip_prefix and model.startswith(self._strip_prefix):
-            return model[len(self._strip_prefix) :]
-        return model
+        return self._model_names.get(model, self._model_names.get("*", model))
 
     async def aclose(self) -> None:
         await self._client.aclose()

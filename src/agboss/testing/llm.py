@@ -58,12 +58,16 @@ class ScriptedTurn:
         )
 
 
-def tool_call(tool: type[Any], /, **arguments: Any) -> ScriptedToolCall:
+def tool_call(tool: type[Any] | str, /, **arguments: Any) -> ScriptedToolCall:
     """A call of a ``@tool`` class with these arguments (not validated: a test may send bad ones).
 
+    A string names a tool as a model could, even one that does not exist.
+
     Raises:
-        TestSetupError: ``tool`` is not a ``@tool`` class.
+        TestSetupError: ``tool`` is a class but not a ``@tool`` class.
     """
+    if isinstance(tool, str):
+        return ScriptedToolCall(tool, arguments)
     spec = spec_of(tool, ToolSpec)
     if spec is None:
         raise TestSetupError(

@@ -1,0 +1,1 @@
+"""The office workflow: an agent that returns deposits and books expenses."""

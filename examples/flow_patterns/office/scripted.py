@@ -1,0 +1,59 @@
+"""A scripted stand-in for a model, so the example runs with no key and no network.
+
+It reads the request the way a model would have to: it finds leases (``L-7``) and expenses
+(``taxi 12.50``) in the user's words, calls the tools for them, then sums up their results.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from agboss import FunctionProvider
+from agboss.agents import ANSWER_TOOL
+from agboss.models import ChatRequest, ChatResponse, MessageRole, ToolCall, Usage
+
+_LEASE = re.compile(r"\b(L-\d+)\b")
+_EXPENSE = re.compile(r"\b(taxi|train|hotel|lunch|dinner)\b(?:\D{0,20}?(\d+(?:[.,]\d+)?))?", re.I)
+
+
+def _usage(request: ChatRequest) -> Usage:
+    sent = sum(len(message.content) for message in request.messages)
+    return Usage(input_tokens=sent // 4, output_tokens=20, calls=1)
+
+
+def office_model(request: ChatRequest) -> ChatResponse:
+    """One model turn of the office agent."""
+    results = [m.content for m in request.messages if m.role is MessageRole.TOOL]
+    if results:
+        said = "; ".join(json.loads(text).get("status", text) for text in results)
+        answer = ToolCall(id="answer", name=ANSWER_TOOL, arguments=json.dumps({"text": said}))
+        return ChatResponse(tool_calls=(answer,), usage=_usage(request), model=request.model)
+    text = next(m.content for m in request.messages if m.role is MessageRole.USER)
+    calls: list[ToolCall] = []
+    for lease in _LEASE.findall(text):
+        calls.append(
+            ToolCall(
+                id=f"call-{len(calls)}",
+                name="return-deposit-tool",
+                arguments=json.dumps({"lease_id": lease}),
+            )
+        )
+    for purpose, amount in _EXPENSE.findall(text):
+        calls.append(
+            ToolCall(
+                id=f"call-{len(calls)}",
+                name="book-expense-tool",
+                arguments=json.dumps(
+                    {"purpose": purpose.lower(), "amount": float((amount or "0").replace(",", "."))}
+                ),
+            )
+        )
+    if not calls:
+        return ChatResponse(content="There is nothing for the desk to do.", usage=_usage(request))
+    return ChatResponse(tool_calls=tuple(calls), usage=_usage(request), model=request.model)
+
+
+def scripted_provider() -> FunctionProvider:
+    """The scripted office model, serving every model name."""
+    return FunctionProvider(office_model)

@@ -1,0 +1,1 @@
+"""Shared test setup: the office components live in tests/office.py."""

@@ -1,0 +1,99 @@
+"""The office application of the spec, as the tests use it (no channels yet)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from agboss import (
+    ExecutionContext,
+    ToolHandler,
+    WorkflowFinishTextDto,
+    WorkflowStartTextDto,
+    agent,
+    application,
+    start,
+    tool,
+    workflow,
+    workflow_finish,
+    workflow_start,
+)
+
+
+class DepositReturnDto(BaseModel):
+    lease_id: str
+
+
+class ExpenseDto(BaseModel):
+    purpose: str
+    amount: float
+
+
+class DeskDoneDto(BaseModel):
+    status: str
+
+
+RUNS: list[str] = []
+"""Every tool run, in order: tests clear it and count."""
+
+
+@tool(
+    name="return-deposit-tool",
+    description="Returns a deposit",
+    input=DepositReturnDto,
+    output=DeskDoneDto,
+    deps=[ExecutionContext],
+)
+class ReturnDepositTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
+    def __init__(self, context: ExecutionContext) -> None:
+        self.context = context
+
+    async def run(self, args: DepositReturnDto) -> DeskDoneDto:
+        assert self.context.step is not None
+        RUNS.append(f"return-deposit {args.lease_id} {self.context.step.idempotency_key}")
+        return DeskDoneDto(status=f"returned the deposit of {args.lease_id}")
+
+
+@tool(name="book-expense-tool", description="Books an expense", input=ExpenseDto, output=DeskDoneDto)
+class BookExpenseTool(ToolHandler[ExpenseDto, DeskDoneDto]):
+    def run(self, args: ExpenseDto) -> DeskDoneDto:  # a sync tool: runs in a worker thread
+        RUNS.append(f"book-expense {args.purpose}")
+        if args.amount < 0:
+            raise ValueError("an expense cannot be negative")
+        return DeskDoneDto(status=f"booked {args.purpose}")
+
+
+@agent(
+    name="office-agent",
+    description="Returns deposits and books expenses",
+    prompt="Do what is asked.",
+    model="moonshotai/kimi-k2.6",
+    tools=[ReturnDepositTool, BookExpenseTool],
+)
+class OfficeAgent: ...
+
+
+@workflow_start(name="office-workflow-start", description="A request", input=WorkflowStartTextDto)
+class OfficeWorkflowStart: ...
+
+
+@workflow_finish(
+    name="office-workflow-finish", description="The answer", output=WorkflowFinishTextDto
+)
+class OfficeWorkflowFinish: ...
+
+
+@workflow(
+    name="office-workflow",
+    version="1.0.0",
+    flow=[
+        start(OfficeWorkflowStart)
+        .returns(WorkflowStartTextDto)
+        .to_agent(OfficeAgent)
+        .to_finish(OfficeWorkflowFinish),
+    ],
+)
+class OfficeWorkflow: ...
+
+
+@application(name="office-application", workflows=[OfficeWorkflow])
+class OfficeApplication: ...

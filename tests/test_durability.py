@@ -1,0 +1,99 @@
+"""A crash loses nothing: a killed process's execution is continued by a new App."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from agboss import App, ExecutionStatus, FunctionProvider, WorkflowFinishTextDto
+from agboss.models import ChatRequest, ChatResponse
+from agboss.testing import TestClock
+from tests.durable_app import DurableApplication, DurableWorkflow, answer_turn
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+async def _wait_for(path: Path, process: subprocess.Popen[bytes], seconds: float = 20) -> None:
+    for _ in range(int(seconds / 0.02)):
+        if path.exists():
+            return
+        if process.poll() is not None:
+            raise AssertionError(f"the child exited early: {process.stderr and process.stderr.read()!r}")
+        await asyncio.sleep(0.02)
+    raise AssertionError("the child never reached its second model call")
+
+
+async def test_a_new_app_on_the_same_file_continues_a_killed_execution_and_no_tool_runs_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, runs, marker = tmp_path / "store.db", tmp_path / "runs.txt", tmp_path / "marker"
+    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.durable_app", str(db), str(runs), str(marker)],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        await _wait_for(marker, child)
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    assert runs.read_text().count("L-7") == 1
+
+    calls: list[ChatRequest] = []
+
+    def model(request: ChatRequest) -> ChatResponse:
+        calls.append(request)
+        return answer_turn(request)
+
+    # The dead holder's lease (30 s) has expired by the new instance's clock.
+    clock_later = TestClock(start=datetime.now(UTC) + timedelta(minutes=5))
+    app = await App.create(
+        DurableApplication,
+        store=f"sqlite:///{db}",
+        providers=[FunctionProvider(model)],
+        clock=clock_later,
+    )
+    try:
+        [result] = await app.recover()
+        again = await app.get(result.execution_id, record=True)
+    finally:
+        await app.close()
+    assert result.status is ExecutionStatus.COMPLETED
+    assert result.output_as(WorkflowFinishTextDto).text.startswith("done: ")
+    assert runs.read_text().count("L-7") == 1, "the journaled tool run was not repeated"
+    assert len(calls) == 1, "only the model call that was cut off is made again"
+    assert again.record is not None
+    assert [s.kind for s in again.record.steps] == ["model-call", "tool-run", "model-call"]
+
+
+async def test_recovery_leaves_an_execution_whose_holder_is_alive(tmp_path: Path) -> None:
+    async def model(request: ChatRequest) -> ChatResponse:
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    clock = TestClock()
+    first = await App.create(
+        DurableApplication, store=store, providers=[FunctionProvider(model)], clock=clock
+    )
+    second = await App.create(
+        DurableApplication, store=store, providers=[FunctionProvider(model)], clock=clock
+    )
+    running = asyncio.ensure_future(
+        first.execute(DurableWorkflow, {"text": "x"}, owner_id="user-1")
+    )
+    await asyncio.sleep(0.05)
+    try:
+        assert await second.recover() == []
+    finally:
+        running.cancel()
+        await first.close()
+        await second.close()
