@@ -53,7 +53,9 @@ class ReturnDepositTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
         return DeskDoneDto(status=f"returned the deposit of {args.lease_id}")
 
 
-@tool(name="book-expense-tool", description="Books an expense", input=ExpenseDto, output=DeskDoneDto)
+@tool(
+    name="book-expense-tool", description="Books an expense", input=ExpenseDto, output=DeskDoneDto
+)
 class BookExpenseTool(ToolHandler[ExpenseDto, DeskDoneDto]):
     def run(self, args: ExpenseDto) -> DeskDoneDto:  # a sync tool: runs in a worker thread
         RUNS.append(f"book-expense {args.purpose}")

@@ -248,7 +248,7 @@ async def test_each_step_has_a_deterministic_idempotency_key_handlers_can_read()
         result = await env.app.execute(OfficeWorkflow, REQUEST, owner_id="u", record=True)
     assert result.record is not None
     [tool_step] = [s for s in result.record.steps if s.kind == "tool-run"]
-    assert RUNS == [f"return-deposit L-7 {tool_step.key}"]
+    assert [f"return-deposit L-7 {tool_step.key}"] == RUNS
     assert tool_step.key == f"{result.execution_id}/1:office-agent#0/turn-0/tool-0"
 
 
@@ -290,7 +290,9 @@ async def test_mock_llm_when_scripts_only_the_matching_calls() -> None:
 
 async def test_a_script_that_runs_out_is_a_clear_error_naming_the_component() -> None:
     async with test_with(OfficeApplication) as env:
-        env.mock_llm(OfficeAgent).then_return(call_tools(tool_call(ReturnDepositTool, lease_id="1")))
+        env.mock_llm(OfficeAgent).then_return(
+            call_tools(tool_call(ReturnDepositTool, lease_id="1"))
+        )
         with pytest.raises(TestSetupError, match=r"mock_llm\(office-agent\) has no scripted"):
             await env.app.execute(OfficeWorkflow, REQUEST, owner_id="u")
 

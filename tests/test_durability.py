@@ -25,7 +25,9 @@ async def _wait_for(path: Path, process: subprocess.Popen[bytes], seconds: float
         if path.exists():
             return
         if process.poll() is not None:
-            raise AssertionError(f"the child exited early: {process.stderr and process.stderr.read()!r}")
+            raise AssertionError(
+                f"the child exited early: {process.stderr and process.stderr.read()!r}"
+            )
         await asyncio.sleep(0.02)
     raise AssertionError("the child never reached its second model call")
 

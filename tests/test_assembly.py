@@ -1,0 +1,331 @@
+"""App.create checks the whole application at once: every violation, with rule and component."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from agboss import (
+    App,
+    AssemblyError,
+    ChannelAsk,
+    ChannelOf,
+    ChannelOutcome,
+    ExecutionContext,
+    FunctionProvider,
+    PauseAnswerer,
+    ToolHandler,
+    WorkflowFinishTextDto,
+    WorkflowStartTextDto,
+    agent,
+    application,
+    channel,
+    channel_role,
+    provide,
+    start,
+    tool,
+    workflow,
+    workflow_finish,
+    workflow_start,
+)
+from agboss.models import ChatResponse, ModelResolver
+from tests.office import DeskDoneDto, OfficeApplication
+
+
+def _provider(*serves: str) -> FunctionProvider:
+    return FunctionProvider(lambda request: ChatResponse(content="x"), serves=serves or ("*",))
+
+
+async def violations(application: type[Any], *serves: str) -> list[tuple[str, str]]:
+    with pytest.raises(AssemblyError) as caught:
+        await App.create(application, providers=[_provider(*serves)])
+    return [(v.rule, v.component) for v in caught.value.violations]
+
+
+class OrderDto(BaseModel):
+    order_id: str
+
+
+class SummaryDto(BaseModel):
+    summary: str
+
+
+@tool(name="Refund", description="Refunds", input=OrderDto, output=DeskDoneDto)
+class BadlyNamedTool(ToolHandler[OrderDto, DeskDoneDto]):
+    async def run(self, args: OrderDto) -> DeskDoneDto:
+        return DeskDoneDto(status="ok")
+
+
+@tool(name="lookup-tool", description="Looks up", input=OrderDto, output=DeskDoneDto)
+class LookupTool(ToolHandler[OrderDto, DeskDoneDto]):
+    async def run(self, args: OrderDto) -> DeskDoneDto:
+        return DeskDoneDto(status="ok")
+
+
+@tool(name="lookup-tool", description="Looks up too", input=OrderDto, output=DeskDoneDto)
+class OtherLookupTool(ToolHandler[OrderDto, DeskDoneDto]):
+    async def run(self, args: OrderDto) -> DeskDoneDto:
+        return DeskDoneDto(status="ok")
+
+
+@agent(
+    name="first-agent",
+    description="d",
+    prompt="p",
+    model="nobody/serves-this",
+    tools=[BadlyNamedTool, LookupTool, OtherLookupTool],
+    input=OrderDto,
+    output=SummaryDto,
+)
+class FirstAgent: ...
+
+
+@workflow_start(name="broken-workflow-start", description="s", input=WorkflowStartTextDto)
+class BrokenStart: ...
+
+
+@workflow_finish(name="broken-workflow-finish", description="f", output=WorkflowFinishTextDto)
+class BrokenFinish: ...
+
+
+@workflow(
+    name="broken-workflow",
+    version="1",
+    flow=[
+        start(BrokenStart)
+        .returns(WorkflowStartTextDto)
+        .to_agent(FirstAgent)
+        .to_finish(BrokenFinish)
+    ],
+)
+class BrokenWorkflow: ...
+
+
+@application(name="broken-application", workflows=[BrokenWorkflow])
+class BrokenApplication: ...
+
+
+async def test_every_violation_is_listed_at_once() -> None:
+    found = await violations(BrokenApplication, "openai/*")
+    assert ("name.kind-suffix", "Refund") in found
+    assert ("name.duplicate", "lookup-tool") in found
+    assert ("model.unserved", "first-agent") in found
+    assert ("flow.type-mismatch", "broken-workflow") in found
+    rules = {rule for rule, _ in found}
+    assert rules >= {"name.kind-suffix", "name.duplicate", "model.unserved", "flow.type-mismatch"}
+
+
+async def test_the_error_renders_each_rule_component_and_fix() -> None:
+    with pytest.raises(AssemblyError) as caught:
+        await App.create(BrokenApplication, providers=[_provider("openai/*")])
+    text = str(caught.value)
+    assert text.startswith("[assembly.invalid] broken-application cannot be assembled:")
+    assert "[model.unserved] first-agent: names the model 'nobody/serves-this'" in text
+    assert "[name.kind-suffix] Refund: a @tool name must be kebab-case and end with '-tool'" in text
+
+
+def test_a_model_resolves_to_the_first_provider_that_serves_it() -> None:
+    first, second = _provider("moonshotai/*"), _provider("*")
+    resolver = ModelResolver([first, second])
+    assert resolver.provider_for("moonshotai/kimi-k2.6") is first
+    assert resolver.provider_for("openai/gpt-5") is second
+    assert ModelResolver([first]).provider_for("openai/gpt-5") is None
+
+
+async def test_a_served_model_breaks_no_model_rule() -> None:
+    found = await violations(BrokenApplication, "nobody/*")
+    assert "model.unserved" not in {rule for rule, _ in found}
+
+
+@workflow(
+    name="not-finished-workflow",
+    version="1",
+    flow=[start(BrokenStart).returns(WorkflowStartTextDto).to_agent(FirstAgent)],
+)  # type: ignore[list-item]
+class UnfinishedWorkflow: ...
+
+
+class NotAWorkflow: ...
+
+
+@application(name="shapes-application", workflows=[UnfinishedWorkflow, NotAWorkflow])
+class ShapesApplication: ...
+
+
+async def test_a_flow_must_end_at_a_finish_and_listed_classes_must_be_decorated() -> None:
+    found = await violations(ShapesApplication)
+    assert ("flow.shape", "not-finished-workflow") in found
+    assert ("component.wrong-kind", "NotAWorkflow") in found
+
+
+class SlackClient:
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+
+class Audit:
+    def __init__(self, context: ExecutionContext) -> None:
+        self.context = context
+
+
+class A:
+    def __init__(self, b: B) -> None: ...
+
+
+class B:
+    def __init__(self, a: A) -> None: ...
+
+
+@tool(
+    name="needs-tool",
+    description="Needs things",
+    input=OrderDto,
+    output=DeskDoneDto,
+    deps=[SlackClient, ExecutionContext, A],
+)
+class NeedsTool(ToolHandler[OrderDto, DeskDoneDto]):
+    def __init__(self, slack: SlackClient) -> None:  # takes one of its three deps
+        self.slack = slack
+
+    async def run(self, args: OrderDto) -> DeskDoneDto:
+        return DeskDoneDto(status="ok")
+
+
+@agent(name="needs-agent", description="d", prompt="p", model="m", tools=[NeedsTool])
+class NeedsAgent: ...
+
+
+@workflow(
+    name="needs-workflow",
+    version="1",
+    flow=[
+        start(BrokenStart)
+        .returns(WorkflowStartTextDto)
+        .to_agent(NeedsAgent)
+        .to_finish(BrokenFinish)
+    ],
+)
+class NeedsWorkflow: ...
+
+
+@application(
+    name="needs-application",
+    workflows=[NeedsWorkflow],
+    dependencies=[
+        provide(A, deps=[B]),
+        provide(B, deps=[A]),
+        provide(Audit, deps=[ExecutionContext]),
+    ],
+)
+class NeedsApplication: ...
+
+
+async def test_the_container_reports_missing_dependencies_cycles_scopes_and_constructors() -> None:
+    found = await violations(NeedsApplication)
+    assert ("container.missing-dependency", "needs-tool") in found
+    assert ("container.cycle", "A") in found
+    assert ("container.scope", "Audit") in found
+    assert ("component.constructor", "needs-tool") in found
+
+
+class RefundDto(BaseModel):
+    order_id: str
+
+
+@channel_role(
+    name="refund-approval-channel",
+    description="Approves refunds",
+    approves=RefundDto,
+    answered_by=PauseAnswerer.CHANNEL,
+)
+class RefundApprovalChannel(ChannelOf[RefundDto]): ...
+
+
+@channel(name="slack-refund-approval-channel", description="Slack")
+class SlackRefundApprovalChannel(RefundApprovalChannel):
+    async def send(self, ask: ChannelAsk[RefundDto]) -> ChannelOutcome:
+        return ChannelOutcome.await_reply()
+
+
+@channel(name="mail-refund-approval-channel", description="Mail")
+class MailRefundApprovalChannel(RefundApprovalChannel):
+    async def send(self, ask: ChannelAsk[RefundDto]) -> ChannelOutcome:
+        return ChannelOutcome.await_reply()
+
+
+@tool(
+    name="refund-tool",
+    description="Refunds",
+    input=RefundDto,
+    output=DeskDoneDto,
+    channel=RefundApprovalChannel,
+)
+class RefundTool(ToolHandler[RefundDto, DeskDoneDto]):
+    async def run(self, args: RefundDto) -> DeskDoneDto:
+        return DeskDoneDto(status="refunded")
+
+
+@agent(name="refund-agent", description="d", prompt="p", model="m", tools=[RefundTool])
+class RefundAgent: ...
+
+
+@workflow(
+    name="refund-workflow",
+    version="1",
+    flow=[
+        start(BrokenStart)
+        .returns(WorkflowStartTextDto)
+        .to_agent(RefundAgent)
+        .to_finish(BrokenFinish)
+    ],
+)
+class RefundWorkflow: ...
+
+
+@application(
+    name="two-channels-application",
+    workflows=[RefundWorkflow],
+    channels=[SlackRefundApprovalChannel, MailRefundApprovalChannel],
+)
+class TwoChannelsApplication: ...
+
+
+@application(name="no-channel-application", workflows=[RefundWorkflow])
+class NoChannelApplication: ...
+
+
+async def test_a_role_implemented_twice_is_an_assembly_error() -> None:
+    assert ("channel.role-ambiguous", "refund-approval-channel") in await violations(
+        TwoChannelsApplication
+    )
+
+
+async def test_a_role_nobody_implements_is_an_assembly_error() -> None:
+    assert ("channel.role-unimplemented", "refund-approval-channel") in await violations(
+        NoChannelApplication
+    )
+
+
+async def test_a_valid_application_assembles(tmp_path: Any) -> None:
+    app = await App.create(
+        OfficeApplication, store=f"sqlite:///{tmp_path / 'a.db'}", providers=[_provider()]
+    )
+    await app.close()
+
+
+def test_decorators_register_nothing_globally() -> None:
+    # A decorated class is only a class with a frozen spec: nothing runs until App.create.
+    @tool(name="x", description="y", input=OrderDto, output=DeskDoneDto)
+    class Loose(ToolHandler[OrderDto, DeskDoneDto]):
+        async def run(self, args: OrderDto) -> DeskDoneDto:
+            return DeskDoneDto(status="")
+
+    from agboss.components import spec_of
+
+    spec = spec_of(Loose)
+    assert spec is not None
+    assert spec.name == "x"
+    with pytest.raises(AttributeError):
+        spec.name = "z"  # type: ignore[misc]

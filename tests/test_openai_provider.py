@@ -1,0 +1,205 @@
+"""The OpenAI-compatible provider, against a real HTTP server on loopback."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from agboss import (
+    AgentFailedError,
+    App,
+    ExecutionStatus,
+    ModelProviderError,
+    OpenAICompatibleProvider,
+    WorkflowFinishTextDto,
+)
+from agboss.models import (
+    ChatRequest,
+    Message,
+    MessageRole,
+    ModelCaller,
+    ToolCall,
+    ToolSchema,
+)
+from tests.loopback import LoopbackServer, Reply, completion, loopback_server
+from tests.office import RUNS, OfficeApplication, OfficeWorkflow
+
+FAST = {"backoff": timedelta(milliseconds=1), "max_backoff": timedelta(milliseconds=5)}
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackServer]:
+    with loopback_server() as running:
+        yield running
+
+
+@pytest.fixture
+async def provider(server: LoopbackServer) -> AsyncIterator[OpenAICompatibleProvider]:
+    made = OpenAICompatibleProvider(base_url=server.base_url, api_key="sk-test", **FAST)  # type: ignore[arg-type]
+    yield made
+    await made.aclose()
+
+
+def request(**overrides: object) -> ChatRequest:
+    values: dict[str, object] = {
+        "model": "moonshotai/kimi-k2.6",
+        "messages": (
+            Message(MessageRole.SYSTEM, "Be brief."),
+            Message(MessageRole.USER, "Refund order 7"),
+            Message(
+                MessageRole.ASSISTANT,
+                "",
+                (ToolCall(id="c1", name="refund-tool", arguments='{"order_id": "7"}'),),
+            ),
+            Message(MessageRole.TOOL, '{"status": "ok"}', tool_call_id="c1"),
+        ),
+        "tools": (ToolSchema("refund-tool", "Refunds", {"type": "object"}),),
+        "caller": ModelCaller("agent", "refund-agent", "acme", "ex-1"),
+    }
+    values.update(overrides)
+    return ChatRequest(**values)  # type: ignore[arg-type]
+
+
+async def test_a_call_is_sent_in_the_openai_wire_format(
+    server: LoopbackServer, provider: OpenAICompatibleProvider
+) -> None:
+    server.replies.append(completion(content="done"))
+    await provider.chat_model("moonshotai/kimi-k2.6").complete(request())
+    [body] = server.requests
+    assert server.paths == ["/v1/chat/completions"]
+    assert server.headers[0]["authorization"] == "Bearer sk-test"
+    assert body["model"] == "moonshotai/kimi-k2.6"
+    assert body["messages"][2] == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "refund-tool", "arguments": '{"order_id": "7"}'},
+            }
+        ],
+    }
+    assert body["messages"][3] == {
+        "role": "tool",
+        "content": '{"status": "ok"}',
+        "tool_call_id": "c1",
+    }
+    assert body["tools"][0]["function"]["name"] == "refund-tool"
+    assert body["tool_choice"] == "auto"
+
+
+async def test_tool_calls_and_usage_are_read_back(
+    server: LoopbackServer, provider: OpenAICompatibleProvider
+) -> None:
+    server.replies.append(
+        completion(tool_calls=[{"name": "refund-tool", "arguments": {"order_id": "7"}}], cost=0.002)
+    )
+    response = await provider.chat_model("m").complete(request())
+    assert response.tool_calls == (
+        ToolCall(id="call_0", name="refund-tool", arguments='{"order_id": "7"}'),
+    )
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (11, 7)
+    assert response.usage.cost == pytest.approx(0.002)
+
+
+async def test_rate_limits_and_server_errors_are_retried_with_backoff(
+    server: LoopbackServer, provider: OpenAICompatibleProvider
+) -> None:
+    server.replies.extend(
+        [
+            Reply(429, {"error": "slow down"}, {"retry-after": "0"}),
+            Reply(503, {"error": "busy"}),
+            completion(content="finally"),
+        ]
+    )
+    response = await provider.chat_model("m").complete(request())
+    assert response.content == "finally"
+    assert len(server.requests) == 3
+
+
+async def test_a_refused_request_fails_at_once_with_a_clear_error(
+    server: LoopbackServer, provider: OpenAICompatibleProvider
+) -> None:
+    server.replies.append(Reply(401, {"error": "bad key"}))
+    with pytest.raises(ModelProviderError) as caught:
+        await provider.chat_model("m").complete(request())
+    assert caught.value.status == 401
+    assert caught.value.code == "model.provider-error"
+    assert "check the provider's API key" in str(caught.value)
+    assert len(server.requests) == 1
+
+
+async def test_errors_that_keep_coming_fail_after_the_retries(
+    server: LoopbackServer, provider: OpenAICompatibleProvider
+) -> None:
+    server.replies.extend([Reply(502, {"error": "bad gateway"})] * 4)
+    with pytest.raises(ModelProviderError, match="answered 502"):
+        await provider.chat_model("m").complete(request())
+    assert len(server.requests) == 4
+
+
+async def test_an_unreachable_server_is_retried_then_a_clear_error() -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    provider = OpenAICompatibleProvider(
+        base_url=f"http://127.0.0.1:{port}/v1",
+        max_retries=2,
+        **FAST,  # type: ignore[arg-type]
+    )
+    with pytest.raises(ModelProviderError, match="could not be reached after 3 attempts"):
+        await provider.chat_model("m").complete(request())
+    await provider.aclose()
+
+
+async def test_model_names_can_be_sent_as_the_server_knows_them(server: LoopbackServer) -> None:
+    server.replies.append(completion(content="ok"))
+    provider = OpenAICompatibleProvider(
+        base_url=server.base_url,
+        model_names={"*": "llama3.2"},
+        **FAST,  # type: ignore[arg-type]
+    )
+    await provider.chat_model("moonshotai/kimi-k2.6").complete(request())
+    await provider.aclose()
+    assert server.requests[0]["model"] == "llama3.2"
+    assert "authorization" not in server.headers[0]
+
+
+async def test_the_office_workflow_runs_end_to_end_on_the_provider(
+    server: LoopbackServer, provider: OpenAICompatibleProvider, tmp_path: Path
+) -> None:
+    RUNS.clear()
+    server.replies.extend(
+        [
+            completion(
+                tool_calls=[{"name": "return-deposit-tool", "arguments": {"lease_id": "L-7"}}]
+            ),
+            completion(tool_calls=[{"name": "final_answer", "arguments": {"text": "Returned."}}]),
+        ]
+    )
+    async with await App.create(
+        OfficeApplication, store=tmp_path / "a.db", providers=[provider]
+    ) as app:
+        result = await app.execute(OfficeWorkflow, {"text": "Return L-7"}, owner_id="user-1")
+    assert result.status is ExecutionStatus.COMPLETED
+    assert result.output == WorkflowFinishTextDto(text="Returned.")
+    assert len(RUNS) == 1
+    assert result.spend.input_tokens == 22
+    assert server.requests[1]["messages"][-1]["role"] == "tool"
+
+
+async def test_a_provider_error_fails_the_agent_step(
+    server: LoopbackServer, provider: OpenAICompatibleProvider, tmp_path: Path
+) -> None:
+    server.replies.append(Reply(400, {"error": "context too long"}))
+    async with await App.create(
+        OfficeApplication, store=tmp_path / "a.db", providers=[provider]
+    ) as app:
+        with pytest.raises(AgentFailedError, match="its model call failed") as caught:
+            await app.execute(OfficeWorkflow, {"text": "Return L-7"}, owner_id="user-1")
+    assert isinstance(caught.value.__cause__, ModelProviderError)

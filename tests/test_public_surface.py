@@ -1,0 +1,120 @@
+"""The public surface is pinned: adding or removing a name is a deliberate change here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import agboss
+import agboss.testing
+
+PUBLIC = sorted(
+    [
+        "AbortSignal",
+        "AgbossError",
+        "AgentFailedError",
+        "App",
+        "ApprovalAsk",
+        "AssemblyError",
+        "AssemblyViolation",
+        "BudgetExceededError",
+        "ChannelAsk",
+        "ChannelHandler",
+        "ChannelOf",
+        "ChannelOutcome",
+        "ChannelWithdrawal",
+        "Clock",
+        "ComponentRecord",
+        "DecidedBy",
+        "DtoValidationError",
+        "ExecutionContext",
+        "ExecutionFailedError",
+        "ExecutionOutput",
+        "ExecutionRecord",
+        "ExecutionStatus",
+        "FunctionProvider",
+        "InterpreterInput",
+        "LeaseLostError",
+        "ModelProviderError",
+        "ModelUnservedError",
+        "NotPausedError",
+        "OpenAICompatibleProvider",
+        "PauseAnswerer",
+        "PauseAnswererError",
+        "PauseResolution",
+        "PauseStatus",
+        "PendingPause",
+        "ReplyInterpretation",
+        "ReplyInterpreterHandler",
+        "ReplyInterpreterMissingError",
+        "Scope",
+        "Spend",
+        "StepContext",
+        "StepFailedError",
+        "StepRecord",
+        "StoreError",
+        "SystemClock",
+        "Tenant",
+        "ThreadOwnerError",
+        "ToolCallApprovalAskDto",
+        "ToolCallApprovalDecisionDto",
+        "ToolCallRecord",
+        "ToolHandler",
+        "UninterpretableReplyError",
+        "UnknownExecutionError",
+        "UnknownPauseError",
+        "UnknownWorkflowError",
+        "WorkflowFinishTextDto",
+        "WorkflowStartTextDto",
+        "agent",
+        "application",
+        "channel",
+        "channel_role",
+        "provide",
+        "reply_interpreter",
+        "start",
+        "tool",
+        "workflow",
+        "workflow_finish",
+        "workflow_start",
+    ]
+)
+
+TESTING = sorted(
+    [
+        "ComponentMock",
+        "LlmScript",
+        "ScriptedProvider",
+        "ScriptedTurn",
+        "ScriptedWhen",
+        "TestClock",
+        "TestEnv",
+        "call_tools",
+        "invalid_answer",
+        "reply_with",
+        "test_with",
+        "tool_call",
+    ]
+)
+
+
+def test_the_public_names_are_pinned() -> None:
+    assert sorted(agboss.__all__) == PUBLIC
+    assert all(hasattr(agboss, name) for name in agboss.__all__)
+
+
+def test_the_test_kit_names_are_pinned() -> None:
+    assert sorted(agboss.testing.__all__) == TESTING
+
+
+def test_all_is_sorted() -> None:
+    assert agboss.__all__ == sorted(agboss.__all__)
+
+
+def test_the_package_ships_py_typed() -> None:
+    assert (Path(agboss.__file__).parent / "py.typed").exists()
+
+
+def test_test_kit_names_are_not_collected_by_pytest() -> None:
+    assert agboss.testing.test_with.__test__ is False  # type: ignore[attr-defined]
+    assert agboss.testing.TestEnv.__test__ is False
+    assert agboss.testing.TestClock.__test__ is False
