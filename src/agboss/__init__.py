@@ -21,6 +21,7 @@ from agboss.components import (
     workflow_finish,
     workflow_start,
 )
+from agboss.components.builtin import AutoApproveChannel, AutoRejectChannel, TerminalUserChannel
 from agboss.context import AbortSignal, ExecutionContext, StepContext, Tenant
 from agboss.dto import (
     ToolCallApprovalAskDto,
@@ -55,6 +56,13 @@ from agboss.flow import start
 from agboss.interpreters import InterpreterInput, ReplyInterpretation, ReplyInterpreterHandler
 from agboss.models import FunctionProvider, OpenAICompatibleProvider
 from agboss.outputs import ExecutionOutput, PendingPause
+from agboss.pauses import (
+    ExecutionPauseEvent,
+    ExecutionResumeEvent,
+    PauseAnswer,
+    PauseAnswerRecord,
+    PauseRecord,
+)
 from agboss.records import ComponentRecord, ExecutionRecord, Spend, StepRecord, ToolCallRecord
 
 __all__ = [
@@ -65,6 +73,8 @@ __all__ = [
     "ApprovalAsk",
     "AssemblyError",
     "AssemblyViolation",
+    "AutoApproveChannel",
+    "AutoRejectChannel",
     "BudgetExceededError",
     "ChannelAsk",
     "ChannelHandler",
@@ -78,7 +88,9 @@ __all__ = [
     "ExecutionContext",
     "ExecutionFailedError",
     "ExecutionOutput",
+    "ExecutionPauseEvent",
     "ExecutionRecord",
+    "ExecutionResumeEvent",
     "ExecutionStatus",
     "FunctionProvider",
     "InterpreterInput",
@@ -87,8 +99,11 @@ __all__ = [
     "ModelUnservedError",
     "NotPausedError",
     "OpenAICompatibleProvider",
+    "PauseAnswer",
+    "PauseAnswerRecord",
     "PauseAnswerer",
     "PauseAnswererError",
+    "PauseRecord",
     "PauseResolution",
     "PauseStatus",
     "PendingPause",
@@ -103,6 +118,7 @@ __all__ = [
     "StoreError",
     "SystemClock",
     "Tenant",
+    "TerminalUserChannel",
     "ThreadOwnerError",
     "ToolCallApprovalAskDto",
     "ToolCallApprovalDecisionDto",

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, overload
 
 from pydantic import BaseModel
 
 from agboss.assembly.assemble import Assembly, assemble
 from agboss.clock import Clock, SystemClock, TimerHandle
+from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine.engine import Engine
 from agboss.engine.runtime import RECOVERY_INTERVAL, Runtime
 from agboss.models.provider import ModelProvider, ModelResolver
 from agboss.outputs import ExecutionOutput
+from agboss.pauses.answering import cancel_thread, resume_pause
 from agboss.store.protocol import Store
 from agboss.store.url import store_from
 
@@ -122,6 +124,97 @@ class App:
             record=record,
         )
 
+    @overload
+    async def resume(
+        self,
+        pause_id: str,
+        *,
+        decision: ToolCallApprovalDecisionDto | Mapping[str, Any],
+        tenant_id: str | None = None,
+        owner_id: str | None = None,
+        answered_by: str | None = None,
+        record: bool = False,
+    ) -> ExecutionOutput: ...
+
+    @overload
+    async def resume(
+        self,
+        pause_id: str,
+        *,
+        reply: str,
+        tenant_id: str | None = None,
+        owner_id: str | None = None,
+        answered_by: str | None = None,
+        record: bool = False,
+    ) -> ExecutionOutput: ...
+
+    async def resume(
+        self,
+        pause_id: str,
+        *,
+        decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None = None,
+        reply: str | None = None,
+        tenant_id: str | None = None,
+        owner_id: str | None = None,
+        answered_by: str | None = None,
+        record: bool = False,
+    ) -> ExecutionOutput:
+        """Answers a pause by its id, wherever it waits, and moves its execution on.
+
+        Exactly one of ``decision`` and ``reply``. A `PauseAnswerer.THREAD_OWNER` pause takes
+        the thread's ``owner_id``; a `PauseAnswerer.CHANNEL` pause takes ``answered_by`` (who
+        answered, as the channel authenticated them). The resumed pass runs as the thread's
+        owner, whoever answered.
+
+        Args:
+            pause_id: The id ``result.pending`` lists, or the one the channel was sent.
+            decision: A `ToolCallApprovalDecisionDto` or a mapping of its fields.
+            reply: Free text, read by the role's reply interpreter.
+            tenant_id: The tenant of the execution; the default tenant when ``None``.
+            owner_id: The thread's owner, for a thread-owner pause.
+            answered_by: Who answered, for a channel pause.
+            record: Return the execution record too.
+
+        Returns:
+            The execution's output: paused with the other pauses in ``pending``, or finished.
+
+        Raises:
+            DtoValidationError: Not exactly one of decision / reply, an empty reply, or an
+                invalid decision; the pause keeps waiting.
+            UnknownPauseError: No such pause for this tenant (or past retention).
+            ThreadOwnerError: ``owner_id`` is not the thread's owner.
+            PauseAnswererError: The credential does not fit who may answer.
+            ReplyInterpreterMissingError: A reply for a role without a reply interpreter.
+            UninterpretableReplyError: The reply could not be read; the pause keeps waiting.
+            NotPausedError: The pause is no longer waiting (answered, withdrawn, cancelled).
+        """
+        return await resume_pause(
+            self._engine,
+            pause_id,
+            decision=decision,
+            reply=reply,
+            tenant_id=tenant_id,
+            owner_id=owner_id,
+            answered_by=answered_by,
+            record=record,
+        )
+
+    async def cancel(
+        self, thread_id: str, *, tenant_id: str | None = None, owner_id: str
+    ) -> ExecutionOutput | None:
+        """Cancels a conversation: its running and paused executions, and their pauses.
+
+        Each pause is withdrawn (`PauseResolution.CANCELLED`) and its channel's ``withdraw``
+        is called once, best-effort; a late answer gets `NotPausedError`.
+
+        Returns:
+            The cancelled execution's output, or ``None`` when nothing was left to cancel.
+
+        Raises:
+            ThreadOwnerError: ``owner_id`` is not the thread's owner.
+        """
+        return await cancel_thread(self._engine, thread_id, tenant_id=tenant_id, owner_id=owner_id)
+
     async def get(
         self, execution_id: str, *, tenant_id: str | None = None, record: bool = False
     ) -> ExecutionOutput:
@@ -149,11 +242,19 @@ class App:
         clock = self._runtime.clock
         self._sweep = clock.call_at(clock.now() + RECOVERY_INTERVAL, self._run_sweep)
 
+    async def sweep(self) -> None:
+        """Runs the recovery sweep now: continues interrupted executions (resolved pauses
+        first) and removes resolved pause records past ``pause_record_retention``."""
+        runtime = self._runtime
+        await self._engine.recover()
+        cutoff = runtime.clock.now() - runtime.assembly.spec.pause_record_retention
+        await runtime.store.pauses.delete_resolved_before(cutoff)
+
     async def _run_sweep(self) -> None:
         if self._closed:
             return
         try:
-            await self._engine.recover()
+            await self.sweep()
         except Exception:  # the sweep must outlive a bad round; the next one tries again
             self._runtime.logger.exception("run.sweep-failed: the recovery sweep failed")
         if not self._closed:

@@ -242,8 +242,9 @@ class UninterpretableReplyError(AgbossError):
 
     code = "pause.uninterpretable-reply"
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, cause: BaseException | None = None) -> None:
         self.reason = reason
+        self.cause = cause
         super().__init__(
             f"the reply could not be read as an answer: {reason}",
             hint="the pause is still waiting: ask for a clearer answer, or answer with a decision",

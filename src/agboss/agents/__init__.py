@@ -1,5 +1,5 @@
 """The agent's tool loop."""
 
-from agboss.agents.loop import ANSWER_TOOL, AgentRun
+from agboss.agents.loop import ANSWER_TOOL, WAITING, AgentRun, Waiting
 
-__all__ = ["ANSWER_TOOL", "AgentRun"]
+__all__ = ["ANSWER_TOOL", "WAITING", "AgentRun", "Waiting"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ from agboss.components.specs import AgentSpec, ToolSpec
 from agboss.context import StepContext
 from agboss.dto import is_text_dto
 from agboss.engine.frame import ExecutionFrame, maybe_await
+from agboss.engine.timeouts import run_within
+from agboss.enums import PauseStatus
 from agboss.errors import AgbossError, AgentFailedError, TestSetupError
 from agboss.flow.graph import FlowNode
 from agboss.models.messages import (
@@ -37,11 +40,22 @@ from agboss.models.messages import (
     ToolCall,
     ToolSchema,
 )
+from agboss.pauses.asking import ask_approval
 from agboss.records.model import ComponentRecord, StepRecord, ToolCallRecord
 
-__all__ = ["ANSWER_TOOL", "AgentRun", "describe_validation_error"]
+__all__ = ["ANSWER_TOOL", "WAITING", "AgentRun", "Waiting", "describe_validation_error"]
 
 ANSWER_TOOL = "final_answer"
+
+
+class Waiting:
+    """What an agent's visit returns while one of its tool calls waits for an answer."""
+
+    def __repr__(self) -> str:
+        return "WAITING"
+
+
+WAITING = Waiting()
 
 
 @functools.cache
@@ -101,8 +115,11 @@ class AgentRun:
 
     # ---- the loop ------------------------------------------------------------------
 
-    async def run(self) -> BaseModel:
-        """Runs the loop until the agent answers.
+    async def run(self) -> BaseModel | Waiting:
+        """Runs the loop until the agent answers, or until a tool call waits for an answer.
+
+        Every call of a turn runs to its end (or its pause) before the agent waits: a paused
+        call does not stop its siblings.
 
         Raises:
             AgentFailedError: The model failed, kept answering invalidly, or ran out of turns.
@@ -131,7 +148,10 @@ class AgentRun:
                     for index, call in enumerate(calls)
                 )
             )
+            if any(result is None for result in results):
+                return WAITING
             for call, result in zip(calls, results, strict=True):
+                assert result is not None
                 messages.append(Message(MessageRole.TOOL, result.content, tool_call_id=call.id))
             for index, call in enumerate(answers):
                 reply = invalid if index == 0 else "Only one final_answer call is read per turn."
@@ -240,7 +260,7 @@ class AgentRun:
 
     async def _tool_call(
         self, iteration: int, attempts: int, index: int, call: ToolCall
-    ) -> _ToolResult:
+    ) -> _ToolResult | None:
         found = self.tools.get(call.name)
         if found is None:
             names = ", ".join([*self.tools, ANSWER_TOOL])
@@ -275,6 +295,69 @@ class AgentRun:
             tool_loop_iteration=iteration,
             validation_attempts=attempts,
         )
+        entry = self.frame.journaled(key)
+        if entry is not None:
+            return _ToolResult.decode(entry.result_json)
+        channel = self.frame.runtime.assembly.tool_channels.get(tool_cls)
+        if channel is None:
+            return await self._journal_tool(key, record, tool_cls, tool_spec, args, step)
+        approval = await ask_approval(
+            self.frame,
+            agent=self.spec.name,
+            channel=channel,
+            tool=tool_spec,
+            step_key=key,
+            step=record,
+            context=step,
+            args=args,
+        )
+        if approval is None:
+            return None
+        decision = approval.decision
+        if decision.approved:
+            if decision.override_arguments is not None:
+                args = tool_spec.input.model_validate(decision.override_arguments)
+                assert record.tool_call is not None
+                record = record.model_copy(
+                    update={
+                        "tool_call": record.tool_call.model_copy(
+                            update={"arguments": args.model_dump(mode="json")}
+                        )
+                    }
+                )
+            result = await self._journal_tool(key, record, tool_cls, tool_spec, args, step)
+        else:
+            reason = f": {decision.reason}" if decision.reason else ""
+            rejected = _ToolResult(
+                f"Tool error: the call was rejected by {approval.decided_by}{reason}", True
+            )
+
+            async def reject() -> _ToolResult:
+                return rejected
+
+            result = await self.frame.step(
+                key,
+                record,
+                reject,
+                encode=_ToolResult.encode,
+                decode=_ToolResult.decode,
+                record_of=lambda done: record.model_copy(update={"error": done.content}),
+            )
+        if approval.pause.status is PauseStatus.RESOLVED:
+            await self.frame.runtime.store.pauses.take(
+                approval.pause.tenant_id, approval.pause.pause_id
+            )
+        return result
+
+    async def _journal_tool(
+        self,
+        key: str,
+        record: StepRecord,
+        tool_cls: type[Any],
+        tool_spec: ToolSpec,
+        args: BaseModel,
+        step: StepContext,
+    ) -> _ToolResult:
         return await self.frame.step(
             key,
             record,
@@ -293,11 +376,13 @@ class AgentRun:
         handler = self.frame.runtime.assembly.container.create(tool_cls, spec.deps, context)
         run: Callable[[BaseModel], Any] = handler.run
         try:
-            if asyncio.iscoroutinefunction(run):
+            if inspect.iscoroutinefunction(run):
                 work: Awaitable[Any] = run(args)
             else:
                 work = _in_thread(run, args)
-            result = await _within(self.frame, work, spec, context.signal)
+            result = await run_within(
+                self.frame.runtime.clock, work, spec.timeout, context.signal, spec.name
+            )
         except TimeoutError:
             return _ToolResult(
                 f"Tool error: {spec.name} did not finish within its timeout of {spec.timeout}",
@@ -320,28 +405,6 @@ async def _in_thread(run: Callable[[BaseModel], Any], args: BaseModel) -> Any:
     # A sync run() would block the event loop: it runs in a worker thread. A mock's sync
     # wrapper may hand back a coroutine of the real async method; it is awaited here.
     return await maybe_await(await asyncio.to_thread(run, args))
-
-
-async def _within(frame: ExecutionFrame, work: Awaitable[Any], spec: ToolSpec, signal: Any) -> Any:
-    if spec.timeout is None:
-        return await work
-    clock = frame.runtime.clock
-    task = asyncio.ensure_future(work)
-
-    async def expire() -> None:
-        signal.abort(f"{spec.name} timed out after {spec.timeout}")
-
-    timer = clock.call_at(clock.now() + spec.timeout, expire)
-    waiter = asyncio.ensure_future(signal.wait())
-    try:
-        done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        timer.cancel()
-        waiter.cancel()
-    if task in done:
-        return task.result()
-    task.cancel()
-    raise TimeoutError
 
 
 def _error_text(error: BaseException) -> str:

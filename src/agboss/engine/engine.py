@@ -15,13 +15,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agboss.agents.loop import AgentRun, describe_validation_error
+from agboss.agents.loop import AgentRun, Waiting, describe_validation_error
 from agboss.assembly.assemble import WorkflowDefinition
 from agboss.components.specs import AgentSpec
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine.frame import ExecutionFrame
+from agboss.engine.hooks import ApplicationHooks
 from agboss.engine.runtime import Runtime
-from agboss.enums import ExecutionStatus
+from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import (
     AgbossError,
     DtoValidationError,
@@ -33,6 +34,8 @@ from agboss.errors import (
 )
 from agboss.flow.dsl import StepKind
 from agboss.outputs import ExecutionOutput
+from agboss.pauses.model import ExecutionPauseEvent
+from agboss.pauses.withdrawing import close_pending_pauses
 from agboss.records.model import ExecutionRecord, Spend
 from agboss.store.protocol import ExecutionRow, Fence
 
@@ -48,6 +51,7 @@ class Engine:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
+        self.hooks = ApplicationHooks(runtime)
 
     # ---- beginning -----------------------------------------------------------------
 
@@ -118,19 +122,52 @@ class Engine:
         runtime = self.runtime
         frame = ExecutionFrame(runtime, row, journal, fence)
         renewal = asyncio.ensure_future(self._renew(fence))
+        output: BaseModel | None = None
         try:
-            try:
-                output = await self._run_flow(frame)
-            except AgbossError as error:
-                await self._finish(frame, ExecutionStatus.FAILED, None, error)
-                raise
-            await self._finish(frame, ExecutionStatus.COMPLETED, output, None)
+            if row.status is not ExecutionStatus.RUNNING:
+                await self._finish(frame, ExecutionStatus.RUNNING, None, None)
+            while True:
+                try:
+                    outcome = await self._run_flow(frame)
+                except AgbossError as error:
+                    # Its tree ended before an answer: the pauses still waiting are cancelled.
+                    await close_pending_pauses(runtime, row, PauseResolution.CANCELLED)
+                    await self._finish(frame, ExecutionStatus.FAILED, None, error)
+                    raise
+                if not isinstance(outcome, Waiting):
+                    await close_pending_pauses(runtime, row, PauseResolution.CANCELLED)
+                    output, status = outcome, ExecutionStatus.COMPLETED
+                elif await self._resolved_meanwhile(frame):
+                    continue  # the drain: take decisions recorded while this pass ran
+                else:
+                    status = ExecutionStatus.PAUSED
+                if not await self._finish(frame, status, output, None):
+                    status, output = ExecutionStatus.CANCELLED, None
+                break
         finally:
             renewal.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewal
             await runtime.store.leases.release(fence)
-        return self._output(frame, ExecutionStatus.COMPLETED, output, record=record)
+        result = await self._output(frame, status, output, record=record)
+        if status is ExecutionStatus.PAUSED:
+            await self.hooks.on_pause(
+                ExecutionPauseEvent(row.tenant_id, row.thread_id, row.execution_id, result.pending)
+            )
+        return result
+
+    async def _resolved_meanwhile(self, frame: ExecutionFrame) -> bool:
+        """Whether a pause of the tree was resolved and its step has not taken it yet."""
+        pauses = self.runtime.store.pauses
+        found = False
+        for pause in await pauses.find_by_root(
+            frame.row.root_execution_id, (PauseStatus.RESOLVED,)
+        ):
+            if frame.journaled(pause.step_key) is not None:
+                await pauses.take(pause.tenant_id, pause.pause_id)  # taken before a crash
+            else:
+                found = True
+        return found
 
     async def _finish(
         self,
@@ -138,10 +175,10 @@ class Engine:
         status: ExecutionStatus,
         output: BaseModel | None,
         error: BaseException | None,
-    ) -> None:
+    ) -> bool:
         if isinstance(error, LeaseLostError):
-            return  # the new holder owns the execution's state now
-        await self.runtime.store.executions.finish(
+            return False  # the new holder owns the execution's state now
+        return await self.runtime.store.executions.finish(
             frame.fence,
             frame.row.execution_id,
             status=status,
@@ -150,7 +187,7 @@ class Engine:
             now=self.runtime.clock.now(),
         )
 
-    async def _run_flow(self, frame: ExecutionFrame) -> BaseModel:
+    async def _run_flow(self, frame: ExecutionFrame) -> BaseModel | Waiting:
         definition = self.runtime.assembly.workflows_by_name[frame.row.workflow]
         graph = definition.graph
         node = graph.start_node
@@ -161,12 +198,36 @@ class Engine:
             visits[node.node_id] = visit + 1
             if node.kind is StepKind.AGENT:
                 spec = self.runtime.assembly.component_spec(node.component, AgentSpec)
-                value = await AgentRun(frame, node, visit, spec, value).run()
+                answer = await AgentRun(frame, node, visit, spec, value).run()
+                if isinstance(answer, Waiting):
+                    return answer
+                value = answer
             elif node.kind is StepKind.FINISH:
                 return value
             if node.next is None:  # pragma: no cover - assembly guarantees a finish
                 return value
             node = graph.nodes[node.next]
+
+    async def move(self, root_execution_id: str, *, record: bool) -> ExecutionOutput:
+        """Moves a tree after an answer: takes its lease (waiting for a holder to end its pass,
+        or for its lease to expire) and runs a pass, which takes every resolved pause."""
+        runtime = self.runtime
+        delay = 0.002
+        while True:
+            fence = await runtime.store.leases.acquire(
+                root_execution_id, runtime.holder, now=runtime.clock.now(), ttl=runtime.lease_ttl
+            )
+            if fence is not None:
+                break
+            await asyncio.sleep(delay)  # a holder is in its pass: wait for it to end
+            delay = min(delay * 2, 0.05)
+        row = await runtime.store.executions.find_by_id(root_execution_id)
+        assert row is not None
+        if row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED):
+            await runtime.store.leases.release(fence)
+            return await self.get(root_execution_id, tenant_id=row.tenant_id, record=record)
+        journal = await runtime.store.journal.load(root_execution_id)
+        return await self._pass(row, fence, journal, record=record)
 
     async def _renew(self, fence: Fence) -> None:
         runtime = self.runtime
@@ -178,7 +239,7 @@ class Engine:
             ):
                 return
 
-    def _output(
+    async def _output(
         self,
         frame: ExecutionFrame,
         status: ExecutionStatus,
@@ -186,21 +247,32 @@ class Engine:
         *,
         record: bool,
     ) -> ExecutionOutput:
+        store = self.runtime.store
+        row = frame.row
         spend = Spend.of(frame.usage())
+        pending = []
+        if status is ExecutionStatus.PAUSED:
+            waiting = await store.pauses.find_by_root(row.root_execution_id, (PauseStatus.PENDING,))
+            pending = [pause.pending() for pause in waiting]
         execution_record = None
         if record:
+            pauses = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
+                row.tenant_id, row.root_execution_id
+            )
             execution_record = ExecutionRecord(
-                execution_id=frame.row.execution_id,
-                workflow=frame.row.workflow,
-                workflow_version=frame.row.workflow_version,
+                execution_id=row.execution_id,
+                workflow=row.workflow,
+                workflow_version=row.workflow_version,
                 steps=frame.records(),
+                pauses=pauses,
                 spend=spend,
             )
         return ExecutionOutput(
-            thread_id=frame.row.thread_id,
-            execution_id=frame.row.execution_id,
+            thread_id=row.thread_id,
+            execution_id=row.execution_id,
             status=status,
             output=output,
+            pending=pending,
             record=execution_record,
             spend=spend,
         )
@@ -226,7 +298,7 @@ class Engine:
         if row.output_json is not None:
             definition = self.runtime.assembly.workflows_by_name[row.workflow]
             output = definition.graph.finish_output.model_validate_json(row.output_json)
-        return self._output(frame, row.status, output, record=record)
+        return await self._output(frame, row.status, output, record=record)
 
     async def recover(self, *, limit: int = 100) -> list[ExecutionOutput]:
         """Continues root executions whose holder died (their lease expired)."""
@@ -241,7 +313,7 @@ class Engine:
             if fence is None:
                 continue  # another instance took it first
             row = await runtime.store.executions.find_by_id(execution_id)
-            if row is None or row.status is not ExecutionStatus.RUNNING:
+            if row is None or row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED):
                 await runtime.store.leases.release(fence)
                 continue
             journal = await runtime.store.journal.load(execution_id)

@@ -12,13 +12,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from agboss.enums import ExecutionStatus
+from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.pauses.model import PauseAnswer, PauseAnswerRecord, PauseRecord
 
 __all__ = [
+    "ExecutionRecordRepository",
     "ExecutionRepository",
     "ExecutionRow",
     "Fence",
     "LeaseRepository",
+    "PausedExecutionRepository",
     "StepEntry",
     "StepJournalRepository",
     "Store",
@@ -118,8 +121,10 @@ class ExecutionRepository(Protocol):
         output_json: str | None,
         error: bytes | None,
         now: datetime,
-    ) -> None:
+    ) -> bool:
         """Sets an execution's status (and output or error) under the pass's fence.
+
+        A cancelled execution stays cancelled: then nothing changes and it returns ``False``.
 
         Raises:
             LeaseLostError: The fence no longer holds.
@@ -127,7 +132,16 @@ class ExecutionRepository(Protocol):
         ...
 
     async def find_interrupted(self, now: datetime, limit: int) -> list[str]:
-        """Root executions still running whose lease has expired (their holder died)."""
+        """Root executions a dead holder left: running with an expired lease, or paused with a
+        resolved pause and a free lease (the answer was recorded, nobody moved the tree)."""
+        ...
+
+    async def cancel(self, tenant_id: str, thread_id: str, *, now: datetime) -> list[str]:
+        """Cancels the thread's running and paused root executions; their ids."""
+        ...
+
+    async def find_thread_roots(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
+        """The thread's root executions, oldest first."""
         ...
 
 
@@ -167,6 +181,98 @@ class LeaseRepository(Protocol):
         ...
 
 
+class PausedExecutionRepository(Protocol):
+    """The application's pauses: one record per waiting step, keyed by its idempotency key.
+
+    Pending → Resolved, Pending → Taken (decided), Resolved → Taken and Pending → Cancelled are
+    each one conditional statement: of two callers racing for the same pause, exactly one wins.
+    """
+
+    async def find_by_step(self, execution_id: str, step_key: str) -> PauseRecord | None:
+        """The pause of a waiting step, if it was asked."""
+        ...
+
+    async def insert(self, fence: Fence, pause: PauseRecord) -> PauseRecord:
+        """Records a new Pending pause under the pass's fence; its ``seq`` is assigned here.
+
+        Raises:
+            LeaseLostError: The fence no longer holds.
+        """
+        ...
+
+    async def find_by_tenant_id_and_pause_id(
+        self, tenant_id: str, pause_id: str
+    ) -> PauseRecord | None:
+        """The pause with this id of this tenant, or ``None`` (unknown, or past retention)."""
+        ...
+
+    async def mark_sent(self, tenant_id: str, pause_id: str) -> PauseStatus | None:
+        """Notes that its channel's ``send`` returned; the pause's status as it is now."""
+        ...
+
+    async def resolve(
+        self,
+        tenant_id: str,
+        pause_id: str,
+        *,
+        status: PauseStatus,
+        resolution: PauseResolution,
+        answer: PauseAnswer,
+        now: datetime,
+    ) -> PauseRecord | None:
+        """Pending → ``status`` (Resolved, or Taken when decided at once), atomically.
+
+        Returns:
+            The resolved record, or ``None`` when the pause was not Pending.
+        """
+        ...
+
+    async def take(self, tenant_id: str, pause_id: str) -> None:
+        """Resolved → Taken: its step took the decision."""
+        ...
+
+    async def cancel_by_tenant_id_and_pause_id(
+        self,
+        tenant_id: str,
+        pause_id: str,
+        *,
+        resolution: PauseResolution,
+        now: datetime,
+    ) -> PauseRecord | None:
+        """Pending → Cancelled, atomically.
+
+        Returns:
+            The record as it was (with ``is_sent``), or ``None`` when it was not Pending.
+        """
+        ...
+
+    async def find_by_root(
+        self, root_execution_id: str, statuses: tuple[PauseStatus, ...]
+    ) -> list[PauseRecord]:
+        """A tree's pauses in these statuses, in the order they were asked."""
+        ...
+
+    async def delete_resolved_before(self, cutoff: datetime) -> int:
+        """Removes Taken and Cancelled records resolved before ``cutoff``; how many."""
+        ...
+
+
+class ExecutionRecordRepository(Protocol):
+    """The permanent execution records: the pause audit trail."""
+
+    async def save_pause_answer(
+        self, tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord
+    ) -> None:
+        """Writes a pause's entry, once: a second save of the same pause changes nothing."""
+        ...
+
+    async def find_pause_answers_by_tenant_id_and_root_execution_id(
+        self, tenant_id: str, root_execution_id: str
+    ) -> list[PauseAnswerRecord]:
+        """Every entry of a tree, in the order its pauses were asked."""
+        ...
+
+
 class Store(Protocol):
     """A durable store: the repositories of one database."""
 
@@ -183,6 +289,16 @@ class Store(Protocol):
     @property
     def leases(self) -> LeaseRepository:
         """Tree leases."""
+        ...
+
+    @property
+    def pauses(self) -> PausedExecutionRepository:
+        """The pauses."""
+        ...
+
+    @property
+    def records(self) -> ExecutionRecordRepository:
+        """The execution records."""
         ...
 
     async def open(self) -> None:

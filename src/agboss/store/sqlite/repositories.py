@@ -119,25 +119,47 @@ class SqliteExecutionRepository:
         output_json: str | None,
         error: bytes | None,
         now: datetime,
-    ) -> None:
+    ) -> bool:
         with self._db.transaction() as connection:
             self._db.check_fence(connection, fence)
-            connection.execute(
+            cursor = connection.execute(
                 "UPDATE executions SET status = ?, output_json = ?, error = ?, updated_at = ? "
-                "WHERE execution_id = ?",
+                "WHERE execution_id = ? AND status != 'cancelled'",
                 (status.value, output_json, error, to_micros(now), execution_id),
             )
+        return cursor.rowcount == 1
 
     async def find_interrupted(self, now: datetime, limit: int) -> list[str]:
         rows = self._db.connection.execute(
             "SELECT e.execution_id FROM executions AS e "
             "LEFT JOIN leases AS l ON l.root_execution_id = e.execution_id "
-            "WHERE e.status = 'running' AND e.parent_execution_id IS NULL "
-            "AND (l.expires_at IS NULL OR l.expires_at <= ?) "
+            "WHERE e.parent_execution_id IS NULL "
+            "AND (l.holder IS NULL OR l.expires_at <= ?) "
+            "AND (e.status = 'running' OR (e.status = 'paused' AND EXISTS ("
+            "  SELECT 1 FROM pauses AS p WHERE p.root_execution_id = e.execution_id "
+            "  AND p.status = 'resolved'))) "
             "ORDER BY e.created_at LIMIT ?",
             (to_micros(now), limit),
         ).fetchall()
         return [str(row[0]) for row in rows]
+
+    async def cancel(self, tenant_id: str, thread_id: str, *, now: datetime) -> list[str]:
+        rows = self._db.connection.execute(
+            "UPDATE executions SET status = 'cancelled', updated_at = ? "
+            "WHERE tenant_id = ? AND thread_id = ? AND status IN ('running', 'paused') "
+            "RETURNING execution_id",
+            (to_micros(now), tenant_id, thread_id),
+        ).fetchall()
+        return [str(row[0]) for row in rows]
+
+    async def find_thread_roots(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
+        rows = self._db.connection.execute(
+            f"SELECT {_EXECUTION_COLUMNS} FROM executions "
+            "WHERE tenant_id = ? AND thread_id = ? AND parent_execution_id IS NULL "
+            "ORDER BY created_at",
+            (tenant_id, thread_id),
+        ).fetchall()
+        return [_execution(row) for row in rows]
 
 
 class SqliteStepJournalRepository:

@@ -5,6 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from agboss.store.sqlite.database import SqliteDatabase
+from agboss.store.sqlite.pauses import (
+    SqliteExecutionRecordRepository,
+    SqlitePausedExecutionRepository,
+)
 from agboss.store.sqlite.repositories import (
     SqliteExecutionRepository,
     SqliteLeaseRepository,
@@ -26,6 +30,8 @@ class SqliteStore:
         self._executions = SqliteExecutionRepository(self._db)
         self._journal = SqliteStepJournalRepository(self._db)
         self._leases = SqliteLeaseRepository(self._db)
+        self._pauses = SqlitePausedExecutionRepository(self._db)
+        self._records = SqliteExecutionRecordRepository(self._db)
 
     @property
     def path(self) -> Path:
@@ -48,6 +54,14 @@ class SqliteStore:
     @property
     def leases(self) -> SqliteLeaseRepository:
         return self._leases
+
+    @property
+    def pauses(self) -> SqlitePausedExecutionRepository:
+        return self._pauses
+
+    @property
+    def records(self) -> SqliteExecutionRecordRepository:
+        return self._records
 
     async def open(self) -> None:
         self._db.open()

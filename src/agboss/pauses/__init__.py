@@ -1,0 +1,17 @@
+"""Pauses: asking a channel, answering by id, withdrawing, and the audit trail."""
+
+from agboss.pauses.model import (
+    ExecutionPauseEvent,
+    ExecutionResumeEvent,
+    PauseAnswer,
+    PauseAnswerRecord,
+    PauseRecord,
+)
+
+__all__ = [
+    "ExecutionPauseEvent",
+    "ExecutionResumeEvent",
+    "PauseAnswer",
+    "PauseAnswerRecord",
+    "PauseRecord",
+]

@@ -1,0 +1,158 @@
+"""Answering a pause by its id: the checks, recording the decision, then moving the tree.
+
+A resume has two phases. 1. Record the decision: the shape, the lookup by
+``(tenant_id, pause_id)``, who may answer, the decision's validation, then Pending → Resolved
+atomically (a second answer gets `NotPausedError` and moves nothing). 2. Move the tree: take
+its lease and run a pass, which takes every resolved pause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from agboss.context import DEFAULT_TENANT_ID
+from agboss.dto import ToolCallApprovalDecisionDto
+from agboss.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from agboss.errors import (
+    DtoValidationError,
+    NotPausedError,
+    PauseAnswererError,
+    ReplyInterpreterMissingError,
+    ThreadOwnerError,
+    UnknownPauseError,
+)
+from agboss.outputs import ExecutionOutput
+from agboss.pauses.decisions import validate_decision
+from agboss.pauses.model import PauseAnswer, PauseAnswerRecord, PauseRecord
+from agboss.pauses.withdrawing import close_pending_pauses, tool_of
+from agboss.store.protocol import ExecutionRow
+
+if TYPE_CHECKING:
+    from agboss.engine.engine import Engine
+
+__all__ = ["cancel_thread", "resume_pause"]
+
+
+def _check_shape(decision: object, reply: str | None) -> None:
+    if (decision is None) == (reply is None):
+        raise DtoValidationError(
+            "a resume takes exactly one of decision= or reply=",
+            hint="pass decision=ToolCallApprovalDecisionDto(...) or reply='the answer in words'",
+        )
+    if reply is not None and not reply.strip():
+        raise DtoValidationError(
+            "the reply is empty", hint="pass the person's words, or answer with decision="
+        )
+
+
+def _check_answerer(
+    pause: PauseRecord, row: ExecutionRow, owner_id: str | None, answered_by: str | None
+) -> str:
+    """Who answers, once the credential fits the pause; raises otherwise."""
+    if pause.answered_by is PauseAnswerer.THREAD_OWNER:
+        if answered_by is not None or owner_id is None:
+            raise PauseAnswererError(
+                "this pause is answered by the thread's owner",
+                hint="pass owner_id=<the thread's owner>, not answered_by=",
+            )
+        if owner_id != row.owner_id:
+            raise ThreadOwnerError("owner_id is not the owner of the pause's thread")
+        return owner_id
+    if owner_id is not None or not answered_by:
+        raise PauseAnswererError(
+            "this pause is answered through its channel",
+            hint="pass answered_by=<who answered, as the channel authenticated them>, "
+            "not owner_id=",
+        )
+    return answered_by
+
+
+async def resume_pause(
+    engine: Engine,
+    pause_id: str,
+    *,
+    decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
+    reply: str | None,
+    tenant_id: str | None,
+    owner_id: str | None,
+    answered_by: str | None,
+    record: bool,
+) -> ExecutionOutput:
+    """Answers a pause; see `App.resume`."""
+    _check_shape(decision, reply)
+    runtime = engine.runtime
+    store = runtime.store
+    tenant = tenant_id or DEFAULT_TENANT_ID
+    pause = await store.pauses.find_by_tenant_id_and_pause_id(tenant, pause_id)
+    row = None if pause is None else await store.executions.find_by_id(pause.execution_id)
+    if pause is None or row is None:
+        raise UnknownPauseError()
+    responder = _check_answerer(pause, row, owner_id, answered_by)
+    _, tool_spec, channel = tool_of(runtime, pause)
+    if reply is not None:
+        if channel.role is None or channel.role.reply_interpreter is None:
+            raise ReplyInterpreterMissingError(
+                f"{channel.name} has no reply interpreter to read a free-text reply",
+                hint="answer with decision=, or name a reply_interpreter= on the channel role",
+            )
+        from agboss.pauses.interpreting import interpret_reply
+
+        decision = await interpret_reply(engine, pause, row, reply)
+    valid = validate_decision(decision, tool_spec.name, tool_spec.input)
+    now = runtime.clock.now()
+    answer = PauseAnswer(decision=valid, responder=responder, reply=reply)
+    resolved = await store.pauses.resolve(
+        tenant,
+        pause_id,
+        status=PauseStatus.RESOLVED,
+        resolution=PauseResolution.REPLIED,
+        answer=answer,
+        now=now,
+    )
+    if resolved is None:
+        current = await store.pauses.find_by_tenant_id_and_pause_id(tenant, pause_id)
+        raise NotPausedError(current.status.value if current else "gone")
+    await store.records.save_pause_answer(
+        tenant,
+        resolved.root_execution_id,
+        PauseAnswerRecord.of(resolved, PauseResolution.REPLIED, now, answer),
+    )
+    from agboss.pauses.model import ExecutionResumeEvent
+
+    await engine.hooks.on_resume(
+        ExecutionResumeEvent(
+            tenant_id=tenant,
+            thread_id=row.thread_id,
+            execution_id=resolved.root_execution_id,
+            pause_id=resolved.pending().pause_id,
+            answered_by=responder,
+            channel=resolved.channel,
+            decision=valid,
+        )
+    )
+    return await engine.move(resolved.root_execution_id, record=record)
+
+
+async def cancel_thread(
+    engine: Engine, thread_id: str, *, tenant_id: str | None, owner_id: str
+) -> ExecutionOutput | None:
+    """Cancels a thread's running and paused executions; see `App.cancel`."""
+    runtime = engine.runtime
+    store = runtime.store
+    tenant = tenant_id or DEFAULT_TENANT_ID
+    thread = await store.executions.find_thread(tenant, thread_id)
+    if thread is None:
+        return None
+    if thread.owner_id != owner_id:
+        raise ThreadOwnerError(f"thread {thread_id} belongs to another owner")
+    cancelled = await store.executions.cancel(tenant, thread_id, now=runtime.clock.now())
+    for execution_id in cancelled:
+        root = await store.executions.find_by_id(execution_id)
+        if root is not None:
+            await close_pending_pauses(runtime, root, PauseResolution.CANCELLED)
+    if not cancelled:
+        return None
+    return ExecutionOutput(
+        thread_id=thread_id, execution_id=cancelled[-1], status=ExecutionStatus.CANCELLED
+    )
