@@ -1,0 +1,241 @@
+"""The office application of python-api.md with its approval channels, as the pause tests use it."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+from pydantic import BaseModel
+
+from agboss import (
+    AutoApproveChannel,
+    AutoRejectChannel,
+    ChannelAsk,
+    ChannelOf,
+    ChannelOutcome,
+    ChannelWithdrawal,
+    DecidedBy,
+    ExecutionContext,
+    ExecutionPauseEvent,
+    ExecutionResumeEvent,
+    PauseAnswerer,
+    ReplyInterpretation,
+    ReplyInterpreterHandler,
+    ToolCallApprovalDecisionDto,
+    ToolHandler,
+    WorkflowFinishTextDto,
+    WorkflowStartTextDto,
+    agent,
+    application,
+    channel,
+    channel_role,
+    reply_interpreter,
+    start,
+    tool,
+    workflow,
+    workflow_finish,
+    workflow_start,
+)
+from agboss.interpreters import InterpreterInput
+
+
+class DepositReturnDto(BaseModel):
+    lease_id: str
+
+
+class ExpenseDto(BaseModel):
+    purpose: str
+    amount: float
+
+
+class DeskDoneDto(BaseModel):
+    status: str
+
+
+RUNS: list[str] = []
+"""Every tool run, in order."""
+
+EVENTS: list[Any] = []
+"""Every pause and resume event, in order."""
+
+SENT: list[str] = []
+"""What the desk channel was sent and withdrew, in order."""
+
+
+@channel_role(
+    name="deposit-approval-channel",
+    description="A clerk approves deposit returns",
+    approves=DepositReturnDto,
+    answered_by=PauseAnswerer.CHANNEL,
+)
+class DepositApprovalChannel(ChannelOf[DepositReturnDto]): ...
+
+
+@reply_interpreter(
+    name="expense-reply-interpreter",
+    description="Reads an expense button's value",
+    decided_by=DecidedBy.CODE,
+)
+class ExpenseReplyInterpreter(ReplyInterpreterHandler[ExpenseDto]):
+    def interpret(self, input: InterpreterInput[ExpenseDto]) -> ReplyInterpretation:
+        value = json.loads(input.reply)  # a text that is no JSON: a crash, read as unreadable
+        if not isinstance(value, dict) or "approved" not in value:
+            return ReplyInterpretation.not_understood(
+                reason=f"not an expense button: {input.reply}"
+            )
+        return ReplyInterpretation.understood(
+            ToolCallApprovalDecisionDto(approved=value["approved"] is True)
+        )
+
+
+@channel_role(
+    name="expense-approval-channel",
+    description="The thread's owner confirms an expense with two buttons",
+    approves=ExpenseDto,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+    reply_interpreter=ExpenseReplyInterpreter,
+)
+class ExpenseApprovalChannel(ChannelOf[ExpenseDto]): ...
+
+
+@channel(
+    name="desk-deposit-approval-channel",
+    description="Asks the clerk on duty",
+    deps=[ExecutionContext],
+)
+class DeskDepositApprovalChannel(DepositApprovalChannel):
+    def __init__(self, context: ExecutionContext) -> None:
+        self.context = context
+
+    async def send(self, ask: ChannelAsk[DepositReturnDto]) -> ChannelOutcome:
+        SENT.append(f"send {ask.value.arguments.lease_id} {self.context.tenant.tenant_id}")
+        return ChannelOutcome.await_reply()
+
+    async def withdraw(self, withdrawal: ChannelWithdrawal[DepositReturnDto]) -> None:
+        SENT.append(f"withdraw {withdrawal.value.arguments.lease_id} {withdrawal.resolution}")
+
+
+@channel(name="button-expense-approval-channel", description="Shows the owner two buttons")
+class ButtonExpenseApprovalChannel(ExpenseApprovalChannel):
+    async def send(self, ask: ChannelAsk[ExpenseDto]) -> ChannelOutcome:
+        return ChannelOutcome.await_reply()
+
+
+@tool(
+    name="return-deposit-tool",
+    description="Returns a deposit",
+    input=DepositReturnDto,
+    output=DeskDoneDto,
+    channel=DepositApprovalChannel,
+    timeout=timedelta(seconds=5),
+    deps=[ExecutionContext],
+)
+class ReturnDepositTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
+    def __init__(self, context: ExecutionContext) -> None:
+        self.context = context
+
+    async def run(self, args: DepositReturnDto) -> DeskDoneDto:
+        RUNS.append(f"return-deposit {args.lease_id} as {self.context.owner_id}")
+        return DeskDoneDto(status=f"returned the deposit of {args.lease_id}")
+
+
+@tool(
+    name="book-expense-tool",
+    description="Books an expense",
+    input=ExpenseDto,
+    output=DeskDoneDto,
+    channel=ExpenseApprovalChannel,
+)
+class BookExpenseTool(ToolHandler[ExpenseDto, DeskDoneDto]):
+    async def run(self, args: ExpenseDto) -> DeskDoneDto:
+        RUNS.append(f"book-expense {args.purpose} {args.amount}")
+        return DeskDoneDto(status=f"booked {args.purpose}")
+
+
+@tool(
+    name="stamp-tool",
+    description="Stamps a form at once",
+    input=DepositReturnDto,
+    output=DeskDoneDto,
+    channel=AutoApproveChannel,
+)
+class StampTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
+    async def run(self, args: DepositReturnDto) -> DeskDoneDto:
+        RUNS.append(f"stamp {args.lease_id}")
+        return DeskDoneDto(status="stamped")
+
+
+@tool(
+    name="shred-tool",
+    description="Shreds a form",
+    input=DepositReturnDto,
+    output=DeskDoneDto,
+    channel=AutoRejectChannel,
+)
+class ShredTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
+    async def run(self, args: DepositReturnDto) -> DeskDoneDto:
+        RUNS.append(f"shred {args.lease_id}")
+        return DeskDoneDto(status="shredded")
+
+
+@tool(
+    name="look-up-tool", description="Looks a lease up", input=DepositReturnDto, output=DeskDoneDto
+)
+class LookUpTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
+    async def run(self, args: DepositReturnDto) -> DeskDoneDto:
+        RUNS.append(f"look-up {args.lease_id}")
+        return DeskDoneDto(status=f"{args.lease_id} is a flat")
+
+
+@agent(
+    name="office-agent",
+    description="Returns deposits and books expenses",
+    prompt="Do what is asked.",
+    model="moonshotai/kimi-k2.6",
+    tools=[ReturnDepositTool, BookExpenseTool, StampTool, ShredTool, LookUpTool],
+)
+class OfficeAgent: ...
+
+
+@workflow_start(name="office-workflow-start", description="A request", input=WorkflowStartTextDto)
+class OfficeWorkflowStart: ...
+
+
+@workflow_finish(
+    name="office-workflow-finish", description="The answer", output=WorkflowFinishTextDto
+)
+class OfficeWorkflowFinish: ...
+
+
+@workflow(
+    name="office-workflow",
+    version="1.0.0",
+    flow=[
+        start(OfficeWorkflowStart)
+        .returns(WorkflowStartTextDto)
+        .to_agent(OfficeAgent)
+        .to_finish(OfficeWorkflowFinish),
+    ],
+)
+class OfficeWorkflow: ...
+
+
+@application(
+    name="office-application",
+    workflows=[OfficeWorkflow],
+    channels=[DeskDepositApprovalChannel, ButtonExpenseApprovalChannel],
+    pause_record_retention=timedelta(hours=24),
+)
+class OfficeApplication:
+    async def on_execution_pause(self, event: ExecutionPauseEvent) -> None:
+        EVENTS.append(event)
+
+    def on_execution_resume(self, event: ExecutionResumeEvent) -> None:
+        EVENTS.append(event)
+
+
+def clear() -> None:
+    RUNS.clear()
+    EVENTS.clear()
+    SENT.clear()
