@@ -74,6 +74,15 @@ async def both_paused(env: TestEnv) -> tuple[ExecutionOutput, str, str]:
     return result, deposit_pause_id, owner_pause.pause_id
 
 
+async def _until_resolved(env: TestEnv, pause_id: str) -> None:
+    for _ in range(2000):
+        pause = await env.app.store.pauses.find_by_tenant_id_and_pause_id("acme", pause_id)
+        if pause is not None and pause.status is PauseStatus.RESOLVED:
+            return
+        await asyncio.sleep(0.001)
+    raise AssertionError("the answer was never recorded")
+
+
 def approve(**fields: object) -> ToolCallApprovalDecisionDto:
     return ToolCallApprovalDecisionDto.model_validate({"approved": True, **fields})
 
@@ -191,7 +200,7 @@ async def test_the_pause_id_is_128_random_bits_and_only_listed_for_a_thread_owne
 
 
 async def test_a_re_entered_step_finds_the_same_pause_id(env: TestEnv) -> None:
-    result, deposit_id, owner_id = await both_paused(env)
+    _, deposit_id, owner_id = await both_paused(env)
     after = await env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1")
     assert after.status is ExecutionStatus.PAUSED
     desk_channel = env.mock_of(DeskDepositApprovalChannel)
@@ -371,7 +380,8 @@ async def test_auto_reject_channel_decides_at_once_and_the_model_reads_the_rejec
     await env.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
     [error] = [m.content for m in script.requests[1].messages if m.role is MessageRole.TOOL]
     assert error == (
-        "Tool error: the call was rejected by auto-reject-channel: calls of this tool are not allowed"
+        "Tool error: the call was rejected by auto-reject-channel: "
+        "calls of this tool are not allowed"
     )
     assert RUNS == []
 
@@ -419,7 +429,7 @@ async def test_a_channel_whose_send_throws_fails_the_step_never_a_tool_error(env
 async def test_a_pause_goes_pending_sent_then_resolved_then_taken_on_the_clock(
     env: TestEnv,
 ) -> None:
-    _, deposit_id, owner_id = await both_paused(env)
+    _, deposit_id, _ = await both_paused(env)
     pauses = env.app.store.pauses
     asked = await pauses.find_by_tenant_id_and_pause_id("acme", deposit_id)
     assert asked is not None
@@ -473,7 +483,7 @@ async def test_a_reply_that_lands_while_send_is_still_returning_is_taken_at_once
 async def test_within_retention_a_late_answer_is_not_paused_after_it_the_id_is_unknown(
     env: TestEnv,
 ) -> None:
-    _, deposit_id, owner_id = await both_paused(env)
+    _, _, owner_id = await both_paused(env)
     await env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1")
     await env.clock.advance(timedelta(hours=23))
     with pytest.raises(NotPausedError):
@@ -673,11 +683,7 @@ async def test_before_resting_a_pass_takes_the_decisions_recorded_meanwhile(env:
     webhook = asyncio.ensure_future(
         env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1")
     )
-    pauses = env.app.store.pauses
-    while (await pauses.find_by_tenant_id_and_pause_id("acme", owner_id)).status is not (  # type: ignore[union-attr]
-        PauseStatus.RESOLVED
-    ):
-        await asyncio.sleep(0.001)
+    await _until_resolved(env, owner_id)
     webhook.cancel()  # the webhook gives up waiting: its recorded decision must not wait
     release.set()
     result = await holder
