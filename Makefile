@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m examples.flow_patterns.office
+	$(BIN)/python -m examples.flow_patterns.approvals
 
 test: lint typecheck unit
 

@@ -26,3 +26,49 @@ def test_the_office_example_runs_end_to_end_on_the_scripted_model(tmp_path: Path
     assert "ran book-expense-tool {'purpose': 'taxi', 'amount': 12.5}" in done.stdout
     assert "answer: returned the deposit of L-7; booked taxi (12.50 EUR)" in done.stdout
     assert (tmp_path / ".agboss" / "agboss.db").exists()
+
+
+def run_approvals(tmp_path: Path, answers: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGBOSS_MODEL")}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "examples.flow_patterns.approvals"],
+        cwd=tmp_path,
+        env=env,
+        input=answers,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout
+
+
+def test_the_approvals_example_pauses_on_both_calls_and_takes_piped_answers(
+    tmp_path: Path,
+) -> None:
+    out = run_approvals(tmp_path, "maybe\ny\nn not this month\n")
+    assert "? office-agent asks to run return-deposit-tool(lease_id='L-7')" in out
+    assert "? office-agent asks to run book-expense-tool(purpose='taxi', amount=12.5)" in out
+    assert "… the desk waits for 2 answer(s)" in out
+    assert "please answer y, n <reason>" in out
+    assert (
+        "answer: returned the deposit of L-7; the call was rejected by user-1: not this month"
+        in out
+    )
+    assert "audit: book-expense-tool rejected by user-1 (replied)" in out
+    assert out.rstrip().endswith("status: completed")
+
+
+def test_the_approvals_example_approves_with_other_arguments(tmp_path: Path) -> None:
+    out = run_approvals(tmp_path, "y\ny amount=lots\ny amount=6.25\n")
+    assert "override_arguments is not a valid input of book-expense-tool" in out
+    assert "answer: returned the deposit of L-7; booked taxi (6.25 EUR)" in out
+
+
+def test_the_approvals_example_leaves_the_execution_paused_when_answers_run_out(
+    tmp_path: Path,
+) -> None:
+    out = run_approvals(tmp_path, "y\n")
+    assert "the execution stays paused; its pauses are durable" in out
+    assert out.rstrip().endswith("status: paused")

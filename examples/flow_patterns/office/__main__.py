@@ -13,8 +13,8 @@ import sys
 
 from agboss import App, OpenAICompatibleProvider, WorkflowFinishTextDto, WorkflowStartTextDto
 from agboss.models import ModelProvider
+from examples.flow_patterns.desk_model import scripted_provider
 from examples.flow_patterns.office.components import OfficeApplication, OfficeWorkflow
-from examples.flow_patterns.office.scripted import scripted_provider
 
 DEFAULT_REQUEST = "Return L-7's deposit and book the taxi, 12.50 euros."
 

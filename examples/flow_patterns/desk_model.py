@@ -1,4 +1,4 @@
-"""A scripted stand-in for a model, so the example runs with no key and no network.
+"""A scripted stand-in for the desk agents' model, so the examples run with no key or network.
 
 It reads the request the way a model would have to: it finds leases (``L-7``) and expenses
 (``taxi 12.50``) in the user's words, calls the tools for them, then sums up their results.
@@ -22,11 +22,20 @@ def _usage(request: ChatRequest) -> Usage:
     return Usage(input_tokens=sent // 4, output_tokens=20, calls=1)
 
 
+def _said(result: str) -> str:
+    if result.startswith("Tool error: "):
+        return result.removeprefix("Tool error: ")
+    try:
+        return str(json.loads(result).get("status", result))
+    except ValueError:
+        return result
+
+
 def office_model(request: ChatRequest) -> ChatResponse:
     """One model turn of the office agent."""
     results = [m.content for m in request.messages if m.role is MessageRole.TOOL]
     if results:
-        said = "; ".join(json.loads(text).get("status", text) for text in results)
+        said = "; ".join(_said(text) for text in results)
         answer = ToolCall(id="answer", name=ANSWER_TOOL, arguments=json.dumps({"text": said}))
         return ChatResponse(tool_calls=(answer,), usage=_usage(request), model=request.model)
     text = next(m.content for m in request.messages if m.role is MessageRole.USER)

@@ -1,0 +1,1 @@
+"""Two approvals at once, answered in the terminal."""
