@@ -99,3 +99,38 @@ async def test_recovery_leaves_an_execution_whose_holder_is_alive(tmp_path: Path
         running.cancel()
         await first.close()
         await second.close()
+
+
+async def test_a_send_cut_off_by_a_crash_is_retried_with_the_same_pause_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.durable_pause_app import RefundApplication, model
+
+    db, sent = tmp_path / "store.db", tmp_path / "sent.txt"
+    monkeypatch.setenv("AGBOSS_TEST_SENT", str(sent))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.durable_pause_app", str(db), str(sent)],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        await _wait_for(sent, child)
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    [first_id] = sent.read_text().split()
+
+    app = await App.create(
+        RefundApplication,
+        store=f"sqlite:///{db}",
+        providers=[model()],
+        clock=TestClock(start=datetime.now(UTC) + timedelta(minutes=5)),
+    )
+    try:
+        [paused] = await app.recover()
+        assert paused.status is ExecutionStatus.PAUSED
+        assert sent.read_text().split() == [first_id, first_id]  # sent again, same id
+        done = await app.resume(first_id, decision={"approved": True}, answered_by="clerk-3")
+    finally:
+        await app.close()
+    assert done.status is ExecutionStatus.COMPLETED

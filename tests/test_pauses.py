@@ -689,3 +689,25 @@ async def test_before_resting_a_pass_takes_the_decisions_recorded_meanwhile(env:
     result = await holder
     assert result.status is ExecutionStatus.COMPLETED
     assert RUNS == ["book-expense taxi 12.5"]
+
+
+async def test_a_recorded_answer_whose_caller_died_is_taken_by_the_recovery_sweep(
+    env: TestEnv,
+) -> None:
+    result, deposit_id, owner_id = await both_paused(env)
+    store = env.app.store
+    # Another instance holds the tree and dies: its lease stays until it expires.
+    assert await store.leases.acquire(
+        result.execution_id, "dead-instance", now=env.clock.now(), ttl=timedelta(seconds=30)
+    )
+    webhook = asyncio.ensure_future(
+        env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1")
+    )
+    await _until_resolved(env, owner_id)
+    webhook.cancel()  # the webhook's process dies too, after recording the answer
+    assert RUNS == []
+    await env.clock.advance(timedelta(seconds=61))  # the lease expires; the sweep runs
+    assert RUNS == ["book-expense taxi 12.5"]
+    after = await env.app.get(result.execution_id, tenant_id="acme")
+    assert after.status is ExecutionStatus.PAUSED
+    assert [p.channel for p in after.pending] == ["deposit-approval-channel"]
