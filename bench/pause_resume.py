@@ -102,7 +102,12 @@ class RefundFinish: ...
 @workflow(
     name="refund-workflow",
     version="1",
-    flow=[start(RefundStart).returns(WorkflowStartTextDto).to_agent(RefundAgent).to_finish(RefundFinish)],
+    flow=[
+        start(RefundStart)
+        .returns(WorkflowStartTextDto)
+        .to_agent(RefundAgent)
+        .to_finish(RefundFinish)
+    ],
 )
 class RefundWorkflow: ...
 
@@ -165,7 +170,8 @@ async def langgraph_cycles(folder: Path, cycles: int, warmup: int) -> list[float
         return {"order_id": state["order_id"]}
 
     def approve(state: State) -> State:
-        answer: Any = interrupt({"tool": "refund-tool", "arguments": {"order_id": state["order_id"]}})
+        question = {"tool": "refund-tool", "arguments": {"order_id": state["order_id"]}}
+        answer: Any = interrupt(question)
         return {"approved": bool(answer["approved"])}
 
     def finish(state: State) -> State:

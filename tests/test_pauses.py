@@ -694,7 +694,7 @@ async def test_before_resting_a_pass_takes_the_decisions_recorded_meanwhile(env:
 async def test_a_recorded_answer_whose_caller_died_is_taken_by_the_recovery_sweep(
     env: TestEnv,
 ) -> None:
-    result, deposit_id, owner_id = await both_paused(env)
+    result, _, owner_id = await both_paused(env)
     store = env.app.store
     # Another instance holds the tree and dies: its lease stays until it expires.
     assert await store.leases.acquire(
