@@ -8,7 +8,21 @@ from pathlib import Path
 
 import pytest
 
-from agboss import ExecutionStatus, LeaseLostError, ThreadOwnerError
+from agboss import (
+    ComponentRecord,
+    ExecutionStatus,
+    LeaseLostError,
+    PauseAnswer,
+    PauseAnswerer,
+    PauseAnswerRecord,
+    PauseRecord,
+    PauseResolution,
+    PauseStatus,
+    StepRecord,
+    ThreadOwnerError,
+    ToolCallApprovalAskDto,
+    ToolCallApprovalDecisionDto,
+)
 from agboss.store import ExecutionRow, SqliteStore, StepEntry, Store
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -113,3 +127,137 @@ async def test_interrupted_executions_are_those_running_with_an_expired_lease(st
         fence, "ex-1", status=ExecutionStatus.COMPLETED, output_json="{}", error=None, now=NOW
     )
     assert await store.executions.find_interrupted(NOW + TTL, 10) == []
+
+
+def pause(pause_id: str = "p" * 32, key: str = "1:a#0/turn-0/tool-0") -> PauseRecord:
+    step = StepRecord(
+        kind="tool-run",
+        key=f"ex-1/{key}",
+        agent=ComponentRecord(kind="agent", name="office-agent"),
+        node_id="1:office-agent",
+    )
+    return PauseRecord(
+        pause_id=pause_id,
+        tenant_id="acme",
+        step_key=key,
+        root_execution_id="ex-1",
+        execution_id="ex-1",
+        seq=0,
+        status=PauseStatus.PENDING,
+        resolution=None,
+        is_sent=False,
+        answered_by=PauseAnswerer.THREAD_OWNER,
+        channel="expense-approval-channel",
+        agent="office-agent",
+        ask=ToolCallApprovalAskDto(tool="book-expense-tool", call_id="c1", arguments={}),
+        step=step,
+        answer=None,
+        asked_at=NOW,
+        resolved_at=None,
+    )
+
+
+ANSWER = PauseAnswer(decision=ToolCallApprovalDecisionDto(approved=True), responder="u")
+
+
+async def test_pauses_are_numbered_in_the_order_asked_and_found_by_step(store: Store) -> None:
+    fence = await store.executions.begin(row(), holder="a", lease_until=NOW + TTL)
+    first = await store.pauses.insert(fence, pause("a" * 32, "k1"))
+    second = await store.pauses.insert(fence, pause("b" * 32, "k2"))
+    assert (first.seq, second.seq) == (1, 2)
+    found = await store.pauses.find_by_step("ex-1", "k2")
+    assert found is not None
+    assert found.pause_id == "b" * 32
+
+
+async def test_pending_to_resolved_happens_once(store: Store) -> None:
+    fence = await store.executions.begin(row(), holder="a", lease_until=NOW + TTL)
+    await store.pauses.insert(fence, pause())
+
+    async def resolve() -> PauseRecord | None:
+        return await store.pauses.resolve(
+            "acme",
+            "p" * 32,
+            status=PauseStatus.RESOLVED,
+            resolution=PauseResolution.REPLIED,
+            answer=ANSWER,
+            now=NOW,
+        )
+
+    first, second = await resolve(), await resolve()
+    assert first is not None
+    assert first.status is PauseStatus.RESOLVED
+    assert first.answer == ANSWER
+    assert second is None
+    assert (
+        await store.pauses.cancel_by_tenant_id_and_pause_id(
+            "acme", "p" * 32, resolution=PauseResolution.CANCELLED, now=NOW
+        )
+        is None
+    )
+
+
+async def test_pending_to_cancelled_happens_once_and_reports_is_sent(store: Store) -> None:
+    fence = await store.executions.begin(row(), holder="a", lease_until=NOW + TTL)
+    await store.pauses.insert(fence, pause())
+    assert await store.pauses.mark_sent("acme", "p" * 32) is PauseStatus.PENDING
+    closed = await store.pauses.cancel_by_tenant_id_and_pause_id(
+        "acme", "p" * 32, resolution=PauseResolution.WITHDRAWN, now=NOW
+    )
+    assert closed is not None
+    assert closed.is_sent
+    assert closed.resolution is PauseResolution.WITHDRAWN
+    assert (
+        await store.pauses.cancel_by_tenant_id_and_pause_id(
+            "acme", "p" * 32, resolution=PauseResolution.CANCELLED, now=NOW
+        )
+        is None
+    )
+
+
+async def test_a_pause_is_found_only_under_its_own_tenant(store: Store) -> None:
+    fence = await store.executions.begin(row(), holder="a", lease_until=NOW + TTL)
+    await store.pauses.insert(fence, pause())
+    assert await store.pauses.find_by_tenant_id_and_pause_id("other", "p" * 32) is None
+
+
+async def test_delete_resolved_before_keeps_pending_and_resolved_pauses(store: Store) -> None:
+    fence = await store.executions.begin(row(), holder="a", lease_until=NOW + TTL)
+    for index, key in enumerate(["pending", "resolved", "taken", "cancelled"]):
+        await store.pauses.insert(fence, pause(str(index) * 32, key))
+    await store.pauses.resolve(
+        "acme",
+        "1" * 32,
+        status=PauseStatus.RESOLVED,
+        resolution=PauseResolution.REPLIED,
+        answer=ANSWER,
+        now=NOW,
+    )
+    await store.pauses.resolve(
+        "acme",
+        "2" * 32,
+        status=PauseStatus.TAKEN,
+        resolution=PauseResolution.DECIDED,
+        answer=ANSWER,
+        now=NOW,
+    )
+    await store.pauses.cancel_by_tenant_id_and_pause_id(
+        "acme", "3" * 32, resolution=PauseResolution.CANCELLED, now=NOW
+    )
+    assert await store.pauses.delete_resolved_before(NOW) == 0
+    assert await store.pauses.delete_resolved_before(NOW + timedelta(seconds=1)) == 2
+    left = await store.pauses.find_by_root("ex-1", tuple(PauseStatus))
+    assert [p.status for p in left] == [PauseStatus.PENDING, PauseStatus.RESOLVED]
+
+
+async def test_an_audit_entry_is_written_once_per_pause(store: Store) -> None:
+    fence = await store.executions.begin(row(), holder="a", lease_until=NOW + TTL)
+    made = await store.pauses.insert(fence, pause())
+    entry = PauseAnswerRecord.of(made, PauseResolution.REPLIED, NOW, ANSWER)
+    await store.records.save_pause_answer("acme", "ex-1", entry)
+    await store.records.save_pause_answer(
+        "acme", "ex-1", PauseAnswerRecord.of(made, PauseResolution.CANCELLED, NOW, None)
+    )
+    assert await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
+        "acme", "ex-1"
+    ) == [entry]
