@@ -711,3 +711,18 @@ async def test_a_recorded_answer_whose_caller_died_is_taken_by_the_recovery_swee
     after = await env.app.get(result.execution_id, tenant_id="acme")
     assert after.status is ExecutionStatus.PAUSED
     assert [p.channel for p in after.pending] == ["deposit-approval-channel"]
+
+
+async def test_a_failed_step_cancels_its_sent_sibling_pause_and_tells_its_channel_once(
+    env: TestEnv,
+) -> None:
+    env.mock_llm(OfficeAgent).then_return(BOTH, DONE)
+    env.mock_of(desk.ButtonExpenseApprovalChannel).send.side_effect = ConnectionError("down")
+    desk_channel = env.mock_of(DeskDepositApprovalChannel)
+    with pytest.raises(AgentFailedError, match="down"):
+        await env.app.execute(OfficeWorkflow, REQUEST, tenant_id="acme", owner_id="user-1")
+    desk_channel.withdraw.assert_called_once()
+    assert desk_channel.withdraw.call_args.args[0].resolution is PauseResolution.CANCELLED
+    deposit_id = desk_channel.send.call_args.args[0].pause_id
+    with pytest.raises(NotPausedError):
+        await env.app.resume(deposit_id, decision=approve(), tenant_id="acme", answered_by="c")

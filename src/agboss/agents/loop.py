@@ -142,12 +142,19 @@ class AgentRun:
                 answer, invalid = self._read_text(response.content)
                 if answer is not None:
                     return answer
-            results = await asyncio.gather(
+            # Every call runs to its end (or its pause) even when a sibling fails, so that no
+            # send is left half-done behind the failure; the first failure is then raised.
+            outcomes = await asyncio.gather(
                 *(
                     self._tool_call(iteration, attempts, index, call)
                     for index, call in enumerate(calls)
-                )
+                ),
+                return_exceptions=True,
             )
+            failures = [o for o in outcomes if isinstance(o, BaseException)]
+            if failures:
+                raise failures[0]
+            results = [o for o in outcomes if not isinstance(o, BaseException)]
             if any(result is None for result in results):
                 return WAITING
             for call, result in zip(calls, results, strict=True):

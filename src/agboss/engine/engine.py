@@ -129,6 +129,8 @@ class Engine:
             while True:
                 try:
                     outcome = await self._run_flow(frame)
+                except LeaseLostError:
+                    raise  # another instance owns the tree now: leave its state to it
                 except AgbossError as error:
                     # Its tree ended before an answer: the pauses still waiting are cancelled.
                     await close_pending_pauses(runtime, row, PauseResolution.CANCELLED)
