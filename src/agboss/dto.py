@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "ToolCallApprovalAskDto",
@@ -12,6 +12,7 @@ __all__ = [
     "WorkflowFinishTextDto",
     "WorkflowStartTextDto",
     "is_text_dto",
+    "validation_errors",
 ]
 
 
@@ -68,3 +69,11 @@ def is_text_dto(dto: type[BaseModel]) -> bool:
     """Whether a DTO is a text DTO: its only field is ``text: str``, so plain text answers it."""
     fields = dto.model_fields
     return list(fields) == ["text"] and fields["text"].annotation is str
+
+
+def validation_errors(error: ValidationError) -> list[str]:
+    """A Pydantic validation error as lines a person (or a model) can act on: ``where: what``."""
+    return [
+        f"{'.'.join(str(part) for part in item['loc']) or '(the whole value)'}: {item['msg']}"
+        for item in error.errors(include_url=False)
+    ]

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from agboss.components.specs import AgentSpec, ToolSpec
 from agboss.context import StepContext
-from agboss.dto import is_text_dto
+from agboss.dto import is_text_dto, validation_errors
 from agboss.engine.frame import ExecutionFrame, maybe_await
 from agboss.engine.timeouts import run_within
 from agboss.enums import PauseStatus
@@ -65,11 +65,7 @@ def _schema(dto: type[BaseModel]) -> dict[str, Any]:
 
 def describe_validation_error(error: ValidationError) -> str:
     """A validation error as one line a model (or a person) can act on."""
-    parts = []
-    for item in error.errors(include_url=False):
-        where = ".".join(str(part) for part in item["loc"]) or "(the whole value)"
-        parts.append(f"{where}: {item['msg']}")
-    return "; ".join(parts)
+    return "; ".join(validation_errors(error))
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,17 +6,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agboss.dto import ToolCallApprovalDecisionDto
+from agboss.dto import ToolCallApprovalDecisionDto, validation_errors
 from agboss.errors import DtoValidationError
 
 __all__ = ["validate_decision"]
-
-
-def _errors(error: ValidationError) -> list[str]:
-    return [
-        f"{'.'.join(str(part) for part in item['loc']) or '(the whole value)'}: {item['msg']}"
-        for item in error.errors(include_url=False)
-    ]
 
 
 def validate_decision(
@@ -39,7 +32,7 @@ def validate_decision(
     except ValidationError as error:
         raise DtoValidationError(
             "the decision is not a valid ToolCallApprovalDecisionDto",
-            errors=_errors(error),
+            errors=validation_errors(error),
             hint="pass approved (a bool), and optionally reason and override_arguments",
         ) from error
     if valid.override_arguments is None:
@@ -54,7 +47,7 @@ def validate_decision(
     except ValidationError as error:
         raise DtoValidationError(
             f"override_arguments is not a valid input of {tool} ({tool_input.__name__})",
-            errors=_errors(error),
+            errors=validation_errors(error),
             hint=f"give every field {tool_input.__name__} requires, with valid values",
         ) from error
     return valid

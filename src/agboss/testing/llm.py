@@ -14,7 +14,7 @@ from agboss.agents.loop import ANSWER_TOOL
 from agboss.components.specs import ToolSpec, spec_of
 from agboss.errors import TestSetupError
 from agboss.models.messages import ChatRequest, ChatResponse, ToolCall, Usage
-from agboss.models.provider import ChatModel
+from agboss.models.provider import FunctionProvider
 
 __all__ = [
     "LlmScript",
@@ -169,12 +169,15 @@ class LlmScript:
         )
 
 
-class _ScriptedModel:
-    def __init__(self, provider: ScriptedProvider) -> None:
-        self._provider = provider
+class ScriptedProvider(FunctionProvider):
+    """Serves every model name from the test's `mock_llm` scripts, by the calling component."""
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        script = self._provider.scripts.get(request.caller.name)
+    def __init__(self, serves: Sequence[str] = ("*",)) -> None:
+        super().__init__(self._answer, serves=serves)
+        self.scripts: dict[str, LlmScript] = {}
+
+    def _answer(self, request: ChatRequest) -> ChatResponse:
+        script = self.scripts.get(request.caller.name)
         if script is None:
             raise TestSetupError(
                 f"{request.caller.name} called its model, but no mock_llm script is set for it",
@@ -182,22 +185,3 @@ class _ScriptedModel:
                 ".then_return(...)",
             )
         return script.next_turn(request).response(request)
-
-
-class ScriptedProvider:
-    """Serves every model name from the test's `mock_llm` scripts, by the calling component."""
-
-    def __init__(self, serves: Sequence[str] = ("*",)) -> None:
-        self.scripts: dict[str, LlmScript] = {}
-        self._serves = tuple(serves)
-        self._model = _ScriptedModel(self)
-
-    @property
-    def serves(self) -> Sequence[str]:
-        return self._serves
-
-    def chat_model(self, model: str) -> ChatModel:
-        return self._model
-
-    async def aclose(self) -> None:
-        return None
