@@ -63,7 +63,15 @@ from agboss.pauses import (
     PauseAnswerRecord,
     PauseRecord,
 )
-from agboss.records import ComponentRecord, ExecutionRecord, Spend, StepRecord, ToolCallRecord
+from agboss.policies import Budget
+from agboss.records import (
+    ComponentRecord,
+    ExecutionRecord,
+    LedgerRecord,
+    Spend,
+    StepRecord,
+    ToolCallRecord,
+)
 
 __all__ = [
     "AbortSignal",
@@ -75,6 +83,7 @@ __all__ = [
     "AssemblyViolation",
     "AutoApproveChannel",
     "AutoRejectChannel",
+    "Budget",
     "BudgetExceededError",
     "ChannelAsk",
     "ChannelHandler",
@@ -95,6 +104,7 @@ __all__ = [
     "FunctionProvider",
     "InterpreterInput",
     "LeaseLostError",
+    "LedgerRecord",
     "ModelProviderError",
     "ModelUnservedError",
     "NotPausedError",

@@ -17,6 +17,7 @@ from agboss.engine.runtime import RECOVERY_INTERVAL, Runtime
 from agboss.models.provider import ModelProvider, ModelResolver
 from agboss.outputs import ExecutionOutput
 from agboss.pauses.answering import cancel_thread, resume_pause
+from agboss.pauses.prompts import load_prompts
 from agboss.store.protocol import Store
 from agboss.store.url import store_from
 
@@ -62,9 +63,11 @@ class App:
         """
         resolver = ModelResolver(providers)
         assembly = assemble(application, resolver)
+        prompts = await load_prompts(assembly)
         opened = store_from(store)
         await opened.open()
-        app = cls(Runtime(assembly, opened, clock or SystemClock(), resolver))
+        runtime = Runtime(assembly, opened, clock or SystemClock(), resolver, prompts=prompts)
+        app = cls(runtime)
         app._schedule_sweep()
         return app
 

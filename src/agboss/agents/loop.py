@@ -41,6 +41,7 @@ from agboss.models.messages import (
     ToolSchema,
 )
 from agboss.pauses.asking import ask_approval
+from agboss.policies.budgets import check_budgets, count_spend
 from agboss.records.model import ComponentRecord, StepRecord, ToolCallRecord
 
 __all__ = ["ANSWER_TOOL", "WAITING", "AgentRun", "Waiting", "describe_validation_error"]
@@ -241,10 +242,22 @@ class AgentRun:
             require_tool=not self._text_answer,
         )
 
+        runtime = self.frame.runtime
+        row = self.frame.row
+
         async def call() -> ChatResponse:
-            model = self.frame.runtime.models.chat_model(self.spec.model)
+            model = runtime.models.chat_model(self.spec.model)
             try:
-                return await model.complete(request)
+                await check_budgets(runtime, row, request.caller.label)
+                response = await model.complete(request)
+                await count_spend(
+                    runtime,
+                    row.root_execution_id,
+                    row.execution_id,
+                    request.caller.label,
+                    response.usage,
+                )
+                return response
             except TestSetupError:
                 raise
             except AgbossError as error:
@@ -317,6 +330,10 @@ class AgentRun:
         if approval is None:
             return None
         decision = approval.decision
+        answer = approval.pause.answer
+        if answer is not None and answer.usage is not None:
+            # What reading a free-text reply cost joins the spend once: with this step.
+            record = record.model_copy(update={"usage": answer.usage})
         if decision.approved:
             if decision.override_arguments is not None:
                 args = tool_spec.input.model_validate(decision.override_arguments)

@@ -30,6 +30,7 @@ from agboss.enums import DecidedBy, PauseAnswerer
 
 if TYPE_CHECKING:
     from agboss.flow.dsl import Flow
+    from agboss.policies.budgets import Budget
 
 __all__ = [
     "agent",
@@ -153,17 +154,25 @@ def channel_role(
     *,
     name: str,
     description: str,
-    approves: type[BaseModel],
     answered_by: PauseAnswerer,
+    approves: type[BaseModel] | None = None,
+    asks: type[BaseModel] | None = None,
+    answers: type[BaseModel] | None = None,
     reply_interpreter: type[Any] | None = None,
 ) -> Callable[[C], C]:
     """Declares a channel role: an abstract contract ``@channel`` classes implement.
 
+    An approval role names ``approves`` (the tool input DTO whose calls it approves); a
+    question role names ``asks`` and ``answers`` instead (declared and checked; tools cannot
+    name question roles yet).
+
     Args:
         name: Kebab-case, ending in ``-channel``.
         description: What it approves.
-        approves: The tool input DTO it approves.
         answered_by: Who may answer its pauses; required, so that nobody approves by default.
+        approves: The tool input DTO it approves.
+        asks: A question role's question DTO.
+        answers: A question role's answer DTO.
         reply_interpreter: The ``@reply_interpreter`` that reads free-text replies.
     """
     return _attach(
@@ -172,6 +181,8 @@ def channel_role(
             name=name,
             description=description,
             approves=approves,
+            asks=asks,
+            answers=answers,
             answered_by=answered_by,
             reply_interpreter=reply_interpreter,
         )
@@ -232,7 +243,12 @@ def workflow_finish(*, name: str, description: str, output: type[BaseModel]) -> 
 
 
 def workflow(
-    *, name: str, version: str, flow: Sequence[Flow], description: str = ""
+    *,
+    name: str,
+    version: str,
+    flow: Sequence[Flow],
+    description: str = "",
+    budget: Budget | None = None,
 ) -> Callable[[C], C]:
     """Declares a workflow.
 
@@ -241,6 +257,7 @@ def workflow(
         version: The workflow's version, stored with each execution.
         flow: Its flow, built with `start(...)` and ending in ``.to_finish(...)``.
         description: What it does.
+        budget: What each of its execution trees may spend on models.
     """
     return _attach(
         WorkflowSpec(
@@ -249,6 +266,7 @@ def workflow(
             description=description,
             version=version,
             flow=tuple(flow),
+            budget=budget,
         )
     )
 
@@ -262,6 +280,7 @@ def application(
     pause_record_retention: timedelta = timedelta(hours=24),
     dependencies: Sequence[Any] = (),
     deps: Sequence[type[Any]] = (),
+    budget: Budget | None = None,
 ) -> Callable[[C], C]:
     """Declares an application: what `App.create` assembles.
 
@@ -278,6 +297,7 @@ def application(
             removes it (its audit entry stays).
         dependencies: `provide(...)` registrations for types components list in ``deps``.
         deps: Types the container injects into the application class's constructor.
+        budget: What each execution tree of the application may spend on models.
     """
     return _attach(
         ApplicationSpec(
@@ -289,5 +309,6 @@ def application(
             pause_record_retention=pause_record_retention,
             dependencies=tuple(dependencies),
             deps=tuple(deps),
+            budget=budget,
         )
     )

@@ -18,6 +18,7 @@ from agboss.enums import DecidedBy, PauseAnswerer
 
 if TYPE_CHECKING:
     from agboss.flow.dsl import Flow
+    from agboss.policies.budgets import Budget
 
 __all__ = [
     "SPEC_ATTRIBUTE",
@@ -104,11 +105,24 @@ class ChannelSpec(ComponentSpec):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChannelRoleSpec(ComponentSpec):
-    """A channel role: what it approves, who may answer, and who reads free-text replies."""
+    """A channel role: what it approves (or asks and answers), who may answer, and who reads
+    free-text replies."""
 
-    approves: type[BaseModel]
     answered_by: PauseAnswerer
+    approves: type[BaseModel] | None = None
+    asks: type[BaseModel] | None = None
+    answers: type[BaseModel] | None = None
     reply_interpreter: type[Any] | None = None
+
+    @property
+    def answer_dto(self) -> type[BaseModel] | None:
+        """What an answer is: a `ToolCallApprovalDecisionDto` for an approval role, else
+        the question role's ``answers`` DTO."""
+        if self.approves is not None:
+            from agboss.dto import ToolCallApprovalDecisionDto
+
+            return ToolCallApprovalDecisionDto
+        return self.answers
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -141,6 +155,7 @@ class WorkflowSpec(ComponentSpec):
 
     version: str
     flow: tuple[Flow, ...]
+    budget: Budget | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,6 +166,7 @@ class ApplicationSpec(ComponentSpec):
     channels: tuple[type[Any], ...] = ()
     pause_record_retention: timedelta = field(default=timedelta(hours=24))
     dependencies: tuple[Any, ...] = ()
+    budget: Budget | None = None
 
 
 @overload

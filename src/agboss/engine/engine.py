@@ -36,7 +36,7 @@ from agboss.flow.dsl import StepKind
 from agboss.outputs import ExecutionOutput
 from agboss.pauses.model import ExecutionPauseEvent
 from agboss.pauses.withdrawing import close_pending_pauses
-from agboss.records.model import ExecutionRecord, Spend
+from agboss.records.model import ExecutionRecord, LedgerRecord, Spend
 from agboss.store.protocol import ExecutionRow, Fence
 
 __all__ = ["Engine"]
@@ -261,6 +261,15 @@ class Engine:
             pauses = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
                 row.tenant_id, row.root_execution_id
             )
+            ledger = [
+                LedgerRecord(
+                    caller=entry.caller,
+                    execution_id=entry.execution_id,
+                    usage=entry.usage,
+                    at=entry.at.isoformat(),
+                )
+                for entry in await store.ledger.entries(row.root_execution_id)
+            ]
             execution_record = ExecutionRecord(
                 execution_id=row.execution_id,
                 workflow=row.workflow,
@@ -268,6 +277,7 @@ class Engine:
                 steps=frame.records(),
                 pauses=pauses,
                 spend=spend,
+                ledger=ledger,
             )
         return ExecutionOutput(
             thread_id=row.thread_id,

@@ -41,3 +41,5 @@ class Runtime:
     holder: str = field(default_factory=lambda: f"app-{uuid.uuid4().hex[:12]}")
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("agboss"))
     lease_ttl: timedelta = LEASE_TTL
+    prompts: dict[str, str] = field(default_factory=dict)
+    """Each reply interpreter's instructions (its prompt and prompt URLs), by name."""

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import random
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
+from fnmatch import fnmatchcase
 from typing import Any
 
 import httpx
 
 from agboss.errors import ModelProviderError
+from agboss.models.decisions import DecisionModel, DecisionRequest, DecisionResponse
 from agboss.models.messages import ChatRequest, ChatResponse, Message, ToolCall, Usage
 from agboss.models.provider import ChatModel
 
@@ -82,17 +85,21 @@ def _parse_response(payload: Mapping[str, Any]) -> ChatResponse:
         )
         for index, call in enumerate(message.get("tool_calls") or ())
     )
-    usage = payload.get("usage") or {}
     return ChatResponse(
         content=message.get("content"),
         tool_calls=calls,
-        usage=Usage(
-            input_tokens=int(usage.get("prompt_tokens") or 0),
-            output_tokens=int(usage.get("completion_tokens") or 0),
-            cost=float(usage.get("cost") or 0.0),
-            calls=1,
-        ),
+        usage=_parse_usage(payload),
         model=payload.get("model"),
+    )
+
+
+def _parse_usage(payload: Mapping[str, Any]) -> Usage:
+    usage = payload.get("usage") or {}
+    return Usage(
+        input_tokens=int(usage.get("prompt_tokens") or 0),
+        output_tokens=int(usage.get("completion_tokens") or 0),
+        cost=float(usage.get("cost") or 0.0),
+        calls=1,
     )
 
 
@@ -101,6 +108,67 @@ def _arguments_text(arguments: object) -> str:
     if isinstance(arguments, str):
         return arguments
     return json.dumps(arguments if arguments is not None else {})
+
+
+_YES = frozenset({"yes", "y"})
+_NO = frozenset({"no", "n"})
+
+
+def _p_yes(payload: Mapping[str, Any]) -> float:
+    """P(yes) of a one-token answer, from the first token's top log-probabilities."""
+    choice = (payload.get("choices") or [{}])[0]
+    content = ((choice.get("logprobs") or {}).get("content")) or []
+    yes = no = 0.0
+    if content:
+        for candidate in content[0].get("top_logprobs") or [content[0]]:
+            word = str(candidate.get("token", "")).strip().lower()
+            chance = math.exp(float(candidate.get("logprob", -math.inf)))
+            if word in _YES:
+                yes += chance
+            elif word in _NO:
+                no += chance
+    if yes + no > 0:
+        return yes / (yes + no)
+    text = str((choice.get("message") or {}).get("content") or "").strip().lower().rstrip(".!")
+    if text in _YES:
+        return 1.0
+    if text in _NO:
+        return 0.0
+    raise ModelProviderError(
+        f"the decision model answered neither yes nor no ({text[:80]!r})",
+        hint="serve a model that returns token log-probabilities (logprobs) as a decision model",
+    )
+
+
+class _OpenAIDecisionModel:
+    """A chat model asked for one word, yes or no, read from its token log-probabilities."""
+
+    def __init__(self, provider: OpenAICompatibleProvider, model: str) -> None:
+        self._provider = provider
+        self._model = provider.wire_model_name(model)
+
+    async def decide(self, request: DecisionRequest) -> DecisionResponse:
+        probabilities: dict[str, float] = {}
+        usage = Usage()
+        for decision in request.decisions:
+            body = {
+                "model": self._model,
+                "messages": [
+                    {
+                        "role": "system",
+                        "content": f"{decision.question}\n\n{request.instructions}".strip(),
+                    },
+                    {"role": "user", "content": request.state},
+                ],
+                "max_tokens": 1,
+                "temperature": 0,
+                "logprobs": True,
+                "top_logprobs": 20,
+            }
+            payload = await self._provider.post_json(body)
+            probabilities[decision.name] = _p_yes(payload)
+            usage = usage + _parse_usage(payload)
+        return DecisionResponse(probabilities=probabilities, usage=usage)
 
 
 class _OpenAIChatModel:
@@ -120,6 +188,9 @@ class OpenAICompatibleProvider:
             ``http://localhost:11434/v1``.
         api_key: Sent as a bearer token; ``None`` sends none (a local server).
         serves: Glob patterns of the model names it serves.
+        decision_models: Glob patterns of the served names that are decision models: asked
+            for one word, yes or no, and read from its token log-probabilities (the server
+            must support ``logprobs`` / ``top_logprobs``).
         model_names: The name to send for a model name the application uses, when the server
             knows it by another (``{"moonshotai/kimi-k2.6": "llama3.2"}``); a ``"*"`` key
             renames every other model.
@@ -136,6 +207,7 @@ class OpenAICompatibleProvider:
         base_url: str,
         api_key: str | None = None,
         serves: Sequence[str] = ("*",),
+        decision_models: Sequence[str] = (),
         model_names: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: timedelta = timedelta(seconds=120),
@@ -144,6 +216,7 @@ class OpenAICompatibleProvider:
         max_backoff: timedelta = timedelta(seconds=30),
     ) -> None:
         self._serves = tuple(serves)
+        self._decision_models = tuple(decision_models)
         self._model_names = dict(model_names or {})
         self._max_retries = max_retries
         self._backoff = backoff.total_seconds()
@@ -187,6 +260,11 @@ class OpenAICompatibleProvider:
     def chat_model(self, model: str) -> ChatModel:
         return _OpenAIChatModel(self, model)
 
+    def decision_model(self, model: str) -> DecisionModel | None:
+        if any(fnmatchcase(model, pattern) for pattern in self._decision_models):
+            return _OpenAIDecisionModel(self, model)
+        return None
+
     def wire_model_name(self, model: str) -> str:
         """The model name as the server knows it."""
         return self._model_names.get(model, self._model_names.get("*", model))
@@ -195,7 +273,11 @@ class OpenAICompatibleProvider:
         await self._client.aclose()
 
     async def post_chat(self, body: dict[str, Any]) -> ChatResponse:
-        """POSTs one chat completion, retrying what a retry can fix."""
+        """POSTs one chat completion and reads it as a model turn."""
+        return _parse_response(await self.post_json(body))
+
+    async def post_json(self, body: dict[str, Any]) -> Mapping[str, Any]:
+        """POSTs one chat completion, retrying what a retry can fix; the JSON answer."""
         attempt = 0
         while True:
             try:
@@ -213,13 +295,13 @@ class OpenAICompatibleProvider:
                 continue
             if response.status_code < 400:
                 try:
-                    payload = response.json()
+                    payload: Mapping[str, Any] = response.json()
                 except ValueError as error:
                     raise ModelProviderError(
                         "the model provider answered with something that is not JSON",
                         status=response.status_code,
                     ) from error
-                return _parse_response(payload)
+                return payload
             retryable = response.status_code in _RETRYABLE_STATUS
             if not retryable or attempt >= self._max_retries:
                 raise ModelProviderError(

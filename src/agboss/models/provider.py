@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from fnmatch import fnmatchcase
 from typing import Protocol, runtime_checkable
 
+from agboss.models.decisions import DecisionModel, DecisionRequest, DecisionResponse
 from agboss.models.messages import ChatRequest, ChatResponse
 
 __all__ = ["ChatModel", "FunctionProvider", "ModelProvider", "ModelResolver"]
@@ -38,6 +39,10 @@ class ModelProvider(Protocol):
         """The chat model for a name this provider serves."""
         ...
 
+    def decision_model(self, model: str) -> DecisionModel | None:
+        """The decision model for a name this provider serves as one, else ``None``."""
+        ...
+
     async def aclose(self) -> None:
         """Releases the provider's connections."""
         ...
@@ -62,6 +67,11 @@ class ModelResolver:
                 return provider
         return None
 
+    def decision_model(self, model: str) -> DecisionModel | None:
+        """The decision model ``model`` is, if its provider serves it as one."""
+        provider = self.provider_for(model)
+        return None if provider is None else provider.decision_model(model)
+
     def chat_model(self, model: str) -> ChatModel:
         """The chat model for ``model``; assembly has checked that one serves it."""
         cached = self._cache.get(model)
@@ -76,6 +86,7 @@ class ModelResolver:
 
 
 ModelFunction = Callable[[ChatRequest], "ChatResponse | Awaitable[ChatResponse]"]
+DecisionFunction = Callable[[DecisionRequest], "DecisionResponse | Awaitable[DecisionResponse]"]
 
 
 class _FunctionModel:
@@ -83,6 +94,17 @@ class _FunctionModel:
         self._function = function
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        response = self._function(request)
+        if inspect.isawaitable(response):
+            response = await response
+        return response
+
+
+class _FunctionDecisionModel:
+    def __init__(self, function: DecisionFunction) -> None:
+        self._function = function
+
+    async def decide(self, request: DecisionRequest) -> DecisionResponse:
         response = self._function(request)
         if inspect.isawaitable(response):
             response = await response
@@ -98,11 +120,22 @@ class FunctionProvider:
     Args:
         function: Called once per model call, plain or ``async``.
         serves: The model names it serves; every name by default.
+        decide: Called once per decision-model call, for the names ``decision_models`` matches.
+        decision_models: Glob patterns of the names it serves as decision models.
     """
 
-    def __init__(self, function: ModelFunction, *, serves: Sequence[str] = ("*",)) -> None:
+    def __init__(
+        self,
+        function: ModelFunction,
+        *,
+        serves: Sequence[str] = ("*",),
+        decide: DecisionFunction | None = None,
+        decision_models: Sequence[str] = (),
+    ) -> None:
         self._model = _FunctionModel(function)
         self._serves = tuple(serves)
+        self._decider = None if decide is None else _FunctionDecisionModel(decide)
+        self.decision_models = list(decision_models)
 
     @property
     def serves(self) -> Sequence[str]:
@@ -110,6 +143,13 @@ class FunctionProvider:
 
     def chat_model(self, model: str) -> ChatModel:
         return self._model
+
+    def decision_model(self, model: str) -> DecisionModel | None:
+        if self._decider is None:
+            return None
+        if any(fnmatchcase(model, pattern) for pattern in self.decision_models):
+            return self._decider
+        return None
 
     async def aclose(self) -> None:
         return None

@@ -24,7 +24,8 @@ from agboss.errors import (
 )
 from agboss.outputs import ExecutionOutput
 from agboss.pauses.decisions import validate_decision
-from agboss.pauses.model import PauseAnswer, PauseAnswerRecord, PauseRecord
+from agboss.pauses.interpreting import interpret_reply
+from agboss.pauses.model import ExecutionResumeEvent, PauseAnswer, PauseAnswerRecord, PauseRecord
 from agboss.pauses.withdrawing import close_pending_pauses, tool_of
 from agboss.store.protocol import ExecutionRow
 
@@ -96,12 +97,12 @@ async def resume_pause(
                 f"{channel.name} has no reply interpreter to read a free-text reply",
                 hint="answer with decision=, or name a reply_interpreter= on the channel role",
             )
-        from agboss.pauses.interpreting import interpret_reply
-
-        decision = await interpret_reply(engine, pause, row, reply)
-    valid = validate_decision(decision, tool_spec.name, tool_spec.input)
+        interpretation = await interpret_reply(engine, pause, row, reply)
+        valid, usage = interpretation.decision, interpretation.usage
+    else:
+        valid, usage = validate_decision(decision, tool_spec.name, tool_spec.input), None
     now = runtime.clock.now()
-    answer = PauseAnswer(decision=valid, responder=responder, reply=reply)
+    answer = PauseAnswer(decision=valid, responder=responder, reply=reply, usage=usage)
     resolved = await store.pauses.resolve(
         tenant,
         pause_id,
@@ -118,8 +119,6 @@ async def resume_pause(
         resolved.root_execution_id,
         PauseAnswerRecord.of(resolved, PauseResolution.REPLIED, now, answer),
     )
-    from agboss.pauses.model import ExecutionResumeEvent
-
     await engine.hooks.on_resume(
         ExecutionResumeEvent(
             tenant_id=tenant,

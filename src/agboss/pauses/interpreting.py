@@ -3,43 +3,79 @@
 A reply that cannot be read as a valid answer — a code interpreter's ``not_understood``, a
 model that gave no answer, an answer invalid for the role, an interpreter that crashed — is
 `UninterpretableReplyError`, and the pause stays Pending.
+
+A model interpreter's call is checked against the tree's budgets before it is made
+(`BudgetExceededError`, the pause untouched), counted in the ledger as soon as it returns,
+under the pause's execution with the caller ``reply-interpreter:<name>``, and added to the
+execution's spend when the waiting step takes the answer.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel
 
 from agboss.components.channels import ApprovalAsk
 from agboss.components.specs import ReplyInterpreterSpec
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine.frame import maybe_await
 from agboss.enums import DecidedBy
-from agboss.errors import DtoValidationError, UninterpretableReplyError
+from agboss.errors import (
+    BudgetExceededError,
+    DtoValidationError,
+    TestSetupError,
+    UninterpretableReplyError,
+)
 from agboss.interpreters import InterpreterInput, ReplyInterpretation
-from agboss.models.messages import ChatRequest, Message, MessageRole, ModelCaller, ToolSchema
+from agboss.models.decisions import Decision, DecisionRequest
+from agboss.models.messages import (
+    ChatRequest,
+    Message,
+    MessageRole,
+    ModelCaller,
+    ToolSchema,
+    Usage,
+)
 from agboss.pauses.decisions import validate_decision
 from agboss.pauses.model import PauseRecord
 from agboss.pauses.withdrawing import pause_context, tool_of
+from agboss.policies.budgets import check_budgets, count_spend
+from agboss.policies.pii import PiiSeam
 from agboss.store.protocol import ExecutionRow
 
 if TYPE_CHECKING:
     from agboss.engine.engine import Engine
 
-__all__ = ["interpret_reply"]
+__all__ = ["APPROVAL_QUESTION", "Interpretation", "interpret_reply"]
 
 ANSWER_TOOL = "final_answer"
+
+APPROVAL_QUESTION = (
+    "Someone was asked to approve the tool call under '### ask' and answered with the text "
+    "under '### reply'. Does the reply approve the call? Answer with one word: yes or no."
+)
+"""The framework's question to a decision model that reads an approval's reply."""
+
+_PII = PiiSeam()
+
+
+@dataclass(frozen=True, slots=True)
+class Interpretation:
+    """What a reply reads as, and what reading it cost."""
+
+    decision: ToolCallApprovalDecisionDto
+    usage: Usage | None
 
 
 async def interpret_reply(
     engine: Engine, pause: PauseRecord, row: ExecutionRow, reply: str
-) -> ToolCallApprovalDecisionDto:
-    """The decision a reply reads as.
+) -> Interpretation:
+    """The decision a reply reads as, validated for the pause's tool.
 
     Raises:
         UninterpretableReplyError: The reply cannot be read as a valid answer.
+        BudgetExceededError: A model interpreter's tree has no budget left.
     """
     runtime = engine.runtime
     _, tool_spec, channel = tool_of(runtime, pause)
@@ -53,75 +89,121 @@ async def interpret_reply(
         ask=ApprovalAsk(tool=pause.ask.tool, call_id=pause.ask.call_id, arguments=args),
         reply=reply,
     )
-    context = pause_context(row, pause, "reply-interpret")
+    usage: Usage | None = None
     if spec.decided_by is DecidedBy.CODE:
-        handler = runtime.assembly.container.create(interpreter, spec.deps, context)
-        try:
-            outcome = await maybe_await(handler.interpret(reading))
-        except Exception as error:
-            raise UninterpretableReplyError(
-                f"{spec.name} crashed: {error!r}", cause=error
-            ) from error
-        if not isinstance(outcome, ReplyInterpretation):
-            raise UninterpretableReplyError(
-                f"{spec.name}.interpret returned {type(outcome).__name__}, not a "
-                "ReplyInterpretation (use ReplyInterpretation.understood / .not_understood)"
-            )
-        if outcome.decision is None:
-            raise UninterpretableReplyError(outcome.reason or f"{spec.name} did not understand it")
-        decided: object = outcome.decision
+        decided = await _by_code(engine, interpreter, spec, pause, row, reading)
     else:
-        decided = await _ask_model(engine, spec, pause, reading, row)
+        decided, usage = await _by_model(engine, spec, row, reading)
     try:
-        return validate_decision(decided, tool_spec.name, tool_spec.input)
+        decision = validate_decision(_PII.from_model(decided), tool_spec.name, tool_spec.input)
     except DtoValidationError as error:
         raise UninterpretableReplyError(
             f"{spec.name} gave an answer that is not valid for the role: {error.message}",
             cause=error,
         ) from error
+    return Interpretation(decision, usage)
 
 
-async def _ask_model(
+async def _by_code(
     engine: Engine,
+    interpreter: type[Any],
     spec: ReplyInterpreterSpec,
     pause: PauseRecord,
-    reading: InterpreterInput[Any],
     row: ExecutionRow,
+    reading: InterpreterInput[Any],
 ) -> object:
     runtime = engine.runtime
-    assert spec.model is not None
-    arguments: BaseModel = reading.ask.arguments
-    ask = {"tool": reading.ask.tool, "arguments": arguments.model_dump(mode="json")}
-    request = ChatRequest(
-        model=spec.model,
-        messages=(
-            Message(
-                MessageRole.SYSTEM,
-                f"{spec.prompt or ''}\n\nAnswer by calling the `{ANSWER_TOOL}` tool.",
-            ),
-            Message(
-                MessageRole.USER,
-                f"### ask\n{json.dumps(ask, indent=2)}\n\n### reply\n{reading.reply}",
-            ),
-        ),
-        tools=(
-            ToolSchema(
-                ANSWER_TOOL,
-                "Gives the decision the reply expresses.",
-                ToolCallApprovalDecisionDto.model_json_schema(),
-            ),
-        ),
-        caller=ModelCaller("reply-interpreter", spec.name, row.tenant_id, row.execution_id),
-        subject={"ask": reading.ask, "reply": reading.reply},
-        require_tool=True,
-    )
+    context = pause_context(row, pause, "reply-interpret")
     try:
-        response = await runtime.models.chat_model(spec.model).complete(request)
+        handler = runtime.assembly.container.create(interpreter, spec.deps, context)
+        outcome = await maybe_await(handler.interpret(reading))
+    except Exception as error:
+        raise UninterpretableReplyError(f"{spec.name} crashed: {error!r}", cause=error) from error
+    if not isinstance(outcome, ReplyInterpretation):
+        raise UninterpretableReplyError(
+            f"{spec.name}.interpret returned {type(outcome).__name__}, not a "
+            "ReplyInterpretation (return ReplyInterpretation.understood(...) or "
+            ".not_understood(reason=...))"
+        )
+    if outcome.decision is None:
+        raise UninterpretableReplyError(outcome.reason or f"{spec.name} did not understand it")
+    return outcome.decision
+
+
+def _state(reading: InterpreterInput[Any]) -> str:
+    arguments = reading.ask.arguments.model_dump(mode="json")
+    ask = {"tool": reading.ask.tool, "call_id": reading.ask.call_id, "arguments": arguments}
+    return _PII.to_model(f"### ask\n{json.dumps(ask, indent=2)}\n\n### reply\n{reading.reply}")
+
+
+async def _by_model(
+    engine: Engine, spec: ReplyInterpreterSpec, row: ExecutionRow, reading: InterpreterInput[Any]
+) -> tuple[object, Usage]:
+    runtime = engine.runtime
+    assert spec.model is not None
+    caller = ModelCaller("reply-interpreter", spec.name, row.tenant_id, row.execution_id)
+    root = row
+    if row.root_execution_id != row.execution_id:
+        found = await runtime.store.executions.find_by_id(row.root_execution_id)
+        root = found or row
+    await check_budgets(runtime, root, caller.label)  # BudgetExceededError: pause untouched
+    instructions = runtime.prompts.get(spec.name, spec.prompt or "")
+    subject = {"ask": reading.ask, "reply": reading.reply}
+    decider = runtime.models.decision_model(spec.model)
+    try:
+        if decider is not None:
+            decided = await decider.decide(
+                DecisionRequest(
+                    model=spec.model,
+                    instructions=instructions,
+                    state=_state(reading),
+                    decisions=(Decision.noul("approved", APPROVAL_QUESTION),),
+                    caller=caller,
+                    subject=subject,
+                )
+            )
+            usage = decided.usage
+            p_yes = decided.probabilities.get("approved")
+            calls: tuple[Any, ...] = ()
+        else:
+            response = await runtime.models.chat_model(spec.model).complete(
+                ChatRequest(
+                    model=spec.model,
+                    messages=(
+                        Message(
+                            MessageRole.SYSTEM,
+                            f"{instructions}\n\nAnswer by calling the `{ANSWER_TOOL}` tool.",
+                        ),
+                        Message(MessageRole.USER, _state(reading)),
+                    ),
+                    tools=(
+                        ToolSchema(
+                            ANSWER_TOOL,
+                            "Gives the decision the reply expresses.",
+                            ToolCallApprovalDecisionDto.model_json_schema(),
+                        ),
+                    ),
+                    caller=caller,
+                    subject=subject,
+                    require_tool=True,
+                )
+            )
+            usage, p_yes, calls = response.usage, None, response.tool_calls
+    except (TestSetupError, BudgetExceededError, UninterpretableReplyError):
+        raise
     except Exception as error:
         raise UninterpretableReplyError(
             f"{spec.name}'s model call failed: {error}", cause=error
         ) from error
-    for call in response.tool_calls:
+    await count_spend(runtime, row.root_execution_id, row.execution_id, caller.label, usage)
+    answer = {"approved": p_yes > 0.5} if p_yes is not None else _answer_of(spec, calls)
+    if answer is None:
+        raise UninterpretableReplyError(f"{spec.name}'s model gave no answer")
+    return answer, usage
+
+
+def _answer_of(spec: ReplyInterpreterSpec, calls: tuple[Any, ...]) -> object:
+    for call in calls:
         if call.name == ANSWER_TOOL:
             try:
                 return json.loads(call.arguments or "{}")
@@ -129,4 +211,4 @@ async def _ask_model(
                 raise UninterpretableReplyError(
                     f"{spec.name}'s model answered with arguments that are not JSON", cause=error
                 ) from error
-    raise UninterpretableReplyError(f"{spec.name}'s model gave no answer")
+    return None

@@ -3,9 +3,17 @@
 from agboss.records.model import (
     ComponentRecord,
     ExecutionRecord,
+    LedgerRecord,
     Spend,
     StepRecord,
     ToolCallRecord,
 )
 
-__all__ = ["ComponentRecord", "ExecutionRecord", "Spend", "StepRecord", "ToolCallRecord"]
+__all__ = [
+    "ComponentRecord",
+    "ExecutionRecord",
+    "LedgerRecord",
+    "Spend",
+    "StepRecord",
+    "ToolCallRecord",
+]

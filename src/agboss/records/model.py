@@ -11,6 +11,7 @@ from agboss.models.messages import Usage
 __all__ = [
     "ComponentRecord",
     "ExecutionRecord",
+    "LedgerRecord",
     "Spend",
     "StepRecord",
     "ToolCallRecord",
@@ -103,6 +104,24 @@ class Spend(BaseModel):
         )
 
 
+class LedgerRecord(BaseModel):
+    """One model call counted against the tree's budgets.
+
+    Attributes:
+        caller: The cost caller: ``agent:<name>`` or ``reply-interpreter:<name>``.
+        execution_id: The execution it was made in (for an interpreter, the pause's).
+        usage: What it spent.
+        at: When it was counted (ISO 8601, the application's Clock).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    caller: str
+    execution_id: str
+    usage: Usage
+    at: str
+
+
 class ExecutionRecord(BaseModel):
     """What an execution did, returned with ``record=True``.
 
@@ -113,6 +132,8 @@ class ExecutionRecord(BaseModel):
         steps: Every journaled step, in the order they ran.
         pauses: The audit trail: every resolved pause of the tree, in the order asked.
         spend: What it spent.
+        ledger: Every model call counted against the tree's budgets, with its caller —
+            including reply interpreters' calls whose answer no step took yet.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -123,3 +144,4 @@ class ExecutionRecord(BaseModel):
     steps: list[StepRecord] = Field(default_factory=list)
     pauses: list[Any] = Field(default_factory=list)
     spend: Spend = Spend()
+    ledger: list[LedgerRecord] = Field(default_factory=list)

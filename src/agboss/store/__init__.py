@@ -1,11 +1,13 @@
 """The durable store: repository protocols and their implementations (one module per dialect)."""
 
 from agboss.store.protocol import (
+    BudgetLedgerRepository,
     ExecutionRecordRepository,
     ExecutionRepository,
     ExecutionRow,
     Fence,
     LeaseRepository,
+    LedgerEntry,
     PausedExecutionRepository,
     StepEntry,
     StepJournalRepository,
@@ -21,11 +23,13 @@ from agboss.store.url import DEFAULT_SQLITE_PATH, store_from
 
 __all__ = [
     "DEFAULT_SQLITE_PATH",
+    "BudgetLedgerRepository",
     "ExecutionRecordRepository",
     "ExecutionRepository",
     "ExecutionRow",
     "Fence",
     "LeaseRepository",
+    "LedgerEntry",
     "PausedExecutionRepository",
     "SqliteExecutionRecordRepository",
     "SqlitePausedExecutionRepository",

@@ -13,14 +13,17 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.models.messages import Usage
 from agboss.pauses.model import PauseAnswer, PauseAnswerRecord, PauseRecord
 
 __all__ = [
+    "BudgetLedgerRepository",
     "ExecutionRecordRepository",
     "ExecutionRepository",
     "ExecutionRow",
     "Fence",
     "LeaseRepository",
+    "LedgerEntry",
     "PausedExecutionRepository",
     "StepEntry",
     "StepJournalRepository",
@@ -273,6 +276,41 @@ class ExecutionRecordRepository(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """One model call counted against a tree's budgets.
+
+    Attributes:
+        execution_id: The execution it was made in (a pause's execution for an interpreter).
+        caller: ``agent:<name>`` or ``reply-interpreter:<name>``.
+        usage: What it spent.
+        at: When it was counted, on the application's Clock.
+    """
+
+    execution_id: str
+    caller: str
+    usage: Usage
+    at: datetime
+
+
+class BudgetLedgerRepository(Protocol):
+    """What each execution tree spent on models, call by call."""
+
+    async def add(
+        self, root_execution_id: str, execution_id: str, caller: str, usage: Usage, *, now: datetime
+    ) -> None:
+        """Counts one model call."""
+        ...
+
+    async def total(self, root_execution_id: str) -> Usage:
+        """What the tree spent."""
+        ...
+
+    async def entries(self, root_execution_id: str) -> list[LedgerEntry]:
+        """The tree's counted calls, in order."""
+        ...
+
+
 class Store(Protocol):
     """A durable store: the repositories of one database."""
 
@@ -299,6 +337,11 @@ class Store(Protocol):
     @property
     def records(self) -> ExecutionRecordRepository:
         """The execution records."""
+        ...
+
+    @property
+    def ledger(self) -> BudgetLedgerRepository:
+        """The budgets' ledger."""
         ...
 
     async def open(self) -> None:

@@ -13,10 +13,12 @@ from agboss.testing.clock import TestClock
 from agboss.testing.env import TestEnv, test_with
 from agboss.testing.llm import (
     LlmScript,
+    ScriptedDecision,
     ScriptedProvider,
     ScriptedTurn,
     ScriptedWhen,
     call_tools,
+    decide_with,
     invalid_answer,
     reply_with,
     tool_call,
@@ -26,12 +28,14 @@ from agboss.testing.mocks import ComponentMock
 __all__ = [
     "ComponentMock",
     "LlmScript",
+    "ScriptedDecision",
     "ScriptedProvider",
     "ScriptedTurn",
     "ScriptedWhen",
     "TestClock",
     "TestEnv",
     "call_tools",
+    "decide_with",
     "invalid_answer",
     "reply_with",
     "test_with",

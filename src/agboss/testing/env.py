@@ -40,12 +40,13 @@ class TestEnv:
         store: str | Path,
         clock: TestClock,
         providers: Sequence[ModelProvider],
+        decision_models: Sequence[str] = (),
     ) -> None:
         self.application = application
         self.clock = clock
         self._instances = instances
         self._store_path = store
-        self._scripted = ScriptedProvider()
+        self._scripted = ScriptedProvider(decision_models=decision_models)
         self._providers = (*providers, self._scripted)
         self._mocks: dict[type[Any], ComponentMock] = {}
         self.apps: list[App] = []
@@ -144,6 +145,7 @@ async def test_with(
     store: str | Path | None = None,
     clock: TestClock | None = None,
     providers: Sequence[ModelProvider] = (),
+    decision_models: Sequence[str] = (),
 ) -> AsyncIterator[TestEnv]:
     """An application for a test: a temporary SQLite store, a test clock, scripted models.
 
@@ -153,6 +155,8 @@ async def test_with(
         store: A SQLite file or store URL; a temporary file by default.
         clock: The test clock; a new one by default.
         providers: Real providers tried before the scripted one.
+        decision_models: Glob patterns of the model names the scripted provider serves as
+            decision models (scripted with `decide_with`).
 
     Yields:
         The `TestEnv`.
@@ -164,6 +168,7 @@ async def test_with(
             store=store if store is not None else Path(folder) / "agboss.db",
             clock=clock or TestClock(),
             providers=providers,
+            decision_models=decision_models,
         )
         await env.start()
         try:

@@ -13,15 +13,18 @@ from pydantic import BaseModel, ValidationError
 from agboss.agents.loop import ANSWER_TOOL
 from agboss.components.specs import ToolSpec, spec_of
 from agboss.errors import TestSetupError
+from agboss.models.decisions import DecisionRequest, DecisionResponse
 from agboss.models.messages import ChatRequest, ChatResponse, ToolCall, Usage
 from agboss.models.provider import FunctionProvider
 
 __all__ = [
     "LlmScript",
+    "ScriptedDecision",
     "ScriptedProvider",
     "ScriptedTurn",
     "ScriptedWhen",
     "call_tools",
+    "decide_with",
     "reply_with",
     "tool_call",
 ]
@@ -56,6 +59,38 @@ class ScriptedTurn:
             usage=Usage(input_tokens=sent // 4 + 1, output_tokens=produced // 4 + 1, calls=1),
             model=request.model,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedDecision:
+    """A decision model's scripted answer: made by `decide_with`."""
+
+    probabilities: Mapping[str, float]
+
+    def response(self, request: DecisionRequest) -> DecisionResponse:
+        """The answer to ``request``."""
+        missing = [d.name for d in request.decisions if d.name not in self.probabilities]
+        if missing:
+            raise TestSetupError(
+                f"decide_with(...) has no probability for {', '.join(missing)}",
+                hint=f"script decide_with({missing[0]}=0.9) for {request.caller.name}",
+            )
+        return DecisionResponse(
+            probabilities={d.name: self.probabilities[d.name] for d in request.decisions},
+            usage=Usage(input_tokens=len(request.state) // 4 + 1, output_tokens=1, calls=1),
+        )
+
+
+def decide_with(**probabilities: float) -> ScriptedDecision:
+    """A decision model's answer: ``decide_with(approved=0.9)`` is P(yes) of ``approved``.
+
+    Raises:
+        TestSetupError: A probability is outside 0 … 1.
+    """
+    for name, value in probabilities.items():
+        if not 0.0 <= value <= 1.0:
+            raise TestSetupError(f"decide_with({name}={value}): a probability is from 0 to 1")
+    return ScriptedDecision(probabilities)
 
 
 def tool_call(tool: type[Any] | str, /, **arguments: Any) -> ScriptedToolCall:
@@ -106,10 +141,13 @@ def invalid_answer(**fields: Any) -> ScriptedTurn:
 Predicate = Callable[[Mapping[str, Any]], bool]
 
 
+Scripted = ScriptedTurn | ScriptedDecision
+
+
 class _Rule:
     def __init__(self, predicate: Predicate | None) -> None:
         self.predicate = predicate
-        self.queue: deque[ScriptedTurn] = deque()
+        self.queue: deque[Scripted] = deque()
 
 
 class ScriptedWhen:
@@ -118,7 +156,7 @@ class ScriptedWhen:
     def __init__(self, rule: _Rule) -> None:
         self._rule = rule
 
-    def then_return(self, *turns: ScriptedTurn) -> ScriptedWhen:
+    def then_return(self, *turns: Scripted) -> ScriptedWhen:
         """Queues turns for the matching calls, in order."""
         self._rule.queue.extend(turns)
         return self
@@ -131,10 +169,10 @@ class LlmScript:
         self.component = component
         self._default = _Rule(None)
         self._rules: list[_Rule] = []
-        self.requests: list[ChatRequest] = []
+        self.requests: list[ChatRequest | DecisionRequest] = []
         """What the model was sent, in order."""
 
-    def then_return(self, *turns: ScriptedTurn) -> LlmScript:
+    def then_return(self, *turns: Scripted) -> LlmScript:
         """Queues turns for the component's model calls, in order."""
         self._default.queue.extend(turns)
         return self
@@ -154,7 +192,7 @@ class LlmScript:
         self._rules.append(rule)
         return ScriptedWhen(rule)
 
-    def next_turn(self, request: ChatRequest) -> ScriptedTurn:
+    def next_turn(self, request: ChatRequest | DecisionRequest) -> Scripted:
         """The turn for a call; raises `TestSetupError` when the script ran out."""
         self.requests.append(request)
         for rule in self._rules:
@@ -170,18 +208,43 @@ class LlmScript:
 
 
 class ScriptedProvider(FunctionProvider):
-    """Serves every model name from the test's `mock_llm` scripts, by the calling component."""
+    """Serves every model name from the test's `mock_llm` scripts, by the calling component.
 
-    def __init__(self, serves: Sequence[str] = ("*",)) -> None:
-        super().__init__(self._answer, serves=serves)
+    Names matching ``decision_models`` are served as decision models (scripted with
+    `decide_with`); every other name as a chat model.
+    """
+
+    def __init__(self, serves: Sequence[str] = ("*",), decision_models: Sequence[str] = ()) -> None:
+        super().__init__(
+            self._answer, serves=serves, decide=self._decide, decision_models=decision_models
+        )
         self.scripts: dict[str, LlmScript] = {}
 
-    def _answer(self, request: ChatRequest) -> ChatResponse:
-        script = self.scripts.get(request.caller.name)
+    def _script(self, caller: str) -> LlmScript:
+        script = self.scripts.get(caller)
         if script is None:
             raise TestSetupError(
-                f"{request.caller.name} called its model, but no mock_llm script is set for it",
-                hint=f"script it with env.mock_llm(<the class of {request.caller.name}>)"
-                ".then_return(...)",
+                f"{caller} called its model, but no mock_llm script is set for it",
+                hint=f"script it with env.mock_llm(<the class of {caller}>).then_return(...)",
             )
-        return script.next_turn(request).response(request)
+        return script
+
+    def _answer(self, request: ChatRequest) -> ChatResponse:
+        turn = self._script(request.caller.name).next_turn(request)
+        if not isinstance(turn, ScriptedTurn):
+            raise TestSetupError(
+                f"{request.caller.name} calls a chat model ({request.model}), but its script "
+                "gave decide_with(...)",
+                hint="script chat models with call_tools / reply_with; serve the model as a "
+                "decision model with test_with(..., decision_models=[...])",
+            )
+        return turn.response(request)
+
+    def _decide(self, request: DecisionRequest) -> DecisionResponse:
+        turn = self._script(request.caller.name).next_turn(request)
+        if not isinstance(turn, ScriptedDecision):
+            raise TestSetupError(
+                f"{request.caller.name} calls a decision model ({request.model}); script it "
+                "with decide_with(...)",
+            )
+        return turn.response(request)

@@ -85,6 +85,18 @@ CREATE UNIQUE INDEX IF NOT EXISTS pauses_by_step ON pauses (execution_id, step_k
 CREATE INDEX IF NOT EXISTS pauses_by_root ON pauses (root_execution_id, status);
 CREATE INDEX IF NOT EXISTS pauses_resolved_at ON pauses (resolved_at)
     WHERE status IN ('taken', 'cancelled');
+CREATE TABLE IF NOT EXISTS budget_ledger (
+    root_execution_id TEXT NOT NULL,
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    execution_id TEXT NOT NULL,
+    caller TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost REAL NOT NULL,
+    calls INTEGER NOT NULL,
+    at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS budget_ledger_by_root ON budget_ledger (root_execution_id);
 CREATE TABLE IF NOT EXISTS pause_answers (
     tenant_id TEXT NOT NULL,
     root_execution_id TEXT NOT NULL,

@@ -7,10 +7,12 @@ from datetime import datetime, timedelta
 
 from agboss.enums import ExecutionStatus
 from agboss.errors import ThreadOwnerError
-from agboss.store.protocol import ExecutionRow, Fence, StepEntry, ThreadRow
+from agboss.models.messages import Usage
+from agboss.store.protocol import ExecutionRow, Fence, LedgerEntry, StepEntry, ThreadRow
 from agboss.store.sqlite.database import SqliteDatabase, from_micros, to_micros
 
 __all__ = [
+    "SqliteBudgetLedgerRepository",
     "SqliteExecutionRepository",
     "SqliteLeaseRepository",
     "SqliteStepJournalRepository",
@@ -235,3 +237,63 @@ class SqliteLeaseRepository:
             "WHERE root_execution_id = ? AND holder = ? AND epoch = ?",
             (fence.root_execution_id, fence.holder, fence.epoch),
         )
+
+
+class SqliteBudgetLedgerRepository:
+    """The budgets' ledger in SQLite: one row per model call."""
+
+    def __init__(self, database: SqliteDatabase) -> None:
+        self._db = database
+
+    async def add(
+        self, root_execution_id: str, execution_id: str, caller: str, usage: Usage, *, now: datetime
+    ) -> None:
+        self._db.connection.execute(
+            "INSERT INTO budget_ledger (root_execution_id, execution_id, caller, input_tokens, "
+            "output_tokens, cost, calls, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                root_execution_id,
+                execution_id,
+                caller,
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cost,
+                usage.calls,
+                to_micros(now),
+            ),
+        )
+
+    async def total(self, root_execution_id: str) -> Usage:
+        row = self._db.connection.execute(
+            "SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), "
+            "COALESCE(SUM(cost), 0.0), COALESCE(SUM(calls), 0) FROM budget_ledger "
+            "WHERE root_execution_id = ?",
+            (root_execution_id,),
+        ).fetchone()
+        return Usage(
+            input_tokens=int(row[0]),
+            output_tokens=int(row[1]),
+            cost=float(row[2]),
+            calls=int(row[3]),
+        )
+
+    async def entries(self, root_execution_id: str) -> list[LedgerEntry]:
+        rows = self._db.connection.execute(
+            "SELECT execution_id, caller, input_tokens, output_tokens, cost, calls, at "
+            "FROM budget_ledger WHERE root_execution_id = ? ORDER BY seq",
+            (root_execution_id,),
+        ).fetchall()
+        return [
+            LedgerEntry(
+                execution_id=str(row[0]),
+                caller=str(row[1]),
+                usage=Usage(
+                    input_tokens=int(row[2]),
+                    output_tokens=int(row[3]),
+                    cost=float(row[4]),
+                    calls=int(row[5]),
+                ),
+                at=from_micros(int(row[6])),
+            )
+            for row in rows
+        ]

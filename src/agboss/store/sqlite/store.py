@@ -10,6 +10,7 @@ from agboss.store.sqlite.pauses import (
     SqlitePausedExecutionRepository,
 )
 from agboss.store.sqlite.repositories import (
+    SqliteBudgetLedgerRepository,
     SqliteExecutionRepository,
     SqliteLeaseRepository,
     SqliteStepJournalRepository,
@@ -32,6 +33,7 @@ class SqliteStore:
         self._leases = SqliteLeaseRepository(self._db)
         self._pauses = SqlitePausedExecutionRepository(self._db)
         self._records = SqliteExecutionRecordRepository(self._db)
+        self._ledger = SqliteBudgetLedgerRepository(self._db)
 
     @property
     def path(self) -> Path:
@@ -62,6 +64,10 @@ class SqliteStore:
     @property
     def records(self) -> SqliteExecutionRecordRepository:
         return self._records
+
+    @property
+    def ledger(self) -> SqliteBudgetLedgerRepository:
+        return self._ledger
 
     async def open(self) -> None:
         self._db.open()

@@ -1,0 +1,87 @@
+"""Budgets: how many tokens and how much cost an execution tree may spend on models.
+
+A budget is declared on the application (it bounds every tree) and on a workflow (it bounds
+the trees of that workflow). Every model call of a tree — an agent's turn, a reply
+interpreter's reading — is checked against them before it is made and counted in the tree's
+ledger as soon as it returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agboss.engine.runtime import Runtime
+from agboss.errors import BudgetExceededError
+from agboss.models.messages import Usage
+from agboss.store.protocol import ExecutionRow
+
+__all__ = ["Budget", "check_budgets", "count_spend"]
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """The most an execution tree may spend on models.
+
+    Attributes:
+        tokens: Input and output tokens together; ``None`` for no limit.
+        cost: Cost in the providers' currency; ``None`` for no limit.
+    """
+
+    tokens: int | None = None
+    cost: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.tokens is not None and self.tokens < 0:
+            raise ValueError("Budget(tokens=...) cannot be negative")
+        if self.cost is not None and self.cost < 0:
+            raise ValueError("Budget(cost=...) cannot be negative")
+
+    def exhausted_by(self, spent: Usage) -> str | None:
+        """What is spent, if the budget is; ``None`` while some is left."""
+        if self.tokens is not None and spent.total_tokens >= self.tokens:
+            return f"{spent.total_tokens} of {self.tokens} tokens"
+        if self.cost is not None and spent.cost >= self.cost:
+            return f"{spent.cost:.4f} of {self.cost:.4f} in cost"
+        return None
+
+
+def _budgets(runtime: Runtime, root: ExecutionRow) -> list[tuple[str, Budget]]:
+    assembly = runtime.assembly
+    found: list[tuple[str, Budget]] = []
+    if assembly.spec.budget is not None:
+        found.append((assembly.spec.name, assembly.spec.budget))
+    definition = assembly.workflows_by_name.get(root.workflow)
+    if definition is not None and definition.spec.budget is not None:
+        found.append((definition.spec.name, definition.spec.budget))
+    return found
+
+
+async def check_budgets(runtime: Runtime, root: ExecutionRow, caller: str) -> None:
+    """Raises `BudgetExceededError` if a budget of the tree is spent.
+
+    Args:
+        runtime: The instance's services.
+        root: The tree's root execution.
+        caller: Who is about to call a model (``agent:office-agent``).
+    """
+    budgets = _budgets(runtime, root)
+    if not budgets:
+        return
+    spent = await runtime.store.ledger.total(root.execution_id)
+    for owner, budget in budgets:
+        exhausted = budget.exhausted_by(spent)
+        if exhausted is not None:
+            raise BudgetExceededError(
+                f"the budget of {owner} is spent ({exhausted}); {caller} may not call its "
+                f"model in execution tree {root.execution_id}",
+                hint=f"raise budget= on {owner}, or start a new execution",
+            )
+
+
+async def count_spend(
+    runtime: Runtime, root_execution_id: str, execution_id: str, caller: str, usage: Usage
+) -> None:
+    """Counts a model call in the tree's ledger, at once."""
+    await runtime.store.ledger.add(
+        root_execution_id, execution_id, caller, usage, now=runtime.clock.now()
+    )
