@@ -13,9 +13,11 @@ from agboss import (
     ChannelAsk,
     ChannelOf,
     ChannelOutcome,
+    DecidedBy,
     ExecutionContext,
     FunctionProvider,
     PauseAnswerer,
+    ReplyInterpreterHandler,
     ToolHandler,
     WorkflowFinishTextDto,
     WorkflowStartTextDto,
@@ -24,6 +26,7 @@ from agboss import (
     channel,
     channel_role,
     provide,
+    reply_interpreter,
     start,
     tool,
     workflow,
@@ -31,6 +34,7 @@ from agboss import (
     workflow_start,
 )
 from agboss.models import ChatResponse, ModelResolver
+from agboss.models.decisions import DecisionResponse
 from tests.office import DeskDoneDto, OfficeApplication
 
 
@@ -329,3 +333,140 @@ def test_decorators_register_nothing_globally() -> None:
     assert spec.name == "x"
     with pytest.raises(AttributeError):
         spec.name = "z"  # type: ignore[misc]
+
+
+class AnswerDto(BaseModel):
+    text: str
+
+
+@reply_interpreter(name="Lazy", description="d", decided_by=DecidedBy.CODE)
+class LazyInterpreter(ReplyInterpreterHandler[RefundDto]): ...
+
+
+@reply_interpreter(
+    name="jev-question-reply-interpreter",
+    description="d",
+    decided_by=DecidedBy.MODEL,
+    model="typesafe/jev-1.13",
+)
+class JevQuestionInterpreter: ...
+
+
+class NotAnInterpreter: ...
+
+
+@channel_role(
+    name="lazy-approval-channel",
+    description="d",
+    approves=RefundDto,
+    answered_by=PauseAnswerer.CHANNEL,
+    reply_interpreter=LazyInterpreter,
+)
+class LazyApprovalChannel(ChannelOf[RefundDto]): ...
+
+
+@channel_role(
+    name="other-lazy-approval-channel",
+    description="d",
+    approves=RefundDto,
+    answered_by=PauseAnswerer.CHANNEL,
+    reply_interpreter=LazyInterpreter,
+)
+class OtherLazyApprovalChannel(ChannelOf[RefundDto]): ...
+
+
+@channel_role(
+    name="question-channel",
+    description="Asks a clerk a question",
+    asks=OrderDto,
+    answers=AnswerDto,
+    answered_by=PauseAnswerer.CHANNEL,
+    reply_interpreter=JevQuestionInterpreter,
+)
+class QuestionChannel(ChannelOf[OrderDto]): ...
+
+
+@channel_role(
+    name="plain-approval-channel",
+    description="d",
+    approves=RefundDto,
+    answered_by=PauseAnswerer.CHANNEL,
+    reply_interpreter=NotAnInterpreter,
+)
+class PlainApprovalChannel(ChannelOf[RefundDto]): ...
+
+
+def _implementation(role: type[Any], name: str) -> type[Any]:
+    async def send(self: Any, ask: ChannelAsk[Any]) -> ChannelOutcome:
+        return ChannelOutcome.await_reply()
+
+    return channel(name=name, description="d")(type(name, (role,), {"send": send}))
+
+
+@application(
+    name="interpreters-application",
+    workflows=[RefundWorkflow],
+    channels=[
+        SlackRefundApprovalChannel,
+        _implementation(LazyApprovalChannel, "lazy-channel"),
+        _implementation(OtherLazyApprovalChannel, "other-lazy-channel"),
+        _implementation(QuestionChannel, "clerk-question-channel"),
+        _implementation(PlainApprovalChannel, "plain-channel"),
+    ],
+)
+class InterpretersApplication: ...
+
+
+async def test_the_reply_interpreter_rules_are_checked_at_once_with_the_channel_rules() -> None:
+    with pytest.raises(AssemblyError) as caught:
+        await App.create(
+            InterpretersApplication,
+            providers=[
+                FunctionProvider(
+                    lambda request: ChatResponse(content="x"),
+                    decide=lambda request: DecisionResponse(probabilities={}),
+                    decision_models=["typesafe/*"],
+                )
+            ],
+        )
+    found = {(v.rule, v.component) for v in caught.value.violations}
+    assert ("name.kind-suffix", "Lazy") in found
+    assert ("reply-interpreter.no-interpret-method", "Lazy") in found
+    assert ("channel.shared-interpreter", "LazyInterpreter") in found
+    assert ("reply-interpreter.not-an-interpreter", "plain-approval-channel") in found
+    assert ("reply-interpreter.decision-model", "jev-question-reply-interpreter") in found
+    [decision_model] = [
+        v for v in caught.value.violations if v.rule == "reply-interpreter.decision-model"
+    ]
+    assert "AnswerDto" in decision_model.message
+
+
+async def test_an_unreadable_prompt_url_is_an_assembly_error(tmp_path: Any) -> None:
+    @reply_interpreter(
+        name="url-reply-interpreter",
+        description="d",
+        decided_by=DecidedBy.MODEL,
+        model="m",
+        prompt_urls=[str(tmp_path / "missing.md")],
+    )
+    class UrlInterpreter: ...
+
+    @channel_role(
+        name="url-approval-channel",
+        description="d",
+        approves=RefundDto,
+        answered_by=PauseAnswerer.CHANNEL,
+        reply_interpreter=UrlInterpreter,
+    )
+    class UrlApprovalChannel(ChannelOf[RefundDto]): ...
+
+    @application(
+        name="url-application",
+        workflows=[RefundWorkflow],
+        channels=[SlackRefundApprovalChannel, _implementation(UrlApprovalChannel, "url-channel")],
+    )
+    class UrlApplication: ...
+
+    with pytest.raises(AssemblyError) as caught:
+        await App.create(UrlApplication, providers=[_provider()])
+    assert caught.value.rules == ["reply-interpreter.prompt-url"]

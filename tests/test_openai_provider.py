@@ -15,6 +15,7 @@ from agboss import (
     ExecutionStatus,
     ModelProviderError,
     OpenAICompatibleProvider,
+    PauseStatus,
     WorkflowFinishTextDto,
 )
 from agboss.models import (
@@ -25,6 +26,7 @@ from agboss.models import (
     ToolCall,
     ToolSchema,
 )
+from agboss.models.decisions import Decision, DecisionRequest
 from tests.loopback import LoopbackServer, Reply, completion, loopback_server
 from tests.office import RUNS, OfficeApplication, OfficeWorkflow
 
@@ -203,3 +205,119 @@ async def test_a_provider_error_fails_the_agent_step(
         with pytest.raises(AgentFailedError, match="its model call failed") as caught:
             await app.execute(OfficeWorkflow, {"text": "Return L-7"}, owner_id="user-1")
     assert isinstance(caught.value.__cause__, ModelProviderError)
+
+
+def decision_reply(top: list[tuple[str, float]], content: str = "yes") -> Reply:
+    import math
+
+    return Reply(
+        body={
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "logprobs": {
+                        "content": [
+                            {
+                                "token": top[0][0],
+                                "logprob": math.log(top[0][1]),
+                                "top_logprobs": [
+                                    {"token": token, "logprob": math.log(p)} for token, p in top
+                                ],
+                            }
+                        ]
+                    },
+                }
+            ],
+            "usage": {"prompt_tokens": 30, "completion_tokens": 1},
+        }
+    )
+
+
+def decision_request() -> DecisionRequest:
+    return DecisionRequest(
+        model="typesafe/jev-1.13",
+        instructions="The clerk answered a deposit return.",
+        state="### ask\n{}\n\n### reply\nsure",
+        decisions=(Decision.noul("approved", "Does the reply approve the call?"),),
+        caller=ModelCaller("reply-interpreter", "deposit-reply-interpreter", "acme", "ex-1"),
+    )
+
+
+async def test_a_decision_model_is_p_yes_from_the_token_log_probabilities(
+    server: LoopbackServer,
+) -> None:
+    provider = OpenAICompatibleProvider(
+        base_url=server.base_url,
+        decision_models=["typesafe/*"],
+        **FAST,  # type: ignore[arg-type]
+    )
+    assert provider.decision_model("moonshotai/kimi-k2.6") is None
+    decider = provider.decision_model("typesafe/jev-1.13")
+    assert decider is not None
+    server.replies.append(
+        decision_reply([("Yes", 0.6), (" yes", 0.12), ("No", 0.18), ("Maybe", 0.1)])
+    )
+    response = await decider.decide(decision_request())
+    await provider.aclose()
+    assert response.probabilities["approved"] == pytest.approx(0.72 / 0.9)
+    assert response.usage.input_tokens == 30
+    [body] = server.requests
+    assert body["logprobs"] is True
+    assert body["max_tokens"] == 1
+    assert body["messages"][0]["content"].startswith("Does the reply approve the call?")
+    assert body["messages"][0]["content"].endswith("The clerk answered a deposit return.")
+    assert body["messages"][1]["content"] == "### ask\n{}\n\n### reply\nsure"
+
+
+async def test_a_decision_model_without_log_probabilities_reads_its_one_word(
+    server: LoopbackServer,
+) -> None:
+    provider = OpenAICompatibleProvider(
+        base_url=server.base_url,
+        decision_models=["*"],
+        **FAST,  # type: ignore[arg-type]
+    )
+    server.replies.append(completion(content="No."))
+    server.replies.append(completion(content="Perhaps"))
+    decider = provider.decision_model("m")
+    assert decider is not None
+    assert (await decider.decide(decision_request())).probabilities["approved"] == 0.0
+    with pytest.raises(ModelProviderError, match="neither yes nor no"):
+        await decider.decide(decision_request())
+    await provider.aclose()
+
+
+async def test_a_reply_interpreter_reads_a_reply_through_the_provider(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    from tests.replies_app import RUNS as REPLY_RUNS
+    from tests.replies_app import OfficeApplication as RepliesApplication
+    from tests.replies_app import OfficeWorkflow as RepliesWorkflow
+
+    REPLY_RUNS.clear()
+    provider = OpenAICompatibleProvider(
+        base_url=server.base_url,
+        decision_models=["typesafe/*"],
+        **FAST,  # type: ignore[arg-type]
+    )
+    server.replies.extend(
+        [
+            completion(
+                tool_calls=[{"name": "return-deposit-tool", "arguments": {"lease_id": "L-7"}}]
+            ),
+            decision_reply([("yes", 0.95), ("no", 0.05)]),
+            completion(tool_calls=[{"name": "final_answer", "arguments": {"text": "Returned."}}]),
+        ]
+    )
+    async with await App.create(
+        RepliesApplication, store=tmp_path / "a.db", providers=[provider]
+    ) as app:
+        paused = await app.execute(RepliesWorkflow, {"text": "return L-7"}, owner_id="user-1")
+        assert paused.status is ExecutionStatus.PAUSED
+        [pause] = await app.store.pauses.find_by_root(paused.execution_id, (PauseStatus.PENDING,))
+        done = await app.resume(pause.pause_id, reply="yes, give it back", answered_by="clerk-3")
+    await provider.aclose()
+    assert done.status is ExecutionStatus.COMPLETED
+    assert REPLY_RUNS == ["return-deposit L-7"]
+    assert done.spend.model_calls == 3
