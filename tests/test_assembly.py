@@ -441,13 +441,14 @@ async def test_the_reply_interpreter_rules_are_checked_at_once_with_the_channel_
     assert "AnswerDto" in decision_model.message
 
 
-async def test_an_unreadable_prompt_url_is_an_assembly_error(tmp_path: Any) -> None:
+def _url_application(prompt_url: str) -> type[Any]:
     @reply_interpreter(
         name="url-reply-interpreter",
         description="d",
         decided_by=DecidedBy.MODEL,
         model="m",
-        prompt_urls=[str(tmp_path / "missing.md")],
+        prompt="Read the reply.",
+        prompt_urls=[prompt_url],
     )
     class UrlInterpreter: ...
 
@@ -467,6 +468,22 @@ async def test_an_unreadable_prompt_url_is_an_assembly_error(tmp_path: Any) -> N
     )
     class UrlApplication: ...
 
+    return UrlApplication
+
+
+async def test_prompt_urls_are_read_once_into_the_interpreters_instructions(tmp_path: Any) -> None:
+    policy = tmp_path / "refund-policy.md"
+    policy.write_text("Refunds above 100 EUR need a reason.")
+    app = await App.create(
+        _url_application(policy.as_uri()), store=tmp_path / "a.db", providers=[_provider()]
+    )
+    await app.close()
+    assert app.runtime.prompts["url-reply-interpreter"] == (
+        "Read the reply.\n\nRefunds above 100 EUR need a reason."
+    )
+
+
+async def test_an_unreadable_prompt_url_is_an_assembly_error(tmp_path: Any) -> None:
     with pytest.raises(AssemblyError) as caught:
-        await App.create(UrlApplication, providers=[_provider()])
+        await App.create(_url_application(str(tmp_path / "missing.md")), providers=[_provider()])
     assert caught.value.rules == ["reply-interpreter.prompt-url"]

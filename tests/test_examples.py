@@ -49,9 +49,9 @@ def test_the_approvals_example_pauses_on_both_calls_and_takes_piped_answers(
 ) -> None:
     out = run_approvals(tmp_path, "maybe\ny\nn not this month\n")
     assert "? office-agent asks to run return-deposit-tool(lease_id='L-7')" in out
-    assert "? office-agent asks to run book-expense-tool(purpose='taxi', amount=12.5)" in out
+    assert "? office-agent asks to book taxi for 12.50 EUR" in out
     assert "… the desk waits for 2 answer(s)" in out
-    assert "please answer y, n <reason>" in out
+    assert "has no reply interpreter to read a free-text reply — answer y, n <reason>" in out
     assert (
         "answer: returned the deposit of L-7; the call was rejected by user-1: not this month"
         in out
@@ -72,3 +72,14 @@ def test_the_approvals_example_leaves_the_execution_paused_when_answers_run_out(
     out = run_approvals(tmp_path, "y\n")
     assert "the execution stays paused; its pauses are durable" in out
     assert out.rstrip().endswith("status: paused")
+
+
+def test_the_approvals_example_reads_the_owners_own_words_with_a_reply_interpreter(
+    tmp_path: Path,
+) -> None:
+    out = run_approvals(tmp_path, "fine\ny\nhmm\nwell, ok, but only half\n")
+    assert "return-deposit-tool has no reply interpreter" not in out
+    assert "terminal-user-channel has no reply interpreter" in out  # the deposit: y / n only
+    assert "could not read that (expense-reply-interpreter's model gave no answer)" in out
+    assert "approved with {'purpose': 'taxi', 'amount': 6.25}" in out
+    assert "answer: returned the deposit of L-7; booked taxi (6.25 EUR)" in out

@@ -27,6 +27,7 @@ PUBLIC = sorted(
         "ChannelWithdrawal",
         "Clock",
         "ComponentRecord",
+        "ConfigurationError",
         "DecidedBy",
         "DtoValidationError",
         "ExecutionContext",

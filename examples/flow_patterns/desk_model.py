@@ -31,8 +31,43 @@ def _said(result: str) -> str:
         return result
 
 
+_NO = re.compile(r"\b(no|not|don'?t|reject|never|stop)\b", re.I)
+_YES = re.compile(r"\b(yes|ok|okay|sure|fine|go|approve[d]?|do it)\b", re.I)
+_HALF = re.compile(r"\bhalf\b", re.I)
+_AMOUNT = re.compile(r"(\d+(?:[.,]\d+)?)")
+
+
+def read_reply(request: ChatRequest) -> ChatResponse:
+    """A reply interpreter's turn: the owner's words read as an approval decision."""
+    text = next(m.content for m in request.messages if m.role is MessageRole.USER)
+    ask_text, _, reply = text.partition("### reply\n")
+    arguments = json.loads(ask_text.removeprefix("### ask\n"))["arguments"]
+    decision: dict[str, object] | None = None
+    if _NO.search(reply):
+        decision = {"approved": False, "reason": reply.strip()}
+    elif _HALF.search(reply) and "amount" in arguments:
+        decision = {
+            "approved": True,
+            "override_arguments": {**arguments, "amount": arguments["amount"] / 2},
+        }
+    elif _YES.search(reply):
+        amount = _AMOUNT.search(reply)
+        changed = (
+            {**arguments, "amount": float(amount.group(1).replace(",", "."))}
+            if amount and "amount" in arguments
+            else None
+        )
+        decision = {"approved": True, "override_arguments": changed}
+    if decision is None:
+        return ChatResponse(content="I cannot tell what the owner wants.", usage=_usage(request))
+    call = ToolCall(id="answer", name=ANSWER_TOOL, arguments=json.dumps(decision))
+    return ChatResponse(tool_calls=(call,), usage=_usage(request), model=request.model)
+
+
 def office_model(request: ChatRequest) -> ChatResponse:
-    """One model turn of the office agent."""
+    """One model turn of the office agent, or of a reply interpreter."""
+    if request.caller.kind == "reply-interpreter":
+        return read_reply(request)
     results = [m.content for m in request.messages if m.role is MessageRole.TOOL]
     if results:
         said = "; ".join(_said(text) for text in results)

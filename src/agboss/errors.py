@@ -17,6 +17,7 @@ __all__ = [
     "AssemblyError",
     "AssemblyViolation",
     "BudgetExceededError",
+    "ConfigurationError",
     "DtoValidationError",
     "ExecutionFailedError",
     "LeaseLostError",
@@ -255,6 +256,12 @@ class BudgetExceededError(AgbossError):
     """A budget of the execution tree is spent."""
 
     code = "budget.exceeded"
+
+
+class ConfigurationError(AgbossError):
+    """A value given to a decorator or a constructor cannot work."""
+
+    code = "config.invalid"
 
 
 class StoreError(AgbossError):

@@ -2,7 +2,9 @@
 
 The agent calls both tools in one turn; both calls pause. Each is answered on its own, by its
 pause id, the way a webhook would: ``y`` approves, ``n <reason>`` rejects (the model reads the
-reason), ``y amount=6.25`` approves with other arguments. Answers may be piped in::
+reason), ``y amount=6.25`` approves with other arguments. The expense also takes the owner's
+own words (``ok, but only half``), read by its role's reply interpreter. Answers may be piped
+in::
 
     printf 'y\\nn not this month\\n' | python -m examples.flow_patterns.approvals
 
@@ -25,7 +27,9 @@ from agboss import (
     ExecutionStatus,
     OpenAICompatibleProvider,
     PendingPause,
+    ReplyInterpreterMissingError,
     ToolCallApprovalDecisionDto,
+    UninterpretableReplyError,
     WorkflowFinishTextDto,
     WorkflowStartTextDto,
 )
@@ -73,13 +77,29 @@ def show(pause: PendingPause) -> str:
     return f"{pause.ask.tool}({shown})"
 
 
+def verdict_of(result: ExecutionOutput, pause: PendingPause) -> str:
+    """How the pause was decided, read back from the audit trail."""
+    assert result.record is not None
+    for entry in result.record.pauses:
+        call = entry.step.tool_call
+        if call is not None and call.call_id == pause.ask.call_id and entry.decision is not None:
+            decision = entry.decision
+            if not decision.approved:
+                return f"rejected{f' ({decision.reason})' if decision.reason else ''}"
+            if decision.override_arguments:
+                return f"approved with {decision.override_arguments}"
+            return "approved"
+    return "answered"
+
+
 async def answer_all(app: App, result: ExecutionOutput) -> ExecutionOutput:
     """Asks in the terminal for each pending pause, and resumes each by its id."""
     while result.status is ExecutionStatus.PAUSED:
         pause = result.pending[0]
         assert pause.pause_id is not None  # thread-owner pauses list their id
         while True:
-            print(f"approve {show(pause)}?  [y | n <reason> | y key=value …] ", end="", flush=True)
+            print(f"approve {show(pause)}?  [y | n <reason> | y key=value | your words] ", end="")
+            sys.stdout.flush()
             line = sys.stdin.readline()
             if not line:
                 print("\nno more answers: the execution stays paused; its pauses are durable.")
@@ -87,19 +107,23 @@ async def answer_all(app: App, result: ExecutionOutput) -> ExecutionOutput:
             if not sys.stdin.isatty():
                 print(line.rstrip())  # echo piped answers, so the transcript reads like a session
             decision = parse_answer(line, pause.ask.arguments)
-            if decision is None:
-                print("  please answer y, n <reason>, or y key=value …")
-                continue
             try:
-                result = await app.resume(
-                    pause.pause_id, decision=decision, owner_id=OWNER, record=True
-                )
-            except DtoValidationError as error:  # the pause keeps waiting: ask again
-                print(f"  {error.message}")
+                if decision is not None:
+                    result = await app.resume(
+                        pause.pause_id, decision=decision, owner_id=OWNER, record=True
+                    )
+                else:  # the owner's own words, read by the role's reply interpreter
+                    result = await app.resume(
+                        pause.pause_id, reply=line.strip(), owner_id=OWNER, record=True
+                    )
+            except (DtoValidationError, ReplyInterpreterMissingError) as error:
+                print(f"  {error.message} — answer y, n <reason>, or y key=value …")
+                continue
+            except UninterpretableReplyError as error:  # the pause keeps waiting: ask again
+                print(f"  could not read that ({error.reason}); please say it differently")
                 continue
             break
-        verdict = "approved" if decision.approved else "rejected"
-        print(f"  {verdict}; {len(result.pending)} answer(s) still open")
+        print(f"  {verdict_of(result, pause)}; {len(result.pending)} answer(s) still open")
     return result
 
 

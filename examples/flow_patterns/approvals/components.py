@@ -1,7 +1,8 @@
 """The office desk with approvals: returning a deposit and booking an expense each need a yes.
 
-Both tools name the built-in `TerminalUserChannel`, so both calls of one model turn pause at
-once, and the thread's owner answers each in the terminal by its pause id.
+The deposit names the built-in `TerminalUserChannel`; the expense names a role whose terminal
+implementation also accepts the owner's own words, read by a reply interpreter on a model. Both
+calls of one model turn pause at once, and the thread's owner answers each by its pause id.
 """
 
 from __future__ import annotations
@@ -9,13 +10,21 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from agboss import (
+    ChannelAsk,
+    ChannelOf,
+    ChannelOutcome,
+    DecidedBy,
     ExecutionPauseEvent,
+    PauseAnswerer,
     TerminalUserChannel,
     ToolHandler,
     WorkflowFinishTextDto,
     WorkflowStartTextDto,
     agent,
     application,
+    channel,
+    channel_role,
+    reply_interpreter,
     start,
     tool,
     workflow,
@@ -43,6 +52,44 @@ class DeskDoneDto(BaseModel):
     status: str
 
 
+MODEL = "moonshotai/kimi-k2.6"
+
+
+@reply_interpreter(
+    name="expense-reply-interpreter",
+    description="Reads the owner's own words about an expense",
+    decided_by=DecidedBy.MODEL,
+    model=MODEL,
+    prompt="The owner answered an expense approval in their own words. Decide approve or "
+    "reject (with their reason), and any amount they changed.",
+)
+class ExpenseReplyInterpreter: ...
+
+
+@channel_role(
+    name="expense-approval-channel",
+    description="The thread's owner approves expenses",
+    approves=ExpenseDto,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+    reply_interpreter=ExpenseReplyInterpreter,
+)
+class ExpenseApprovalChannel(ChannelOf[ExpenseDto]): ...
+
+
+@channel(name="terminal-expense-approval-channel", description="Asks the owner in the terminal")
+class TerminalExpenseApprovalChannel(ExpenseApprovalChannel):
+    """Shows the expense in the terminal; the owner answers by the pause id."""
+
+    def send(self, ask: ChannelAsk[ExpenseDto]) -> ChannelOutcome:
+        expense = ask.value.arguments
+        print(
+            f"? {ask.agent} asks to book {expense.purpose} for {expense.amount:.2f} EUR "
+            "(answer in your own words if you like)",
+            flush=True,
+        )
+        return ChannelOutcome.await_reply()
+
+
 @tool(
     name="return-deposit-tool",
     description="Returns the deposit of a lease",
@@ -62,7 +109,7 @@ class ReturnDepositTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
     description="Books an expense with its purpose and amount in euros",
     input=ExpenseDto,
     output=DeskDoneDto,
-    channel=TerminalUserChannel,
+    channel=ExpenseApprovalChannel,
 )
 class BookExpenseTool(ToolHandler[ExpenseDto, DeskDoneDto]):
     """Books an expense, once approved."""
@@ -75,7 +122,7 @@ class BookExpenseTool(ToolHandler[ExpenseDto, DeskDoneDto]):
     name="office-agent",
     description="Returns deposits and books expenses",
     prompt="You run an office desk. Do what is asked with your tools, then say what you did.",
-    model="moonshotai/kimi-k2.6",
+    model=MODEL,
     tools=[ReturnDepositTool, BookExpenseTool],
 )
 class OfficeAgent: ...
@@ -104,7 +151,11 @@ class OfficeWorkflowFinish: ...
 class OfficeWorkflow: ...
 
 
-@application(name="office-application", workflows=[OfficeWorkflow])
+@application(
+    name="office-application",
+    workflows=[OfficeWorkflow],
+    channels=[TerminalExpenseApprovalChannel],
+)
 class OfficeApplication:
     """Says when the desk waits for answers (on_execution_pause)."""
 

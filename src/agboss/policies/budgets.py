@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agboss.engine.runtime import Runtime
-from agboss.errors import BudgetExceededError
+from agboss.errors import BudgetExceededError, ConfigurationError
 from agboss.models.messages import Usage
 from agboss.store.protocol import ExecutionRow
 
@@ -31,10 +31,13 @@ class Budget:
     cost: float | None = None
 
     def __post_init__(self) -> None:
-        if self.tokens is not None and self.tokens < 0:
-            raise ValueError("Budget(tokens=...) cannot be negative")
-        if self.cost is not None and self.cost < 0:
-            raise ValueError("Budget(cost=...) cannot be negative")
+        for field_name in ("tokens", "cost"):
+            value = getattr(self, field_name)
+            if value is not None and value < 0:
+                raise ConfigurationError(
+                    f"Budget({field_name}={value}) cannot be negative",
+                    hint="give a limit of 0 or more, or None for no limit",
+                )
 
     def exhausted_by(self, spent: Usage) -> str | None:
         """What is spent, if the budget is; ``None`` while some is left."""
