@@ -314,3 +314,14 @@ async def test_mock_of_a_code_interpreter_scripts_its_reading(env: TestEnv) -> N
     await env.app.resume(pause_id, reply="anything at all", owner_id="user-1")
     assert RUNS == ["book-expense taxi"]
     assert replies_app.CONTEXTS == []  # the real interpret did not run
+
+
+async def test_a_code_interpreter_may_be_async(env: TestEnv) -> None:
+    pause_id = await paused_on(env, EXPENSE)
+
+    async def interpret(reading: Any) -> ReplyInterpretation:
+        return ReplyInterpretation.understood(ToolCallApprovalDecisionDto(approved=True))
+
+    env.mock_of(ExpenseReplyInterpreter).interpret.side_effect = interpret
+    await env.app.resume(pause_id, reply="👍", owner_id="user-1")
+    assert RUNS == ["book-expense taxi"]
