@@ -5,16 +5,21 @@ from agboss.assembly import Scope, provide
 from agboss.clock import Clock, SystemClock
 from agboss.components import (
     ApprovalAsk,
+    BranchResult,
     ChannelAsk,
     ChannelHandler,
     ChannelOf,
     ChannelOutcome,
     ChannelWithdrawal,
+    JoinHandler,
+    JoinInput,
+    QuorumOutcome,
     ToolHandler,
     agent,
     application,
     channel,
     channel_role,
+    join,
     reply_interpreter,
     tool,
     workflow,
@@ -39,6 +44,7 @@ from agboss.errors import (
     ConfigurationError,
     DtoValidationError,
     ExecutionFailedError,
+    JoinDeadlineError,
     LeaseLostError,
     ModelProviderError,
     ModelUnservedError,
@@ -53,7 +59,7 @@ from agboss.errors import (
     UnknownPauseError,
     UnknownWorkflowError,
 )
-from agboss.flow import start
+from agboss.flow import Failure, QuorumGroup, start
 from agboss.interpreters import InterpreterInput, ReplyInterpretation, ReplyInterpreterHandler
 from agboss.models import FunctionProvider, OpenAICompatibleProvider
 from agboss.outputs import ExecutionOutput, PendingPause
@@ -66,6 +72,7 @@ from agboss.pauses import (
 )
 from agboss.policies import Budget
 from agboss.records import (
+    ChildExecutionRecord,
     ComponentRecord,
     ExecutionRecord,
     LedgerRecord,
@@ -84,6 +91,7 @@ __all__ = [
     "AssemblyViolation",
     "AutoApproveChannel",
     "AutoRejectChannel",
+    "BranchResult",
     "Budget",
     "BudgetExceededError",
     "ChannelAsk",
@@ -91,6 +99,7 @@ __all__ = [
     "ChannelOf",
     "ChannelOutcome",
     "ChannelWithdrawal",
+    "ChildExecutionRecord",
     "Clock",
     "ComponentRecord",
     "ConfigurationError",
@@ -103,8 +112,12 @@ __all__ = [
     "ExecutionRecord",
     "ExecutionResumeEvent",
     "ExecutionStatus",
+    "Failure",
     "FunctionProvider",
     "InterpreterInput",
+    "JoinDeadlineError",
+    "JoinHandler",
+    "JoinInput",
     "LeaseLostError",
     "LedgerRecord",
     "ModelProviderError",
@@ -119,6 +132,8 @@ __all__ = [
     "PauseResolution",
     "PauseStatus",
     "PendingPause",
+    "QuorumGroup",
+    "QuorumOutcome",
     "ReplyInterpretation",
     "ReplyInterpreterHandler",
     "ReplyInterpreterMissingError",
@@ -146,6 +161,7 @@ __all__ = [
     "application",
     "channel",
     "channel_role",
+    "join",
     "provide",
     "reply_interpreter",
     "start",

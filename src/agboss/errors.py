@@ -20,6 +20,7 @@ __all__ = [
     "ConfigurationError",
     "DtoValidationError",
     "ExecutionFailedError",
+    "JoinDeadlineError",
     "LeaseLostError",
     "ModelProviderError",
     "ModelUnservedError",
@@ -147,6 +148,13 @@ class AgentFailedError(StepFailedError):
     ) -> None:
         self.agent = agent
         super().__init__(f"{agent}: {message}", node_id=node_id, hint=hint)
+
+
+class JoinDeadlineError(StepFailedError):
+    """A join's deadline passed (elapsed time on the application's Clock, pauses included)
+    before its branches came back."""
+
+    code = "join.deadline"
 
 
 class ExecutionFailedError(AgbossError):

@@ -93,19 +93,27 @@ class AgentRun:
         visit: int,
         spec: AgentSpec,
         value: BaseModel,
+        *,
+        scope: str | None = None,
+        output: type[BaseModel] | None = None,
+        copy_index: int = 0,
+        item_index: int | None = None,
     ) -> None:
         self.frame = frame
         self.node = node
         self.visit = visit
         self.spec = spec
         self.value = value
-        self.output = node.output
+        self.scope = scope or f"{node.node_id}#{visit}"
+        self.output = output or node.output
+        self.copy_index = copy_index
+        self.item_index = item_index
         self.tools = frame.runtime.assembly.tools_by_name(spec)
         self._component = ComponentRecord(kind="agent", name=spec.name)
         self._text_answer = is_text_dto(self.output)
 
     def _key(self, iteration: int, part: str) -> str:
-        return f"{self.node.node_id}#{self.visit}/turn-{iteration}/{part}"
+        return f"{self.scope}/turn-{iteration}/{part}"
 
     def _fail(self, message: str, hint: str | None = None) -> AgentFailedError:
         return AgentFailedError(message, agent=self.spec.name, node_id=self.node.node_id, hint=hint)
@@ -121,6 +129,7 @@ class AgentRun:
         Raises:
             AgentFailedError: The model failed, kept answering invalidly, or ran out of turns.
         """
+        await self.frame.load(self.scope + "/")
         messages = self._first_messages()
         attempts = 0
         for iteration in range(self.spec.max_tool_loop_iterations):
@@ -221,6 +230,8 @@ class AgentRun:
             agent=self._component,
             node_id=self.node.node_id,
             visit=self.visit,
+            copy_index=self.copy_index,
+            item_index=self.item_index if self.item_index is not None else self.frame.item_index,
             tool_loop_iteration=iteration,
             validation_attempts=attempts,
             **extra,
@@ -326,6 +337,7 @@ class AgentRun:
             step=record,
             context=step,
             args=args,
+            path=self.frame.branch_path(self.scope),
         )
         if approval is None:
             return None

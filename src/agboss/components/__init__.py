@@ -13,6 +13,7 @@ from agboss.components.decorators import (
     application,
     channel,
     channel_role,
+    join,
     reply_interpreter,
     tool,
     workflow,
@@ -20,21 +21,27 @@ from agboss.components.decorators import (
     workflow_start,
 )
 from agboss.components.handlers import ToolHandler
+from agboss.components.joins import BranchResult, JoinHandler, JoinInput, QuorumOutcome
 from agboss.components.specs import ComponentKind, spec_of
 
 __all__ = [
     "ApprovalAsk",
+    "BranchResult",
     "ChannelAsk",
     "ChannelHandler",
     "ChannelOf",
     "ChannelOutcome",
     "ChannelWithdrawal",
     "ComponentKind",
+    "JoinHandler",
+    "JoinInput",
+    "QuorumOutcome",
     "ToolHandler",
     "agent",
     "application",
     "channel",
     "channel_role",
+    "join",
     "reply_interpreter",
     "spec_of",
     "tool",

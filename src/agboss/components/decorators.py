@@ -20,6 +20,7 @@ from agboss.components.specs import (
     ChannelSpec,
     ComponentKind,
     ComponentSpec,
+    JoinComponentSpec,
     ReplyInterpreterSpec,
     ToolSpec,
     WorkflowFinishSpec,
@@ -37,6 +38,7 @@ __all__ = [
     "application",
     "channel",
     "channel_role",
+    "join",
     "reply_interpreter",
     "tool",
     "workflow",
@@ -238,6 +240,28 @@ def workflow_finish(*, name: str, description: str, output: type[BaseModel]) -> 
     return _attach(
         WorkflowFinishSpec(
             kind=ComponentKind.WORKFLOW_FINISH, name=name, description=description, output=output
+        )
+    )
+
+
+def join(
+    *, name: str, description: str, output: type[BaseModel], deps: Sequence[type[Any]] = ()
+) -> Callable[[C], C]:
+    """Declares a join; its class implements `JoinHandler[Out].join(input)`.
+
+    Args:
+        name: Kebab-case, ending in ``-join``.
+        description: What it makes of the branches.
+        output: The DTO it returns: what the flow hands on after the launch.
+        deps: Types the container injects into its constructor, in order.
+    """
+    return _attach(
+        JoinComponentSpec(
+            kind=ComponentKind.JOIN,
+            name=name,
+            description=description,
+            output=output,
+            deps=tuple(deps),
         )
     )
 

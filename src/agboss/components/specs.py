@@ -28,6 +28,7 @@ __all__ = [
     "ChannelSpec",
     "ComponentKind",
     "ComponentSpec",
+    "JoinComponentSpec",
     "ReplyInterpreterSpec",
     "ToolSpec",
     "WorkflowFinishSpec",
@@ -52,6 +53,7 @@ class ComponentKind(StrEnum):
     WORKFLOW = "workflow"
     WORKFLOW_START = "workflow-start"
     WORKFLOW_FINISH = "workflow-finish"
+    JOIN = "join"
     APPLICATION = "application"
 
     @property
@@ -145,6 +147,13 @@ class WorkflowStartSpec(ComponentSpec):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkflowFinishSpec(ComponentSpec):
     """Where a workflow ends: the DTO it returns."""
+
+    output: type[BaseModel]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JoinComponentSpec(ComponentSpec):
+    """A join: brings a launch's branches together into its output DTO."""
 
     output: type[BaseModel]
 

@@ -9,34 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import pickle
 import uuid
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agboss.agents.loop import AgentRun, Waiting, describe_validation_error
+from agboss.agents.loop import Waiting, describe_validation_error
 from agboss.assembly.assemble import WorkflowDefinition
-from agboss.components.specs import AgentSpec
 from agboss.context import DEFAULT_TENANT_ID
-from agboss.engine.frame import ExecutionFrame
+from agboss.engine.frame import ExecutionFrame, PassState
 from agboss.engine.hooks import ApplicationHooks
+from agboss.engine.interpreter import FlowRunner, pickle_error, stored_error
 from agboss.engine.runtime import Runtime
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import (
     AgbossError,
     DtoValidationError,
-    ExecutionFailedError,
     LeaseLostError,
     ThreadOwnerError,
     UnknownExecutionError,
     UnknownWorkflowError,
 )
-from agboss.flow.dsl import StepKind
 from agboss.outputs import ExecutionOutput
-from agboss.pauses.model import ExecutionPauseEvent
+from agboss.pauses.model import ExecutionPauseEvent, PauseAnswerRecord, PauseRecord
 from agboss.pauses.withdrawing import close_pending_pauses
-from agboss.records.model import ExecutionRecord, LedgerRecord, Spend
+from agboss.records.model import ChildExecutionRecord, ExecutionRecord, LedgerRecord, Spend
 from agboss.store.protocol import ExecutionRow, Fence
 
 __all__ = ["Engine"]
@@ -52,6 +49,7 @@ class Engine:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.hooks = ApplicationHooks(runtime)
+        self.flows = FlowRunner(runtime)
 
     # ---- beginning -----------------------------------------------------------------
 
@@ -107,28 +105,25 @@ class Engine:
         fence = await self.runtime.store.executions.begin(
             row, holder=self.runtime.holder, lease_until=now + self.runtime.lease_ttl
         )
-        return await self._pass(row, fence, {}, record=record)
+        return await self._pass(row, fence, record=record)
 
     # ---- passes --------------------------------------------------------------------
 
-    async def _pass(
-        self,
-        row: ExecutionRow,
-        fence: Fence,
-        journal: dict[str, Any],
-        *,
-        record: bool,
-    ) -> ExecutionOutput:
+    async def _pass(self, row: ExecutionRow, fence: Fence, *, record: bool) -> ExecutionOutput:
         runtime = self.runtime
-        frame = ExecutionFrame(runtime, row, journal, fence)
+        state = PassState()
         renewal = asyncio.ensure_future(self._renew(fence))
         output: BaseModel | None = None
+        frame = ExecutionFrame(runtime, row, fence, state=state)
         try:
             if row.status is not ExecutionStatus.RUNNING:
                 await self._finish(frame, ExecutionStatus.RUNNING, None, None)
+            resolved = await self._resolved(row)
             while True:
+                state.resolved_paths = [pause.path for pause in resolved]
+                frame = ExecutionFrame(runtime, row, fence, state=state)
                 try:
-                    outcome = await self._run_flow(frame)
+                    outcome = await self.flows.run_flow(frame)
                 except LeaseLostError:
                     raise  # another instance owns the tree now: leave its state to it
                 except AgbossError as error:
@@ -139,9 +134,10 @@ class Engine:
                 if not isinstance(outcome, Waiting):
                     await close_pending_pauses(runtime, row, PauseResolution.CANCELLED)
                     output, status = outcome, ExecutionStatus.COMPLETED
-                elif await self._resolved_meanwhile(frame):
-                    continue  # the drain: take decisions recorded while this pass ran
                 else:
+                    resolved = await self._resolved(row)
+                    if resolved:
+                        continue  # the drain: take decisions recorded while this pass ran
                     status = ExecutionStatus.PAUSED
                 if not await self._finish(frame, status, output, None):
                     status, output = ExecutionStatus.CANCELLED, None
@@ -158,17 +154,16 @@ class Engine:
             )
         return result
 
-    async def _resolved_meanwhile(self, frame: ExecutionFrame) -> bool:
-        """Whether a pause of the tree was resolved and its step has not taken it yet."""
-        pauses = self.runtime.store.pauses
-        found = False
-        for pause in await pauses.find_by_root(
-            frame.row.root_execution_id, (PauseStatus.RESOLVED,)
-        ):
-            if frame.journaled(pause.step_key) is not None:
-                await pauses.take(pause.tenant_id, pause.pause_id)  # taken before a crash
+    async def _resolved(self, root: ExecutionRow) -> list[PauseRecord]:
+        """The tree's resolved pauses no step has taken yet (one taken before a crash, its
+        step already journaled, is marked taken here)."""
+        store = self.runtime.store
+        found = []
+        for pause in await store.pauses.find_by_root(root.execution_id, (PauseStatus.RESOLVED,)):
+            if await store.journal.load(pause.execution_id, pause.step_key):
+                await store.pauses.take(pause.tenant_id, pause.pause_id)
             else:
-                found = True
+                found.append(pause)
         return found
 
     async def _finish(
@@ -185,30 +180,9 @@ class Engine:
             frame.row.execution_id,
             status=status,
             output_json=None if output is None else output.model_dump_json(),
-            error=None if error is None else _pickle_error(error),
+            error=None if error is None else pickle_error(error),
             now=self.runtime.clock.now(),
         )
-
-    async def _run_flow(self, frame: ExecutionFrame) -> BaseModel | Waiting:
-        definition = self.runtime.assembly.workflows_by_name[frame.row.workflow]
-        graph = definition.graph
-        node = graph.start_node
-        value: BaseModel = node.input.model_validate_json(frame.row.input_json)
-        visits: dict[str, int] = {}
-        while True:
-            visit = visits.get(node.node_id, 0)
-            visits[node.node_id] = visit + 1
-            if node.kind is StepKind.AGENT:
-                spec = self.runtime.assembly.component_spec(node.component, AgentSpec)
-                answer = await AgentRun(frame, node, visit, spec, value).run()
-                if isinstance(answer, Waiting):
-                    return answer
-                value = answer
-            elif node.kind is StepKind.FINISH:
-                return value
-            if node.next is None:  # pragma: no cover - assembly guarantees a finish
-                return value
-            node = graph.nodes[node.next]
 
     async def move(self, root_execution_id: str, *, record: bool) -> ExecutionOutput:
         """Moves a tree after an answer: takes its lease (waiting for a holder to end its pass,
@@ -228,8 +202,7 @@ class Engine:
         if row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED):
             await runtime.store.leases.release(fence)
             return await self.get(root_execution_id, tenant_id=row.tenant_id, record=record)
-        journal = await runtime.store.journal.load(root_execution_id)
-        return await self._pass(row, fence, journal, record=record)
+        return await self._pass(row, fence, record=record)
 
     async def _renew(self, fence: Fence) -> None:
         runtime = self.runtime
@@ -251,11 +224,15 @@ class Engine:
     ) -> ExecutionOutput:
         store = self.runtime.store
         row = frame.row
-        spend = Spend.of(frame.usage())
+        spend = Spend.of(await store.executions.spend_of(row.execution_id, tree=True))
         pending = []
         if status is ExecutionStatus.PAUSED:
             waiting = await store.pauses.find_by_root(row.root_execution_id, (PauseStatus.PENDING,))
             pending = [pause.pending() for pause in waiting]
+        children = [
+            await self._child_output(child)
+            for child in await store.executions.find_children(row.execution_id)
+        ]
         execution_record = None
         if record:
             pauses = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
@@ -274,10 +251,14 @@ class Engine:
                 execution_id=row.execution_id,
                 workflow=row.workflow,
                 workflow_version=row.workflow_version,
-                steps=frame.records(),
+                steps=await frame.records(),
                 pauses=pauses,
                 spend=spend,
                 ledger=ledger,
+                children=[
+                    await self._child_record(child, pauses)
+                    for child in await store.executions.find_children(row.execution_id)
+                ],
             )
         return ExecutionOutput(
             thread_id=row.thread_id,
@@ -285,8 +266,52 @@ class Engine:
             status=status,
             output=output,
             pending=pending,
+            children=children,
             record=execution_record,
             spend=spend,
+        )
+
+    def _decoded_output(self, row: ExecutionRow) -> BaseModel | None:
+        if row.output_json is None:
+            return None
+        definition = self.runtime.assembly.workflows_by_name[row.workflow]
+        return definition.graph.finish_output.model_validate_json(row.output_json)
+
+    async def _child_output(self, row: ExecutionRow) -> ExecutionOutput:
+        store = self.runtime.store
+        children = [
+            await self._child_output(c)
+            for c in await store.executions.find_children(row.execution_id)
+        ]
+        return ExecutionOutput(
+            thread_id=row.thread_id,
+            execution_id=row.execution_id,
+            status=row.status,
+            output=self._decoded_output(row),
+            children=children,
+            spend=Spend.of(await store.executions.spend_of(row.execution_id, tree=True)),
+        )
+
+    async def _child_record(
+        self, row: ExecutionRow, tree_pauses: list[PauseAnswerRecord]
+    ) -> ChildExecutionRecord:
+        store = self.runtime.store
+        frame = ExecutionFrame(self.runtime, row, Fence(row.root_execution_id, "", 0))
+        steps = await frame.records()
+        item_index = next((s.item_index for s in steps if s.item_index is not None), None)
+        return ChildExecutionRecord(
+            execution_id=row.execution_id,
+            workflow=row.workflow,
+            workflow_version=row.workflow_version,
+            status=row.status,
+            item_index=item_index,
+            steps=steps,
+            pauses=[entry for entry in tree_pauses if entry.execution_id == row.execution_id],
+            spend=Spend.of(await store.executions.spend_of(row.execution_id, tree=False)),
+            children=[
+                await self._child_record(child, tree_pauses)
+                for child in await store.executions.find_children(row.execution_id)
+            ],
         )
 
     # ---- reading and recovery ------------------------------------------------------
@@ -303,14 +328,9 @@ class Engine:
                 hint="pass the execution_id an ExecutionOutput gave, under the same tenant",
             )
         if row.status is ExecutionStatus.FAILED:
-            raise _stored_error(row)
-        journal = await store.journal.load(row.execution_id)
-        frame = ExecutionFrame(self.runtime, row, journal, Fence(row.root_execution_id, "", 0))
-        output = None
-        if row.output_json is not None:
-            definition = self.runtime.assembly.workflows_by_name[row.workflow]
-            output = definition.graph.finish_output.model_validate_json(row.output_json)
-        return await self._output(frame, row.status, output, record=record)
+            raise stored_error(row)
+        frame = ExecutionFrame(self.runtime, row, Fence(row.root_execution_id, "", 0))
+        return await self._output(frame, row.status, self._decoded_output(row), record=record)
 
     async def recover(self, *, limit: int = 100) -> list[ExecutionOutput]:
         """Continues root executions whose holder died (their lease expired)."""
@@ -328,9 +348,8 @@ class Engine:
             if row is None or row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED):
                 await runtime.store.leases.release(fence)
                 continue
-            journal = await runtime.store.journal.load(execution_id)
             try:
-                outputs.append(await self._pass(row, fence, journal, record=False))
+                outputs.append(await self._pass(row, fence, record=False))
             except AgbossError:
                 runtime.logger.warning(
                     "run.recovered-failed: execution %s failed when recovered",
@@ -354,21 +373,3 @@ def _validate_input(
             f"{describe_validation_error(error)}",
             hint=f"pass a {dto.__name__} (or a mapping of its fields)",
         ) from error
-
-
-def _pickle_error(error: BaseException) -> bytes | None:
-    try:
-        return pickle.dumps(error)
-    except Exception:
-        return None
-
-
-def _stored_error(row: ExecutionRow) -> AgbossError:
-    if row.error is not None:
-        try:
-            error = pickle.loads(row.error)
-        except Exception:
-            error = None
-        if isinstance(error, AgbossError):
-            return error
-    return ExecutionFailedError(f"execution {row.execution_id} failed")

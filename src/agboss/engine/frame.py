@@ -2,22 +2,23 @@
 
 `ExecutionFrame.step` is the engine's one primitive for touching the outside world: a step
 whose key is in the journal returns the journaled result and runs nothing; any other runs once
-and is journaled under the pass's fence before anything depends on it.
+and is journaled under the pass's fence before anything depends on it. The journal is loaded
+by scope (an agent's visit, a launch's join), so a pass reads only the branches it moves.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from agboss.context import ExecutionContext, StepContext, Tenant
 from agboss.engine.runtime import Runtime
-from agboss.models.messages import Usage
 from agboss.records.model import StepRecord
 from agboss.store.protocol import ExecutionRow, Fence, StepEntry
 
-__all__ = ["ExecutionFrame", "maybe_await"]
+__all__ = ["ExecutionFrame", "PassState", "maybe_await"]
 
 T = TypeVar("T")
 
@@ -29,25 +30,54 @@ async def maybe_await(value: T | Awaitable[T]) -> T:
     return value
 
 
+@dataclass(slots=True)
+class PassState:
+    """What one pass knows about its tree: the branch paths of the pauses resolved for it.
+
+    A waiting branch (or child) is re-entered only if a resolved pause waits under it.
+    """
+
+    resolved_paths: list[str] = field(default_factory=list)
+
+    def affected(self, path: str) -> bool:
+        """Whether a resolved pause waits under the branch path ``path``."""
+        return any(resolved.startswith(path) for resolved in self.resolved_paths)
+
+
 class ExecutionFrame:
-    """One execution during one pass."""
+    """One execution during one pass.
+
+    Attributes:
+        path: The branch path of this execution in its tree (``""`` for the root).
+        item_index: The item of the per-item launch that started this execution, if any.
+    """
 
     def __init__(
         self,
         runtime: Runtime,
         row: ExecutionRow,
-        journal: dict[str, StepEntry],
         fence: Fence,
+        *,
+        state: PassState | None = None,
+        path: str = "",
+        item_index: int | None = None,
     ) -> None:
         self.runtime = runtime
         self.row = row
-        self.journal = journal
         self.fence = fence
-        self._next_seq = max((entry.seq for entry in journal.values()), default=0) + 1
+        self.state = state or PassState()
+        self.path = path
+        self.item_index = item_index
+        self.journal: dict[str, StepEntry] = {}
+        self._loaded: set[str] = set()
 
     def idempotency_key(self, step_key: str) -> str:
         """A step's idempotency key: unique in the store, the same on every re-entry."""
         return f"{self.row.execution_id}/{step_key}"
+
+    def branch_path(self, scope: str) -> str:
+        """The branch path of a place in this execution."""
+        return f"{self.path}{self.row.execution_id}|{scope}/"
 
     def context(self, step: StepContext | None = None) -> ExecutionContext:
         """The `ExecutionContext` of this execution, at a step."""
@@ -62,8 +92,17 @@ class ExecutionFrame:
             step=step,
         )
 
+    async def load(self, prefix: str = "") -> None:
+        """Reads the journaled steps whose keys start with ``prefix`` (once per prefix)."""
+        if prefix in self._loaded or "" in self._loaded:
+            return
+        entries = await self.runtime.store.journal.load(self.row.execution_id, prefix)
+        for key, entry in entries.items():
+            self.journal.setdefault(key, entry)
+        self._loaded.add(prefix)
+
     def journaled(self, key: str) -> StepEntry | None:
-        """The journal entry of a step, if it ran."""
+        """The journal entry of a step, if it ran (its scope must be loaded)."""
         return self.journal.get(key)
 
     async def step(
@@ -79,7 +118,7 @@ class ExecutionFrame:
         """Runs a step once: from the journal if it ran, else for real, then journaled.
 
         Args:
-            key: The step's key in this execution.
+            key: The step's key in this execution (its scope loaded).
             record: Its record.
             run: Does the step's work.
             encode: The result as journal text.
@@ -96,7 +135,7 @@ class ExecutionFrame:
             kind=final_record.kind,
             result_json=encode(result),
             record_json=final_record.model_dump_json(),
-            seq=self._take_seq(),
+            usage=final_record.usage,
         )
         await self.runtime.store.journal.append(
             self.fence, self.row.execution_id, entry, now=self.runtime.clock.now()
@@ -104,23 +143,12 @@ class ExecutionFrame:
         self.journal[key] = entry
         return result
 
-    def _take_seq(self) -> int:
-        seq = self._next_seq
-        self._next_seq += 1
-        return seq
-
-    def records(self) -> list[StepRecord]:
+    async def records(self) -> list[StepRecord]:
         """The records of every journaled step, in the order they ran."""
-        entries = sorted(self.journal.values(), key=lambda entry: entry.seq)
-        return [StepRecord.model_validate_json(entry.record_json) for entry in entries]
-
-    def usage(self) -> Usage:
-        """What this execution's model calls spent."""
-        total = Usage()
-        for record in self.records():
-            if record.usage is not None:
-                total = total + record.usage
-        return total
+        await self.load()
+        entries = await self.runtime.store.journal.load(self.row.execution_id)
+        ordered = sorted(entries.values(), key=lambda entry: entry.seq)
+        return [StepRecord.model_validate_json(entry.record_json) for entry in ordered]
 
     def instance(self, component: type[T], deps: tuple[type[Any], ...], step: StepContext) -> T:
         """A component's instance for a step, its deps injected in the step's frame."""

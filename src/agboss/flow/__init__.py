@@ -1,5 +1,13 @@
 """The flow DSL and the graph it compiles to."""
 
-from agboss.flow.dsl import Flow, FlowChain, FlowStart, start
+from agboss.flow.dsl import (
+    Failure,
+    Flow,
+    FlowChain,
+    FlowStart,
+    LaunchChain,
+    QuorumGroup,
+    start,
+)
 
-__all__ = ["Flow", "FlowChain", "FlowStart", "start"]
+__all__ = ["Failure", "Flow", "FlowChain", "FlowStart", "LaunchChain", "QuorumGroup", "start"]

@@ -11,9 +11,44 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agboss.flow.dsl import StepKind
+from agboss.flow.dsl import Failure, JoinSpec, QuorumGroup, StepKind
 
-__all__ = ["FlowGraph", "FlowNode"]
+__all__ = ["CompiledBranch", "CompiledLaunch", "FlowGraph", "FlowNode"]
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledBranch:
+    """One component a launch runs: an agent, or a workflow as a child execution."""
+
+    component: type[Any]
+    name: str
+    workflow: bool
+    output: type[BaseModel]
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledLaunch:
+    """A launch and its join, checked.
+
+    Attributes:
+        branches: The components it runs (one, for a per-item launch).
+        over: The list field of the input a per-item launch runs over.
+        item: The DTO of one item (the branches' input), for a per-item launch.
+        max_concurrency: How many branches run at once (``None``: all).
+        failure: What a failing branch does to the launch.
+        join: The join, its deadline, quorum and error handlers.
+        join_name: The join class's name.
+        groups: The quorum groups, if any.
+    """
+
+    branches: tuple[CompiledBranch, ...]
+    over: str | None
+    item: type[BaseModel] | None
+    max_concurrency: int | None
+    failure: Failure
+    join: JoinSpec
+    join_name: str
+    groups: tuple[QuorumGroup, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,15 +63,17 @@ class FlowNode:
         input: The DTO the node takes.
         output: The DTO the node hands on.
         next: The id of the node that runs after it, ``None`` after the finish.
+        launch: A launch node's branches and join.
     """
 
     node_id: str
     kind: StepKind
-    component: type[Any]
+    component: type[Any] | None
     name: str
     input: type[BaseModel]
     output: type[BaseModel]
     next: str | None
+    launch: CompiledLaunch | None = None
 
 
 @dataclass(frozen=True, slots=True)

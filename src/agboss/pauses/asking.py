@@ -51,6 +51,7 @@ async def ask_approval(
     step: StepRecord,
     context: StepContext,
     args: BaseModel,
+    path: str,
 ) -> Approval | None:
     """The decision on a tool call, asking its channel if need be.
 
@@ -94,6 +95,7 @@ async def ask_approval(
                 child_execution_id=(
                     None if row.execution_id == row.root_execution_id else row.execution_id
                 ),
+                path=path,
             ),
         )
     if pause.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN):

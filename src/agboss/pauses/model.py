@@ -69,6 +69,8 @@ class PauseRecord:
         resolved_at: When it was resolved.
         item_index: The item of a per-item launch it waits in.
         child_execution_id: The child execution it waits in, ``None`` in the root.
+        path: The launch branches it waits under, from the root: ``/``-ended segments, so
+            that a branch's pauses are those whose path starts with the branch's.
     """
 
     pause_id: str
@@ -90,6 +92,7 @@ class PauseRecord:
     resolved_at: datetime | None
     item_index: int | None = None
     child_execution_id: str | None = None
+    path: str = ""
 
     def with_status(self, status: PauseStatus) -> PauseRecord:
         """The same record with another status."""

@@ -1,6 +1,7 @@
 """Execution records and the pause audit trail."""
 
 from agboss.records.model import (
+    ChildExecutionRecord,
     ComponentRecord,
     ExecutionRecord,
     LedgerRecord,
@@ -10,6 +11,7 @@ from agboss.records.model import (
 )
 
 __all__ = [
+    "ChildExecutionRecord",
     "ComponentRecord",
     "ExecutionRecord",
     "LedgerRecord",

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agboss.models.messages import Usage
 
 __all__ = [
+    "ChildExecutionRecord",
     "ComponentRecord",
     "ExecutionRecord",
     "LedgerRecord",
@@ -122,6 +123,34 @@ class LedgerRecord(BaseModel):
     at: str
 
 
+class ChildExecutionRecord(BaseModel):
+    """A child execution's record (a workflow run as a step, in ``record.children``).
+
+    Attributes:
+        execution_id: The child execution.
+        workflow: Its workflow's name.
+        workflow_version: Its workflow's version.
+        status: Where it stands.
+        item_index: The item of the per-item launch that started it, if any.
+        steps: Its own steps, in the order they ran.
+        pauses: The pauses its own steps asked (a grandchild's are in its own record).
+        spend: What its own steps spent.
+        children: Its own children's records.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    execution_id: str
+    workflow: str
+    workflow_version: str
+    status: str
+    item_index: int | None = None
+    steps: list[StepRecord] = Field(default_factory=list)
+    pauses: list[Any] = Field(default_factory=list)
+    spend: Spend = Spend()
+    children: list[ChildExecutionRecord] = Field(default_factory=list)
+
+
 class ExecutionRecord(BaseModel):
     """What an execution did, returned with ``record=True``.
 
@@ -134,6 +163,7 @@ class ExecutionRecord(BaseModel):
         spend: What it spent.
         ledger: Every model call counted against the tree's budgets, with its caller —
             including reply interpreters' calls whose answer no step took yet.
+        children: The child executions' records (workflow as a step).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -145,3 +175,4 @@ class ExecutionRecord(BaseModel):
     pauses: list[Any] = Field(default_factory=list)
     spend: Spend = Spend()
     ledger: list[LedgerRecord] = Field(default_factory=list)
+    children: list[ChildExecutionRecord] = Field(default_factory=list)

@@ -1,6 +1,8 @@
 """The durable store: repository protocols and their implementations (one module per dialect)."""
 
 from agboss.store.protocol import (
+    BranchRepository,
+    BranchRow,
     BudgetLedgerRepository,
     ExecutionRecordRepository,
     ExecutionRepository,
@@ -23,6 +25,8 @@ from agboss.store.url import DEFAULT_SQLITE_PATH, store_from
 
 __all__ = [
     "DEFAULT_SQLITE_PATH",
+    "BranchRepository",
+    "BranchRow",
     "BudgetLedgerRepository",
     "ExecutionRecordRepository",
     "ExecutionRepository",

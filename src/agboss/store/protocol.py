@@ -17,6 +17,8 @@ from agboss.models.messages import Usage
 from agboss.pauses.model import PauseAnswer, PauseAnswerRecord, PauseRecord
 
 __all__ = [
+    "BranchRepository",
+    "BranchRow",
     "BudgetLedgerRepository",
     "ExecutionRecordRepository",
     "ExecutionRepository",
@@ -90,6 +92,8 @@ class StepEntry:
     result_json: str
     record_json: str
     seq: int = 0
+    usage: Usage | None = None
+    """What the step spent on models: added to its execution's spend when it is journaled."""
 
 
 class ExecutionRepository(Protocol):
@@ -139,6 +143,22 @@ class ExecutionRepository(Protocol):
         resolved pause and a free lease (the answer was recorded, nobody moved the tree)."""
         ...
 
+    async def insert_child(self, fence: Fence, row: ExecutionRow) -> ExecutionRow:
+        """Creates a child execution under the pass's fence, or returns the one that exists."""
+        ...
+
+    async def find_children(self, execution_id: str) -> list[ExecutionRow]:
+        """The executions a step of this execution started, oldest first."""
+        ...
+
+    async def spend_of(self, execution_id: str, *, tree: bool) -> Usage:
+        """What an execution's steps spent (``tree``: with its descendants')."""
+        ...
+
+    async def cancel_under(self, fence: Fence, execution_id_prefix: str, *, now: datetime) -> None:
+        """Cancels the running and paused executions whose ids start with the prefix."""
+        ...
+
     async def cancel(self, tenant_id: str, thread_id: str, *, now: datetime) -> list[str]:
         """Cancels the thread's running and paused root executions; their ids."""
         ...
@@ -151,8 +171,8 @@ class ExecutionRepository(Protocol):
 class StepJournalRepository(Protocol):
     """The step journal: each step's result under its idempotency key."""
 
-    async def load(self, execution_id: str) -> dict[str, StepEntry]:
-        """Every journaled step of an execution, by key."""
+    async def load(self, execution_id: str, prefix: str = "") -> dict[str, StepEntry]:
+        """The journaled steps of an execution whose keys start with ``prefix``, by key."""
         ...
 
     async def append(
@@ -163,6 +183,43 @@ class StepJournalRepository(Protocol):
         Raises:
             LeaseLostError: The fence no longer holds.
         """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class BranchRow:
+    """Where a launch's branch stands.
+
+    Attributes:
+        place: ``<node>#<visit>@<index>`` in its execution.
+        status: ``waiting``, ``done``, ``failed`` or ``cancelled``.
+        output_json: A done branch's output.
+        error: A failed branch's error, pickled.
+    """
+
+    place: str
+    status: str
+    output_json: str | None
+    error: bytes | None
+
+
+class BranchRepository(Protocol):
+    """Launches' bookkeeping: when each began, and where each branch stands."""
+
+    async def start_launch(
+        self, fence: Fence, execution_id: str, place: str, *, now: datetime
+    ) -> datetime:
+        """When the launch began: now the first time, the stored time after."""
+        ...
+
+    async def load(self, execution_id: str, prefix: str) -> dict[str, BranchRow]:
+        """The branch rows of a launch (places starting with ``prefix``), by place."""
+        ...
+
+    async def save(
+        self, fence: Fence, execution_id: str, branch: BranchRow, *, now: datetime
+    ) -> None:
+        """Records where a branch stands, under the pass's fence."""
         ...
 
 
@@ -255,6 +312,10 @@ class PausedExecutionRepository(Protocol):
         """A tree's pauses in these statuses, in the order they were asked."""
         ...
 
+    async def find_pending_under(self, root_execution_id: str, path: str) -> list[PauseRecord]:
+        """The Pending pauses of a tree that wait under a branch path (its prefix)."""
+        ...
+
     async def delete_resolved_before(self, cutoff: datetime) -> int:
         """Removes Taken and Cancelled records resolved before ``cutoff``; how many."""
         ...
@@ -337,6 +398,11 @@ class Store(Protocol):
     @property
     def records(self) -> ExecutionRecordRepository:
         """The execution records."""
+        ...
+
+    @property
+    def branches(self) -> BranchRepository:
+        """Launches' bookkeeping."""
         ...
 
     @property

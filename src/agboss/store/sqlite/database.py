@@ -40,8 +40,14 @@ CREATE TABLE IF NOT EXISTS executions (
     output_json TEXT,
     error BLOB,
     created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL
+    updated_at INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cost REAL NOT NULL DEFAULT 0,
+    model_calls INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX IF NOT EXISTS executions_by_root ON executions (root_execution_id);
+CREATE INDEX IF NOT EXISTS executions_by_parent ON executions (parent_execution_id);
 CREATE INDEX IF NOT EXISTS executions_by_thread ON executions (tenant_id, thread_id);
 CREATE INDEX IF NOT EXISTS executions_running ON executions (status)
     WHERE status IN ('running', 'paused');
@@ -55,6 +61,7 @@ CREATE TABLE IF NOT EXISTS steps (
     created_at INTEGER NOT NULL,
     PRIMARY KEY (execution_id, step_key)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS steps_by_seq ON steps (execution_id, seq);
 CREATE TABLE IF NOT EXISTS leases (
     root_execution_id TEXT PRIMARY KEY,
     holder TEXT,
@@ -79,12 +86,29 @@ CREATE TABLE IF NOT EXISTS pauses (
     answer_json TEXT,
     asked_at INTEGER NOT NULL,
     resolved_at INTEGER,
+    branch_path TEXT NOT NULL DEFAULT '',
+    item_index INTEGER,
     PRIMARY KEY (tenant_id, pause_id)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS pauses_by_step ON pauses (execution_id, step_key);
 CREATE INDEX IF NOT EXISTS pauses_by_root ON pauses (root_execution_id, status);
 CREATE INDEX IF NOT EXISTS pauses_resolved_at ON pauses (resolved_at)
     WHERE status IN ('taken', 'cancelled');
+CREATE TABLE IF NOT EXISTS branches (
+    execution_id TEXT NOT NULL,
+    place TEXT NOT NULL,
+    status TEXT NOT NULL,
+    output_json TEXT,
+    error BLOB,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (execution_id, place)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS launches (
+    execution_id TEXT NOT NULL,
+    place TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    PRIMARY KEY (execution_id, place)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS budget_ledger (
     root_execution_id TEXT NOT NULL,
     seq INTEGER PRIMARY KEY AUTOINCREMENT,

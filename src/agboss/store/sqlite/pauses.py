@@ -18,7 +18,7 @@ __all__ = ["SqliteExecutionRecordRepository", "SqlitePausedExecutionRepository"]
 _COLUMNS = (
     "pause_id, tenant_id, step_key, root_execution_id, execution_id, seq, status, resolution, "
     "is_sent, answered_by, channel, agent, ask_json, step_json, answer_json, asked_at, "
-    "resolved_at"
+    "resolved_at, branch_path, item_index"
 )
 
 
@@ -44,8 +44,9 @@ def _pause(row: tuple[Any, ...]) -> PauseRecord:
         answer=None if row[14] is None else PauseAnswer.model_validate_json(row[14]),
         asked_at=from_micros(int(row[15])),
         resolved_at=None if row[16] is None else from_micros(int(row[16])),
-        item_index=step.item_index,
+        item_index=None if row[18] is None else int(row[18]),
         child_execution_id=None if execution_id == root else execution_id,
+        path=str(row[17]),
     )
 
 
@@ -71,7 +72,7 @@ class SqlitePausedExecutionRepository:
             ).fetchone()[0]
             connection.execute(
                 f"INSERT INTO pauses ({_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     pause.pause_id,
                     pause.tenant_id,
@@ -90,6 +91,8 @@ class SqlitePausedExecutionRepository:
                     None,
                     to_micros(pause.asked_at),
                     None,
+                    pause.path,
+                    pause.item_index,
                 ),
             )
         return replace(pause, seq=int(seq))
@@ -166,6 +169,14 @@ class SqlitePausedExecutionRepository:
             f"SELECT {_COLUMNS} FROM pauses "
             f"WHERE root_execution_id = ? AND status IN ({marks}) ORDER BY seq",
             (root_execution_id, *(status.value for status in statuses)),
+        ).fetchall()
+        return [_pause(row) for row in rows]
+
+    async def find_pending_under(self, root_execution_id: str, path: str) -> list[PauseRecord]:
+        rows = self._db.connection.execute(
+            f"SELECT {_COLUMNS} FROM pauses WHERE root_execution_id = ? AND status = 'pending' "
+            "AND branch_path >= ? AND branch_path < ? ORDER BY seq",
+            (root_execution_id, path, path + "\uffff"),
         ).fetchall()
         return [_pause(row) for row in rows]
 

@@ -8,10 +8,18 @@ from datetime import datetime, timedelta
 from agboss.enums import ExecutionStatus
 from agboss.errors import ThreadOwnerError
 from agboss.models.messages import Usage
-from agboss.store.protocol import ExecutionRow, Fence, LedgerEntry, StepEntry, ThreadRow
+from agboss.store.protocol import (
+    BranchRow,
+    ExecutionRow,
+    Fence,
+    LedgerEntry,
+    StepEntry,
+    ThreadRow,
+)
 from agboss.store.sqlite.database import SqliteDatabase, from_micros, to_micros
 
 __all__ = [
+    "SqliteBranchRepository",
     "SqliteBudgetLedgerRepository",
     "SqliteExecutionRepository",
     "SqliteLeaseRepository",
@@ -145,14 +153,80 @@ class SqliteExecutionRepository:
         ).fetchall()
         return [str(row[0]) for row in rows]
 
+    async def insert_child(self, fence: Fence, row: ExecutionRow) -> ExecutionRow:
+        now = to_micros(row.created_at)
+        with self._db.transaction() as connection:
+            self._db.check_fence(connection, fence)
+            connection.execute(
+                f"INSERT INTO executions ({_EXECUTION_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (
+                    row.execution_id,
+                    row.root_execution_id,
+                    row.parent_execution_id,
+                    row.tenant_id,
+                    row.thread_id,
+                    row.owner_id,
+                    row.workflow,
+                    row.workflow_version,
+                    row.status.value,
+                    row.input_json,
+                    None,
+                    None,
+                    now,
+                    now,
+                ),
+            )
+            found = connection.execute(
+                f"SELECT {_EXECUTION_COLUMNS} FROM executions WHERE execution_id = ?",
+                (row.execution_id,),
+            ).fetchone()
+        return _execution(found)
+
+    async def find_children(self, execution_id: str) -> list[ExecutionRow]:
+        rows = self._db.connection.execute(
+            f"SELECT {_EXECUTION_COLUMNS} FROM executions WHERE parent_execution_id = ? "
+            "ORDER BY created_at, execution_id",
+            (execution_id,),
+        ).fetchall()
+        return [_execution(row) for row in rows]
+
+    async def spend_of(self, execution_id: str, *, tree: bool) -> Usage:
+        where = "execution_id = ? OR execution_id >= ? AND execution_id < ?"
+        arguments: tuple[object, ...] = (execution_id,)
+        if tree:  # children's ids extend their parent's: <parent>/<place>
+            arguments = (execution_id, execution_id + "/", execution_id + "/\uffff")
+        else:
+            where = "execution_id = ?"
+        row = self._db.connection.execute(
+            "SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), "
+            f"COALESCE(SUM(cost), 0.0), COALESCE(SUM(model_calls), 0) FROM executions WHERE {where}",
+            arguments,
+        ).fetchone()
+        return Usage(
+            input_tokens=int(row[0]),
+            output_tokens=int(row[1]),
+            cost=float(row[2]),
+            calls=int(row[3]),
+        )
+
+    async def cancel_under(self, fence: Fence, execution_id_prefix: str, *, now: datetime) -> None:
+        with self._db.transaction() as connection:
+            self._db.check_fence(connection, fence)
+            connection.execute(
+                "UPDATE executions SET status = 'cancelled', updated_at = ? "
+                "WHERE execution_id >= ? AND execution_id < ? AND status IN ('running', 'paused')",
+                (to_micros(now), execution_id_prefix, execution_id_prefix + "\uffff"),
+            )
+
     async def cancel(self, tenant_id: str, thread_id: str, *, now: datetime) -> list[str]:
         rows = self._db.connection.execute(
             "UPDATE executions SET status = 'cancelled', updated_at = ? "
             "WHERE tenant_id = ? AND thread_id = ? AND status IN ('running', 'paused') "
-            "RETURNING execution_id",
+            "RETURNING execution_id, parent_execution_id",
             (to_micros(now), tenant_id, thread_id),
         ).fetchall()
-        return [str(row[0]) for row in rows]
+        return [str(row[0]) for row in rows if row[1] is None]
 
     async def find_thread_roots(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
         rows = self._db.connection.execute(
@@ -170,11 +244,11 @@ class SqliteStepJournalRepository:
     def __init__(self, database: SqliteDatabase) -> None:
         self._db = database
 
-    async def load(self, execution_id: str) -> dict[str, StepEntry]:
+    async def load(self, execution_id: str, prefix: str = "") -> dict[str, StepEntry]:
         rows = self._db.connection.execute(
             "SELECT step_key, kind, result_json, record_json, seq FROM steps "
-            "WHERE execution_id = ? ORDER BY seq",
-            (execution_id,),
+            "WHERE execution_id = ? AND step_key >= ? AND step_key < ? ORDER BY seq",
+            (execution_id, prefix, prefix + "\uffff"),
         ).fetchall()
         return {
             str(row[0]): StepEntry(str(row[0]), str(row[1]), str(row[2]), str(row[3]), int(row[4]))
@@ -189,17 +263,31 @@ class SqliteStepJournalRepository:
             connection.execute(
                 "INSERT INTO steps "
                 "(execution_id, step_key, seq, kind, result_json, record_json, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps "
+                "WHERE execution_id = ?), ?, ?, ?, ?)",
                 (
                     execution_id,
                     entry.key,
-                    entry.seq,
+                    execution_id,
                     entry.kind,
                     entry.result_json,
                     entry.record_json,
                     to_micros(now),
                 ),
             )
+            if entry.usage is not None:
+                connection.execute(
+                    "UPDATE executions SET input_tokens = input_tokens + ?, "
+                    "output_tokens = output_tokens + ?, cost = cost + ?, "
+                    "model_calls = model_calls + ? WHERE execution_id = ?",
+                    (
+                        entry.usage.input_tokens,
+                        entry.usage.output_tokens,
+                        entry.usage.cost,
+                        entry.usage.calls,
+                        execution_id,
+                    ),
+                )
 
 
 class SqliteLeaseRepository:
@@ -297,3 +385,62 @@ class SqliteBudgetLedgerRepository:
             )
             for row in rows
         ]
+
+
+class SqliteBranchRepository:
+    """Launches and their branches in SQLite: one row per launch, one per branch."""
+
+    def __init__(self, database: SqliteDatabase) -> None:
+        self._db = database
+
+    async def start_launch(
+        self, fence: Fence, execution_id: str, place: str, *, now: datetime
+    ) -> datetime:
+        with self._db.transaction() as connection:
+            self._db.check_fence(connection, fence)
+            connection.execute(
+                "INSERT INTO launches (execution_id, place, started_at) VALUES (?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
+                (execution_id, place, to_micros(now)),
+            )
+            started = connection.execute(
+                "SELECT started_at FROM launches WHERE execution_id = ? AND place = ?",
+                (execution_id, place),
+            ).fetchone()[0]
+        return from_micros(int(started))
+
+    async def load(self, execution_id: str, prefix: str) -> dict[str, BranchRow]:
+        rows = self._db.connection.execute(
+            "SELECT place, status, output_json, error FROM branches "
+            "WHERE execution_id = ? AND place >= ? AND place < ?",
+            (execution_id, prefix, prefix + "\uffff"),
+        ).fetchall()
+        return {
+            str(row[0]): BranchRow(
+                str(row[0]),
+                str(row[1]),
+                None if row[2] is None else str(row[2]),
+                None if row[3] is None else bytes(row[3]),
+            )
+            for row in rows
+        }
+
+    async def save(
+        self, fence: Fence, execution_id: str, branch: BranchRow, *, now: datetime
+    ) -> None:
+        with self._db.transaction() as connection:
+            self._db.check_fence(connection, fence)
+            connection.execute(
+                "INSERT INTO branches (execution_id, place, status, output_json, error, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (execution_id, place) DO UPDATE SET "
+                "status = excluded.status, output_json = excluded.output_json, "
+                "error = excluded.error, updated_at = excluded.updated_at",
+                (
+                    execution_id,
+                    branch.place,
+                    branch.status,
+                    branch.output_json,
+                    branch.error,
+                    to_micros(now),
+                ),
+            )

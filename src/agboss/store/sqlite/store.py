@@ -10,6 +10,7 @@ from agboss.store.sqlite.pauses import (
     SqlitePausedExecutionRepository,
 )
 from agboss.store.sqlite.repositories import (
+    SqliteBranchRepository,
     SqliteBudgetLedgerRepository,
     SqliteExecutionRepository,
     SqliteLeaseRepository,
@@ -34,6 +35,7 @@ class SqliteStore:
         self._pauses = SqlitePausedExecutionRepository(self._db)
         self._records = SqliteExecutionRecordRepository(self._db)
         self._ledger = SqliteBudgetLedgerRepository(self._db)
+        self._branches = SqliteBranchRepository(self._db)
 
     @property
     def path(self) -> Path:
@@ -64,6 +66,10 @@ class SqliteStore:
     @property
     def records(self) -> SqliteExecutionRecordRepository:
         return self._records
+
+    @property
+    def branches(self) -> SqliteBranchRepository:
+        return self._branches
 
     @property
     def ledger(self) -> SqliteBudgetLedgerRepository:

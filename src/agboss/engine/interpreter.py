@@ -1,0 +1,176 @@
+"""The flow interpreter: runs an execution's compiled flow in a pass, node by node.
+
+Agent nodes run the tool loop; a workflow step runs its child execution (in its own frame);
+a launch runs its branches (`LaunchRun`). Anything that waits for an answer returns `WAITING`,
+and the execution rests once nothing else can move. A child (or branch) that waits, and under
+which no pause was resolved for this pass, is not re-entered at all.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+from pydantic import BaseModel
+
+from agboss.agents.loop import WAITING, AgentRun, Waiting
+from agboss.assembly.assemble import WorkflowDefinition
+from agboss.components.specs import AgentSpec
+from agboss.engine.frame import ExecutionFrame
+from agboss.engine.runtime import Runtime
+from agboss.enums import ExecutionStatus
+from agboss.errors import AgbossError, ExecutionFailedError, LeaseLostError
+from agboss.flow.dsl import StepKind
+from agboss.store.protocol import ExecutionRow
+
+__all__ = ["FlowRunner", "pickle_error", "stored_error"]
+
+
+def pickle_error(error: BaseException) -> bytes | None:
+    """An error as stored bytes (``None`` if it cannot be pickled)."""
+    try:
+        return pickle.dumps(error)
+    except Exception:
+        return None
+
+
+def stored_error(row: ExecutionRow) -> AgbossError:
+    """The error a failed execution failed with, as it was stored."""
+    if row.error is not None:
+        try:
+            error = pickle.loads(row.error)
+        except Exception:
+            error = None
+        if isinstance(error, AgbossError):
+            return error
+    return ExecutionFailedError(f"execution {row.execution_id} failed")
+
+
+class FlowRunner:
+    """Runs flows for the passes of one `App` instance."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    async def run_flow(self, frame: ExecutionFrame) -> BaseModel | Waiting:
+        """Runs an execution's flow from its start; journaled steps replay."""
+        from agboss.engine.launch import LaunchRun
+
+        assembly = self.runtime.assembly
+        graph = assembly.workflows_by_name[frame.row.workflow].graph
+        node = graph.start_node
+        value: BaseModel = node.input.model_validate_json(frame.row.input_json)
+        visits: dict[str, int] = {}
+        while True:
+            visit = visits.get(node.node_id, 0)
+            visits[node.node_id] = visit + 1
+            answer: BaseModel | Waiting = value
+            if node.kind is StepKind.AGENT:
+                assert node.component is not None
+                spec = assembly.component_spec(node.component, AgentSpec)
+                answer = await AgentRun(frame, node, visit, spec, value).run()
+            elif node.kind is StepKind.WORKFLOW:
+                assert node.component is not None
+                answer = await self.run_child(
+                    frame,
+                    f"{node.node_id}#{visit}",
+                    assembly.workflows_by_name[_workflow_name(assembly, node.component)],
+                    value,
+                    item_index=None,
+                )
+            elif node.kind is StepKind.LAUNCH:
+                answer = await LaunchRun(self, frame, node, visit, value).run()
+            elif node.kind is StepKind.FINISH:
+                return value
+            if isinstance(answer, Waiting):
+                return answer
+            value = answer
+            if node.next is None:  # pragma: no cover - assembly guarantees a finish
+                return value
+            node = graph.nodes[node.next]
+
+    async def run_child(
+        self,
+        frame: ExecutionFrame,
+        place: str,
+        definition: WorkflowDefinition,
+        value: BaseModel,
+        *,
+        item_index: int | None,
+    ) -> BaseModel | Waiting:
+        """Runs a child execution started at ``place`` of ``frame`` (created the first time)."""
+        runtime = self.runtime
+        store = runtime.store
+        parent = frame.row
+        child_id = f"{parent.execution_id}/{place}"
+        path = frame.branch_path(place)
+        row = await store.executions.find_by_id(child_id)
+        if row is None:
+            now = runtime.clock.now()
+            row = await store.executions.insert_child(
+                frame.fence,
+                ExecutionRow(
+                    execution_id=child_id,
+                    root_execution_id=parent.root_execution_id,
+                    parent_execution_id=parent.execution_id,
+                    tenant_id=parent.tenant_id,
+                    thread_id=parent.thread_id,
+                    owner_id=parent.owner_id,
+                    workflow=definition.spec.name,
+                    workflow_version=definition.spec.version,
+                    status=ExecutionStatus.RUNNING,
+                    input_json=value.model_dump_json(),
+                    output_json=None,
+                    error=None,
+                    created_at=now,
+                    updated_at=now,
+                ),
+            )
+        if row.status is ExecutionStatus.COMPLETED:
+            assert row.output_json is not None
+            return definition.graph.finish_output.model_validate_json(row.output_json)
+        if row.status is ExecutionStatus.FAILED:
+            raise stored_error(row)
+        if row.status is ExecutionStatus.CANCELLED:
+            return WAITING
+        if row.status is ExecutionStatus.PAUSED and not frame.state.affected(path):
+            return WAITING  # nothing was answered under it: it is not re-entered at all
+        child = ExecutionFrame(
+            runtime, row, frame.fence, state=frame.state, path=path, item_index=item_index
+        )
+        try:
+            outcome = await self.run_flow(child)
+        except LeaseLostError:
+            raise
+        except AgbossError as error:
+            await self._set(child, ExecutionStatus.FAILED, None, error)
+            raise
+        if isinstance(outcome, Waiting):
+            if row.status is not ExecutionStatus.PAUSED:
+                await self._set(child, ExecutionStatus.PAUSED, None, None)
+            return outcome
+        await self._set(child, ExecutionStatus.COMPLETED, outcome, None)
+        return outcome
+
+    async def _set(
+        self,
+        frame: ExecutionFrame,
+        status: ExecutionStatus,
+        output: BaseModel | None,
+        error: BaseException | None,
+    ) -> None:
+        await self.runtime.store.executions.finish(
+            frame.fence,
+            frame.row.execution_id,
+            status=status,
+            output_json=None if output is None else output.model_dump_json(),
+            error=None if error is None else pickle_error(error),
+            now=self.runtime.clock.now(),
+        )
+
+
+def _workflow_name(assembly: Any, cls: type[Any]) -> str:
+    for name, definition in assembly.workflows_by_name.items():
+        if definition.cls is cls:
+            return str(name)
+    raise LookupError(f"{cls.__qualname__} is not a workflow of this application")

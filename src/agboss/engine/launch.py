@@ -1,0 +1,408 @@
+"""A launch in a pass: its branches, their bookkeeping, FailFast, quorums, and the join.
+
+Each branch's state is a row (waiting, done, failed, cancelled), so a pass re-enters only the
+branches that can move: new ones, and waiting ones under which a pause was resolved. A paused
+branch frees its ``max_concurrency`` slot; siblings run to their end in the same pass; the
+launch waits only while a branch it still needs is waiting. A branch that fails under
+`Failure.FAIL_FAST`, a decided quorum and a passed deadline drop the unfinished branches:
+running ones are cancelled, waiting ones' pauses withdrawn (`PauseResolution.WITHDRAWN`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import pickle
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from agboss.agents.loop import WAITING, AgentRun, Waiting
+from agboss.components.joins import BranchResult, JoinInput, QuorumOutcome
+from agboss.components.specs import AgentSpec, JoinComponentSpec
+from agboss.context import StepContext
+from agboss.engine.frame import ExecutionFrame, maybe_await
+from agboss.engine.interpreter import pickle_error
+from agboss.enums import PauseResolution
+from agboss.errors import (
+    AgbossError,
+    DtoValidationError,
+    JoinDeadlineError,
+    LeaseLostError,
+    StepFailedError,
+)
+from agboss.flow.dsl import Failure
+from agboss.flow.graph import CompiledBranch, CompiledLaunch, FlowNode
+from agboss.pauses.model import PauseAnswerRecord
+from agboss.pauses.withdrawing import withdraw
+from agboss.records.model import ComponentRecord, StepRecord
+from agboss.store.protocol import BranchRow
+
+if TYPE_CHECKING:
+    from agboss.engine.interpreter import FlowRunner
+
+__all__ = ["LaunchRun"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Branch:
+    index: int
+    compiled: CompiledBranch
+    input: BaseModel
+    item_index: int | None
+
+
+class _Dropped(Exception):
+    """A failure (FailFast) or a deadline that ends the launch before every branch came back."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class LaunchRun:
+    """One visit of a launch node."""
+
+    def __init__(
+        self,
+        runner: FlowRunner,
+        frame: ExecutionFrame,
+        node: FlowNode,
+        visit: int,
+        value: BaseModel,
+    ) -> None:
+        assert node.launch is not None
+        self.runner = runner
+        self.frame = frame
+        self.node = node
+        self.launch: CompiledLaunch = node.launch
+        self.value = value
+        self.place = f"{node.node_id}#{visit}"
+        self.runtime = frame.runtime
+        self.results: dict[int, BranchResult] = {}
+        self.waiting: set[int] = set()
+        self.dropped: set[int] = set()
+
+    # ---- the visit -----------------------------------------------------------------
+
+    async def run(self) -> BaseModel | Waiting:
+        """Runs what can move; the join's output, or `WAITING`."""
+        frame = self.frame
+        join_key = f"{self.place}/join"
+        await frame.load(self.place + "/")
+        joined = frame.journaled(join_key)
+        if joined is not None:  # joined before: nothing under it moves again
+            return self.node.output.model_validate_json(joined.result_json)
+        store = self.runtime.store
+        started = await store.branches.start_launch(
+            frame.fence, frame.row.execution_id, self.place, now=self.runtime.clock.now()
+        )
+        branches = self._branches()
+        rows = await store.branches.load(frame.row.execution_id, self.place + "@")
+        to_run: list[_Branch] = []
+        for branch in branches:
+            row = rows.get(self._branch_place(branch))
+            if row is None:
+                to_run.append(branch)
+            elif row.status == "done":
+                assert row.output_json is not None
+                output = branch.compiled.output.model_validate_json(row.output_json)
+                self.results[branch.index] = self._result(branch, output=output)
+            elif row.status == "failed":
+                error = pickle.loads(row.error) if row.error else StepFailedError("a branch failed")
+                self.results[branch.index] = self._result(branch, error=error)
+            elif row.status == "cancelled":
+                self.dropped.add(branch.index)
+            elif frame.state.affected(frame.branch_path(self._branch_place(branch))):
+                to_run.append(branch)
+            else:
+                self.waiting.add(branch.index)
+        deadline = self.launch.join.deadline
+        passed = deadline is not None and self.runtime.clock.now() - started >= deadline
+        try:
+            outcome = self._decided(len(branches), deadline_passed=passed)
+            if outcome is None:
+                if passed and self._is_plain_join():
+                    raise _Dropped(self._deadline_error())
+                outcome = await self._run_branches(to_run, len(branches))
+        except _Dropped as dropped:
+            await self._drop(branches)
+            return await self._join_error(dropped.error)
+        if outcome is None and self.waiting:
+            return WAITING
+        await self._drop(branches)
+        return await self._join(JoinInput(self.value, self._finished(), quorum=outcome))
+
+    def _branches(self) -> list[_Branch]:
+        launch = self.launch
+        if launch.over is None:
+            return [
+                _Branch(index, compiled, self.value, None)
+                for index, compiled in enumerate(launch.branches)
+            ]
+        items = getattr(self.value, launch.over)
+        return [_Branch(index, launch.branches[0], item, index) for index, item in enumerate(items)]
+
+    def _branch_place(self, branch: _Branch) -> str:
+        return f"{self.place}@{branch.index}"
+
+    def _result(
+        self,
+        branch: _Branch,
+        *,
+        output: BaseModel | None = None,
+        error: BaseException | None = None,
+    ) -> BranchResult:
+        child = None
+        if branch.compiled.workflow:
+            child = f"{self.frame.row.execution_id}/{self._branch_place(branch)}"
+        return BranchResult(
+            index=branch.index,
+            component=branch.compiled.name,
+            item_index=branch.item_index,
+            output=output,
+            error=error,
+            child_execution_id=child,
+        )
+
+    def _finished(self) -> list[BranchResult]:
+        return [self.results[index] for index in sorted(self.results)]
+
+    def _is_plain_join(self) -> bool:
+        join = self.launch.join
+        return join.quorum is None and not join.groups
+
+    def _deadline_error(self) -> JoinDeadlineError:
+        return JoinDeadlineError(
+            f"the join {self.launch.join_name} passed its deadline of "
+            f"{self.launch.join.deadline} before every branch came back",
+            node_id=self.node.node_id,
+            hint="raise the deadline, or take the error with .on_join_error(JoinDeadlineError, ...)",
+        )
+
+    # ---- running the branches ------------------------------------------------------
+
+    async def _run_branches(self, to_run: list[_Branch], total: int) -> QuorumOutcome | None:
+        """Runs branches until all came back or waited, or the launch is decided."""
+        if not to_run:
+            return None
+        slots = asyncio.Semaphore(self.launch.max_concurrency or len(to_run))
+
+        async def run(branch: _Branch) -> BaseModel | Waiting:
+            async with slots:  # a paused branch returns, and frees its slot
+                return await self._run_branch(branch)
+
+        tasks = {asyncio.ensure_future(run(branch)): branch for branch in to_run}
+        try:
+            while tasks:
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    branch = tasks.pop(task)
+                    await self._came_back(branch, task)
+                outcome = self._decided(total, deadline_passed=False)
+                if outcome is not None:
+                    return outcome
+            return None
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(BaseException):
+                    await task
+
+    async def _run_branch(self, branch: _Branch) -> BaseModel | Waiting:
+        place = self._branch_place(branch)
+        compiled = branch.compiled
+        if compiled.workflow:
+            return await self.runner.run_child(
+                self.frame,
+                place,
+                self.runtime.assembly.workflows_by_name[compiled.name],
+                branch.input,
+                item_index=branch.item_index,
+            )
+        spec = self.runtime.assembly.component_spec(compiled.component, AgentSpec)
+        return await AgentRun(
+            self.frame,
+            self.node,
+            0,
+            spec,
+            branch.input,
+            scope=place,
+            output=compiled.output,
+            copy_index=branch.index if branch.item_index is None else 0,
+            item_index=branch.item_index,
+        ).run()
+
+    async def _came_back(self, branch: _Branch, task: asyncio.Future[BaseModel | Waiting]) -> None:
+        error = task.exception()
+        if isinstance(error, LeaseLostError):
+            raise error
+        if error is not None and not isinstance(error, Exception):
+            raise error  # cancellation and exits are not a branch's failure
+        if error is not None:
+            await self._save(branch, "failed", error=pickle_error(error))
+            self.results[branch.index] = self._result(branch, error=error)
+            if self.launch.failure is Failure.FAIL_FAST:
+                raise _Dropped(error)
+            return
+        outcome = task.result()
+        if isinstance(outcome, Waiting):
+            self.waiting.add(branch.index)
+            await self._save(branch, "waiting")
+            return
+        self.waiting.discard(branch.index)
+        self.results[branch.index] = self._result(branch, output=outcome)
+        await self._save(branch, "done", output_json=outcome.model_dump_json())
+
+    async def _save(
+        self,
+        branch: _Branch,
+        status: str,
+        *,
+        output_json: str | None = None,
+        error: bytes | None = None,
+    ) -> None:
+        await self.runtime.store.branches.save(
+            self.frame.fence,
+            self.frame.row.execution_id,
+            BranchRow(self._branch_place(branch), status, output_json, error),
+            now=self.runtime.clock.now(),
+        )
+
+    # ---- deciding ------------------------------------------------------------------
+
+    def _decided(self, total: int, *, deadline_passed: bool) -> QuorumOutcome | None:
+        """A quorum join's decision, once it is decided; ``None`` otherwise (and always for a
+        plain join)."""
+        join = self.launch.join
+        succeeded = {i for i, result in self.results.items() if result.succeeded}
+        unfinished = total - len(self.results) - len(self.dropped)
+        if join.quorum is not None:
+            if len(succeeded) >= join.quorum:
+                return QuorumOutcome(True, None, len(succeeded), deadline_passed)
+            if len(succeeded) + unfinished < join.quorum or deadline_passed:
+                return QuorumOutcome(False, None, len(succeeded), deadline_passed)
+            return None
+        if join.groups:
+            components = self._components_by_index(total)
+            finished = set(self.results) | self.dropped
+            can_win = False
+            for group in join.groups:
+                members = {i for i, c in components.items() if c in group.branches}
+                won = len(members & succeeded)
+                if won >= group.min:
+                    return QuorumOutcome(True, group.name, len(succeeded), deadline_passed)
+                if won + len(members - finished) >= group.min:
+                    can_win = True
+            if not can_win or deadline_passed:
+                return QuorumOutcome(False, None, len(succeeded), deadline_passed)
+        return None
+
+    def _components_by_index(self, total: int) -> dict[int, type[Any]]:
+        branches = self.launch.branches
+        if self.launch.over is None:
+            return {index: branch.component for index, branch in enumerate(branches)}
+        return dict.fromkeys(range(total), branches[0].component)
+
+    async def _drop(self, branches: list[_Branch]) -> None:
+        """Drops the branches that did not come back: their pending pauses are withdrawn and
+        their children cancelled."""
+        runtime = self.runtime
+        store = runtime.store
+        frame = self.frame
+        for branch in branches:
+            if branch.index in self.results or branch.index in self.dropped:
+                continue
+            path = frame.branch_path(self._branch_place(branch))
+            for pending in await store.pauses.find_pending_under(frame.row.root_execution_id, path):
+                now = runtime.clock.now()
+                closed = await store.pauses.cancel_by_tenant_id_and_pause_id(
+                    pending.tenant_id,
+                    pending.pause_id,
+                    resolution=PauseResolution.WITHDRAWN,
+                    now=now,
+                )
+                if closed is None:
+                    continue
+                await store.records.save_pause_answer(
+                    closed.tenant_id,
+                    closed.root_execution_id,
+                    PauseAnswerRecord.of(closed, PauseResolution.WITHDRAWN, now, None),
+                )
+                if closed.is_sent:
+                    row = await store.executions.find_by_id(closed.execution_id) or frame.row
+                    await withdraw(runtime, row, closed, PauseResolution.WITHDRAWN)
+            if branch.compiled.workflow:
+                child = f"{frame.row.execution_id}/{self._branch_place(branch)}"
+                await store.executions.cancel_under(frame.fence, child, now=runtime.clock.now())
+            await self._save(branch, "cancelled")
+            self.dropped.add(branch.index)
+            self.waiting.discard(branch.index)
+
+    # ---- joining -------------------------------------------------------------------
+
+    async def _join_error(self, error: BaseException) -> BaseModel:
+        for error_class, handler in self.launch.join.error_handlers:
+            if _matches(error, error_class):
+                return await self._join(
+                    JoinInput(self.value, self._finished(), error=error), handler=handler
+                )
+        raise error
+
+    async def _join(self, join_input: JoinInput, handler: type[Any] | None = None) -> BaseModel:
+        cls = handler or self.launch.join.handler
+        spec = self.runtime.assembly.components[cls]
+        assert isinstance(spec, JoinComponentSpec)
+        key = f"{self.place}/join"
+        record = StepRecord(
+            kind="join",
+            key=self.frame.idempotency_key(key),
+            agent=ComponentRecord(kind="join", name=spec.name),
+            node_id=self.node.node_id,
+        )
+        context = StepContext(node_id=self.node.node_id, kind="join", idempotency_key=record.key)
+
+        async def run() -> BaseModel:
+            instance = self.runtime.assembly.container.create(
+                cls, spec.deps, self.frame.context(context)
+            )
+            try:
+                output = await maybe_await(instance.join(join_input))
+            except AgbossError:
+                raise
+            except Exception as error:
+                raise StepFailedError(
+                    f"the join {spec.name} failed: {error!r}", node_id=self.node.node_id
+                ) from error
+            if isinstance(output, spec.output):
+                return output
+            try:
+                return spec.output.model_validate(output)
+            except Exception as error:
+                raise DtoValidationError(
+                    f"the join {spec.name} returned {type(output).__name__}, not "
+                    f"{spec.output.__name__}",
+                    hint=f"return a {spec.output.__name__} from join()",
+                ) from error
+
+        return await self.frame.step(
+            key,
+            record,
+            run,
+            encode=lambda output: output.model_dump_json(),
+            decode=spec.output.model_validate_json,
+        )
+
+
+def _matches(error: BaseException, error_class: type[BaseException]) -> bool:
+    """Whether ``error`` or an error in its cause chain is an ``error_class``."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, error_class):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or getattr(current, "cause", None)
+    return False
