@@ -672,9 +672,9 @@ def _item_type(dto: type[BaseModel], field_name: str) -> type[BaseModel] | None:
         return None
     args = typing.get_args(found.annotation)
     origin = typing.get_origin(found.annotation)
-    if origin in (list, tuple) and args and isinstance(args[0], type):
-        if issubclass(args[0], BaseModel):
-            return args[0]
+    item = args[0] if origin in (list, tuple) and args else None
+    if isinstance(item, type) and issubclass(item, BaseModel):
+        return item
     return None
 
 

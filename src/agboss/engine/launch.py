@@ -178,7 +178,8 @@ class LaunchRun:
             f"the join {self.launch.join_name} passed its deadline of "
             f"{self.launch.join.deadline} before every branch came back",
             node_id=self.node.node_id,
-            hint="raise the deadline, or take the error with .on_join_error(JoinDeadlineError, ...)",
+            hint="raise the deadline, or take the error with "
+            ".on_join_error(JoinDeadlineError, ...)",
         )
 
     # ---- running the branches ------------------------------------------------------

@@ -200,7 +200,8 @@ class SqliteExecutionRepository:
             where = "execution_id = ?"
         row = self._db.connection.execute(
             "SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), "
-            f"COALESCE(SUM(cost), 0.0), COALESCE(SUM(model_calls), 0) FROM executions WHERE {where}",
+            "COALESCE(SUM(cost), 0.0), COALESCE(SUM(model_calls), 0) "
+            f"FROM executions WHERE {where}",
             arguments,
         ).fetchone()
         return Usage(
@@ -431,7 +432,8 @@ class SqliteBranchRepository:
         with self._db.transaction() as connection:
             self._db.check_fence(connection, fence)
             connection.execute(
-                "INSERT INTO branches (execution_id, place, status, output_json, error, updated_at) "
+                "INSERT INTO branches "
+                "(execution_id, place, status, output_json, error, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (execution_id, place) DO UPDATE SET "
                 "status = excluded.status, output_json = excluded.output_json, "
                 "error = excluded.error, updated_at = excluded.updated_at",
