@@ -119,7 +119,9 @@ class Engine:
             if row.status is not ExecutionStatus.RUNNING:
                 await self._finish(frame, ExecutionStatus.RUNNING, None, None)
             resolved = await self._resolved(row)
+            tried: set[str] = set()
             while True:
+                tried.update(pause.pause_id for pause in resolved)
                 state.resolved_paths = [pause.path for pause in resolved]
                 frame = ExecutionFrame(runtime, row, fence, state=state)
                 try:
@@ -136,7 +138,7 @@ class Engine:
                     output, status = outcome, ExecutionStatus.COMPLETED
                 else:
                     resolved = await self._resolved(row)
-                    if resolved:
+                    if any(pause.pause_id not in tried for pause in resolved):
                         continue  # the drain: take decisions recorded while this pass ran
                     status = ExecutionStatus.PAUSED
                 if not await self._finish(frame, status, output, None):

@@ -24,7 +24,7 @@ from agboss.components.specs import AgentSpec, JoinComponentSpec
 from agboss.context import StepContext
 from agboss.engine.frame import ExecutionFrame, maybe_await
 from agboss.engine.interpreter import pickle_error
-from agboss.enums import PauseResolution
+from agboss.enums import PauseResolution, PauseStatus
 from agboss.errors import (
     AgbossError,
     DtoValidationError,
@@ -317,7 +317,11 @@ class LaunchRun:
             if branch.index in self.results or branch.index in self.dropped:
                 continue
             path = frame.branch_path(self._branch_place(branch))
-            for pending in await store.pauses.find_pending_under(frame.row.root_execution_id, path):
+            root_id = frame.row.root_execution_id
+            # An answer recorded for a dropped branch is not taken by any step: marked taken.
+            for answered in await store.pauses.find_under(root_id, path, (PauseStatus.RESOLVED,)):
+                await store.pauses.take(answered.tenant_id, answered.pause_id)
+            for pending in await store.pauses.find_under(root_id, path, (PauseStatus.PENDING,)):
                 now = runtime.clock.now()
                 closed = await store.pauses.cancel_by_tenant_id_and_pause_id(
                     pending.tenant_id,

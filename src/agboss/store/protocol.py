@@ -312,8 +312,10 @@ class PausedExecutionRepository(Protocol):
         """A tree's pauses in these statuses, in the order they were asked."""
         ...
 
-    async def find_pending_under(self, root_execution_id: str, path: str) -> list[PauseRecord]:
-        """The Pending pauses of a tree that wait under a branch path (its prefix)."""
+    async def find_under(
+        self, root_execution_id: str, path: str, statuses: tuple[PauseStatus, ...]
+    ) -> list[PauseRecord]:
+        """A tree's pauses in these statuses that wait under a branch path (its prefix)."""
         ...
 
     async def delete_resolved_before(self, cutoff: datetime) -> int:

@@ -172,11 +172,14 @@ class SqlitePausedExecutionRepository:
         ).fetchall()
         return [_pause(row) for row in rows]
 
-    async def find_pending_under(self, root_execution_id: str, path: str) -> list[PauseRecord]:
+    async def find_under(
+        self, root_execution_id: str, path: str, statuses: tuple[PauseStatus, ...]
+    ) -> list[PauseRecord]:
+        marks = ", ".join("?" * len(statuses))
         rows = self._db.connection.execute(
-            f"SELECT {_COLUMNS} FROM pauses WHERE root_execution_id = ? AND status = 'pending' "
-            "AND branch_path >= ? AND branch_path < ? ORDER BY seq",
-            (root_execution_id, path, path + "\uffff"),
+            f"SELECT {_COLUMNS} FROM pauses WHERE root_execution_id = ? "
+            f"AND status IN ({marks}) AND branch_path >= ? AND branch_path < ? ORDER BY seq",
+            (root_execution_id, *(s.value for s in statuses), path, path + "\uffff"),
         ).fetchall()
         return [_pause(row) for row in rows]
 

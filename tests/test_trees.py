@@ -1,0 +1,396 @@
+"""Pauses in trees: pauses.md on parallel branches, child workflows, FailFast and quorums."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from agboss import (
+    AgentFailedError,
+    ExecutionOutput,
+    ExecutionStatus,
+    NotPausedError,
+    PauseResolution,
+    PauseStatus,
+)
+from agboss.testing import TestEnv, call_tools, invalid_answer, reply_with, test_with, tool_call
+from tests import tree_app
+from tests.tree_app import (
+    JOINS,
+    RUNS,
+    SENT,
+    AlphaAgent,
+    BareFailFastWorkflow,
+    BetaAgent,
+    CheckDto,
+    CollectWorkflow,
+    DeadlineWorkflow,
+    DeclinedWorkflow,
+    EachChildWorkflow,
+    EachWorkflow,
+    FailFastWorkflow,
+    FailingAgent,
+    GammaAgent,
+    GroupsWorkflow,
+    ItemAgent,
+    NestedFailFastWorkflow,
+    NestedWorkflow,
+    OneSlotWorkflow,
+    OrderDto,
+    OrdersDto,
+    ParallelWorkflow,
+    QuorumWorkflow,
+    ShipTool,
+    StepChildWorkflow,
+    SummaryDto,
+    TreeApplication,
+)
+
+ORDERS = OrdersDto(orders=[OrderDto(order_id=f"o{i}") for i in range(3)])
+
+
+@pytest.fixture
+async def env() -> AsyncIterator[TestEnv]:
+    tree_app.clear()
+    async with test_with(TreeApplication) as made:
+        yield made
+
+
+def pauses(env: TestEnv, agent: type[Any], order: str, verdict: str = "") -> None:
+    env.mock_llm(agent).then_return(
+        call_tools(tool_call(ShipTool, order_id=order)),
+        reply_with(CheckDto, verdict=verdict or f"{order} done"),
+    )
+
+
+def finishes(env: TestEnv, agent: type[Any], verdict: str) -> None:
+    env.mock_llm(agent).then_return(reply_with(CheckDto, verdict=verdict))
+
+
+def fails(env: TestEnv, agent: type[Any]) -> None:
+    env.mock_llm(agent).then_return(invalid_answer(nonsense=True))
+
+
+def item_pauses(env: TestEnv, order: str) -> None:
+    env.mock_llm(ItemAgent).when(input=OrderDto(order_id=order)).then_return(
+        call_tools(tool_call(ShipTool, order_id=order)),
+        reply_with(CheckDto, verdict=f"{order} shipped"),
+    )
+
+
+def pause_of(result: ExecutionOutput, order: str) -> str:
+    for pause in result.pending:
+        if pause.ask.arguments["order_id"] == order and pause.pause_id is not None:
+            return pause.pause_id
+    raise AssertionError(f"no pending pause for {order}: {result.pending}")
+
+
+async def approve(env: TestEnv, pause_id: str, **options: Any) -> ExecutionOutput:
+    return await env.app.resume(pause_id, decision={"approved": True}, owner_id="u", **options)
+
+
+def model_calls(env: TestEnv, agent: type[Any]) -> int:
+    return len(env.mock_llm(agent).requests)
+
+
+# ---- a pause stops only those who cannot go on without it --------------------------------
+
+
+async def test_a_paused_branch_does_not_stop_its_siblings_they_run_to_their_end(
+    env: TestEnv,
+) -> None:
+    pauses(env, AlphaAgent, "o1")
+    finishes(env, BetaAgent, "beta ok")
+    finishes(env, GammaAgent, "gamma ok")
+    result = await env.app.execute(ParallelWorkflow, ORDERS, owner_id="u")
+    assert result.status is ExecutionStatus.PAUSED
+    assert [p.agent for p in result.pending] == ["alpha-agent"]
+    assert (model_calls(env, BetaAgent), model_calls(env, GammaAgent)) == (1, 1)
+    assert JOINS == []  # the join waits for the paused one
+    done = await approve(env, pause_of(result, "o1"))
+    assert done.status is ExecutionStatus.COMPLETED
+    assert done.output == SummaryDto(text="o1 done; beta ok; gamma ok")
+    assert RUNS == ["ship o1"]
+
+
+async def test_a_paused_branch_frees_its_max_concurrency_slot(env: TestEnv) -> None:
+    pauses(env, AlphaAgent, "o1")
+    pauses(env, BetaAgent, "o2")
+    finishes(env, GammaAgent, "gamma ok")
+    result = await env.app.execute(OneSlotWorkflow, ORDERS, owner_id="u")
+    assert result.status is ExecutionStatus.PAUSED
+    assert sorted(p.agent for p in result.pending) == ["alpha-agent", "beta-agent"]
+    assert model_calls(env, GammaAgent) == 1  # it ran in the same pass, one slot at a time
+
+
+async def test_the_join_waits_only_for_the_paused_ones_and_pending_keeps_the_rest(
+    env: TestEnv,
+) -> None:
+    pauses(env, AlphaAgent, "o1")
+    pauses(env, BetaAgent, "o2")
+    finishes(env, GammaAgent, "gamma ok")
+    result = await env.app.execute(ParallelWorkflow, ORDERS, owner_id="u")
+    after_one = await approve(env, pause_of(result, "o1"))
+    assert after_one.status is ExecutionStatus.PAUSED
+    assert [p.agent for p in after_one.pending] == ["beta-agent"]
+    assert JOINS == []
+    done = await approve(env, pause_of(result, "o2"))
+    assert done.status is ExecutionStatus.COMPLETED
+    assert len(JOINS) == 1
+
+
+async def test_on_execution_pause_fires_each_time_the_tree_rests(env: TestEnv) -> None:
+    pauses(env, AlphaAgent, "o1")
+    pauses(env, BetaAgent, "o2")
+    finishes(env, GammaAgent, "gamma ok")
+    result = await env.app.execute(ParallelWorkflow, ORDERS, owner_id="u")
+    await approve(env, pause_of(result, "o1"))
+    assert [len(e.pending) for e in tree_app.EVENTS] == [2, 1]
+    await approve(env, pause_of(result, "o2"))
+    assert len(tree_app.EVENTS) == 2
+
+
+async def test_pending_lists_each_item_pause_with_its_item_index(env: TestEnv) -> None:
+    for order in ("o0", "o1", "o2"):
+        item_pauses(env, order)
+    result = await env.app.execute(EachWorkflow, ORDERS, owner_id="u")
+    assert sorted((p.item_index, p.ask.arguments["order_id"]) for p in result.pending) == [
+        (0, "o0"),
+        (1, "o1"),
+        (2, "o2"),
+    ]
+    assert all(p.child_execution_id is None for p in result.pending)
+
+
+async def test_resuming_one_pause_re_runs_nothing_but_its_own_branch_and_the_join(
+    env: TestEnv,
+) -> None:
+    orders = OrdersDto(orders=[OrderDto(order_id=f"o{i}") for i in range(5)])
+    for item in orders.orders:
+        item_pauses(env, item.order_id)
+    result = await env.app.execute(EachWorkflow, orders, owner_id="u")
+    assert len(result.pending) == 5
+    calls_before, sent_before = model_calls(env, ItemAgent), list(SENT)
+    after = await approve(env, pause_of(result, "o2"))
+    assert after.status is ExecutionStatus.PAUSED
+    assert model_calls(env, ItemAgent) == calls_before + 1  # only o2's next turn
+    assert sent_before == SENT  # no other branch asked again
+    assert RUNS == ["ship o2"]
+    assert JOINS == []
+    assert sorted(p.ask.arguments["order_id"] for p in after.pending) == ["o0", "o1", "o3", "o4"]
+
+
+# ---- a pause inside a child is its root's ---------------------------------------------------
+
+
+async def test_a_pause_inside_a_child_is_listed_by_the_root_and_answered_by_id(
+    env: TestEnv,
+) -> None:
+    for order in ("o0", "o1", "o2"):
+        item_pauses(env, order)
+    result = await env.app.execute(EachChildWorkflow, ORDERS, owner_id="u")
+    assert result.status is ExecutionStatus.PAUSED
+    assert len(result.pending) == 3  # several children wait at once
+    children = {p.child_execution_id for p in result.pending}
+    assert len(children) == 3
+    assert None not in children
+    assert sorted(p.item_index for p in result.pending) == [0, 1, 2]  # type: ignore[type-var]
+    for order in ("o0", "o1"):
+        await approve(env, pause_of(result, order))
+    done = await approve(env, pause_of(result, "o2"))
+    assert done.status is ExecutionStatus.COMPLETED
+    assert done.output == SummaryDto(text="o0 shipped; o1 shipped; o2 shipped")
+    assert [child.status for child in done.children] == [ExecutionStatus.COMPLETED] * 3
+    assert done.children[0].output == CheckDto(verdict="o0 shipped")
+
+
+async def test_a_workflow_as_a_step_pauses_and_goes_on_with_the_id_it_paused_with(
+    env: TestEnv,
+) -> None:
+    pauses(env, AlphaAgent, "o1", "child done")
+    result = await env.app.execute(StepChildWorkflow, ORDERS, owner_id="u")
+    [pause] = result.pending
+    assert pause.child_execution_id == result.children[0].execution_id
+    done = await approve(env, pause_of(result, "o1"))
+    assert done.output == CheckDto(verdict="child done")
+
+
+async def test_children_nest_to_any_depth(env: TestEnv) -> None:
+    for order in ("o0", "o1", "o2"):
+        item_pauses(env, order)
+    pauses(env, AlphaAgent, "o9", "alpha child")
+    result = await env.app.execute(NestedWorkflow, ORDERS, owner_id="u")
+    assert len(result.pending) == 4
+    for order in ("o0", "o1", "o2", "o9"):
+        last = await approve(env, pause_of(result, order))
+    assert last.status is ExecutionStatus.COMPLETED
+    assert last.output == SummaryDto(text="o0 shipped; o1 shipped; o2 shipped; alpha child")
+
+
+# ---- FailFast drops paused siblings -----------------------------------------------------------
+
+
+async def test_fail_fast_withdraws_paused_siblings_and_the_join_error_handler_runs_at_once(
+    env: TestEnv,
+) -> None:
+    pauses(env, AlphaAgent, "o1")
+    fails(env, FailingAgent)
+    desk = env.mock_of(tree_app.DeskHoldApprovalChannel)
+    result = await env.app.execute(FailFastWorkflow, ORDERS, owner_id="u", record=True)
+    assert result.status is ExecutionStatus.COMPLETED
+    assert result.output == SummaryDto(text="recovered from AgentFailedError")
+    assert result.pending == []
+    desk.withdraw.assert_called_once()
+    assert desk.withdraw.call_args.args[0].resolution is PauseResolution.WITHDRAWN
+    assert result.record is not None
+    assert [p.resolution for p in result.record.pauses] == [PauseResolution.WITHDRAWN]
+    pause_id = desk.send.call_args.args[0].pause_id
+    with pytest.raises(NotPausedError):
+        await approve(env, pause_id)
+
+
+async def test_without_a_handler_the_execution_fails_with_the_branchs_own_error(
+    env: TestEnv,
+) -> None:
+    pauses(env, AlphaAgent, "o1")
+    fails(env, FailingAgent)
+    with pytest.raises(AgentFailedError) as caught:
+        await env.app.execute(BareFailFastWorkflow, ORDERS, owner_id="u")
+    assert caught.value.agent == "failing-agent"
+    assert SENT == ["send o1", "withdraw o1 withdrawn"]
+
+
+async def test_on_join_error_matches_a_domain_error_in_the_cause_chain(env: TestEnv) -> None:
+    tree_app.DECLINE.add("o2")
+    pauses(env, AlphaAgent, "o1")
+    pauses(env, BetaAgent, "o2")
+    result = await env.app.execute(DeclinedWorkflow, ORDERS, owner_id="u")
+    assert result.output == SummaryDto(text="recovered from AgentFailedError")
+    [failed] = [j for j in JOINS if j.error is not None]
+    assert isinstance(failed.error, AgentFailedError)
+    assert isinstance(failed.error.__cause__, tree_app.PaymentDeclinedError)
+
+
+async def test_fail_fast_withdraws_a_sibling_childs_pauses_at_any_depth(env: TestEnv) -> None:
+    for order in ("o0", "o1", "o2"):
+        item_pauses(env, order)
+    fails(env, FailingAgent)
+    result = await env.app.execute(NestedFailFastWorkflow, ORDERS, owner_id="u", record=True)
+    assert result.status is ExecutionStatus.COMPLETED
+    assert result.output == SummaryDto(text="recovered from AgentFailedError")
+    assert result.pending == []
+    withdrawn = sorted(line for line in SENT if line.startswith("withdraw"))
+    assert withdrawn == [f"withdraw o{i} withdrawn" for i in range(3)]
+    paused_child = next(c for c in result.children if c.execution_id.endswith("@0"))
+    assert paused_child.status is ExecutionStatus.CANCELLED
+
+
+async def test_collect_gives_the_join_each_branchs_output_or_error(env: TestEnv) -> None:
+    finishes(env, AlphaAgent, "alpha ok")
+    fails(env, FailingAgent)
+    result = await env.app.execute(CollectWorkflow, ORDERS, owner_id="u")
+    assert result.status is ExecutionStatus.COMPLETED
+    [joined] = JOINS
+    assert joined.results[0].output == CheckDto(verdict="alpha ok")
+    assert isinstance(joined.results[1].error, AgentFailedError)
+
+
+# ---- quorums ----------------------------------------------------------------------------------
+
+
+async def test_a_decided_quorum_drops_its_waiting_branches_in_the_same_call(env: TestEnv) -> None:
+    finishes(env, AlphaAgent, "alpha ok")
+    finishes(env, BetaAgent, "beta ok")
+    pauses(env, GammaAgent, "o3")
+    desk = env.mock_of(tree_app.DeskHoldApprovalChannel)
+    result = await env.app.execute(QuorumWorkflow, ORDERS, owner_id="u")
+    assert result.status is ExecutionStatus.COMPLETED
+    assert result.pending == []
+    assert result.output == SummaryDto(text="alpha ok; beta ok | quorum True None")
+    desk.withdraw.assert_called_once()
+    with pytest.raises(NotPausedError):
+        await approve(env, desk.send.call_args.args[0].pause_id)
+
+
+async def test_a_quorum_that_can_no_longer_be_reached_is_decided(env: TestEnv) -> None:
+    finishes(env, AlphaAgent, "alpha ok")
+    fails(env, BetaAgent)
+    fails(env, GammaAgent)
+    # BetaAgent and GammaAgent allow validation attempts: script them out instead.
+    env.mock_llm(BetaAgent).then_return(*[invalid_answer(nonsense=True)] * 3)
+    env.mock_llm(GammaAgent).then_return(*[invalid_answer(nonsense=True)] * 3)
+    result = await env.app.execute(QuorumWorkflow, ORDERS, owner_id="u")
+    assert result.status is ExecutionStatus.COMPLETED
+    [joined] = JOINS
+    assert joined.quorum is not None
+    assert joined.quorum.reached is False
+
+
+async def test_a_deadline_that_passes_while_the_tree_rests_withdraws_nothing_until_the_next_pass(
+    env: TestEnv,
+) -> None:
+    finishes(env, AlphaAgent, "alpha ok")
+    pauses(env, BetaAgent, "o2")
+    pauses(env, GammaAgent, "o3")
+    result = await env.app.execute(QuorumWorkflow, ORDERS, owner_id="u")
+    assert result.status is ExecutionStatus.PAUSED
+    await env.clock.advance(timedelta(hours=2))  # past the deadline; the sweep runs meanwhile
+    store = env.app.store
+    assert len(await store.pauses.find_by_root(result.execution_id, (PauseStatus.PENDING,))) == 2
+    done = await approve(env, pause_of(result, "o2"))  # the next pass finds it decided
+    assert done.status is ExecutionStatus.COMPLETED
+    assert done.pending == []
+    [joined] = JOINS
+    assert joined.quorum is not None
+    assert joined.quorum.deadline_passed
+    assert SENT.count("withdraw o3 withdrawn") == 1
+    assert RUNS == []  # the answer came after the quorum was decided
+
+
+async def test_a_quorum_group_wins(env: TestEnv) -> None:
+    pauses(env, AlphaAgent, "o1")
+    pauses(env, BetaAgent, "o2")
+    finishes(env, GammaAgent, "gamma ok")
+    result = await env.app.execute(GroupsWorkflow, ORDERS, owner_id="u")
+    assert result.status is ExecutionStatus.COMPLETED
+    assert result.output == SummaryDto(text="gamma ok | quorum True solo")
+    assert sorted(SENT) == sorted(
+        ["send o1", "send o2", "withdraw o1 withdrawn", "withdraw o2 withdrawn"]
+    )
+
+
+async def test_a_join_deadline_counts_elapsed_time_on_the_clock_pauses_included(
+    env: TestEnv,
+) -> None:
+    pauses(env, AlphaAgent, "o1")
+    pauses(env, BetaAgent, "o2")
+    result = await env.app.execute(DeadlineWorkflow, ORDERS, owner_id="u")
+    await approve(env, pause_of(result, "o1"))
+    await env.clock.advance(timedelta(minutes=61))
+    done = await approve(env, pause_of(result, "o2"))
+    assert done.output == SummaryDto(text="recovered from JoinDeadlineError")
+
+
+# ---- records ------------------------------------------------------------------------------------
+
+
+async def test_the_roots_record_keeps_the_whole_trees_pauses_and_each_child_its_own(
+    env: TestEnv,
+) -> None:
+    for order in ("o0", "o1", "o2"):
+        item_pauses(env, order)
+    pauses(env, AlphaAgent, "o9", "alpha child")
+    result = await env.app.execute(NestedWorkflow, ORDERS, owner_id="u")
+    for order in ("o0", "o1", "o2", "o9"):
+        last = await approve(env, pause_of(result, order), record=True)
+    assert last.record is not None
+    assert len(last.record.pauses) == 4
+    each_child, alpha_child = last.record.children
+    assert [p.step.tool_call.arguments for p in alpha_child.pauses] == [{"order_id": "o9"}]  # type: ignore[union-attr]
+    assert each_child.pauses == []  # its grandchildren's are in their own records
+    grandchildren = each_child.children
+    assert [(g.item_index, len(g.pauses)) for g in grandchildren] == [(0, 1), (1, 1), (2, 1)]
+    assert [g.pauses[0].step.item_index for g in grandchildren] == [0, 1, 2]
