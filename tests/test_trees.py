@@ -394,3 +394,22 @@ async def test_the_roots_record_keeps_the_whole_trees_pauses_and_each_child_its_
     grandchildren = each_child.children
     assert [(g.item_index, len(g.pauses)) for g in grandchildren] == [(0, 1), (1, 1), (2, 1)]
     assert [g.pauses[0].step.item_index for g in grandchildren] == [0, 1, 2]
+
+
+async def test_resuming_one_pause_reads_no_other_paused_branch(env: TestEnv) -> None:
+    orders = OrdersDto(orders=[OrderDto(order_id=f"o{i}") for i in range(5)])
+    for item in orders.orders:
+        item_pauses(env, item.order_id)
+    result = await env.app.execute(EachWorkflow, orders, owner_id="u")
+    journal = env.app.store.journal
+    read: list[str] = []
+    real_load = journal.load
+
+    async def counting_load(execution_id: str, prefix: str = "") -> Any:
+        read.append(prefix)
+        return await real_load(execution_id, prefix)
+
+    journal.load = counting_load  # type: ignore[method-assign]
+    await approve(env, pause_of(result, "o2"))
+    branches = {prefix.split("/")[0] for prefix in read if "@" in prefix}
+    assert branches == {"1:checks-join#0@2"}  # only the answered branch was re-entered
