@@ -34,4 +34,5 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
-	$(BIN)/python bench/pause_resume.py
+	PYTHONPATH=. $(BIN)/python bench/pause_resume.py
+	PYTHONPATH=. $(BIN)/python bench/pending_scale.py

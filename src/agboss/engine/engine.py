@@ -229,8 +229,7 @@ class Engine:
         spend = Spend.of(await store.executions.spend_of(row.execution_id, tree=True))
         pending = []
         if status is ExecutionStatus.PAUSED:
-            waiting = await store.pauses.find_by_root(row.root_execution_id, (PauseStatus.PENDING,))
-            pending = [pause.pending() for pause in waiting]
+            pending = await store.pauses.list_pending(row.root_execution_id)
         children = [
             await self._child_output(child)
             for child in await store.executions.find_children(row.execution_id)

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.models.messages import Usage
+from agboss.outputs import PendingPause
 from agboss.pauses.model import PauseAnswer, PauseAnswerRecord, PauseRecord
 
 __all__ = [
@@ -310,6 +311,11 @@ class PausedExecutionRepository(Protocol):
         self, root_execution_id: str, statuses: tuple[PauseStatus, ...]
     ) -> list[PauseRecord]:
         """A tree's pauses in these statuses, in the order they were asked."""
+        ...
+
+    async def list_pending(self, root_execution_id: str) -> list[PendingPause]:
+        """A tree's Pending pauses as ``ExecutionOutput.pending`` lists them, in asked order
+        (read without the records' full detail: it is on every resume's path)."""
         ...
 
     async def find_under(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from agboss.dto import ToolCallApprovalAskDto
 from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
+from agboss.outputs import PendingPause
 from agboss.pauses.model import PauseAnswer, PauseAnswerRecord, PauseRecord
 from agboss.records.model import StepRecord
 from agboss.store.protocol import Fence
@@ -171,6 +173,32 @@ class SqlitePausedExecutionRepository:
             (root_execution_id, *(status.value for status in statuses)),
         ).fetchall()
         return [_pause(row) for row in rows]
+
+    async def list_pending(self, root_execution_id: str) -> list[PendingPause]:
+        rows = self._db.connection.execute(
+            "SELECT pause_id, answered_by, agent, channel, item_index, execution_id, ask_json "
+            "FROM pauses WHERE root_execution_id = ? AND status = 'pending' ORDER BY seq",
+            (root_execution_id,),
+        ).fetchall()
+        pending = []
+        for row in rows:
+            answered_by = PauseAnswerer(row[1])
+            execution_id = str(row[5])
+            pending.append(
+                PendingPause(
+                    pause_id=str(row[0]) if answered_by is PauseAnswerer.THREAD_OWNER else None,
+                    answered_by=answered_by,
+                    agent=str(row[2]),
+                    channel=str(row[3]),
+                    item_index=None if row[4] is None else int(row[4]),
+                    child_execution_id=(
+                        None if execution_id == root_execution_id else execution_id
+                    ),
+                    # Written by this store from a validated DTO: constructed, not re-validated.
+                    ask=ToolCallApprovalAskDto.model_construct(**json.loads(row[6])),
+                )
+            )
+        return pending
 
     async def find_under(
         self, root_execution_id: str, path: str, statuses: tuple[PauseStatus, ...]
