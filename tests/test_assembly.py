@@ -16,6 +16,8 @@ from agboss import (
     DecidedBy,
     ExecutionContext,
     FunctionProvider,
+    JoinHandler,
+    JoinInput,
     PauseAnswerer,
     ReplyInterpreterHandler,
     ToolHandler,
@@ -25,6 +27,7 @@ from agboss import (
     application,
     channel,
     channel_role,
+    join,
     provide,
     reply_interpreter,
     start,
@@ -487,3 +490,103 @@ async def test_an_unreadable_prompt_url_is_an_assembly_error(tmp_path: Any) -> N
     with pytest.raises(AssemblyError) as caught:
         await App.create(_url_application(str(tmp_path / "missing.md")), providers=[_provider()])
     assert caught.value.rules == ["reply-interpreter.prompt-url"]
+
+
+class ItemsDto(BaseModel):
+    orders: list[OrderDto]
+    note: str = ""
+
+
+class VerdictDto(BaseModel):
+    verdict: str
+
+
+@agent(name="untyped-agent", description="d", prompt="p", model="m", input=ItemsDto)
+class UntypedAgent: ...
+
+
+@agent(name="item-check-agent", description="d", prompt="p", model="m", output=VerdictDto)
+class ItemCheckAgent: ...
+
+
+@join(name="verdicts-join", description="d", output=SummaryDto)
+class VerdictsJoin(JoinHandler[SummaryDto]):
+    def join(self, input: JoinInput) -> SummaryDto:
+        return SummaryDto(summary="")
+
+
+@join(name="other-join", description="d", output=VerdictDto)
+class OtherJoin(JoinHandler[VerdictDto]):
+    def join(self, input: JoinInput) -> VerdictDto:
+        return VerdictDto(verdict="")
+
+
+@workflow_start(name="items-workflow-start", description="s", input=ItemsDto)
+class ItemsStart: ...
+
+
+@workflow_finish(name="summary-workflow-finish", description="f", output=SummaryDto)
+class SummaryFinish: ...
+
+
+@workflow(
+    name="launches-workflow",
+    version="1",
+    flow=[
+        start(ItemsStart)
+        .returns(ItemsDto)
+        .to_parallel(UntypedAgent, max_concurrency=0)
+        .join(VerdictsJoin)
+        .on_join_error(ValueError, OtherJoin)
+        .to_finish(SummaryFinish)
+    ],
+)
+class LaunchesWorkflow: ...
+
+
+@workflow(
+    name="each-over-workflow",
+    version="1",
+    flow=[
+        start(ItemsStart)
+        .returns(ItemsDto)
+        .to_each(ItemCheckAgent, over="note")
+        .join_quorum(VerdictsJoin, min=1)
+        .to_finish(SummaryFinish)
+    ],
+)
+class EachOverWorkflow: ...
+
+
+@workflow(
+    name="quorum-workflow",
+    version="1",
+    flow=[
+        start(ItemsStart)
+        .returns(ItemsDto)
+        .to_parallel(UntypedAgent)
+        .join_quorum(VerdictsJoin, min=2)
+        .to_finish(SummaryFinish)
+    ],
+)
+class TooMuchQuorumWorkflow: ...
+
+
+@application(
+    name="launches-application",
+    workflows=[LaunchesWorkflow, EachOverWorkflow, TooMuchQuorumWorkflow],
+)
+class LaunchesApplication: ...
+
+
+async def test_the_launch_rules_are_checked_at_once() -> None:
+    found = await violations(LaunchesApplication)
+    assert ("flow.max-concurrency", "launches-workflow") in found
+    assert ("flow.type-mismatch", "launches-workflow") in found  # the error join's output
+    assert ("flow.each-over", "each-over-workflow") in found
+    assert ("flow.quorum", "quorum-workflow") in found
+
+
+def test_on_join_error_comes_right_after_a_join() -> None:
+    with pytest.raises(TypeError, match="right after"):
+        start(ItemsStart).returns(ItemsDto).on_join_error(ValueError, VerdictsJoin)

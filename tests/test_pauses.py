@@ -726,3 +726,26 @@ async def test_a_failed_step_cancels_its_sent_sibling_pause_and_tells_its_channe
     deposit_id = desk_channel.send.call_args.args[0].pause_id
     with pytest.raises(NotPausedError):
         await env.app.resume(deposit_id, decision=approve(), tenant_id="acme", answered_by="c")
+
+
+async def test_a_pause_closed_while_send_was_returning_is_withdrawn_by_its_own_step_once(
+    env: TestEnv,
+) -> None:
+    env.mock_llm(OfficeAgent).then_return(call_tools(tool_call(ReturnDepositTool, lease_id="L-7")))
+    store = env.app.store
+
+    async def cancelled_meanwhile(ask: object) -> ChannelOutcome:
+        pause_id = ask.pause_id  # type: ignore[attr-defined]
+        pause = await store.pauses.find_by_tenant_id_and_pause_id("acme", pause_id)
+        assert pause is not None
+        row = await store.executions.find_by_id(pause.execution_id)
+        assert row is not None
+        await env.app.cancel(row.thread_id, tenant_id="acme", owner_id="user-1")
+        return ChannelOutcome.await_reply()
+
+    desk_channel = env.mock_of(DeskDepositApprovalChannel)
+    desk_channel.send.side_effect = cancelled_meanwhile
+    result = await env.app.execute(OfficeWorkflow, REQUEST, tenant_id="acme", owner_id="user-1")
+    assert result.status is ExecutionStatus.CANCELLED
+    desk_channel.withdraw.assert_called_once()
+    assert desk_channel.withdraw.call_args.args[0].resolution is PauseResolution.CANCELLED

@@ -272,6 +272,8 @@ async def test_on_join_error_matches_a_domain_error_in_the_cause_chain(env: Test
     [failed] = [j for j in JOINS if j.error is not None]
     assert isinstance(failed.error, AgentFailedError)
     assert isinstance(failed.error.__cause__, tree_app.PaymentDeclinedError)
+    # o1 was sent, so it is told once; o2's send threw: never sent, never withdrawn.
+    assert SENT == ["send o1", "withdraw o1 withdrawn"]
 
 
 async def test_fail_fast_withdraws_a_sibling_childs_pauses_at_any_depth(env: TestEnv) -> None:
