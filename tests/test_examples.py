@@ -83,3 +83,25 @@ def test_the_approvals_example_reads_the_owners_own_words_with_a_reply_interpret
     assert "could not read that (expense-reply-interpreter's model gave no answer)" in out
     assert "approved with {'purpose': 'taxi', 'amount': 6.25}" in out
     assert "answer: returned the deposit of L-7; booked taxi (6.25 EUR)" in out
+
+
+def test_the_parallel_variant_pauses_two_desks_at_once_and_joins_their_answers(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGBOSS_MODEL")}
+    env["PYTHONPATH"] = str(ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "examples.flow_patterns.approvals", "--parallel"],
+        cwd=tmp_path,
+        env=env,
+        input="y\nok, but only half\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert "? deposit-desk-agent asks to run return-deposit-tool(lease_id='L-7')" in out
+    assert "? expense-desk-agent asks to book taxi for 12.50 EUR" in out
+    assert "… the desk waits for 2 answer(s)" in out
+    assert "approved with {'purpose': 'taxi', 'amount': 6.25}" in out
+    assert "answer: returned the deposit of L-7 | booked taxi (6.25 EUR)" in out

@@ -74,8 +74,9 @@ def office_model(request: ChatRequest) -> ChatResponse:
         answer = ToolCall(id="answer", name=ANSWER_TOOL, arguments=json.dumps({"text": said}))
         return ChatResponse(tool_calls=(answer,), usage=_usage(request), model=request.model)
     text = next(m.content for m in request.messages if m.role is MessageRole.USER)
+    offered = {tool.name for tool in request.tools}
     calls: list[ToolCall] = []
-    for lease in _LEASE.findall(text):
+    for lease in _LEASE.findall(text) if "return-deposit-tool" in offered else []:
         calls.append(
             ToolCall(
                 id=f"call-{len(calls)}",
@@ -83,7 +84,7 @@ def office_model(request: ChatRequest) -> ChatResponse:
                 arguments=json.dumps({"lease_id": lease}),
             )
         )
-    for purpose, amount in _EXPENSE.findall(text):
+    for purpose, amount in _EXPENSE.findall(text) if "book-expense-tool" in offered else []:
         calls.append(
             ToolCall(
                 id=f"call-{len(calls)}",

@@ -261,3 +261,25 @@ async def test_an_audit_entry_is_written_once_per_pause(store: Store) -> None:
     assert await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
         "acme", "ex-1"
     ) == [entry]
+
+
+async def test_a_sqlite_file_made_before_a_column_was_added_gets_it(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE pauses (pause_id TEXT, tenant_id TEXT, step_key TEXT, "
+        "root_execution_id TEXT, execution_id TEXT, seq INTEGER, status TEXT, resolution TEXT, "
+        "is_sent INTEGER, answered_by TEXT, channel TEXT, agent TEXT, ask_json TEXT, "
+        "step_json TEXT, answer_json TEXT, asked_at INTEGER, resolved_at INTEGER, "
+        "PRIMARY KEY (tenant_id, pause_id))"
+    )
+    old.commit()
+    old.close()
+    store = SqliteStore(path)
+    await store.open()
+    try:
+        assert await store.pauses.find_by_root("ex-1", (PauseStatus.PENDING,)) == []
+    finally:
+        await store.close()

@@ -8,6 +8,9 @@ in::
 
     printf 'y\\nn not this month\\n' | python -m examples.flow_patterns.approvals
 
+``--parallel`` runs the parallel variant: a deposit desk and an expense desk, two agents
+launched at once on the same request, each pausing on its own approval, joined at the end.
+
 With ``AGBOSS_MODEL_BASE_URL`` (and ``AGBOSS_MODEL_API_KEY``, ``AGBOSS_MODEL_NAME``) set, the
 agent runs on that OpenAI-compatible provider; otherwise a scripted model stands in.
 """
@@ -34,7 +37,11 @@ from agboss import (
     WorkflowStartTextDto,
 )
 from agboss.models import ModelProvider
-from examples.flow_patterns.approvals.components import OfficeApplication, OfficeWorkflow
+from examples.flow_patterns.approvals.components import (
+    OfficeApplication,
+    OfficeWorkflow,
+    ParallelOfficeWorkflow,
+)
 from examples.flow_patterns.desk_model import scripted_provider
 
 DEFAULT_REQUEST = "Return L-7's deposit and book the taxi, 12.50 euros."
@@ -82,7 +89,8 @@ def verdict_of(result: ExecutionOutput, pause: PendingPause) -> str:
     assert result.record is not None
     for entry in result.record.pauses:
         call = entry.step.tool_call
-        if call is not None and call.call_id == pause.ask.call_id and entry.decision is not None:
+        same = call is not None and (call.tool, call.call_id) == (pause.ask.tool, pause.ask.call_id)
+        if same and entry.decision is not None and entry.step.item_index == pause.item_index:
             decision = entry.decision
             if not decision.approved:
                 return f"rejected{f' ({decision.reason})' if decision.reason else ''}"
@@ -127,15 +135,15 @@ async def answer_all(app: App, result: ExecutionOutput) -> ExecutionOutput:
     return result
 
 
-async def main(request: str) -> None:
+async def main(request: str, *, parallel: bool = False) -> None:
     """Runs one request, answering its approvals in the terminal."""
     model_provider, label = provider()
-    print(f"office desk with approvals — model: {label}")
+    workflow = ParallelOfficeWorkflow if parallel else OfficeWorkflow
+    shape = "two desks in parallel" if parallel else "one desk"
+    print(f"office desk with approvals ({shape}) — model: {label}")
     print(f"request: {request}")
     async with await App.create(OfficeApplication, providers=[model_provider]) as app:
-        result = await app.execute(
-            OfficeWorkflow, WorkflowStartTextDto(text=request), owner_id=OWNER
-        )
+        result = await app.execute(workflow, WorkflowStartTextDto(text=request), owner_id=OWNER)
         result = await answer_all(app, result)
         if result.status is ExecutionStatus.COMPLETED:
             assert result.record is not None
@@ -149,4 +157,5 @@ async def main(request: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(" ".join(sys.argv[1:]) or DEFAULT_REQUEST))
+    words = [word for word in sys.argv[1:] if word != "--parallel"]
+    asyncio.run(main(" ".join(words) or DEFAULT_REQUEST, parallel="--parallel" in sys.argv[1:]))

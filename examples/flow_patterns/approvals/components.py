@@ -15,6 +15,8 @@ from agboss import (
     ChannelOutcome,
     DecidedBy,
     ExecutionPauseEvent,
+    JoinHandler,
+    JoinInput,
     PauseAnswerer,
     TerminalUserChannel,
     ToolHandler,
@@ -24,6 +26,7 @@ from agboss import (
     application,
     channel,
     channel_role,
+    join,
     reply_interpreter,
     start,
     tool,
@@ -151,9 +154,58 @@ class OfficeWorkflowFinish: ...
 class OfficeWorkflow: ...
 
 
+@agent(
+    name="deposit-desk-agent",
+    description="Returns deposits",
+    prompt="You return deposits. Do what is asked with your tool, then say what you did.",
+    model=MODEL,
+    tools=[ReturnDepositTool],
+    output=WorkflowFinishTextDto,
+)
+class DepositDeskAgent: ...
+
+
+@agent(
+    name="expense-desk-agent",
+    description="Books expenses",
+    prompt="You book expenses. Do what is asked with your tool, then say what you did.",
+    model=MODEL,
+    tools=[BookExpenseTool],
+    output=WorkflowFinishTextDto,
+)
+class ExpenseDeskAgent: ...
+
+
+@join(
+    name="desk-join", description="Puts both desks' answers together", output=WorkflowFinishTextDto
+)
+class DeskJoin(JoinHandler[WorkflowFinishTextDto]):
+    """Both desks' answers, in order."""
+
+    def join(self, input: JoinInput) -> WorkflowFinishTextDto:
+        texts = [
+            r.output.text for r in input.results if isinstance(r.output, WorkflowFinishTextDto)
+        ]
+        return WorkflowFinishTextDto(text=" | ".join(texts))
+
+
+@workflow(
+    name="parallel-office-workflow",
+    version="1.0.0",
+    flow=[
+        start(OfficeWorkflowStart)
+        .returns(WorkflowStartTextDto)
+        .to_parallel(DepositDeskAgent, ExpenseDeskAgent)
+        .join(DeskJoin)
+        .to_finish(OfficeWorkflowFinish),
+    ],
+)
+class ParallelOfficeWorkflow: ...
+
+
 @application(
     name="office-application",
-    workflows=[OfficeWorkflow],
+    workflows=[OfficeWorkflow, ParallelOfficeWorkflow],
     channels=[TerminalExpenseApprovalChannel],
 )
 class OfficeApplication:

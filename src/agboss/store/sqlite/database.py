@@ -133,6 +133,24 @@ CREATE TABLE IF NOT EXISTS pause_answers (
 """
 
 
+ADDED_COLUMNS = (
+    ("executions", "input_tokens", "INTEGER NOT NULL DEFAULT 0"),
+    ("executions", "output_tokens", "INTEGER NOT NULL DEFAULT 0"),
+    ("executions", "cost", "REAL NOT NULL DEFAULT 0"),
+    ("executions", "model_calls", "INTEGER NOT NULL DEFAULT 0"),
+    ("pauses", "branch_path", "TEXT NOT NULL DEFAULT ''"),
+    ("pauses", "item_index", "INTEGER"),
+)
+"""Columns added after a table was first released: a store file made before gets them."""
+
+
+def _add_missing_columns(connection: sqlite3.Connection) -> None:
+    for table, column, declaration in ADDED_COLUMNS:
+        columns = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+        if column not in columns:
+            connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+
+
 def to_micros(moment: datetime) -> int:
     """A timezone-aware datetime as integer microseconds since the epoch."""
     return int(moment.timestamp() * 1_000_000)
@@ -175,6 +193,7 @@ class SqliteDatabase:
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute("PRAGMA busy_timeout=10000")
             connection.executescript(SCHEMA)
+            _add_missing_columns(connection)
         except (sqlite3.Error, OSError) as error:
             raise StoreError(
                 f"the SQLite store at {self.path} cannot be opened: {error}",
