@@ -162,7 +162,7 @@ class Engine:
         store = self.runtime.store
         found = []
         for pause in await store.pauses.find_by_root(root.execution_id, (PauseStatus.RESOLVED,)):
-            if await store.journal.load(pause.execution_id, pause.step_key):
+            if pause.step_key in await store.journal.load(pause.execution_id, pause.step_key):
                 await store.pauses.take(pause.tenant_id, pause.pause_id)
             else:
                 found.append(pause)

@@ -156,8 +156,8 @@ class ExecutionRepository(Protocol):
         """What an execution's steps spent (``tree``: with its descendants')."""
         ...
 
-    async def cancel_under(self, fence: Fence, execution_id_prefix: str, *, now: datetime) -> None:
-        """Cancels the running and paused executions whose ids start with the prefix."""
+    async def cancel_under(self, fence: Fence, execution_id: str, *, now: datetime) -> None:
+        """Cancels a running or paused execution and its descendants, under the fence."""
         ...
 
     async def cancel(self, tenant_id: str, thread_id: str, *, now: datetime) -> list[str]:

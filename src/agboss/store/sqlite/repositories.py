@@ -211,13 +211,14 @@ class SqliteExecutionRepository:
             calls=int(row[3]),
         )
 
-    async def cancel_under(self, fence: Fence, execution_id_prefix: str, *, now: datetime) -> None:
+    async def cancel_under(self, fence: Fence, execution_id: str, *, now: datetime) -> None:
         with self._db.transaction() as connection:
             self._db.check_fence(connection, fence)
-            connection.execute(
+            connection.execute(  # the execution, and its descendants: <id>/<place>…
                 "UPDATE executions SET status = 'cancelled', updated_at = ? "
-                "WHERE execution_id >= ? AND execution_id < ? AND status IN ('running', 'paused')",
-                (to_micros(now), execution_id_prefix, execution_id_prefix + "\uffff"),
+                "WHERE (execution_id = ? OR execution_id >= ? AND execution_id < ?) "
+                "AND status IN ('running', 'paused')",
+                (to_micros(now), execution_id, execution_id + "/", execution_id + "/\uffff"),
             )
 
     async def cancel(self, tenant_id: str, thread_id: str, *, now: datetime) -> list[str]:
