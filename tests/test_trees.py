@@ -179,6 +179,7 @@ async def test_resuming_one_pause_re_runs_nothing_but_its_own_branch_and_the_joi
     assert model_calls(env, ItemAgent) == calls_before + 1  # only o2's next turn
     assert sent_before == SENT  # no other branch asked again
     assert RUNS == ["ship o2"]
+    assert tree_app.ITEMS == [2]  # the branch knows its item_index
     assert JOINS == []
     assert sorted(p.ask.arguments["order_id"] for p in after.pending) == ["o0", "o1", "o3", "o4"]
 

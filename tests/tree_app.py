@@ -13,6 +13,7 @@ from agboss import (
     ChannelOf,
     ChannelOutcome,
     ChannelWithdrawal,
+    ExecutionContext,
     ExecutionPauseEvent,
     Failure,
     JoinDeadlineError,
@@ -55,6 +56,8 @@ class PaymentDeclinedError(Exception):
 
 
 RUNS: list[str] = []
+ITEMS: list[int | None] = []
+"""The item index each ship-tool run read from its ExecutionContext."""
 JOINS: list[JoinInput] = []
 SENT: list[str] = []
 EVENTS: list[ExecutionPauseEvent] = []
@@ -90,10 +93,16 @@ class DeskHoldApprovalChannel(HoldApprovalChannel):
     input=OrderDto,
     output=CheckDto,
     channel=HoldApprovalChannel,
+    deps=[ExecutionContext],
 )
 class ShipTool(ToolHandler[OrderDto, CheckDto]):
+    def __init__(self, context: ExecutionContext) -> None:
+        self.context = context
+
     async def run(self, args: OrderDto) -> CheckDto:
         RUNS.append(f"ship {args.order_id}")
+        assert self.context.step is not None
+        ITEMS.append(self.context.step.item_index)
         return CheckDto(verdict=f"shipped {args.order_id}")
 
 
@@ -408,6 +417,7 @@ class TreeApplication:
 
 def clear() -> None:
     RUNS.clear()
+    ITEMS.clear()
     JOINS.clear()
     SENT.clear()
     EVENTS.clear()

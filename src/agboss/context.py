@@ -58,6 +58,8 @@ class StepContext:
         visit: How many times the node ran before in this execution.
         tool_loop_iteration: The agent's model turn the step belongs to.
         validation_attempts: How many invalid answers the agent gave before this step.
+        copy_index: The branch of a parallel launch the step runs in (0 outside one).
+        item_index: The item of a per-item launch the step runs for (``None`` outside one).
     """
 
     node_id: str
@@ -67,6 +69,8 @@ class StepContext:
     visit: int = 0
     tool_loop_iteration: int = 0
     validation_attempts: int = 0
+    copy_index: int = 0
+    item_index: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

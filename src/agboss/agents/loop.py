@@ -321,6 +321,8 @@ class AgentRun:
             visit=self.visit,
             tool_loop_iteration=iteration,
             validation_attempts=attempts,
+            copy_index=record.copy_index,
+            item_index=record.item_index,
         )
         entry = self.frame.journaled(key)
         if entry is not None:

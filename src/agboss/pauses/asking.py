@@ -129,6 +129,8 @@ async def _send(
         visit=context.visit,
         tool_loop_iteration=context.tool_loop_iteration,
         validation_attempts=context.validation_attempts,
+        copy_index=context.copy_index,
+        item_index=context.item_index,
     )
     handler = runtime.assembly.container.create(
         channel.implementation,

@@ -45,6 +45,8 @@ def pause_context(row: ExecutionRow, pause: PauseRecord, kind: str) -> Execution
             visit=pause.step.visit,
             tool_loop_iteration=pause.step.tool_loop_iteration,
             validation_attempts=pause.step.validation_attempts,
+            copy_index=pause.step.copy_index,
+            item_index=pause.step.item_index,
         ),
     )
 
