@@ -61,3 +61,14 @@ def test_an_error_renders_its_code_message_and_hint() -> None:
     text = str(UnknownPauseError())
     assert text.startswith("[pause.unknown] no pause with this id is known for this tenant")
     assert "\n  hint: " in text
+
+
+@pytest.mark.parametrize(
+    "error_class", [c for c in ERROR_CLASSES if c is not AssemblyError], ids=lambda c: c.__name__
+)
+def test_every_error_can_be_made_without_arguments_and_says_what_it_is(
+    error_class: type[AgbossError],
+) -> None:
+    error = error_class()
+    assert str(error).startswith(f"[{error_class.code}] ")
+    assert pickle.loads(pickle.dumps(error)).message == error.message

@@ -37,8 +37,9 @@ async def test_the_office_example_of_python_api_runs_as_written() -> None:
             owner_id="user-1",
         )
         assert result.status is ExecutionStatus.PAUSED
-        [owner_pause] = [p for p in result.pending if p.pause_id is not None]
+        owner_pause = result.pending[0]  # the ThreadOwner pause; the Channel one has no id here
         assert owner_pause.answered_by is PauseAnswerer.THREAD_OWNER
+        assert result.pending[1].pause_id is None
         pause_id_the_desk_channel_was_sent = desk_channel.send.call_args.args[0].pause_id
         assert owner_pause.pause_id is not None
         result = await env.app.resume(

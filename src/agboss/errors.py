@@ -55,10 +55,11 @@ class AgbossError(Exception):
     """
 
     code: ClassVar[str] = "agboss.error"
+    default_message: ClassVar[str] = "agboss failed"
     default_hint: ClassVar[str | None] = None
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
-        self.message = message
+    def __init__(self, message: str | None = None, *, hint: str | None = None) -> None:
+        self.message = message if message is not None else self.default_message
         self.hint = hint if hint is not None else self.default_hint
         super().__init__(self._render())
 
@@ -117,8 +118,13 @@ class DtoValidationError(AgbossError):
 
     code = "dto.invalid"
 
-    def __init__(self, message: str, *, errors: Sequence[str] = (), hint: str | None = None):
+    default_message = "a value is not valid for the DTO it must be"
+
+    def __init__(
+        self, message: str | None = None, *, errors: Sequence[str] = (), hint: str | None = None
+    ) -> None:
         self.errors = list(errors)
+        message = message if message is not None else self.default_message
         detail = "".join(f"\n  - {error}" for error in self.errors)
         super().__init__(message + detail, hint=hint)
 
@@ -128,7 +134,11 @@ class StepFailedError(AgbossError):
 
     code = "step.failed"
 
-    def __init__(self, message: str, *, node_id: str | None = None, hint: str | None = None):
+    default_message = "a step of the execution failed"
+
+    def __init__(
+        self, message: str | None = None, *, node_id: str | None = None, hint: str | None = None
+    ) -> None:
         self.node_id = node_id
         super().__init__(message, hint=hint)
 
@@ -140,9 +150,9 @@ class AgentFailedError(StepFailedError):
 
     def __init__(
         self,
-        message: str,
+        message: str = "its step failed",
         *,
-        agent: str,
+        agent: str = "an agent",
         node_id: str | None = None,
         hint: str | None = None,
     ) -> None:
@@ -155,22 +165,25 @@ class JoinDeadlineError(StepFailedError):
     before its branches came back."""
 
     code = "join.deadline"
+    default_message = "a join's deadline passed"
 
 
 class ExecutionFailedError(AgbossError):
     """An execution failed earlier; its stored error is re-raised as this when it is read."""
 
     code = "run.failed"
+    default_message = "the execution failed"
 
 
 class ModelProviderError(AgbossError):
     """A model provider answered with an error that retrying cannot fix, or kept failing."""
 
     code = "model.provider-error"
+    default_message = "the model provider failed"
 
     def __init__(
         self,
-        message: str,
+        message: str | None = None,
         *,
         status: int | None = None,
         retryable: bool = False,
@@ -185,6 +198,7 @@ class ModelUnservedError(AgbossError):
     """No provider of the application serves a model name."""
 
     code = "model.unserved"
+    default_message = "no provider serves the model"
     default_hint = "pass a provider whose serves= patterns match the model to App.create"
 
 
@@ -192,6 +206,7 @@ class UnknownWorkflowError(AgbossError):
     """A workflow that is not part of the application was asked to run."""
 
     code = "workflow.unknown"
+    default_message = "the workflow is not part of the application"
     default_hint = "list the workflow in @application(workflows=[...])"
 
 
@@ -199,6 +214,7 @@ class UnknownExecutionError(AgbossError):
     """No execution has this id for this tenant."""
 
     code = "run.unknown"
+    default_message = "no execution has this id for this tenant"
 
 
 class UnknownPauseError(AgbossError):
@@ -219,7 +235,7 @@ class NotPausedError(AgbossError):
 
     code = "run.not-paused"
 
-    def __init__(self, status: str) -> None:
+    def __init__(self, status: str = "no longer pending") -> None:
         self.status = status
         super().__init__(
             f"the pause is not waiting for an answer (it is {status})",
@@ -231,6 +247,7 @@ class ThreadOwnerError(AgbossError):
     """The caller is not the owner of the thread it acts on."""
 
     code = "thread.wrong-owner"
+    default_message = "the caller is not the owner of the thread"
     default_hint = "pass the owner_id of the execution that opened the thread"
 
 
@@ -238,12 +255,14 @@ class PauseAnswererError(AgbossError):
     """The credential given does not fit who may answer the pause."""
 
     code = "pause.wrong-answerer"
+    default_message = "the credential does not fit who may answer the pause"
 
 
 class ReplyInterpreterMissingError(AgbossError):
     """A free-text reply was given for a channel role that has no reply interpreter."""
 
     code = "pause.no-reply-interpreter"
+    default_message = "the pause's channel role has no reply interpreter"
 
 
 class UninterpretableReplyError(AgbossError):
@@ -251,7 +270,9 @@ class UninterpretableReplyError(AgbossError):
 
     code = "pause.uninterpretable-reply"
 
-    def __init__(self, reason: str, *, cause: BaseException | None = None) -> None:
+    def __init__(
+        self, reason: str = "the reply could not be read", *, cause: BaseException | None = None
+    ) -> None:
         self.reason = reason
         self.cause = cause
         super().__init__(
@@ -264,28 +285,34 @@ class BudgetExceededError(AgbossError):
     """A budget of the execution tree is spent."""
 
     code = "budget.exceeded"
+    default_message = "a budget of the execution tree is spent"
 
 
 class ConfigurationError(AgbossError):
     """A value given to a decorator or a constructor cannot work."""
 
     code = "config.invalid"
+    default_message = "a given value cannot work"
 
 
 class StoreError(AgbossError):
     """The store cannot be opened or used as configured."""
 
     code = "store.invalid"
+    default_message = "the store cannot be opened or used"
 
 
 class LeaseLostError(AgbossError):
     """This process no longer holds the execution tree's lease; another holder took it over."""
 
     code = "run.lease-lost"
+    default_message = "this instance lost the execution tree's lease"
 
 
 class TestSetupError(AgbossError):
     """The test kit was set up in a way that cannot work."""
+
+    default_message = "the test kit was set up in a way that cannot work"
 
     __test__ = False
     code = "testing.setup"

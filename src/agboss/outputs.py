@@ -51,7 +51,8 @@ class ExecutionOutput:
         status: `ExecutionStatus.COMPLETED`, `PAUSED` or `CANCELLED` (a failed execution
             raises instead).
         output: The finish's output DTO when completed, else ``None``.
-        pending: Every waiting pause; empty unless paused.
+        pending: Every waiting pause; empty unless paused. The thread owner's pauses (which
+            carry their ``pause_id``) come first, then the channels', each in the order asked.
         children: The child executions' outputs.
         record: The execution record with ``record=True``, else ``None``.
         spend: What the execution spent.

@@ -108,6 +108,11 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
 
+    @property
+    def text(self) -> str:
+        """The message's text (its ``content``)."""
+        return self.content
+
 
 @dataclass(frozen=True, slots=True)
 class ToolSchema:

@@ -314,7 +314,8 @@ class PausedExecutionRepository(Protocol):
         ...
 
     async def list_pending(self, root_execution_id: str) -> list[PendingPause]:
-        """A tree's Pending pauses as ``ExecutionOutput.pending`` lists them, in asked order
+        """A tree's Pending pauses as ``ExecutionOutput.pending`` lists them: the thread
+        owner's (which carry their id) first, then the channels', each in the order asked
         (read without the records' full detail: it is on every resume's path)."""
         ...
 

@@ -177,7 +177,8 @@ class SqlitePausedExecutionRepository:
     async def list_pending(self, root_execution_id: str) -> list[PendingPause]:
         rows = self._db.connection.execute(
             "SELECT pause_id, answered_by, agent, channel, item_index, execution_id, ask_json "
-            "FROM pauses WHERE root_execution_id = ? AND status = 'pending' ORDER BY seq",
+            "FROM pauses WHERE root_execution_id = ? AND status = 'pending' "
+            "ORDER BY answered_by = 'channel', seq",
             (root_execution_id,),
         ).fetchall()
         pending = []
