@@ -13,6 +13,7 @@ from agboss import (
     ChannelAsk,
     ChannelOf,
     ChannelOutcome,
+    ConfigurationError,
     DecidedBy,
     ExecutionContext,
     FunctionProvider,
@@ -588,5 +589,5 @@ async def test_the_launch_rules_are_checked_at_once() -> None:
 
 
 def test_on_join_error_comes_right_after_a_join() -> None:
-    with pytest.raises(TypeError, match="right after"):
+    with pytest.raises(ConfigurationError, match="right after"):
         start(ItemsStart).returns(ItemsDto).on_join_error(ValueError, VerdictsJoin)

@@ -176,7 +176,12 @@ class FlowChain:
         chain) is taken by the ``@join`` class ``handler`` instead of failing the execution."""
         last = self.steps[-1] if self.steps else None
         if last is None or last.launch is None or last.launch.join is None:
-            raise TypeError("on_join_error(...) comes right after .join(...) or a quorum join")
+            from agboss.errors import ConfigurationError
+
+            raise ConfigurationError(
+                "on_join_error(...) comes right after .join(...) or a quorum join",
+                hint="write .to_parallel(...).join(J).on_join_error(ErrorClass, Handler)",
+            )
         join = last.launch.join
         launch = replace(
             last.launch,
