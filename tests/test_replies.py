@@ -54,7 +54,7 @@ DONE = reply_with(WorkflowFinishTextDto, text="Done.")
 @pytest.fixture
 async def env() -> AsyncIterator[TestEnv]:
     replies_app.clear()
-    async with test_with(OfficeApplication, decision_models=["typesafe/*"]) as made:
+    async with test_with(OfficeApplication) as made:  # decide_with makes jev a decision model
         yield made
 
 

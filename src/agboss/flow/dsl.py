@@ -19,6 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agboss.errors import ConfigurationError
+
 __all__ = [
     "Failure",
     "Flow",
@@ -176,8 +178,6 @@ class FlowChain:
         chain) is taken by the ``@join`` class ``handler`` instead of failing the execution."""
         last = self.steps[-1] if self.steps else None
         if last is None or last.launch is None or last.launch.join is None:
-            from agboss.errors import ConfigurationError
-
             raise ConfigurationError(
                 "on_join_error(...) comes right after .join(...) or a quorum join",
                 hint="write .to_parallel(...).join(J).on_join_error(ErrorClass, Handler)",

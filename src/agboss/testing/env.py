@@ -103,7 +103,10 @@ class TestEnv:
             )
         script = self._scripted.scripts.get(spec.name)
         if script is None:
-            script = self._scripted.scripts[spec.name] = LlmScript(spec.name)
+            model = spec.model or ""
+            script = self._scripted.scripts[spec.name] = LlmScript(
+                spec.name, on_decision=lambda: self._scripted.serve_as_decision_model(model)
+            )
         return script
 
     def mock_of(self, component: type[Any]) -> ComponentMock:

@@ -153,11 +153,13 @@ class _Rule:
 class ScriptedWhen:
     """Turns scripted only for the calls whose subject matches; made by `LlmScript.when`."""
 
-    def __init__(self, rule: _Rule) -> None:
+    def __init__(self, script: LlmScript, rule: _Rule) -> None:
+        self._script = script
         self._rule = rule
 
     def then_return(self, *turns: Scripted) -> ScriptedWhen:
         """Queues turns for the matching calls, in order."""
+        self._script.queued(turns)
         self._rule.queue.extend(turns)
         return self
 
@@ -165,15 +167,25 @@ class ScriptedWhen:
 class LlmScript:
     """The scripted model of one component: `env.mock_llm(component)`."""
 
-    def __init__(self, component: str) -> None:
+    def __init__(self, component: str, on_decision: Callable[[], None] | None = None) -> None:
         self.component = component
         self._default = _Rule(None)
         self._rules: list[_Rule] = []
+        self._on_decision = on_decision
         self.requests: list[ChatRequest | DecisionRequest] = []
         """What the model was sent, in order."""
 
+    def queued(self, turns: Sequence[Scripted]) -> None:
+        """Notes what was queued: a `decide_with` makes the component's model a decision
+        model for the scripted provider."""
+        if self._on_decision is not None and any(
+            isinstance(turn, ScriptedDecision) for turn in turns
+        ):
+            self._on_decision()
+
     def then_return(self, *turns: Scripted) -> LlmScript:
         """Queues turns for the component's model calls, in order."""
+        self.queued(turns)
         self._default.queue.extend(turns)
         return self
 
@@ -190,7 +202,7 @@ class LlmScript:
 
         rule = _Rule(predicate)
         self._rules.append(rule)
-        return ScriptedWhen(rule)
+        return ScriptedWhen(self, rule)
 
     def next_turn(self, request: ChatRequest | DecisionRequest) -> Scripted:
         """The turn for a call; raises `TestSetupError` when the script ran out."""
@@ -211,7 +223,8 @@ class ScriptedProvider(FunctionProvider):
     """Serves every model name from the test's `mock_llm` scripts, by the calling component.
 
     Names matching ``decision_models`` are served as decision models (scripted with
-    `decide_with`); every other name as a chat model.
+    `decide_with`), and so is the model of a component whose script queued a `decide_with`;
+    every other name as a chat model.
     """
 
     def __init__(self, serves: Sequence[str] = ("*",), decision_models: Sequence[str] = ()) -> None:
@@ -219,6 +232,11 @@ class ScriptedProvider(FunctionProvider):
             self._answer, serves=serves, decide=self._decide, decision_models=decision_models
         )
         self.scripts: dict[str, LlmScript] = {}
+
+    def serve_as_decision_model(self, model: str) -> None:
+        """Serves ``model`` as a decision model from now on."""
+        if model not in self.decision_models:
+            self.decision_models.append(model)
 
     def _script(self, caller: str) -> LlmScript:
         script = self.scripts.get(caller)
