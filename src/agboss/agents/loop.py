@@ -230,7 +230,7 @@ class AgentRun:
             agent=self._component,
             node_id=self.node.node_id,
             visit=self.visit,
-            copy_index=self.copy_index,
+            copy=self.copy_index,
             item_index=self.item_index if self.item_index is not None else self.frame.item_index,
             tool_loop_iteration=iteration,
             validation_attempts=attempts,

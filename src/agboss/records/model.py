@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,7 +39,16 @@ class ToolCallRecord(BaseModel):
     arguments: dict[str, Any] | None = None
 
 
-class StepRecord(BaseModel):
+with warnings.catch_warnings():
+    # The spec names the field "copy"; it shadows BaseModel.copy, Pydantic's deprecated
+    # alias of model_copy, which agboss never calls.
+    warnings.filterwarnings("ignore", message='Field name "copy"', category=UserWarning)
+
+    class _StepRecordFields(BaseModel):
+        copy: int = 0  # type: ignore[assignment]
+
+
+class StepRecord(_StepRecordFields):
     """One journaled step of an execution.
 
     Attributes:
@@ -47,7 +57,8 @@ class StepRecord(BaseModel):
         agent: The agent the step belongs to.
         node_id: The flow node.
         visit: How many times the node ran before in this execution.
-        copy_index: The branch copy of a parallel launch (0 outside one); "copy" in the spec.
+        copy: The branch of a parallel launch the step ran in (0 outside one); also readable
+            as ``copy_index``.
         item_index: The item of a per-item launch, ``None`` outside one.
         tool_call: The tool call, for a tool's steps.
         tool_loop_iteration: The agent's model turn.
@@ -63,13 +74,17 @@ class StepRecord(BaseModel):
     agent: ComponentRecord
     node_id: str
     visit: int = 0
-    copy_index: int = 0
     item_index: int | None = None
     tool_call: ToolCallRecord | None = None
     tool_loop_iteration: int = 0
     validation_attempts: int = 0
     usage: Usage | None = None
     error: str | None = None
+
+    @property
+    def copy_index(self) -> int:
+        """The branch of a parallel launch the step ran in (``copy``)."""
+        return self.copy
 
 
 class Spend(BaseModel):
