@@ -525,10 +525,13 @@ async def test_cancel_withdraws_the_threads_pauses_and_tells_each_channel_once(
     assert RUNS == []
 
 
-async def test_cancel_is_by_the_threads_owner(env: TestEnv) -> None:
+async def test_cancel_with_an_owner_id_is_by_the_threads_owner(env: TestEnv) -> None:
     result, _, _ = await both_paused(env)
     with pytest.raises(ThreadOwnerError):
         await env.app.cancel(result.thread_id, tenant_id="acme", owner_id="mallory")
+    cancelled = await env.app.cancel(result.thread_id, tenant_id="acme")  # an operator's call
+    assert cancelled is not None
+    assert cancelled.status is ExecutionStatus.CANCELLED
 
 
 async def test_a_withdraw_that_throws_is_one_warning_and_nothing_else(

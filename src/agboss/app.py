@@ -203,18 +203,24 @@ class App:
         )
 
     async def cancel(
-        self, thread_id: str, *, tenant_id: str | None = None, owner_id: str
+        self, thread_id: str, *, tenant_id: str | None = None, owner_id: str | None = None
     ) -> ExecutionOutput | None:
         """Cancels a conversation: its running and paused executions, and their pauses.
 
         Each pause is withdrawn (`PauseResolution.CANCELLED`) and its channel's ``withdraw``
         is called once, best-effort; a late answer gets `NotPausedError`.
 
+        Args:
+            thread_id: The conversation.
+            tenant_id: Its tenant; the default tenant when ``None``.
+            owner_id: When given, it must be the thread's owner (a user cancelling their own
+                conversation); an operator's call leaves it out.
+
         Returns:
             The cancelled execution's output, or ``None`` when nothing was left to cancel.
 
         Raises:
-            ThreadOwnerError: ``owner_id`` is not the thread's owner.
+            ThreadOwnerError: ``owner_id`` is given and is not the thread's owner.
         """
         return await cancel_thread(self._engine, thread_id, tenant_id=tenant_id, owner_id=owner_id)
 

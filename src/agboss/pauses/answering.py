@@ -134,7 +134,7 @@ async def resume_pause(
 
 
 async def cancel_thread(
-    engine: Engine, thread_id: str, *, tenant_id: str | None, owner_id: str
+    engine: Engine, thread_id: str, *, tenant_id: str | None, owner_id: str | None
 ) -> ExecutionOutput | None:
     """Cancels a thread's running and paused executions; see `App.cancel`."""
     runtime = engine.runtime
@@ -143,7 +143,7 @@ async def cancel_thread(
     thread = await store.executions.find_thread(tenant, thread_id)
     if thread is None:
         return None
-    if thread.owner_id != owner_id:
+    if owner_id is not None and thread.owner_id != owner_id:
         raise ThreadOwnerError(f"thread {thread_id} belongs to another owner")
     cancelled = await store.executions.cancel(tenant, thread_id, now=runtime.clock.now())
     for execution_id in cancelled:
