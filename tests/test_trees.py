@@ -10,6 +10,7 @@ import pytest
 
 from agboss import (
     AgentFailedError,
+    BudgetExceededError,
     ExecutionOutput,
     ExecutionStatus,
     NotPausedError,
@@ -416,3 +417,15 @@ async def test_resuming_one_pause_reads_no_other_paused_branch(env: TestEnv) -> 
     await approve(env, pause_of(result, "o2"))
     branches = {prefix.split("/")[0] for prefix in read if "@" in prefix}
     assert branches == {"1:checks-join#0@2"}  # only the answered branch was re-entered
+
+
+async def test_a_childs_model_calls_count_against_the_trees_budget(env: TestEnv) -> None:
+    pauses(env, AlphaAgent, "o1")
+    result = await env.app.execute(tree_app.BudgetedWorkflow, ORDERS, owner_id="u", record=True)
+    assert result.record is not None
+    assert [e.caller for e in result.record.ledger] == ["agent:alpha-agent"]
+    assert result.record.ledger[0].execution_id == result.children[0].execution_id
+    with pytest.raises(AgentFailedError) as caught:
+        await approve(env, pause_of(result, "o1"))
+    assert isinstance(caught.value.__cause__, BudgetExceededError)
+    assert "budgeted-workflow" in str(caught.value.__cause__)

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from agboss import (
     AgentFailedError,
+    Budget,
     ChannelAsk,
     ChannelOf,
     ChannelOutcome,
@@ -390,6 +391,15 @@ class NestedFailFastWorkflow: ...
 class NestedWorkflow: ...
 
 
+@workflow(
+    name="budgeted-workflow",
+    version="1",
+    flow=[_orders().to_workflow(AlphaChildWorkflow).to_finish(CheckFinish)],
+    budget=Budget(tokens=1),
+)
+class BudgetedWorkflow: ...
+
+
 @application(
     name="tree-application",
     workflows=[
@@ -407,6 +417,7 @@ class NestedWorkflow: ...
         StepChildWorkflow,
         NestedFailFastWorkflow,
         NestedWorkflow,
+        BudgetedWorkflow,
     ],
     channels=[DeskHoldApprovalChannel],
 )

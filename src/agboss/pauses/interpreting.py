@@ -142,11 +142,7 @@ async def _by_model(
     runtime = engine.runtime
     assert spec.model is not None
     caller = ModelCaller("reply-interpreter", spec.name, row.tenant_id, row.execution_id)
-    root = row
-    if row.root_execution_id != row.execution_id:
-        found = await runtime.store.executions.find_by_id(row.root_execution_id)
-        root = found or row
-    await check_budgets(runtime, root, caller.label)  # BudgetExceededError: pause untouched
+    await check_budgets(runtime, row, caller.label)  # BudgetExceededError: pause untouched
     instructions = runtime.prompts.get(spec.name, spec.prompt or "")
     subject = {"ask": reading.ask, "reply": reading.reply}
     decider = runtime.models.decision_model(spec.model)

@@ -48,26 +48,42 @@ class Budget:
         return None
 
 
-def _budgets(runtime: Runtime, root: ExecutionRow) -> list[tuple[str, Budget]]:
+def _budgets(runtime: Runtime, workflows: list[str]) -> list[tuple[str, Budget]]:
     assembly = runtime.assembly
     found: list[tuple[str, Budget]] = []
     if assembly.spec.budget is not None:
         found.append((assembly.spec.name, assembly.spec.budget))
-    definition = assembly.workflows_by_name.get(root.workflow)
-    if definition is not None and definition.spec.budget is not None:
-        found.append((definition.spec.name, definition.spec.budget))
+    for name in dict.fromkeys(workflows):
+        definition = assembly.workflows_by_name.get(name)
+        if definition is not None and definition.spec.budget is not None:
+            found.append((definition.spec.name, definition.spec.budget))
     return found
 
 
-async def check_budgets(runtime: Runtime, root: ExecutionRow, caller: str) -> None:
-    """Raises `BudgetExceededError` if a budget of the tree is spent.
+def _declares_budgets(runtime: Runtime) -> bool:
+    assembly = runtime.assembly
+    return assembly.spec.budget is not None or any(
+        definition.spec.budget is not None for definition in assembly.workflows_by_name.values()
+    )
+
+
+async def check_budgets(runtime: Runtime, execution: ExecutionRow, caller: str) -> None:
+    """Raises `BudgetExceededError` if a budget of the execution's tree is spent.
+
+    The application's budget, the root workflow's and the execution's own workflow's (for a
+    child) bound what the whole tree spent.
 
     Args:
         runtime: The instance's services.
-        root: The tree's root execution.
+        execution: The execution the model call is made in.
         caller: Who is about to call a model (``agent:office-agent``).
     """
-    budgets = _budgets(runtime, root)
+    if not _declares_budgets(runtime):
+        return
+    root = execution
+    if execution.root_execution_id != execution.execution_id:
+        root = await runtime.store.executions.find_by_id(execution.root_execution_id) or execution
+    budgets = _budgets(runtime, [root.workflow, execution.workflow])
     if not budgets:
         return
     spent = await runtime.store.ledger.total(root.execution_id)
