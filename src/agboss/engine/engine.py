@@ -86,21 +86,16 @@ class Engine:
                 raise ThreadOwnerError(f"thread {thread_id} belongs to another owner")
         now = self.runtime.clock.now()
         execution_id = _new_id("ex")
-        row = ExecutionRow(
+        row = ExecutionRow.starting(
             execution_id=execution_id,
-            root_execution_id=execution_id,
-            parent_execution_id=None,
+            parent=None,
             tenant_id=tenant,
             thread_id=thread_id or _new_id("th"),
             owner_id=owner_id,
             workflow=definition.spec.name,
             workflow_version=definition.spec.version,
-            status=ExecutionStatus.RUNNING,
             input_json=value.model_dump_json(),
-            output_json=None,
-            error=None,
-            created_at=now,
-            updated_at=now,
+            now=now,
         )
         fence = await self.runtime.store.executions.begin(
             row, holder=self.runtime.holder, lease_until=now + self.runtime.lease_ttl
@@ -230,10 +225,8 @@ class Engine:
         pending = []
         if status is ExecutionStatus.PAUSED:
             pending = await store.pauses.list_pending(row.root_execution_id)
-        children = [
-            await self._child_output(child)
-            for child in await store.executions.find_children(row.execution_id)
-        ]
+        child_rows = await store.executions.find_children(row.execution_id)
+        children = [await self._child_output(child) for child in child_rows]
         execution_record = None
         if record:
             pauses = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
@@ -256,10 +249,7 @@ class Engine:
                 pauses=pauses,
                 spend=spend,
                 ledger=ledger,
-                children=[
-                    await self._child_record(child, pauses)
-                    for child in await store.executions.find_children(row.execution_id)
-                ],
+                children=[await self._child_record(child, pauses) for child in child_rows],
             )
         return ExecutionOutput(
             thread_id=row.thread_id,

@@ -109,21 +109,16 @@ class FlowRunner:
             now = runtime.clock.now()
             row = await store.executions.insert_child(
                 frame.fence,
-                ExecutionRow(
+                ExecutionRow.starting(
                     execution_id=child_id,
-                    root_execution_id=parent.root_execution_id,
-                    parent_execution_id=parent.execution_id,
+                    parent=parent,
                     tenant_id=parent.tenant_id,
                     thread_id=parent.thread_id,
                     owner_id=parent.owner_id,
                     workflow=definition.spec.name,
                     workflow_version=definition.spec.version,
-                    status=ExecutionStatus.RUNNING,
                     input_json=value.model_dump_json(),
-                    output_json=None,
-                    error=None,
-                    created_at=now,
-                    updated_at=now,
+                    now=now,
                 ),
             )
         if row.status is ExecutionStatus.COMPLETED:

@@ -75,6 +75,38 @@ class ExecutionRow:
     created_at: datetime
     updated_at: datetime
 
+    @classmethod
+    def starting(
+        cls,
+        *,
+        execution_id: str,
+        parent: ExecutionRow | None,
+        tenant_id: str,
+        thread_id: str,
+        owner_id: str,
+        workflow: str,
+        workflow_version: str,
+        input_json: str,
+        now: datetime,
+    ) -> ExecutionRow:
+        """A new running execution: a root (``parent=None``) or a child of ``parent``."""
+        return cls(
+            execution_id=execution_id,
+            root_execution_id=execution_id if parent is None else parent.root_execution_id,
+            parent_execution_id=None if parent is None else parent.execution_id,
+            tenant_id=tenant_id,
+            thread_id=thread_id,
+            owner_id=owner_id,
+            workflow=workflow,
+            workflow_version=workflow_version,
+            status=ExecutionStatus.RUNNING,
+            input_json=input_json,
+            output_json=None,
+            error=None,
+            created_at=now,
+            updated_at=now,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class StepEntry:

@@ -52,6 +52,31 @@ def _execution(row: sqlite3.Row | tuple[object, ...]) -> ExecutionRow:
     )
 
 
+def _insert_execution(connection: sqlite3.Connection, row: ExecutionRow) -> None:
+    # A second insert of the same id (a child re-entered after a crash) changes nothing.
+    created = to_micros(row.created_at)
+    connection.execute(
+        f"INSERT INTO executions ({_EXECUTION_COLUMNS}) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        (
+            row.execution_id,
+            row.root_execution_id,
+            row.parent_execution_id,
+            row.tenant_id,
+            row.thread_id,
+            row.owner_id,
+            row.workflow,
+            row.workflow_version,
+            row.status.value,
+            row.input_json,
+            row.output_json,
+            row.error,
+            created,
+            created,
+        ),
+    )
+
+
 class SqliteExecutionRepository:
     """Threads and executions in SQLite."""
 
@@ -79,26 +104,7 @@ class SqliteExecutionRepository:
             ).fetchone()[0]
             if owner != row.owner_id:
                 raise ThreadOwnerError(f"thread {row.thread_id} belongs to another owner")
-            connection.execute(
-                f"INSERT INTO executions ({_EXECUTION_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    row.execution_id,
-                    row.root_execution_id,
-                    row.parent_execution_id,
-                    row.tenant_id,
-                    row.thread_id,
-                    row.owner_id,
-                    row.workflow,
-                    row.workflow_version,
-                    row.status.value,
-                    row.input_json,
-                    row.output_json,
-                    row.error,
-                    now,
-                    now,
-                ),
-            )
+            _insert_execution(connection, row)
             connection.execute(
                 "INSERT INTO leases (root_execution_id, holder, epoch, expires_at) "
                 "VALUES (?, ?, 1, ?)",
@@ -154,29 +160,9 @@ class SqliteExecutionRepository:
         return [str(row[0]) for row in rows]
 
     async def insert_child(self, fence: Fence, row: ExecutionRow) -> ExecutionRow:
-        now = to_micros(row.created_at)
         with self._db.transaction() as connection:
             self._db.check_fence(connection, fence)
-            connection.execute(
-                f"INSERT INTO executions ({_EXECUTION_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                (
-                    row.execution_id,
-                    row.root_execution_id,
-                    row.parent_execution_id,
-                    row.tenant_id,
-                    row.thread_id,
-                    row.owner_id,
-                    row.workflow,
-                    row.workflow_version,
-                    row.status.value,
-                    row.input_json,
-                    None,
-                    None,
-                    now,
-                    now,
-                ),
-            )
+            _insert_execution(connection, row)
             found = connection.execute(
                 f"SELECT {_EXECUTION_COLUMNS} FROM executions WHERE execution_id = ?",
                 (row.execution_id,),
