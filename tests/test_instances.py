@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agboss import App, ExecutionStatus, FunctionProvider
-from tests.multi_app import ItemDto, ItemsApplication, ItemsDto, ItemsWorkflow, model
+from agboss.testing import test_with
+from tests.multi_app import CountDto, ItemDto, ItemsApplication, ItemsDto, ItemsWorkflow, model
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,3 +56,47 @@ async def test_two_processes_answer_the_pauses_of_one_tree_and_each_decision_is_
     assert sum(line.startswith("join") for line in lines) == 1
     statuses = " ".join(out.decode() for out, _ in outputs).split()
     assert "completed" in statuses
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    decisions=st.lists(st.booleans(), min_size=1, max_size=6),
+    order=st.randoms(use_true_random=False),
+    batch=st.integers(min_value=1, max_value=3),
+)
+def test_any_order_of_answers_from_two_instances_takes_each_decision_once(
+    decisions: list[bool], order: Any, batch: int
+) -> None:
+    asyncio.run(_answer_in_order(decisions, order, batch))
+
+
+async def _answer_in_order(decisions: list[bool], order: Any, batch: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        runs = Path(folder) / "runs.txt"
+        os.environ["AGBOSS_TEST_RUNS"] = str(runs)
+        async with test_with(
+            ItemsApplication, instances=2, providers=[FunctionProvider(model)]
+        ) as env:
+            items = ItemsDto(items=[ItemDto(item_id=f"i{i}") for i in range(len(decisions))])
+            paused = await env.app.execute(ItemsWorkflow, items, owner_id="u")
+            by_item = {p.ask.arguments["item_id"]: p.pause_id for p in paused.pending}
+            answers = list(enumerate(decisions))
+            order.shuffle(answers)
+            for start in range(0, len(answers), batch):  # a batch is answered at once
+                await asyncio.gather(
+                    *(
+                        env.apps[index % 2].resume(
+                            str(by_item[f"i{index}"]), decision={"approved": approved}, owner_id="u"
+                        )
+                        for index, approved in answers[start : start + batch]
+                    )
+                )
+            final = await env.app.get(paused.execution_id, record=True)
+        assert final.status is ExecutionStatus.COMPLETED
+        lines = runs.read_text().splitlines() if runs.exists() else []
+        ran = sorted(line.split()[1] for line in lines if line.startswith("tool"))
+        assert ran == sorted(f"i{i}" for i, approved in enumerate(decisions) if approved)
+        assert sum(line.startswith("join") for line in lines) == 1
+        assert final.record is not None
+        assert len(final.record.pauses) == len(decisions)
+        assert final.output == CountDto(done=len(decisions))
