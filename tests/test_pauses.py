@@ -7,6 +7,7 @@ import logging
 import re
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +48,7 @@ from tests.desk import (
     ShredTool,
     StampTool,
 )
+from tests.stores import STORE_KINDS, store_url
 
 REQUEST = WorkflowStartTextDto(text="Return L-7's deposit and book the taxi")
 DONE = reply_with(WorkflowFinishTextDto, text="Both done.")
@@ -56,10 +58,13 @@ BOTH = call_tools(
 )
 
 
-@pytest.fixture
-async def env() -> AsyncIterator[TestEnv]:
+@pytest.fixture(params=STORE_KINDS)
+async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
     desk.clear()
-    async with test_with(OfficeApplication) as made:
+    async with (
+        store_url(request.param, tmp_path) as url,
+        test_with(OfficeApplication, store=url) as made,
+    ):
         yield made
 
 

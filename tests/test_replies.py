@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,14 +48,19 @@ from tests.replies_app import (
     SlackRefundApprovalChannel,
     TightOfficeWorkflow,
 )
+from tests.stores import STORE_KINDS, store_url
 
 DONE = reply_with(WorkflowFinishTextDto, text="Done.")
 
 
-@pytest.fixture
-async def env() -> AsyncIterator[TestEnv]:
+@pytest.fixture(params=STORE_KINDS)
+async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
     replies_app.clear()
-    async with test_with(OfficeApplication) as made:  # decide_with makes jev a decision model
+    # decide_with makes jev a decision model
+    async with (
+        store_url(request.param, tmp_path) as url,
+        test_with(OfficeApplication, store=url) as made,
+    ):
         yield made
 
 

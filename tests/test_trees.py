@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from agboss import (
 )
 from agboss.testing import TestEnv, call_tools, invalid_answer, reply_with, test_with, tool_call
 from tests import tree_app
+from tests.stores import STORE_KINDS, store_url
 from tests.tree_app import (
     JOINS,
     RUNS,
@@ -53,10 +55,13 @@ from tests.tree_app import (
 ORDERS = OrdersDto(orders=[OrderDto(order_id=f"o{i}") for i in range(3)])
 
 
-@pytest.fixture
-async def env() -> AsyncIterator[TestEnv]:
+@pytest.fixture(params=STORE_KINDS)
+async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
     tree_app.clear()
-    async with test_with(TreeApplication) as made:
+    async with (
+        store_url(request.param, tmp_path) as url,
+        test_with(TreeApplication, store=url) as made,
+    ):
         yield made
 
 
@@ -73,6 +78,14 @@ def finishes(env: TestEnv, agent: type[Any], verdict: str) -> None:
 
 def fails(env: TestEnv, agent: type[Any]) -> None:
     env.mock_llm(agent).then_return(invalid_answer(nonsense=True))
+
+
+def fails_once_answered(env: TestEnv, agent: type[Any], order: str) -> None:
+    """The agent pauses on ``order``; once answered, it fails (in a later pass, so that its
+    siblings have surely paused by then)."""
+    env.mock_llm(agent).then_return(
+        call_tools(tool_call(ShipTool, order_id=order)), invalid_answer(nonsense=True)
+    )
 
 
 def item_pauses(env: TestEnv, order: str) -> None:
@@ -239,50 +252,62 @@ async def test_fail_fast_withdraws_paused_siblings_and_the_join_error_handler_ru
     env: TestEnv,
 ) -> None:
     pauses(env, AlphaAgent, "o1")
-    fails(env, FailingAgent)
+    fails_once_answered(env, FailingAgent, "o2")
     desk = env.mock_of(tree_app.DeskHoldApprovalChannel)
-    result = await env.app.execute(FailFastWorkflow, ORDERS, owner_id="u", record=True)
+    paused = await env.app.execute(FailFastWorkflow, ORDERS, owner_id="u")
+    result = await approve(env, pause_of(paused, "o2"), record=True)
     assert result.status is ExecutionStatus.COMPLETED
     assert result.output == SummaryDto(text="recovered from AgentFailedError")
     assert result.pending == []
     desk.withdraw.assert_called_once()
-    assert desk.withdraw.call_args.args[0].resolution is PauseResolution.WITHDRAWN
+    withdrawal = desk.withdraw.call_args.args[0]
+    assert withdrawal.resolution is PauseResolution.WITHDRAWN
+    assert withdrawal.value.arguments.order_id == "o1"
     assert result.record is not None
-    assert [p.resolution for p in result.record.pauses] == [PauseResolution.WITHDRAWN]
-    pause_id = desk.send.call_args.args[0].pause_id
+    resolutions = {
+        p.step.tool_call.arguments["order_id"]: p.resolution for p in result.record.pauses
+    }  # type: ignore[union-attr,index]
+    assert resolutions == {"o1": PauseResolution.WITHDRAWN, "o2": PauseResolution.REPLIED}
     with pytest.raises(NotPausedError):
-        await approve(env, pause_id)
+        await approve(env, pause_of(paused, "o1"))
 
 
 async def test_without_a_handler_the_execution_fails_with_the_branchs_own_error(
     env: TestEnv,
 ) -> None:
     pauses(env, AlphaAgent, "o1")
-    fails(env, FailingAgent)
+    fails_once_answered(env, FailingAgent, "o2")
+    paused = await env.app.execute(BareFailFastWorkflow, ORDERS, owner_id="u")
     with pytest.raises(AgentFailedError) as caught:
-        await env.app.execute(BareFailFastWorkflow, ORDERS, owner_id="u")
+        await approve(env, pause_of(paused, "o2"))
     assert caught.value.agent == "failing-agent"
-    assert SENT == ["send o1", "withdraw o1 withdrawn"]
+    assert sorted(SENT) == ["send o1", "send o2", "withdraw o1 withdrawn"]
 
 
 async def test_on_join_error_matches_a_domain_error_in_the_cause_chain(env: TestEnv) -> None:
-    tree_app.DECLINE.add("o2")
+    tree_app.DECLINE.add("o8")
     pauses(env, AlphaAgent, "o1")
-    pauses(env, BetaAgent, "o2")
-    result = await env.app.execute(DeclinedWorkflow, ORDERS, owner_id="u")
+    env.mock_llm(BetaAgent).then_return(
+        call_tools(tool_call(ShipTool, order_id="o2")),
+        call_tools(tool_call(ShipTool, order_id="o8")),  # its channel's send raises
+    )
+    paused = await env.app.execute(DeclinedWorkflow, ORDERS, owner_id="u")
+    result = await approve(env, pause_of(paused, "o2"))
     assert result.output == SummaryDto(text="recovered from AgentFailedError")
     [failed] = [j for j in JOINS if j.error is not None]
     assert isinstance(failed.error, AgentFailedError)
     assert isinstance(failed.error.__cause__, tree_app.PaymentDeclinedError)
-    # o1 was sent, so it is told once; o2's send threw: never sent, never withdrawn.
-    assert SENT == ["send o1", "withdraw o1 withdrawn"]
+    # o1 was sent, so it is told once; o8's send threw: never sent, never withdrawn.
+    assert sorted(SENT) == ["send o1", "send o2", "withdraw o1 withdrawn"]
 
 
 async def test_fail_fast_withdraws_a_sibling_childs_pauses_at_any_depth(env: TestEnv) -> None:
     for order in ("o0", "o1", "o2"):
         item_pauses(env, order)
-    fails(env, FailingAgent)
-    result = await env.app.execute(NestedFailFastWorkflow, ORDERS, owner_id="u", record=True)
+    fails_once_answered(env, FailingAgent, "o9")
+    paused = await env.app.execute(NestedFailFastWorkflow, ORDERS, owner_id="u")
+    assert len(paused.pending) == 4
+    result = await approve(env, pause_of(paused, "o9"), record=True)
     assert result.status is ExecutionStatus.COMPLETED
     assert result.output == SummaryDto(text="recovered from AgentFailedError")
     assert result.pending == []
@@ -307,16 +332,19 @@ async def test_collect_gives_the_join_each_branchs_output_or_error(env: TestEnv)
 
 async def test_a_decided_quorum_drops_its_waiting_branches_in_the_same_call(env: TestEnv) -> None:
     finishes(env, AlphaAgent, "alpha ok")
-    finishes(env, BetaAgent, "beta ok")
+    pauses(env, BetaAgent, "o2")
     pauses(env, GammaAgent, "o3")
     desk = env.mock_of(tree_app.DeskHoldApprovalChannel)
-    result = await env.app.execute(QuorumWorkflow, ORDERS, owner_id="u")
+    paused = await env.app.execute(QuorumWorkflow, ORDERS, owner_id="u")
+    assert paused.status is ExecutionStatus.PAUSED  # one of two counted so far
+    result = await approve(env, pause_of(paused, "o2"))
     assert result.status is ExecutionStatus.COMPLETED
     assert result.pending == []
-    assert result.output == SummaryDto(text="alpha ok; beta ok | quorum True None")
+    assert result.output == SummaryDto(text="alpha ok; o2 done | quorum True None")
     desk.withdraw.assert_called_once()
+    assert desk.withdraw.call_args.args[0].value.arguments.order_id == "o3"
     with pytest.raises(NotPausedError):
-        await approve(env, desk.send.call_args.args[0].pause_id)
+        await approve(env, pause_of(paused, "o3"))
 
 
 async def test_a_quorum_that_can_no_longer_be_reached_is_decided(env: TestEnv) -> None:
@@ -357,12 +385,13 @@ async def test_a_deadline_that_passes_while_the_tree_rests_withdraws_nothing_unt
 async def test_a_quorum_group_wins(env: TestEnv) -> None:
     pauses(env, AlphaAgent, "o1")
     pauses(env, BetaAgent, "o2")
-    finishes(env, GammaAgent, "gamma ok")
-    result = await env.app.execute(GroupsWorkflow, ORDERS, owner_id="u")
+    pauses(env, GammaAgent, "o3")
+    paused = await env.app.execute(GroupsWorkflow, ORDERS, owner_id="u")
+    result = await approve(env, pause_of(paused, "o3"))
     assert result.status is ExecutionStatus.COMPLETED
-    assert result.output == SummaryDto(text="gamma ok | quorum True solo")
+    assert result.output == SummaryDto(text="o3 done | quorum True solo")
     assert sorted(SENT) == sorted(
-        ["send o1", "send o2", "withdraw o1 withdrawn", "withdraw o2 withdrawn"]
+        ["send o1", "send o2", "send o3", "withdraw o1 withdrawn", "withdraw o2 withdrawn"]
     )
 
 

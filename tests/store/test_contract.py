@@ -24,17 +24,18 @@ from agboss import (
     ToolCallApprovalDecisionDto,
 )
 from agboss.store import ExecutionRow, SqliteStore, StepEntry, Store
+from tests.stores import STORE_KINDS, made_store
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 TTL = timedelta(seconds=30)
 
 
-@pytest.fixture(params=["sqlite"])
+@pytest.fixture(params=STORE_KINDS)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    made: Store = SqliteStore(tmp_path / "contract.db")
-    await made.open()
-    yield made
-    await made.close()
+    async with made_store(request.param, tmp_path) as made:
+        await made.open()
+        yield made
+        await made.close()
 
 
 def row(

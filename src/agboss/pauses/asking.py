@@ -6,8 +6,11 @@ retry after a crash) finds the same ``pause_id``; one not yet sent is sent again
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -145,7 +148,7 @@ async def _send(
         agent=pause.agent,
     )
     try:
-        outcome = await maybe_await(handler.send(ask))
+        outcome = await _uncancelled_send(handler, ask, pause, frame)
         if not isinstance(outcome, ChannelOutcome):
             raise TypeError(
                 f"send() returned {type(outcome).__name__}; return ChannelOutcome.await_reply() "
@@ -198,6 +201,24 @@ async def _send(
         resolution = (closed.resolution if closed else None) or PauseResolution.CANCELLED
         await withdraw(runtime, frame.row, pause, resolution)
     return None
+
+
+async def _uncancelled_send(
+    handler: Any, ask: ChannelAsk[Any], pause: PauseRecord, frame: ExecutionFrame
+) -> object:
+    """The channel's ``send``, which a branch's cancellation (FailFast, a decided quorum) does
+    not cut off: a question half-posted could never be taken back. If the branch is cancelled
+    meanwhile, ``send`` finishes, the pause is marked sent, and whoever drops the branch sees a
+    sent pause and withdraws it."""
+    sending = asyncio.ensure_future(maybe_await(handler.send(ask)))
+    try:
+        return await asyncio.shield(sending)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            outcome = await sending
+            if isinstance(outcome, ChannelOutcome) and outcome.awaits_reply:
+                await frame.runtime.store.pauses.mark_sent(pause.tenant_id, pause.pause_id)
+        raise
 
 
 async def _close_unsent(frame: ExecutionFrame, pause: PauseRecord) -> None:

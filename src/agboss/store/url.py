@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from agboss.errors import StoreError
 from agboss.store.protocol import Store
@@ -18,7 +19,9 @@ def store_from(store: str | Path | Store | None) -> Store:
 
     Args:
         store: ``None`` for the default SQLite file under ``.agboss/``, a URL
-            (``sqlite:///path/to/file.db``), a SQLite file's path, or a store object.
+            (``sqlite:///path/to/file.db``, ``postgresql://user:password@host/db``, with
+            ``?schema=name`` to keep agboss's tables in a schema of their own), a SQLite
+            file's path, or a store object.
 
     Raises:
         StoreError: The URL's scheme is not one agboss knows.
@@ -34,11 +37,24 @@ def store_from(store: str | Path | Store | None) -> Store:
         # sqlite:///relative.db and sqlite:////absolute.db, as SQLAlchemy reads them.
         return SqliteStore(Path(rest[1:] if rest.startswith("/") else rest))
     if separator and scheme in ("postgresql", "postgres"):
-        raise StoreError(
-            "the PostgreSQL store is not part of this version yet",
-            hint="use the default SQLite store (store=None or 'sqlite:///path.db')",
-        )
+        try:
+            from agboss.store.postgres import PostgresStore
+        except ImportError as error:
+            raise StoreError(
+                "the PostgreSQL store needs psycopg, which is not installed",
+                hint="pip install 'agboss[postgres]'",
+            ) from error
+        return PostgresStore(*_schema_of(store))
     raise StoreError(
         f"{store!r} is not a store URL agboss knows",
-        hint="pass 'sqlite:///path/to/file.db', or a store object",
+        hint="pass 'sqlite:///path/to/file.db', 'postgresql://…', or a store object",
     )
+
+
+def _schema_of(url: str) -> tuple[str, str | None]:
+    """A PostgreSQL URL without agboss's own ``schema=`` query parameter, and that schema."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schema = next((value for key, value in query if key == "schema"), None)
+    rest = urlencode([(key, value) for key, value in query if key != "schema"])
+    return urlunsplit(parts._replace(query=rest)), schema

@@ -10,13 +10,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
 from agboss.errors import LeaseLostError, StoreError
 from agboss.store.protocol import Fence
 
-__all__ = ["SqliteDatabase", "from_micros", "to_micros"]
+__all__ = ["SqliteDatabase"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -149,16 +148,6 @@ def _add_missing_columns(connection: sqlite3.Connection) -> None:
         columns = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
         if column not in columns:
             connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
-
-
-def to_micros(moment: datetime) -> int:
-    """A timezone-aware datetime as integer microseconds since the epoch."""
-    return int(moment.timestamp() * 1_000_000)
-
-
-def from_micros(micros: int) -> datetime:
-    """The inverse of `to_micros`, in UTC."""
-    return datetime.fromtimestamp(micros / 1_000_000, UTC)
 
 
 class SqliteDatabase:

@@ -16,7 +16,9 @@ from agboss.store.protocol import (
     StepEntry,
     ThreadRow,
 )
-from agboss.store.sqlite.database import SqliteDatabase, from_micros, to_micros
+from agboss.store.rows import EXECUTION_COLUMNS, execution_of
+from agboss.store.sqlite.database import SqliteDatabase
+from agboss.store.times import from_micros, to_micros
 
 __all__ = [
     "SqliteBranchRepository",
@@ -26,37 +28,12 @@ __all__ = [
     "SqliteStepJournalRepository",
 ]
 
-_EXECUTION_COLUMNS = (
-    "execution_id, root_execution_id, parent_execution_id, tenant_id, thread_id, owner_id, "
-    "workflow, workflow_version, status, input_json, output_json, error, created_at, updated_at"
-)
-
-
-def _execution(row: sqlite3.Row | tuple[object, ...]) -> ExecutionRow:
-    values = tuple(row)
-    return ExecutionRow(
-        execution_id=str(values[0]),
-        root_execution_id=str(values[1]),
-        parent_execution_id=None if values[2] is None else str(values[2]),
-        tenant_id=str(values[3]),
-        thread_id=str(values[4]),
-        owner_id=str(values[5]),
-        workflow=str(values[6]),
-        workflow_version=str(values[7]),
-        status=ExecutionStatus(values[8]),
-        input_json=str(values[9]),
-        output_json=None if values[10] is None else str(values[10]),
-        error=None if values[11] is None else bytes(values[11]),
-        created_at=from_micros(int(values[12])),
-        updated_at=from_micros(int(values[13])),
-    )
-
 
 def _insert_execution(connection: sqlite3.Connection, row: ExecutionRow) -> None:
     # A second insert of the same id (a child re-entered after a crash) changes nothing.
     created = to_micros(row.created_at)
     connection.execute(
-        f"INSERT INTO executions ({_EXECUTION_COLUMNS}) "
+        f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         (
             row.execution_id,
@@ -114,17 +91,17 @@ class SqliteExecutionRepository:
 
     async def find(self, tenant_id: str, execution_id: str) -> ExecutionRow | None:
         row = self._db.connection.execute(
-            f"SELECT {_EXECUTION_COLUMNS} FROM executions WHERE execution_id = ? AND tenant_id = ?",
+            f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE execution_id = ? AND tenant_id = ?",
             (execution_id, tenant_id),
         ).fetchone()
-        return None if row is None else _execution(row)
+        return None if row is None else execution_of(row)
 
     async def find_by_id(self, execution_id: str) -> ExecutionRow | None:
         row = self._db.connection.execute(
-            f"SELECT {_EXECUTION_COLUMNS} FROM executions WHERE execution_id = ?",
+            f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE execution_id = ?",
             (execution_id,),
         ).fetchone()
-        return None if row is None else _execution(row)
+        return None if row is None else execution_of(row)
 
     async def finish(
         self,
@@ -164,18 +141,18 @@ class SqliteExecutionRepository:
             self._db.check_fence(connection, fence)
             _insert_execution(connection, row)
             found = connection.execute(
-                f"SELECT {_EXECUTION_COLUMNS} FROM executions WHERE execution_id = ?",
+                f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE execution_id = ?",
                 (row.execution_id,),
             ).fetchone()
-        return _execution(found)
+        return execution_of(found)
 
     async def find_children(self, execution_id: str) -> list[ExecutionRow]:
         rows = self._db.connection.execute(
-            f"SELECT {_EXECUTION_COLUMNS} FROM executions WHERE parent_execution_id = ? "
+            f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE parent_execution_id = ? "
             "ORDER BY created_at, execution_id",
             (execution_id,),
         ).fetchall()
-        return [_execution(row) for row in rows]
+        return [execution_of(row) for row in rows]
 
     async def spend_of(self, execution_id: str, *, tree: bool) -> Usage:
         where = "execution_id = ? OR execution_id >= ? AND execution_id < ?"
@@ -218,12 +195,12 @@ class SqliteExecutionRepository:
 
     async def find_thread_roots(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
         rows = self._db.connection.execute(
-            f"SELECT {_EXECUTION_COLUMNS} FROM executions "
+            f"SELECT {EXECUTION_COLUMNS} FROM executions "
             "WHERE tenant_id = ? AND thread_id = ? AND parent_execution_id IS NULL "
             "ORDER BY created_at",
             (tenant_id, thread_id),
         ).fetchall()
-        return [_execution(row) for row in rows]
+        return [execution_of(row) for row in rows]
 
 
 class SqliteStepJournalRepository:

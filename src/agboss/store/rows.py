@@ -1,0 +1,104 @@
+"""Decoding stored rows, the same for every SQL dialect (columns in the order named here)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agboss.dto import ToolCallApprovalAskDto
+from agboss.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from agboss.outputs import PendingPause
+from agboss.pauses.model import PauseAnswer, PauseRecord
+from agboss.records.model import StepRecord
+from agboss.store.protocol import ExecutionRow
+from agboss.store.times import from_micros
+
+__all__ = [
+    "EXECUTION_COLUMNS",
+    "PAUSE_COLUMNS",
+    "PENDING_COLUMNS",
+    "execution_of",
+    "pause_of",
+    "pending_of",
+]
+
+EXECUTION_COLUMNS = (
+    "execution_id, root_execution_id, parent_execution_id, tenant_id, thread_id, owner_id, "
+    "workflow, workflow_version, status, input_json, output_json, error, created_at, updated_at"
+)
+
+
+def execution_of(row: Any) -> ExecutionRow:
+    """An executions row as an `ExecutionRow`."""
+    values = tuple(row)
+    return ExecutionRow(
+        execution_id=str(values[0]),
+        root_execution_id=str(values[1]),
+        parent_execution_id=None if values[2] is None else str(values[2]),
+        tenant_id=str(values[3]),
+        thread_id=str(values[4]),
+        owner_id=str(values[5]),
+        workflow=str(values[6]),
+        workflow_version=str(values[7]),
+        status=ExecutionStatus(values[8]),
+        input_json=str(values[9]),
+        output_json=None if values[10] is None else str(values[10]),
+        error=None if values[11] is None else bytes(values[11]),
+        created_at=from_micros(int(values[12])),
+        updated_at=from_micros(int(values[13])),
+    )
+
+
+PAUSE_COLUMNS = (
+    "pause_id, tenant_id, step_key, root_execution_id, execution_id, seq, status, resolution, "
+    "is_sent, answered_by, channel, agent, ask_json, step_json, answer_json, asked_at, "
+    "resolved_at, branch_path, item_index"
+)
+
+
+def pause_of(row: Any) -> PauseRecord:
+    """A pauses row as a `PauseRecord`."""
+    step = StepRecord.model_validate_json(row[13])
+    execution_id = str(row[4])
+    root = str(row[3])
+    return PauseRecord(
+        pause_id=str(row[0]),
+        tenant_id=str(row[1]),
+        step_key=str(row[2]),
+        root_execution_id=root,
+        execution_id=execution_id,
+        seq=int(row[5]),
+        status=PauseStatus(row[6]),
+        resolution=None if row[7] is None else PauseResolution(row[7]),
+        is_sent=bool(row[8]),
+        answered_by=PauseAnswerer(row[9]),
+        channel=str(row[10]),
+        agent=str(row[11]),
+        ask=ToolCallApprovalAskDto.model_validate_json(row[12]),
+        step=step,
+        answer=None if row[14] is None else PauseAnswer.model_validate_json(row[14]),
+        asked_at=from_micros(int(row[15])),
+        resolved_at=None if row[16] is None else from_micros(int(row[16])),
+        item_index=None if row[18] is None else int(row[18]),
+        child_execution_id=None if execution_id == root else execution_id,
+        path=str(row[17]),
+    )
+
+
+PENDING_COLUMNS = "pause_id, answered_by, agent, channel, item_index, execution_id, ask_json"
+
+
+def pending_of(row: Any, root_execution_id: str) -> PendingPause:
+    """A row of `PENDING_COLUMNS` as a `PendingPause`, read without the record's detail."""
+    answered_by = PauseAnswerer(row[1])
+    execution_id = str(row[5])
+    return PendingPause(
+        pause_id=str(row[0]) if answered_by is PauseAnswerer.THREAD_OWNER else None,
+        answered_by=answered_by,
+        agent=str(row[2]),
+        channel=str(row[3]),
+        item_index=None if row[4] is None else int(row[4]),
+        child_execution_id=None if execution_id == root_execution_id else execution_id,
+        # Written by the store from a validated DTO: constructed, not validated again.
+        ask=ToolCallApprovalAskDto.model_construct(**json.loads(row[6])),
+    )

@@ -1,0 +1,69 @@
+"""The stores tests run against: SQLite always, PostgreSQL when a server is configured.
+
+``AGBOSS_TEST_POSTGRES_URL`` names a database the tests may create schemas in (``.ci/run``
+starts a local server and sets it). Each test gets a schema of its own, dropped after it.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from agboss.store import SqliteStore, Store
+
+POSTGRES_URL = os.environ.get("AGBOSS_TEST_POSTGRES_URL")
+
+STORE_KINDS = [
+    "sqlite",
+    pytest.param(
+        "postgres",
+        marks=pytest.mark.skipif(
+            POSTGRES_URL is None, reason="AGBOSS_TEST_POSTGRES_URL is not set (.ci/run sets it)"
+        ),
+    ),
+]
+
+
+@asynccontextmanager
+async def store_url(kind: str, folder: Path) -> AsyncIterator[str]:
+    """A store URL of a kind, for `test_with(store=...)` (each instance opens its own)."""
+    if kind == "sqlite":
+        yield f"sqlite:///{folder / 'agboss.db'}"
+        return
+    assert POSTGRES_URL is not None
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield f"{POSTGRES_URL}?schema={schema}"
+    finally:
+        await _drop(schema)
+
+
+async def _drop(schema: str) -> None:
+    from psycopg import AsyncConnection, sql
+
+    assert POSTGRES_URL is not None
+    async with await AsyncConnection.connect(POSTGRES_URL, autocommit=True) as connection:
+        await connection.execute(
+            sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
+        )
+
+
+@asynccontextmanager
+async def made_store(kind: str, folder: Path) -> AsyncIterator[Store]:
+    """A fresh, not yet opened store of a kind; a PostgreSQL schema is dropped after."""
+    if kind == "sqlite":
+        yield SqliteStore(folder / "agboss.db")
+        return
+    from agboss.store.postgres import PostgresStore
+
+    assert POSTGRES_URL is not None
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield PostgresStore(POSTGRES_URL, schema, max_connections=4)
+    finally:
+        await _drop(schema)
