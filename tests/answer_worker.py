@@ -1,7 +1,7 @@
-"""A worker process that answers some pauses of a tree: ``python -m tests.answer_worker DB IDS``.
+"""A worker process that answers some pauses of a tree: ``python -m tests.answer_worker URL IDS``.
 
-It opens its own `App` on the SQLite file DB and answers each pause id of IDS (comma-separated)
-at once, concurrently; it prints the statuses it got back.
+It opens its own `App` on the store URL and answers each pause id of IDS (comma-separated) at
+once, concurrently; it prints the statuses it got back.
 """
 
 from __future__ import annotations
@@ -13,10 +13,8 @@ from agboss import App, FunctionProvider
 from tests.multi_app import ItemsApplication, model
 
 
-async def main(db: str, ids: list[str]) -> None:
-    app = await App.create(
-        ItemsApplication, store=f"sqlite:///{db}", providers=[FunctionProvider(model)]
-    )
+async def main(url: str, ids: list[str]) -> None:
+    app = await App.create(ItemsApplication, store=url, providers=[FunctionProvider(model)])
     try:
         results = await asyncio.gather(
             *(app.resume(pause_id, decision={"approved": True}, owner_id="u") for pause_id in ids)

@@ -16,16 +16,23 @@ from hypothesis import strategies as st
 from agboss import App, ExecutionStatus, FunctionProvider
 from agboss.testing import test_with
 from tests.multi_app import CountDto, ItemDto, ItemsApplication, ItemsDto, ItemsWorkflow, model
+from tests.stores import STORE_KINDS, store_url
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_two_processes_answer_the_pauses_of_one_tree_and_each_decision_is_taken_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db, runs = tmp_path / "store.db", tmp_path / "runs.txt"
+    runs = tmp_path / "runs.txt"
     monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
-    app = await App.create(ItemsApplication, store=db, providers=[FunctionProvider(model)])
+    async with store_url(kind, tmp_path) as url:
+        await _two_processes(url, runs)
+
+
+async def _two_processes(url: str, runs: Path) -> None:
+    app = await App.create(ItemsApplication, store=url, providers=[FunctionProvider(model)])
     try:
         items = ItemsDto(items=[ItemDto(item_id=f"i{index}") for index in range(8)])
         paused = await app.execute(ItemsWorkflow, items, owner_id="u")
@@ -36,7 +43,7 @@ async def test_two_processes_answer_the_pauses_of_one_tree_and_each_decision_is_
                 sys.executable,
                 "-m",
                 "tests.answer_worker",
-                str(db),
+                url,
                 ",".join(str(pause_id) for pause_id in half),
                 cwd=ROOT,
                 stdout=asyncio.subprocess.PIPE,
