@@ -142,10 +142,18 @@ END = "\uffff"
 class PostgresDatabase:
     """A connection pool to one database, in one schema (``public`` unless told)."""
 
-    def __init__(self, url: str, *, schema: str | None = None, max_size: int = 10) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        max_size: int = 10,
+        open_timeout: float = 10.0,
+    ) -> None:
         self.url = url
         self.schema = schema
         self._max_size = max_size
+        self._open_timeout = open_timeout
         self._pool: AsyncConnectionPool[AsyncConnection[Any]] | None = None
 
     @property
@@ -171,7 +179,7 @@ class PostgresDatabase:
             open=False,
         )
         try:
-            await pool.open(wait=True, timeout=10.0)
+            await pool.open(wait=True, timeout=self._open_timeout)
             async with pool.connection() as connection:
                 if self.schema is not None:
                     await connection.execute(

@@ -1,0 +1,50 @@
+"""What App.create(store=...) accepts."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from agboss import StoreError
+from agboss.store import DEFAULT_SQLITE_PATH, SqliteStore, store_from
+from agboss.store.postgres import PostgresStore
+from agboss.store.url import _schema_of
+
+
+def test_no_store_is_the_default_sqlite_file() -> None:
+    store = store_from(None)
+    assert isinstance(store, SqliteStore)
+    assert store.path == DEFAULT_SQLITE_PATH
+
+
+def test_sqlite_urls_name_relative_and_absolute_files() -> None:
+    relative = store_from("sqlite:///data/app.db")
+    absolute = store_from("sqlite:////var/lib/app.db")
+    assert isinstance(relative, SqliteStore)
+    assert isinstance(absolute, SqliteStore)
+    assert relative.path == Path("data/app.db")
+    assert absolute.path == Path("/var/lib/app.db")
+
+
+def test_a_postgresql_url_may_name_a_schema_of_its_own() -> None:
+    store = store_from("postgresql://u:p@db.internal:5432/shop?schema=agboss&sslmode=require")
+    assert isinstance(store, PostgresStore)
+    assert _schema_of("postgresql://u:p@h/shop?schema=agboss&sslmode=require") == (
+        "postgresql://u:p@h/shop?sslmode=require",
+        "agboss",
+    )
+
+
+def test_an_unknown_scheme_is_a_store_error() -> None:
+    with pytest.raises(StoreError, match="not a store URL agboss knows"):
+        store_from("mongodb://somewhere")
+
+
+async def test_an_unreachable_postgresql_server_is_a_store_error() -> None:
+    store = PostgresStore(
+        "postgresql://nobody:x@127.0.0.1:1/none", open_timeout=timedelta(milliseconds=300)
+    )
+    with pytest.raises(StoreError, match="cannot be opened"):
+        await store.open()
