@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from agboss.store.postgres.database import PostgresDatabase
 from agboss.store.postgres.pauses import (
     PostgresExecutionRecordRepository,
@@ -26,10 +28,23 @@ class PostgresStore:
         schema: The schema its tables live in (created if missing); the connection's default
             (``public``) when ``None``.
         max_connections: The size of the connection pool of each instance.
+        open_timeout: How long opening may wait for the server.
     """
 
-    def __init__(self, url: str, schema: str | None = None, *, max_connections: int = 10) -> None:
-        self._db = PostgresDatabase(url, schema=schema, max_size=max_connections)
+    def __init__(
+        self,
+        url: str,
+        schema: str | None = None,
+        *,
+        max_connections: int = 10,
+        open_timeout: timedelta = timedelta(seconds=10),
+    ) -> None:
+        self._db = PostgresDatabase(
+            url,
+            schema=schema,
+            max_size=max_connections,
+            open_timeout=open_timeout.total_seconds(),
+        )
         self._executions = PostgresExecutionRepository(self._db)
         self._journal = PostgresStepJournalRepository(self._db)
         self._leases = PostgresLeaseRepository(self._db)
