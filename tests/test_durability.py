@@ -134,3 +134,45 @@ async def test_a_send_cut_off_by_a_crash_is_retried_with_the_same_pause_id(
     finally:
         await app.close()
     assert done.status is ExecutionStatus.COMPLETED
+
+
+async def test_a_long_pass_renews_its_lease_so_no_other_instance_takes_the_tree_over(
+    tmp_path: Path,
+) -> None:
+    from tests.office import (
+        BookExpenseTool,
+        DeskDoneDto,
+        OfficeAgent,
+        OfficeApplication,
+        OfficeWorkflow,
+    )
+
+    started, release = asyncio.Event(), asyncio.Event()
+    runs: list[str] = []
+
+    async def slow_tool(args: object) -> object:
+        runs.append("run")
+        if len(runs) == 1:  # the first run is slow; a second one (a takeover) would not wait
+            started.set()
+            await release.wait()
+        return DeskDoneDto(status="booked, slowly")
+
+    from agboss.testing import call_tools, reply_with, test_with, tool_call
+
+    async with test_with(OfficeApplication, instances=2) as env:
+        env.mock_llm(OfficeAgent).then_return(
+            call_tools(tool_call(BookExpenseTool, purpose="taxi", amount=1.0)),
+            reply_with(WorkflowFinishTextDto, text="done"),
+        )
+        env.mock_of(BookExpenseTool).run.side_effect = slow_tool
+        running = asyncio.ensure_future(
+            env.apps[0].execute(OfficeWorkflow, {"text": "book"}, owner_id="u")
+        )
+        await started.wait()
+        for _ in range(6):  # 3 minutes on the clock: 6 leases' worth, renewed every 10 s
+            await env.clock.advance(timedelta(seconds=30))
+            assert await env.apps[1].recover() == []
+        release.set()
+        result = await running
+    assert result.status is ExecutionStatus.COMPLETED
+    assert runs == ["run"]  # nobody ran it a second time
