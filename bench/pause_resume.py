@@ -133,10 +133,12 @@ def scripted(request: ChatRequest) -> ChatResponse:
     return _ANSWER if done else _CALL
 
 
-async def agboss_cycles(folder: Path, cycles: int, warmup: int) -> list[float]:
+async def agboss_cycles(
+    folder: Path, cycles: int, warmup: int, store: str | None = None
+) -> list[float]:
     app = await App.create(
         RefundApplication,
-        store=folder / "agboss.db",
+        store=store or folder / "agboss.db",
         providers=[FunctionProvider(scripted)],
     )
     times: list[float] = []
@@ -210,21 +212,25 @@ def describe(name: str, times: list[float]) -> str:
     )
 
 
-async def main(cycles: int, warmup: int) -> None:
+async def main(cycles: int, warmup: int, postgres: str | None) -> None:
     with tempfile.TemporaryDirectory(prefix="agboss-bench-") as name:
         folder = Path(name)
         ours = await agboss_cycles(folder, cycles, warmup)
         theirs = await langgraph_cycles(folder, cycles, warmup)
+        on_postgres = await agboss_cycles(folder, cycles, warmup, postgres) if postgres else None
     print("pause → resume → finish, one approval, SQLite file, same machine and run")
     print(describe("agboss (scripted model)", ours))
     print(describe("LangGraph AsyncSqliteSaver", theirs))
     ratio = statistics.median(ours) / statistics.median(theirs)
     print(f"ratio agboss / LangGraph: {ratio:.3f}  (goal: 0.25 or less)")
+    if on_postgres is not None:
+        print(describe("agboss on PostgreSQL", on_postgres) + "  (local server, for reference)")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--cycles", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--postgres", help="also time agboss on this postgresql:// store")
     arguments = parser.parse_args()
-    sys.exit(asyncio.run(main(arguments.cycles, arguments.warmup)))
+    sys.exit(asyncio.run(main(arguments.cycles, arguments.warmup, arguments.postgres)))

@@ -100,11 +100,13 @@ class Engine:
         fence = await self.runtime.store.executions.begin(
             row, holder=self.runtime.holder, lease_until=now + self.runtime.lease_ttl
         )
-        return await self._pass(row, fence, record=record)
+        return await self._pass(row, fence, record=record, fresh=True)
 
     # ---- passes --------------------------------------------------------------------
 
-    async def _pass(self, row: ExecutionRow, fence: Fence, *, record: bool) -> ExecutionOutput:
+    async def _pass(
+        self, row: ExecutionRow, fence: Fence, *, record: bool, fresh: bool = False
+    ) -> ExecutionOutput:
         runtime = self.runtime
         state = PassState()
         renewal = asyncio.ensure_future(self._renew(fence))
@@ -113,7 +115,7 @@ class Engine:
         try:
             if row.status is not ExecutionStatus.RUNNING:
                 await self._finish(frame, ExecutionStatus.RUNNING, None, None)
-            resolved = await self._resolved(row)
+            resolved = [] if fresh else await self._resolved(row)  # a new tree has no answers
             tried: set[str] = set()
             while True:
                 tried.update(pause.pause_id for pause in resolved)
@@ -225,7 +227,11 @@ class Engine:
         pending = []
         if status is ExecutionStatus.PAUSED:
             pending = await store.pauses.list_pending(row.root_execution_id)
-        child_rows = await store.executions.find_children(row.execution_id)
+        child_rows = (
+            await store.executions.find_children(row.execution_id)
+            if self.runtime.assembly.workflows_by_name[row.workflow].graph.has_children
+            else []
+        )
         children = [await self._child_output(child) for child in child_rows]
         execution_record = None
         if record:

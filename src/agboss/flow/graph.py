@@ -89,6 +89,15 @@ class FlowGraph:
         return self.nodes[self.start]
 
     @property
+    def has_children(self) -> bool:
+        """Whether the flow starts child executions (a workflow step or a workflow launch)."""
+        return any(
+            node.kind is StepKind.WORKFLOW
+            or (node.launch is not None and any(branch.workflow for branch in node.launch.branches))
+            for node in self.nodes.values()
+        )
+
+    @property
     def finish_output(self) -> type[BaseModel]:
         """The DTO the workflow finishes with."""
         for node in self.nodes.values():

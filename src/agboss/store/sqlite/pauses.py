@@ -33,19 +33,17 @@ class SqlitePausedExecutionRepository:
         with self._db.transaction() as connection:
             self._db.check_fence(connection, fence)
             seq = connection.execute(
-                "SELECT COALESCE(MAX(seq), 0) + 1 FROM pauses WHERE root_execution_id = ?",
-                (pause.root_execution_id,),
-            ).fetchone()[0]
-            connection.execute(
                 f"INSERT INTO pauses ({PAUSE_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM pauses "
+                "WHERE root_execution_id = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "RETURNING seq",
                 (
                     pause.pause_id,
                     pause.tenant_id,
                     pause.step_key,
                     pause.root_execution_id,
                     pause.execution_id,
-                    seq,
+                    pause.root_execution_id,
                     pause.status.value,
                     None,
                     0,
@@ -60,7 +58,7 @@ class SqlitePausedExecutionRepository:
                     pause.path,
                     pause.item_index,
                 ),
-            )
+            ).fetchone()[0]
         return replace(pause, seq=int(seq))
 
     async def find_by_tenant_id_and_pause_id(
