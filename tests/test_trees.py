@@ -427,6 +427,9 @@ async def test_the_roots_record_keeps_the_whole_trees_pauses_and_each_child_its_
     grandchildren = each_child.children
     assert [(g.item_index, len(g.pauses)) for g in grandchildren] == [(0, 1), (1, 1), (2, 1)]
     assert [g.pauses[0].step.item_index for g in grandchildren] == [0, 1, 2]
+    # result.children carries the same records
+    assert [child.record for child in last.children] == last.record.children
+    assert last.children[0].children[1].record == grandchildren[1]
 
 
 async def test_resuming_one_pause_reads_no_other_paused_branch(env: TestEnv) -> None:

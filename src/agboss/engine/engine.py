@@ -232,12 +232,13 @@ class Engine:
             if self.runtime.assembly.workflows_by_name[row.workflow].graph.has_children
             else []
         )
-        children = [await self._child_output(child) for child in child_rows]
         execution_record = None
+        child_records: list[ChildExecutionRecord | None] = [None] * len(child_rows)
         if record:
             pauses = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
                 row.tenant_id, row.root_execution_id
             )
+            child_records = [await self._child_record(child, pauses) for child in child_rows]
             ledger = [
                 LedgerRecord(
                     caller=entry.caller,
@@ -255,8 +256,12 @@ class Engine:
                 pauses=pauses,
                 spend=spend,
                 ledger=ledger,
-                children=[await self._child_record(child, pauses) for child in child_rows],
+                children=[child for child in child_records if child is not None],
             )
+        children = [
+            await self._child_output(child, child_record)
+            for child, child_record in zip(child_rows, child_records, strict=True)
+        ]
         return ExecutionOutput(
             thread_id=row.thread_id,
             execution_id=row.execution_id,
@@ -274,11 +279,17 @@ class Engine:
         definition = self.runtime.assembly.workflows_by_name[row.workflow]
         return definition.graph.finish_output.model_validate_json(row.output_json)
 
-    async def _child_output(self, row: ExecutionRow) -> ExecutionOutput:
+    async def _child_output(
+        self, row: ExecutionRow, record: ChildExecutionRecord | None
+    ) -> ExecutionOutput:
         store = self.runtime.store
+        grandchildren = await store.executions.find_children(row.execution_id)
+        records: list[ChildExecutionRecord | None] = [None] * len(grandchildren)
+        if record is not None:
+            records = list(record.children)
         children = [
-            await self._child_output(c)
-            for c in await store.executions.find_children(row.execution_id)
+            await self._child_output(child, child_record)
+            for child, child_record in zip(grandchildren, records, strict=True)
         ]
         return ExecutionOutput(
             thread_id=row.thread_id,
@@ -286,6 +297,7 @@ class Engine:
             status=row.status,
             output=self._decoded_output(row),
             children=children,
+            record=record,
             spend=Spend.of(await store.executions.spend_of(row.execution_id, tree=True)),
         )
 

@@ -138,34 +138,6 @@ class LedgerRecord(BaseModel):
     at: str
 
 
-class ChildExecutionRecord(BaseModel):
-    """A child execution's record (a workflow run as a step, in ``record.children``).
-
-    Attributes:
-        execution_id: The child execution.
-        workflow: Its workflow's name.
-        workflow_version: Its workflow's version.
-        status: Where it stands.
-        item_index: The item of the per-item launch that started it, if any.
-        steps: Its own steps, in the order they ran.
-        pauses: The pauses its own steps asked (a grandchild's are in its own record).
-        spend: What its own steps spent.
-        children: Its own children's records.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    execution_id: str
-    workflow: str
-    workflow_version: str
-    status: str
-    item_index: int | None = None
-    steps: list[StepRecord] = Field(default_factory=list)
-    pauses: list[Any] = Field(default_factory=list)
-    spend: Spend = Spend()
-    children: list[ChildExecutionRecord] = Field(default_factory=list)
-
-
 class ExecutionRecord(BaseModel):
     """What an execution did, returned with ``record=True``.
 
@@ -191,3 +163,22 @@ class ExecutionRecord(BaseModel):
     spend: Spend = Spend()
     ledger: list[LedgerRecord] = Field(default_factory=list)
     children: list[ChildExecutionRecord] = Field(default_factory=list)
+
+
+class ChildExecutionRecord(ExecutionRecord):
+    """A child execution's record (a workflow run as a step): in ``record.children``, and as
+    the ``record`` of its entry in ``result.children``.
+
+    Its ``steps`` and ``pauses`` are its own (a grandchild's are in the grandchild's record);
+    its ``spend`` is its own steps'. Beyond an `ExecutionRecord`:
+
+    Attributes:
+        status: Where it stands.
+        item_index: The item of the per-item launch that started it, if any.
+    """
+
+    status: str
+    item_index: int | None = None
+
+
+ExecutionRecord.model_rebuild()
