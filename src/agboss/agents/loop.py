@@ -40,6 +40,7 @@ from agboss.models.messages import (
     ToolCall,
     ToolSchema,
 )
+from agboss.observability.tracing import span
 from agboss.pauses.asking import ask_approval
 from agboss.policies.budgets import check_budgets, count_spend
 from agboss.records.model import ComponentRecord, StepRecord, ToolCallRecord
@@ -260,7 +261,18 @@ class AgentRun:
             model = runtime.models.chat_model(self.spec.model)
             try:
                 await check_budgets(runtime, row, request.caller.label)
-                response = await model.complete(request)
+                with span(
+                    "model-call",
+                    cost_caller=request.caller.label,
+                    model=self.spec.model,
+                    execution_id=row.execution_id,
+                    root_execution_id=row.root_execution_id,
+                    tenant_id=row.tenant_id,
+                    step=record.key,
+                ) as current:
+                    response = await model.complete(request)
+                    current.set_attribute("agboss.input_tokens", response.usage.input_tokens)
+                    current.set_attribute("agboss.output_tokens", response.usage.output_tokens)
                 await count_spend(
                     runtime,
                     row.root_execution_id,
@@ -407,6 +419,18 @@ class AgentRun:
         self, tool_cls: type[Any], spec: ToolSpec, args: BaseModel, step: StepContext
     ) -> _ToolResult:
         context = self.frame.context(step)
+        with span(
+            "tool-run",
+            tool=spec.name,
+            execution_id=context.execution_id,
+            root_execution_id=context.root_execution_id,
+            step=step.idempotency_key,
+        ):
+            return await self._run_handler(tool_cls, spec, args, context)
+
+    async def _run_handler(
+        self, tool_cls: type[Any], spec: ToolSpec, args: BaseModel, context: Any
+    ) -> _ToolResult:
         handler = self.frame.runtime.assembly.container.create(tool_cls, spec.deps, context)
         run: Callable[[BaseModel], Any] = handler.run
         try:

@@ -30,6 +30,7 @@ from agboss.errors import (
     UnknownExecutionError,
     UnknownWorkflowError,
 )
+from agboss.observability.tracing import span
 from agboss.outputs import ExecutionOutput
 from agboss.pauses.model import ExecutionPauseEvent, PauseAnswerRecord, PauseRecord
 from agboss.pauses.withdrawing import close_pending_pauses
@@ -106,6 +107,22 @@ class Engine:
 
     async def _pass(
         self, row: ExecutionRow, fence: Fence, *, record: bool, fresh: bool = False
+    ) -> ExecutionOutput:
+        with span(
+            "pass",
+            execution_id=row.execution_id,
+            workflow=row.workflow,
+            tenant_id=row.tenant_id,
+            holder=fence.holder,
+            epoch=fence.epoch,
+        ) as current:
+            result = await self._moved(row, fence, record=record, fresh=fresh)
+            current.set_attribute("agboss.status", result.status.value)
+            current.set_attribute("agboss.pending", len(result.pending))
+            return result
+
+    async def _moved(
+        self, row: ExecutionRow, fence: Fence, *, record: bool, fresh: bool
     ) -> ExecutionOutput:
         runtime = self.runtime
         state = PassState()

@@ -22,6 +22,7 @@ from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
 from agboss.engine.frame import ExecutionFrame, maybe_await
 from agboss.enums import PauseResolution, PauseStatus
 from agboss.errors import AgentFailedError, DtoValidationError
+from agboss.observability.tracing import span
 from agboss.pauses.decisions import validate_decision
 from agboss.pauses.model import PauseAnswer, PauseAnswerRecord, PauseRecord
 from agboss.pauses.withdrawing import withdraw
@@ -148,7 +149,14 @@ async def _send(
         agent=pause.agent,
     )
     try:
-        outcome = await _uncancelled_send(handler, ask, pause, frame)
+        with span(
+            "channel-send",
+            channel=channel.name,
+            tool=tool.name,
+            execution_id=pause.execution_id,
+            root_execution_id=pause.root_execution_id,
+        ):
+            outcome = await _uncancelled_send(handler, ask, pause, frame)
         if not isinstance(outcome, ChannelOutcome):
             raise TypeError(
                 f"send() returned {type(outcome).__name__}; return ChannelOutcome.await_reply() "

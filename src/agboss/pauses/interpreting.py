@@ -28,7 +28,7 @@ from agboss.errors import (
     UninterpretableReplyError,
 )
 from agboss.interpreters import InterpreterInput, ReplyInterpretation
-from agboss.models.decisions import Decision, DecisionRequest
+from agboss.models.decisions import Decision, DecisionModel, DecisionRequest
 from agboss.models.messages import (
     ChatRequest,
     Message,
@@ -37,6 +37,7 @@ from agboss.models.messages import (
     ToolSchema,
     Usage,
 )
+from agboss.observability.tracing import span
 from agboss.pauses.decisions import validate_decision
 from agboss.pauses.model import PauseRecord
 from agboss.pauses.withdrawing import pause_context, tool_of
@@ -147,44 +148,18 @@ async def _by_model(
     subject = {"ask": reading.ask, "reply": reading.reply}
     decider = runtime.models.decision_model(spec.model)
     try:
-        if decider is not None:
-            decided = await decider.decide(
-                DecisionRequest(
-                    model=spec.model,
-                    instructions=instructions,
-                    state=_state(reading),
-                    decisions=(Decision.noul("approved", APPROVAL_QUESTION),),
-                    caller=caller,
-                    subject=subject,
-                )
+        with span(
+            "model-call",
+            cost_caller=caller.label,
+            model=spec.model,
+            decision_model=decider is not None,
+            execution_id=row.execution_id,
+            root_execution_id=row.root_execution_id,
+            tenant_id=row.tenant_id,
+        ):
+            usage, p_yes, calls = await _read_with_model(
+                runtime, spec, caller, subject, instructions, reading, decider
             )
-            usage = decided.usage
-            p_yes = decided.probabilities.get("approved")
-            calls: tuple[Any, ...] = ()
-        else:
-            response = await runtime.models.chat_model(spec.model).complete(
-                ChatRequest(
-                    model=spec.model,
-                    messages=(
-                        Message(
-                            MessageRole.SYSTEM,
-                            f"{instructions}\n\nAnswer by calling the `{ANSWER_TOOL}` tool.",
-                        ),
-                        Message(MessageRole.USER, _state(reading)),
-                    ),
-                    tools=(
-                        ToolSchema(
-                            ANSWER_TOOL,
-                            "Gives the decision the reply expresses.",
-                            ToolCallApprovalDecisionDto.model_json_schema(),
-                        ),
-                    ),
-                    caller=caller,
-                    subject=subject,
-                    require_tool=True,
-                )
-            )
-            usage, p_yes, calls = response.usage, None, response.tool_calls
     except (TestSetupError, BudgetExceededError, UninterpretableReplyError):
         raise
     except Exception as error:
@@ -196,6 +171,55 @@ async def _by_model(
     if answer is None:
         raise UninterpretableReplyError(f"{spec.name}'s model gave no answer")
     return answer, usage
+
+
+async def _read_with_model(
+    runtime: Any,
+    spec: ReplyInterpreterSpec,
+    caller: ModelCaller,
+    subject: dict[str, Any],
+    instructions: str,
+    reading: InterpreterInput[Any],
+    decider: DecisionModel | None,
+) -> tuple[Usage, float | None, tuple[Any, ...]]:
+    """One call of the interpreter's model: (its usage, P(yes) of a decision model, the
+    tool calls of a chat model)."""
+    assert spec.model is not None
+    if decider is not None:
+        decided = await decider.decide(
+            DecisionRequest(
+                model=spec.model,
+                instructions=instructions,
+                state=_state(reading),
+                decisions=(Decision.noul("approved", APPROVAL_QUESTION),),
+                caller=caller,
+                subject=subject,
+            )
+        )
+        return decided.usage, decided.probabilities.get("approved"), ()
+    response = await runtime.models.chat_model(spec.model).complete(
+        ChatRequest(
+            model=spec.model,
+            messages=(
+                Message(
+                    MessageRole.SYSTEM,
+                    f"{instructions}\n\nAnswer by calling the `{ANSWER_TOOL}` tool.",
+                ),
+                Message(MessageRole.USER, _state(reading)),
+            ),
+            tools=(
+                ToolSchema(
+                    ANSWER_TOOL,
+                    "Gives the decision the reply expresses.",
+                    ToolCallApprovalDecisionDto.model_json_schema(),
+                ),
+            ),
+            caller=caller,
+            subject=subject,
+            require_tool=True,
+        )
+    )
+    return response.usage, None, response.tool_calls
 
 
 def _answer_of(spec: ReplyInterpreterSpec, calls: tuple[Any, ...]) -> object:

@@ -12,6 +12,7 @@ from agboss.engine.frame import maybe_await
 from agboss.engine.runtime import Runtime
 from agboss.engine.timeouts import run_within
 from agboss.enums import PauseResolution, PauseStatus
+from agboss.observability.tracing import span
 from agboss.pauses.model import PauseAnswerRecord, PauseRecord
 from agboss.store.protocol import ExecutionRow
 
@@ -72,13 +73,20 @@ async def withdraw(
             arguments=tool_spec.input.model_validate(pause.ask.arguments),
         )
         withdrawal = ChannelWithdrawal(pause_id=pause.pause_id, value=value, resolution=resolution)
-        await run_within(
-            runtime.clock,
-            maybe_await(channel.withdraw(withdrawal)),
-            tool_spec.timeout,
-            context.signal,
-            f"{tool_channel.name}.withdraw",
-        )
+        with span(
+            "channel-withdraw",
+            channel=tool_channel.name,
+            resolution=resolution.value,
+            execution_id=row.execution_id,
+            root_execution_id=row.root_execution_id,
+        ):
+            await run_within(
+                runtime.clock,
+                maybe_await(channel.withdraw(withdrawal)),
+                tool_spec.timeout,
+                context.signal,
+                f"{tool_channel.name}.withdraw",
+            )
     except Exception as error:
         runtime.logger.warning(
             "channel.withdraw-failed: %s could not withdraw a question of execution %s: %r",

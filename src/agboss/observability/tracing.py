@@ -1,0 +1,33 @@
+"""OpenTelemetry spans for executions, steps and pauses.
+
+agboss depends on the OpenTelemetry API only; spans go nowhere until the application installs
+an SDK and a tracer provider. Every span carries the execution it belongs to; a model call's
+span carries its cost caller (``agent:<name>``, ``reply-interpreter:<name>``). No span carries
+a pause id: a channel pause's id is the right to answer it and never leaves its channel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from opentelemetry import trace
+from opentelemetry.trace import Span
+
+__all__ = ["span"]
+
+_TRACER = trace.get_tracer("agboss")
+
+Attribute = str | int | float | bool | None
+
+
+@contextmanager
+def span(name: str, **attributes: Attribute) -> Iterator[Span]:
+    """A span named ``agboss.<name>`` with ``agboss.<key>`` attributes (``None`` ones left out)."""
+    with _TRACER.start_as_current_span(
+        f"agboss.{name}",
+        attributes={
+            f"agboss.{key}": value for key, value in attributes.items() if value is not None
+        },
+    ) as current:
+        yield current

@@ -1,0 +1,77 @@
+"""Traces: OpenTelemetry spans for passes, model calls, tool runs and channels."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from agboss import ExecutionStatus, ToolCallApprovalDecisionDto, WorkflowFinishTextDto
+from agboss.testing import call_tools, reply_with, test_with, tool_call
+from tests import replies_app
+from tests.replies_app import (
+    OfficeAgent,
+    OfficeApplication,
+    OfficeWorkflow,
+    RefundCardTool,
+    RefundReplyInterpreter,
+    SlackRefundApprovalChannel,
+)
+
+_EXPORTER = InMemorySpanExporter()
+_PROVIDER = TracerProvider()
+_PROVIDER.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+trace.set_tracer_provider(_PROVIDER)  # once per process: the API's proxy tracer follows it
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    _EXPORTER.clear()
+    yield _EXPORTER
+    _EXPORTER.clear()
+
+
+def attributes(exporter: InMemorySpanExporter, name: str) -> list[dict[str, Any]]:
+    return [dict(s.attributes or {}) for s in exporter.get_finished_spans() if s.name == name]
+
+
+async def test_a_reply_interpreters_model_call_is_traced_under_the_pauses_execution(
+    spans: InMemorySpanExporter,
+) -> None:
+    replies_app.clear()
+    async with test_with(OfficeApplication) as env:
+        env.mock_llm(OfficeAgent).then_return(
+            call_tools(tool_call(RefundCardTool, order_id="7", amount=50.0)),
+            reply_with(WorkflowFinishTextDto, text="done"),
+        )
+        env.mock_llm(RefundReplyInterpreter).then_return(
+            reply_with(ToolCallApprovalDecisionDto, approved=True)
+        )
+        slack = env.mock_of(SlackRefundApprovalChannel)
+        paused = await env.app.execute(OfficeWorkflow, {"text": "refund 7"}, owner_id="u")
+        pause_id = slack.send.call_args.args[0].pause_id
+        done = await env.app.resume(pause_id, reply="fine", answered_by="manager-17")
+    assert done.status is ExecutionStatus.COMPLETED
+    calls = attributes(spans, "agboss.model-call")
+    assert [c["agboss.cost_caller"] for c in calls] == [
+        "agent:office-agent",
+        "reply-interpreter:refund-reply-interpreter",
+        "agent:office-agent",
+    ]
+    assert {c["agboss.execution_id"] for c in calls} == {paused.execution_id}
+    assert calls[1]["agboss.decision_model"] is False
+    [tool] = attributes(spans, "agboss.tool-run")
+    assert tool["agboss.tool"] == "refund-card-tool"
+    [send] = attributes(spans, "agboss.channel-send")
+    assert send["agboss.channel"] == "refund-approval-channel"
+    passes = attributes(spans, "agboss.pass")
+    assert [p["agboss.status"] for p in passes] == ["paused", "completed"]
+    every_value = [
+        str(v) for s in spans.get_finished_spans() for v in (s.attributes or {}).values()
+    ]
+    assert not any(pause_id in value for value in every_value)  # the id never leaves its channel
