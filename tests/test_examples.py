@@ -105,3 +105,48 @@ def test_the_parallel_variant_pauses_two_desks_at_once_and_joins_their_answers(
     assert "… the desk waits for 2 answer(s)" in out
     assert "approved with {'purpose': 'taxi', 'amount': 6.25}" in out
     assert "answer: returned the deposit of L-7 | booked taxi (6.25 EUR)" in out
+
+
+def test_the_approvals_example_runs_on_an_openai_compatible_provider_when_one_is_set(
+    tmp_path: Path,
+) -> None:
+    from tests.loopback import completion, loopback_server
+
+    with loopback_server() as server:
+        server.replies.extend(
+            [
+                completion(
+                    tool_calls=[
+                        {"name": "return-deposit-tool", "arguments": {"lease_id": "L-7"}},
+                        {
+                            "name": "book-expense-tool",
+                            "arguments": {"purpose": "taxi", "amount": 12.5},
+                        },
+                    ]
+                ),
+                completion(
+                    tool_calls=[{"name": "final_answer", "arguments": {"text": "All done."}}]
+                ),
+            ]
+        )
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AGBOSS_MODEL")}
+        env |= {
+            "PYTHONPATH": str(ROOT),
+            "AGBOSS_MODEL_BASE_URL": server.base_url,
+            "AGBOSS_MODEL_API_KEY": "sk-loopback",
+        }
+        out = subprocess.run(
+            [sys.executable, "-m", "examples.flow_patterns.approvals"],
+            cwd=tmp_path,
+            env=env,
+            input="y\nn not today\n",
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
+    assert f"model: {server.base_url}" in out
+    assert "answer: All done." in out
+    assert server.headers[0]["authorization"] == "Bearer sk-loopback"
+    tools = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    assert tools[1]["content"] == "Tool error: the call was rejected by user-1: not today"
