@@ -461,3 +461,11 @@ async def test_a_childs_model_calls_count_against_the_trees_budget(env: TestEnv)
         await approve(env, pause_of(result, "o1"))
     assert isinstance(caught.value.__cause__, BudgetExceededError)
     assert "budgeted-workflow" in str(caught.value.__cause__)
+
+
+async def test_a_per_item_launch_over_no_items_joins_at_once(env: TestEnv) -> None:
+    result = await env.app.execute(EachWorkflow, OrdersDto(orders=[]), owner_id="u")
+    assert result.status is ExecutionStatus.COMPLETED
+    assert result.output == SummaryDto(text="")
+    [joined] = JOINS
+    assert joined.results == []
