@@ -116,16 +116,6 @@ class ChannelRoleSpec(ComponentSpec):
     answers: type[BaseModel] | None = None
     reply_interpreter: type[Any] | None = None
 
-    @property
-    def answer_dto(self) -> type[BaseModel] | None:
-        """What an answer is: a `ToolCallApprovalDecisionDto` for an approval role, else
-        the question role's ``answers`` DTO."""
-        if self.approves is not None:
-            from agboss.dto import ToolCallApprovalDecisionDto
-
-            return ToolCallApprovalDecisionDto
-        return self.answers
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReplyInterpreterSpec(ComponentSpec):

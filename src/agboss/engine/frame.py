@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from agboss.context import ExecutionContext, StepContext, Tenant
 from agboss.engine.runtime import Runtime
@@ -149,7 +149,3 @@ class ExecutionFrame:
         entries = await self.runtime.store.journal.load(self.row.execution_id)
         ordered = sorted(entries.values(), key=lambda entry: entry.seq)
         return [StepRecord.model_validate_json(entry.record_json) for entry in ordered]
-
-    def instance(self, component: type[T], deps: tuple[type[Any], ...], step: StepContext) -> T:
-        """A component's instance for a step, its deps injected in the step's frame."""
-        return self.runtime.assembly.container.create(component, deps, self.context(step))

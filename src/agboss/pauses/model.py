@@ -6,7 +6,7 @@ permanent history of who answered what, written once per pause when it is resolv
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
@@ -93,10 +93,6 @@ class PauseRecord:
     item_index: int | None = None
     child_execution_id: str | None = None
     path: str = ""
-
-    def with_status(self, status: PauseStatus) -> PauseRecord:
-        """The same record with another status."""
-        return replace(self, status=status)
 
     def pending(self) -> PendingPause:
         """The record as `ExecutionOutput.pending` lists it (no id for a Channel pause)."""

@@ -196,10 +196,6 @@ class ExecutionRepository(Protocol):
         """Cancels the thread's running and paused root executions; their ids."""
         ...
 
-    async def find_thread_roots(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
-        """The thread's root executions, oldest first."""
-        ...
-
 
 class StepJournalRepository(Protocol):
     """The step journal: each step's result under its idempotency key."""

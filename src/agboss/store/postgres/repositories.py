@@ -201,15 +201,6 @@ class PostgresExecutionRepository:
         )
         return [str(row[0]) for row in rows if row[1] is None]
 
-    async def find_thread_roots(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
-        rows = await self._db.fetchall(
-            f"SELECT {EXECUTION_COLUMNS} FROM executions "
-            "WHERE tenant_id = %s AND thread_id = %s AND parent_execution_id IS NULL "
-            "ORDER BY created_at",
-            (tenant_id, thread_id),
-        )
-        return [execution_of(row) for row in rows]
-
 
 class PostgresStepJournalRepository:
     """The step journal in PostgreSQL: one row per step."""

@@ -193,15 +193,6 @@ class SqliteExecutionRepository:
         ).fetchall()
         return [str(row[0]) for row in rows if row[1] is None]
 
-    async def find_thread_roots(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
-        rows = self._db.connection.execute(
-            f"SELECT {EXECUTION_COLUMNS} FROM executions "
-            "WHERE tenant_id = ? AND thread_id = ? AND parent_execution_id IS NULL "
-            "ORDER BY created_at",
-            (tenant_id, thread_id),
-        ).fetchall()
-        return [execution_of(row) for row in rows]
-
 
 class SqliteStepJournalRepository:
     """The step journal in SQLite: one row per step."""
