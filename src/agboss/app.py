@@ -16,8 +16,9 @@ from agboss.engine.engine import Engine
 from agboss.engine.runtime import RECOVERY_INTERVAL, Runtime
 from agboss.models.provider import ModelProvider, ModelResolver
 from agboss.outputs import ExecutionOutput
-from agboss.pauses.answering import cancel_thread, resume_pause
+from agboss.pauses.answering import resume_pause
 from agboss.pauses.prompts import load_prompts
+from agboss.pauses.withdrawing import cancel_thread
 from agboss.store.protocol import Store
 from agboss.store.url import store_from
 
@@ -222,7 +223,7 @@ class App:
         Raises:
             ThreadOwnerError: ``owner_id`` is given and is not the thread's owner.
         """
-        return await cancel_thread(self._engine, thread_id, tenant_id=tenant_id, owner_id=owner_id)
+        return await cancel_thread(self._runtime, thread_id, tenant_id=tenant_id, owner_id=owner_id)
 
     async def get(
         self, execution_id: str, *, tenant_id: str | None = None, record: bool = False

@@ -86,6 +86,8 @@ class Assembly:
     components: dict[type[Any], ComponentSpec]
     tool_channels: dict[type[Any], ToolChannel]
     container: Container
+    agent_tools: dict[str, dict[str, tuple[type[Any], ToolSpec]]] = field(default_factory=dict)
+    """Each agent's tools by name, by the agent's name (indexed once, read on every turn)."""
 
     def component_spec(self, cls: type[Any], spec_type: type[SpecT]) -> SpecT:
         """The spec of a component of this application."""
@@ -95,10 +97,7 @@ class Assembly:
 
     def tools_by_name(self, agent: AgentSpec) -> dict[str, tuple[type[Any], ToolSpec]]:
         """An agent's tools, by name."""
-        return {
-            self.component_spec(tool, ToolSpec).name: (tool, self.component_spec(tool, ToolSpec))
-            for tool in agent.tools
-        }
+        return self.agent_tools[agent.name]
 
 
 @dataclass
@@ -179,6 +178,15 @@ class _Assembler:
             components=self.components,
             tool_channels=tool_channels,
             container=container,
+            agent_tools={
+                spec.name: {
+                    tool_spec.name: (tool, tool_spec)
+                    for tool in spec.tools
+                    if isinstance(tool_spec := self.components[tool], ToolSpec)
+                }
+                for spec in self.components.values()
+                if isinstance(spec, AgentSpec)
+            },
         )
 
     def registrations(self, app_spec: ApplicationSpec) -> list[Provide]:

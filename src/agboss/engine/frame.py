@@ -144,8 +144,8 @@ class ExecutionFrame:
         return result
 
     async def records(self) -> list[StepRecord]:
-        """The records of every journaled step, in the order they ran."""
-        await self.load()
+        """The records of every journaled step, in the order they ran (read from the store,
+        which numbers the steps as they are journaled)."""
         entries = await self.runtime.store.journal.load(self.row.execution_id)
         ordered = sorted(entries.values(), key=lambda entry: entry.seq)
         return [StepRecord.model_validate_json(entry.record_json) for entry in ordered]

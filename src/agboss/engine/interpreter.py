@@ -9,7 +9,6 @@ which no pause was resolved for this pass, is not re-entered at all.
 from __future__ import annotations
 
 import pickle
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -74,7 +73,7 @@ class FlowRunner:
                 answer = await self.run_child(
                     frame,
                     f"{node.node_id}#{visit}",
-                    assembly.workflows_by_name[_workflow_name(assembly, node.component)],
+                    assembly.workflows_by_name[node.name],
                     value,
                     item_index=None,
                 )
@@ -162,10 +161,3 @@ class FlowRunner:
             error=None if error is None else pickle_error(error),
             now=self.runtime.clock.now(),
         )
-
-
-def _workflow_name(assembly: Any, cls: type[Any]) -> str:
-    for name, definition in assembly.workflows_by_name.items():
-        if definition.cls is cls:
-            return str(name)
-    raise LookupError(f"{cls.__qualname__} is not a workflow of this application")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
 from agboss.errors import (
     DtoValidationError,
     NotPausedError,
@@ -25,14 +25,20 @@ from agboss.errors import (
 from agboss.outputs import ExecutionOutput
 from agboss.pauses.decisions import validate_decision
 from agboss.pauses.interpreting import interpret_reply
-from agboss.pauses.model import ExecutionResumeEvent, PauseAnswer, PauseAnswerRecord, PauseRecord
-from agboss.pauses.withdrawing import close_pending_pauses, tool_of
+from agboss.pauses.model import (
+    ExecutionResumeEvent,
+    PauseAnswer,
+    PauseAnswerRecord,
+    PauseRecord,
+    shown_pause_id,
+)
+from agboss.pauses.withdrawing import tool_of
 from agboss.store.protocol import ExecutionRow
 
 if TYPE_CHECKING:
     from agboss.engine.engine import Engine
 
-__all__ = ["cancel_thread", "resume_pause"]
+__all__ = ["resume_pause"]
 
 
 def _check_shape(decision: object, reply: str | None) -> None:
@@ -90,7 +96,7 @@ async def resume_pause(
     if pause is None or row is None:
         raise UnknownPauseError()
     responder = _check_answerer(pause, row, owner_id, answered_by)
-    _, tool_spec, channel = tool_of(runtime, pause)
+    tool_spec, channel = tool_of(runtime, pause)
     if reply is not None:
         if channel.role is None or channel.role.reply_interpreter is None:
             raise ReplyInterpreterMissingError(
@@ -124,34 +130,10 @@ async def resume_pause(
             tenant_id=tenant,
             thread_id=row.thread_id,
             execution_id=resolved.root_execution_id,
-            pause_id=resolved.pending().pause_id,
+            pause_id=shown_pause_id(resolved.pause_id, resolved.answered_by),
             answered_by=responder,
             channel=resolved.channel,
             decision=valid,
         )
     )
     return await engine.move(resolved.root_execution_id, record=record)
-
-
-async def cancel_thread(
-    engine: Engine, thread_id: str, *, tenant_id: str | None, owner_id: str | None
-) -> ExecutionOutput | None:
-    """Cancels a thread's running and paused executions; see `App.cancel`."""
-    runtime = engine.runtime
-    store = runtime.store
-    tenant = tenant_id or DEFAULT_TENANT_ID
-    thread = await store.executions.find_thread(tenant, thread_id)
-    if thread is None:
-        return None
-    if owner_id is not None and thread.owner_id != owner_id:
-        raise ThreadOwnerError(f"thread {thread_id} belongs to another owner")
-    cancelled = await store.executions.cancel(tenant, thread_id, now=runtime.clock.now())
-    for execution_id in cancelled:
-        root = await store.executions.find_by_id(execution_id)
-        if root is not None:
-            await close_pending_pauses(runtime, root, PauseResolution.CANCELLED)
-    if not cancelled:
-        return None
-    return ExecutionOutput(
-        thread_id=thread_id, execution_id=cancelled[-1], status=ExecutionStatus.CANCELLED
-    )

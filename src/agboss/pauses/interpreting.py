@@ -79,7 +79,7 @@ async def interpret_reply(
         BudgetExceededError: A model interpreter's tree has no budget left.
     """
     runtime = engine.runtime
-    _, tool_spec, channel = tool_of(runtime, pause)
+    tool_spec, channel = tool_of(runtime, pause)
     assert channel.role is not None
     assert channel.role.reply_interpreter is not None
     interpreter = channel.role.reply_interpreter

@@ -23,7 +23,14 @@ __all__ = [
     "PauseAnswer",
     "PauseAnswerRecord",
     "PauseRecord",
+    "shown_pause_id",
 ]
+
+
+def shown_pause_id(pause_id: str, answered_by: PauseAnswerer) -> str | None:
+    """A pause's id as results, events and records may show it: ``None`` for a
+    `PauseAnswerer.CHANNEL` pause, whose id is the right to answer and stays with its channel."""
+    return pause_id if answered_by is PauseAnswerer.THREAD_OWNER else None
 
 
 class PauseAnswer(BaseModel):
@@ -94,18 +101,6 @@ class PauseRecord:
     child_execution_id: str | None = None
     path: str = ""
 
-    def pending(self) -> PendingPause:
-        """The record as `ExecutionOutput.pending` lists it (no id for a Channel pause)."""
-        return PendingPause(
-            pause_id=self.pause_id if self.answered_by is PauseAnswerer.THREAD_OWNER else None,
-            answered_by=self.answered_by,
-            agent=self.agent,
-            channel=self.channel,
-            item_index=self.item_index,
-            child_execution_id=self.child_execution_id,
-            ask=self.ask,
-        )
-
 
 class PauseAnswerRecord(BaseModel):
     """One entry of the audit trail, ``record.pauses``.
@@ -150,7 +145,7 @@ class PauseAnswerRecord(BaseModel):
     ) -> PauseAnswerRecord:
         """The audit entry of a pause resolved now."""
         return cls(
-            pause_id=pause.pause_id if pause.answered_by is PauseAnswerer.THREAD_OWNER else None,
+            pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
             execution_id=pause.execution_id,
             step=pause.step,
             role=pause.channel,

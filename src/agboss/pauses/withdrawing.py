@@ -1,32 +1,30 @@
-"""Closing pauses without an answer, and telling their channels (`withdraw`), best-effort."""
+"""Closing pauses without an answer — a cancelled thread, a tree that ended — and telling
+their channels (`withdraw`), best-effort."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from agboss.assembly.assemble import ToolChannel
 from agboss.components.channels import ApprovalAsk, ChannelWithdrawal
-from agboss.components.specs import AgentSpec, ToolSpec
-from agboss.context import ExecutionContext, StepContext, Tenant
+from agboss.components.specs import ToolSpec
+from agboss.context import DEFAULT_TENANT_ID, ExecutionContext, StepContext, Tenant
 from agboss.engine.frame import maybe_await
 from agboss.engine.runtime import Runtime
 from agboss.engine.timeouts import run_within
-from agboss.enums import PauseResolution, PauseStatus
+from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.errors import ThreadOwnerError
 from agboss.observability.tracing import span
+from agboss.outputs import ExecutionOutput
 from agboss.pauses.model import PauseAnswerRecord, PauseRecord
 from agboss.store.protocol import ExecutionRow
 
-__all__ = ["close_pending_pauses", "tool_of", "withdraw"]
+__all__ = ["cancel_thread", "close_pending_pauses", "tool_of", "withdraw"]
 
 
-def tool_of(runtime: Runtime, pause: PauseRecord) -> tuple[type[Any], ToolSpec, ToolChannel]:
-    """The tool class, its spec and its channel, of the call a pause waits on."""
+def tool_of(runtime: Runtime, pause: PauseRecord) -> tuple[ToolSpec, ToolChannel]:
+    """The spec and the channel of the tool whose call a pause waits on."""
     assembly = runtime.assembly
-    for spec in assembly.components.values():
-        if isinstance(spec, AgentSpec) and spec.name == pause.agent:
-            tool_cls, tool_spec = assembly.tools_by_name(spec)[pause.ask.tool]
-            return tool_cls, tool_spec, assembly.tool_channels[tool_cls]
-    raise LookupError(f"no agent {pause.agent} in this application")  # pragma: no cover
+    tool_cls, tool_spec = assembly.agent_tools[pause.agent][pause.ask.tool]
+    return tool_spec, assembly.tool_channels[tool_cls]
 
 
 def pause_context(row: ExecutionRow, pause: PauseRecord, kind: str) -> ExecutionContext:
@@ -59,7 +57,7 @@ async def withdraw(
 
     Best-effort: a throw or a timeout is one ``channel.withdraw-failed`` warning, nothing else.
     """
-    _, tool_spec, tool_channel = tool_of(runtime, pause)
+    tool_spec, tool_channel = tool_of(runtime, pause)
     context = pause_context(row, pause, "channel-withdraw")
     try:
         channel = runtime.assembly.container.create(
@@ -135,3 +133,26 @@ async def close_pending_pauses(
                 row = found or root
             await withdraw(runtime, row, pause, resolution)
     return closed
+
+
+async def cancel_thread(
+    runtime: Runtime, thread_id: str, *, tenant_id: str | None, owner_id: str | None
+) -> ExecutionOutput | None:
+    """Cancels a thread's running and paused executions; see `App.cancel`."""
+    store = runtime.store
+    tenant = tenant_id or DEFAULT_TENANT_ID
+    thread = await store.executions.find_thread(tenant, thread_id)
+    if thread is None:
+        return None
+    if owner_id is not None and thread.owner_id != owner_id:
+        raise ThreadOwnerError(f"thread {thread_id} belongs to another owner")
+    cancelled = await store.executions.cancel(tenant, thread_id, now=runtime.clock.now())
+    for execution_id in cancelled:
+        root = await store.executions.find_by_id(execution_id)
+        if root is not None:
+            await close_pending_pauses(runtime, root, PauseResolution.CANCELLED)
+    if not cancelled:
+        return None
+    return ExecutionOutput(
+        thread_id=thread_id, execution_id=cancelled[-1], status=ExecutionStatus.CANCELLED
+    )

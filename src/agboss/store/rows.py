@@ -8,7 +8,7 @@ from typing import Any
 from agboss.dto import ToolCallApprovalAskDto
 from agboss.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from agboss.outputs import PendingPause
-from agboss.pauses.model import PauseAnswer, PauseRecord
+from agboss.pauses.model import PauseAnswer, PauseRecord, shown_pause_id
 from agboss.records.model import StepRecord
 from agboss.store.protocol import ExecutionRow
 from agboss.store.times import from_micros
@@ -93,7 +93,7 @@ def pending_of(row: Any, root_execution_id: str) -> PendingPause:
     answered_by = PauseAnswerer(row[1])
     execution_id = str(row[5])
     return PendingPause(
-        pause_id=str(row[0]) if answered_by is PauseAnswerer.THREAD_OWNER else None,
+        pause_id=shown_pause_id(str(row[0]), answered_by),
         answered_by=answered_by,
         agent=str(row[2]),
         channel=str(row[3]),
