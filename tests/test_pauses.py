@@ -542,7 +542,7 @@ async def test_cancel_with_an_owner_id_is_by_the_threads_owner(env: TestEnv) -> 
 async def test_a_withdraw_that_throws_is_one_warning_and_nothing_else(
     env: TestEnv, caplog: pytest.LogCaptureFixture
 ) -> None:
-    result, _, _ = await both_paused(env)
+    result, deposit_id, _ = await both_paused(env)
     env.mock_of(DeskDepositApprovalChannel).withdraw.side_effect = RuntimeError("gone")
     with caplog.at_level(logging.WARNING, logger="agboss"):
         cancelled = await env.app.cancel(result.thread_id, tenant_id="acme", owner_id="user-1")
@@ -551,6 +551,9 @@ async def test_a_withdraw_that_throws_is_one_warning_and_nothing_else(
     assert warning.levelno == logging.WARNING
     assert warning.execution_id == result.execution_id  # type: ignore[attr-defined]
     assert warning.tenant_id == "acme"  # type: ignore[attr-defined]
+    # a channel pause's id never reaches the log
+    assert not any(deposit_id in record.getMessage() for record in caplog.records)
+    assert not any(deposit_id in str(record.__dict__) for record in caplog.records)
 
 
 async def test_a_withdraw_past_its_tools_timeout_is_cut_off_on_the_clock(

@@ -331,3 +331,16 @@ async def test_a_code_interpreter_may_be_async(env: TestEnv) -> None:
     env.mock_of(ExpenseReplyInterpreter).interpret.side_effect = interpret
     await env.app.resume(pause_id, reply="👍", owner_id="user-1")
     assert RUNS == ["book-expense taxi"]
+
+
+async def test_an_interpreters_model_must_be_served_like_any_model() -> None:
+    from agboss import App, AssemblyError, FunctionProvider
+    from agboss.models import ChatResponse
+
+    only_moonshot = FunctionProvider(
+        lambda request: ChatResponse(content="x"), serves=["moonshotai/*"]
+    )
+    with pytest.raises(AssemblyError) as caught:
+        await App.create(OfficeApplication, providers=[only_moonshot])
+    found = [(v.rule, v.component) for v in caught.value.violations]
+    assert found == [("model.unserved", "deposit-reply-interpreter")]

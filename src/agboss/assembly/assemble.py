@@ -88,6 +88,8 @@ class Assembly:
     container: Container
     agent_tools: dict[str, dict[str, tuple[type[Any], ToolSpec]]] = field(default_factory=dict)
     """Each agent's tools by name, by the agent's name (indexed once, read on every turn)."""
+    declares_budgets: bool = False
+    """Whether the application or any workflow declares a budget (else nothing is checked)."""
 
     def component_spec(self, cls: type[Any], spec_type: type[SpecT]) -> SpecT:
         """The spec of a component of this application."""
@@ -187,6 +189,8 @@ class _Assembler:
                 for spec in self.components.values()
                 if isinstance(spec, AgentSpec)
             },
+            declares_budgets=app_spec.budget is not None
+            or any(d is not None and d.spec.budget is not None for d in self.definitions.values()),
         )
 
     def registrations(self, app_spec: ApplicationSpec) -> list[Provide]:

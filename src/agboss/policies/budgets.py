@@ -60,13 +60,6 @@ def _budgets(runtime: Runtime, workflows: list[str]) -> list[tuple[str, Budget]]
     return found
 
 
-def _declares_budgets(runtime: Runtime) -> bool:
-    assembly = runtime.assembly
-    return assembly.spec.budget is not None or any(
-        definition.spec.budget is not None for definition in assembly.workflows_by_name.values()
-    )
-
-
 async def check_budgets(runtime: Runtime, execution: ExecutionRow, caller: str) -> None:
     """Raises `BudgetExceededError` if a budget of the execution's tree is spent.
 
@@ -78,7 +71,7 @@ async def check_budgets(runtime: Runtime, execution: ExecutionRow, caller: str) 
         execution: The execution the model call is made in.
         caller: Who is about to call a model (``agent:office-agent``).
     """
-    if not _declares_budgets(runtime):
+    if not runtime.assembly.declares_budgets:
         return
     root = execution
     if execution.root_execution_id != execution.execution_id:
