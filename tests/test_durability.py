@@ -14,8 +14,16 @@ import pytest
 
 from agboss import App, ExecutionStatus, FunctionProvider, WorkflowFinishTextDto
 from agboss.models import ChatRequest, ChatResponse
-from agboss.testing import TestClock
+from agboss.testing import TestClock, call_tools, reply_with, test_with, tool_call
 from tests.durable_app import DurableApplication, DurableWorkflow, answer_turn
+from tests.durable_pause_app import RefundApplication, model
+from tests.office import (
+    BookExpenseTool,
+    DeskDoneDto,
+    OfficeAgent,
+    OfficeApplication,
+    OfficeWorkflow,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -104,8 +112,6 @@ async def test_recovery_leaves_an_execution_whose_holder_is_alive(tmp_path: Path
 async def test_a_send_cut_off_by_a_crash_is_retried_with_the_same_pause_id(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.durable_pause_app import RefundApplication, model
-
     db, sent = tmp_path / "store.db", tmp_path / "sent.txt"
     monkeypatch.setenv("AGBOSS_TEST_SENT", str(sent))
     child = subprocess.Popen(
@@ -139,14 +145,6 @@ async def test_a_send_cut_off_by_a_crash_is_retried_with_the_same_pause_id(
 async def test_a_long_pass_renews_its_lease_so_no_other_instance_takes_the_tree_over(
     tmp_path: Path,
 ) -> None:
-    from tests.office import (
-        BookExpenseTool,
-        DeskDoneDto,
-        OfficeAgent,
-        OfficeApplication,
-        OfficeWorkflow,
-    )
-
     started, release = asyncio.Event(), asyncio.Event()
     runs: list[str] = []
 
@@ -156,8 +154,6 @@ async def test_a_long_pass_renews_its_lease_so_no_other_instance_takes_the_tree_
             started.set()
             await release.wait()
         return DeskDoneDto(status="booked, slowly")
-
-    from agboss.testing import call_tools, reply_with, test_with, tool_call
 
     async with test_with(OfficeApplication, instances=2) as env:
         env.mock_llm(OfficeAgent).then_return(

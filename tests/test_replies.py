@@ -10,9 +10,12 @@ import pytest
 
 from agboss import (
     AgentFailedError,
+    App,
+    AssemblyError,
     BudgetExceededError,
     DtoValidationError,
     ExecutionStatus,
+    FunctionProvider,
     PauseAnswererError,
     PauseStatus,
     ReplyInterpretation,
@@ -21,7 +24,7 @@ from agboss import (
     WorkflowFinishTextDto,
 )
 from agboss.errors import TestSetupError
-from agboss.models import ChatRequest, MessageRole
+from agboss.models import ChatRequest, ChatResponse, MessageRole
 from agboss.models.decisions import DecisionRequest
 from agboss.testing import (
     ScriptedTurn,
@@ -334,9 +337,6 @@ async def test_a_code_interpreter_may_be_async(env: TestEnv) -> None:
 
 
 async def test_an_interpreters_model_must_be_served_like_any_model() -> None:
-    from agboss import App, AssemblyError, FunctionProvider
-    from agboss.models import ChatResponse
-
     only_moonshot = FunctionProvider(
         lambda request: ChatResponse(content="x"), serves=["moonshotai/*"]
     )
