@@ -7,8 +7,6 @@ calls of one model turn pause at once, and the thread's owner answers each by it
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from agboss import (
     ChannelAsk,
     ChannelOf,
@@ -34,26 +32,7 @@ from agboss import (
     workflow_finish,
     workflow_start,
 )
-
-
-class DepositReturnDto(BaseModel):
-    """A lease whose deposit is returned."""
-
-    lease_id: str
-
-
-class ExpenseDto(BaseModel):
-    """An expense to book."""
-
-    purpose: str
-    amount: float
-
-
-class DeskDoneDto(BaseModel):
-    """What a desk tool did."""
-
-    status: str
-
+from examples.flow_patterns.desk_dtos import DepositReturnDto, DeskDoneDto, ExpenseDto
 
 MODEL = "moonshotai/kimi-k2.6"
 

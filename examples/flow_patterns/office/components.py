@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from agboss import (
     ToolHandler,
     WorkflowFinishTextDto,
@@ -16,27 +14,9 @@ from agboss import (
     workflow_finish,
     workflow_start,
 )
+from examples.flow_patterns.desk_dtos import DepositReturnDto, DeskDoneDto, ExpenseDto
 
 MODEL = "moonshotai/kimi-k2.6"
-
-
-class DepositReturnDto(BaseModel):
-    """A lease whose deposit is returned."""
-
-    lease_id: str
-
-
-class ExpenseDto(BaseModel):
-    """An expense to book."""
-
-    purpose: str
-    amount: float
-
-
-class DeskDoneDto(BaseModel):
-    """What a desk tool did."""
-
-    status: str
 
 
 @tool(
