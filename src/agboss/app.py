@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from types import TracebackType
 from typing import Any, Self, overload
 
@@ -13,7 +14,7 @@ from agboss.assembly.assemble import Assembly, assemble
 from agboss.clock import Clock, SystemClock, TimerHandle
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine.engine import Engine
-from agboss.engine.runtime import RECOVERY_INTERVAL, Runtime
+from agboss.engine.runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
 from agboss.models.provider import ModelProvider, ModelResolver
 from agboss.outputs import ExecutionOutput
 from agboss.pauses.answering import resume_pause
@@ -46,6 +47,9 @@ class App:
         store: str | Store | None = None,
         providers: Sequence[ModelProvider] = (),
         clock: Clock | None = None,
+        lease_ttl: timedelta = LEASE_TTL,
+        resume_timeout: timedelta = RESUME_TIMEOUT,
+        migrate: bool = True,
     ) -> App:
         """Assembles an application and opens its store.
 
@@ -57,6 +61,12 @@ class App:
                 (``sqlite:///path.db``) or a store object.
             providers: Model providers; a model name resolves to the first that serves it.
             clock: The application's clock; the system clock by default.
+            lease_ttl: How long a pass's hold on its tree lasts without renewal (renewed every
+                third of it): how soon another instance takes over a tree whose holder died.
+            resume_timeout: How long a resume waits for another instance to end its pass on
+                the tree before it raises `LeaseBusyError` (its answer stays recorded).
+            migrate: Whether an older schema is migrated (``False``: `StoreSchemaError`; run
+                ``agboss migrate`` first).
 
         Raises:
             AssemblyError: Listing every broken rule of the application.
@@ -66,8 +76,16 @@ class App:
         assembly = assemble(application, resolver)
         prompts = await load_prompts(assembly)
         opened = store_from(store)
-        await opened.open()
-        runtime = Runtime(assembly, opened, clock or SystemClock(), resolver, prompts=prompts)
+        await opened.open(migrate=migrate)
+        runtime = Runtime(
+            assembly,
+            opened,
+            clock or SystemClock(),
+            resolver,
+            prompts=prompts,
+            lease_ttl=lease_ttl,
+            resume_timeout=resume_timeout,
+        )
         app = cls(runtime)
         app._schedule_sweep()
         return app

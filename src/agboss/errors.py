@@ -21,14 +21,20 @@ __all__ = [
     "DtoValidationError",
     "ExecutionFailedError",
     "JoinDeadlineError",
+    "LeaseBusyError",
     "LeaseLostError",
     "ModelProviderError",
     "ModelUnservedError",
     "NotPausedError",
     "PauseAnswererError",
+    "RecordedError",
     "ReplyInterpreterMissingError",
     "StepFailedError",
+    "StoreBusyError",
     "StoreError",
+    "StoreSchemaError",
+    "StoreUnavailableError",
+    "StoreValueError",
     "TestSetupError",
     "ThreadOwnerError",
     "UninterpretableReplyError",
@@ -302,11 +308,74 @@ class StoreError(AgbossError):
     default_message = "the store cannot be opened or used"
 
 
+class StoreBusyError(StoreError):
+    """The store stayed locked by another writer past the store's bounded wait."""
+
+    code = "store.busy"
+    default_message = "the store is busy: another writer held it past the wait"
+    default_hint = "retry; if it persists, look for a process holding a long write transaction"
+
+
+class StoreUnavailableError(StoreError):
+    """The store cannot be reached, or it went away (a restart, a lost connection)."""
+
+    code = "store.unavailable"
+    default_message = "the store cannot be reached"
+    default_hint = "check that the database server is up and reachable, then retry"
+
+
+class StoreValueError(StoreError):
+    """A value the store cannot keep (a NUL byte, a key longer than an index allows)."""
+
+    code = "store.value-rejected"
+    default_message = "the store cannot keep a value it was given"
+    default_hint = "pass shorter ids and text without NUL characters"
+
+
+class StoreSchemaError(StoreError):
+    """The store's schema is not the one this version of agboss works with."""
+
+    code = "store.schema"
+    default_message = "the store's schema does not match this version of agboss"
+
+
+class LeaseBusyError(AgbossError):
+    """Another instance's pass held the tree past the wait; what was asked is recorded."""
+
+    code = "run.busy"
+    default_message = "another instance is moving the execution tree"
+    default_hint = "the tree moves when that pass ends, or with the recovery sweep"
+
+
 class LeaseLostError(AgbossError):
     """This process no longer holds the execution tree's lease; another holder took it over."""
 
     code = "run.lease-lost"
     default_message = "this instance lost the execution tree's lease"
+
+
+class RecordedError(Exception):
+    """A stored failure of a class this process does not rebuild (see `agboss.store.failures`).
+
+    Failures are stored as data, never as pickles; one whose class is not an `AgbossError` nor
+    one the application names (``.on_join_error(...)``) is read back as this, keeping what it
+    was: ``.on_join_error(PaymentDeclinedError, …)`` matches it by ``type_names``.
+
+    Attributes:
+        type_name: The qualified name of the original class (``module.QualName``).
+        type_names: It and its base classes' qualified names.
+        message: The original error's text.
+    """
+
+    def __init__(self, type_name: str, type_names: Sequence[str], message: str) -> None:
+        super().__init__(type_name, list(type_names), message)
+        self.type_name = type_name
+        self.type_names = list(type_names)
+        self.message = message
+
+    def __str__(self) -> str:
+        short = self.type_name.rsplit(".", 1)[-1]
+        return f"{short}: {self.message}" if self.message else short
 
 
 class TestSetupError(AgbossError):

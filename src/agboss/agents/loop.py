@@ -42,8 +42,9 @@ from agboss.models.messages import (
 )
 from agboss.observability.tracing import span
 from agboss.pauses.asking import ask_approval
-from agboss.policies.budgets import check_budgets, count_spend
+from agboss.policies.budgets import check_budgets
 from agboss.records.model import ComponentRecord, StepRecord, ToolCallRecord
+from agboss.store.writes import AddLedgerEntry, TakePause
 
 __all__ = ["ANSWER_TOOL", "WAITING", "AgentRun", "Waiting", "describe_validation_error"]
 
@@ -273,12 +274,15 @@ class AgentRun:
                     response = await model.complete(request)
                     current.set_attribute("agboss.input_tokens", response.usage.input_tokens)
                     current.set_attribute("agboss.output_tokens", response.usage.output_tokens)
-                await count_spend(
-                    runtime,
-                    row.root_execution_id,
-                    row.execution_id,
-                    request.caller.label,
-                    response.usage,
+                # Counted with the step's journal row, in the same commit.
+                self.frame.writes.add(
+                    AddLedgerEntry(
+                        row.root_execution_id,
+                        row.execution_id,
+                        request.caller.label,
+                        response.usage,
+                        runtime.clock.now(),
+                    )
                 )
                 return response
             except TestSetupError:
@@ -341,7 +345,7 @@ class AgentRun:
             return _ToolResult.decode(entry.result_json)
         channel = self.frame.runtime.assembly.tool_channels.get(tool_cls)
         if channel is None:
-            return await self._journal_tool(key, record, tool_cls, tool_spec, args, step)
+            return await self._journal_tool(key, record, tool_cls, tool_spec, args, step, ())
         approval = await ask_approval(
             self.frame,
             agent=self.spec.name,
@@ -356,7 +360,14 @@ class AgentRun:
         if approval is None:
             return None
         decision = approval.decision
-        answer = approval.pause.answer
+        pause = approval.pause
+        # The step takes its pause in the commit that journals it: both, or neither.
+        taken = (
+            (TakePause(pause.tenant_id, pause.pause_id),)
+            if pause.status is PauseStatus.RESOLVED
+            else ()
+        )
+        answer = pause.answer
         if answer is not None and answer.usage is not None:
             # What reading a free-text reply cost joins the spend once: with this step.
             record = record.model_copy(update={"usage": answer.usage})
@@ -371,29 +382,24 @@ class AgentRun:
                         )
                     }
                 )
-            result = await self._journal_tool(key, record, tool_cls, tool_spec, args, step)
-        else:
-            reason = f": {decision.reason}" if decision.reason else ""
-            rejected = _ToolResult(
-                f"Tool error: the call was rejected by {approval.decided_by}{reason}", True
-            )
+            return await self._journal_tool(key, record, tool_cls, tool_spec, args, step, taken)
+        reason = f": {decision.reason}" if decision.reason else ""
+        rejected = _ToolResult(
+            f"Tool error: the call was rejected by {approval.decided_by}{reason}", True
+        )
 
-            async def reject() -> _ToolResult:
-                return rejected
+        async def reject() -> _ToolResult:
+            return rejected
 
-            result = await self.frame.step(
-                key,
-                record,
-                reject,
-                encode=_ToolResult.encode,
-                decode=_ToolResult.decode,
-                record_of=lambda done: record.model_copy(update={"error": done.content}),
-            )
-        if approval.pause.status is PauseStatus.RESOLVED:
-            await self.frame.runtime.store.pauses.take(
-                approval.pause.tenant_id, approval.pause.pause_id
-            )
-        return result
+        return await self.frame.step(
+            key,
+            record,
+            reject,
+            encode=_ToolResult.encode,
+            decode=_ToolResult.decode,
+            record_of=lambda done: record.model_copy(update={"error": done.content}),
+            implies=taken,
+        )
 
     async def _journal_tool(
         self,
@@ -403,6 +409,7 @@ class AgentRun:
         tool_spec: ToolSpec,
         args: BaseModel,
         step: StepContext,
+        taken: tuple[TakePause, ...],
     ) -> _ToolResult:
         return await self.frame.step(
             key,
@@ -413,6 +420,8 @@ class AgentRun:
             record_of=lambda result: record.model_copy(
                 update={"error": result.content if result.error else None}
             ),
+            implies=taken,
+            commit=True,  # the tool ran: its result is durable before anything else happens
         )
 
     async def _run_tool(

@@ -90,6 +90,8 @@ class Assembly:
     """Each agent's tools by name, by the agent's name (indexed once, read on every turn)."""
     declares_budgets: bool = False
     """Whether the application or any workflow declares a budget (else nothing is checked)."""
+    error_classes: tuple[type[BaseException], ...] = ()
+    """The classes ``.on_join_error(...)`` names: a stored failure of one is read back as it."""
 
     def component_spec(self, cls: type[Any], spec_type: type[SpecT]) -> SpecT:
         """The spec of a component of this application."""
@@ -191,6 +193,16 @@ class _Assembler:
             },
             declares_budgets=app_spec.budget is not None
             or any(d is not None and d.spec.budget is not None for d in self.definitions.values()),
+            error_classes=tuple(
+                dict.fromkeys(
+                    error
+                    for definition in self.definitions.values()
+                    if definition is not None
+                    for node in definition.graph.nodes.values()
+                    if node.launch is not None
+                    for error, _ in node.launch.join.error_handlers
+                )
+            ),
         )
 
     def registrations(self, app_spec: ApplicationSpec) -> list[Provide]:

@@ -2,13 +2,18 @@
 
 A pass holds the tree's lease (renewed on the Clock while it runs), replays each execution's
 journal and runs its flow from the start: journaled steps return their results, new ones run
-once. A pass ends when the flow finishes or fails (or, with pauses, when nothing can move).
+once. A pass ends when the flow finishes or fails (or, with pauses, when nothing can move), in
+one commit: the tree's status, its pauses closed, and the lease's release.
+
+A pass marks its tree running in its first commit, so a pass that was cut off leaves the tree
+running: the sweep finds it and runs a recovering pass, which re-enters every waiting branch and
+paused child and reads what was done from the store — the journal, the branch rows, the pauses —
+instead of trusting what the cut-off pass was doing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from typing import Any
 
@@ -19,23 +24,38 @@ from agboss.assembly.assemble import WorkflowDefinition
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine.frame import ExecutionFrame, PassState
 from agboss.engine.hooks import ApplicationHooks
-from agboss.engine.interpreter import FlowRunner, pickle_error, stored_error
+from agboss.engine.interpreter import FlowRunner, stored_error
+from agboss.engine.lease import Lease, PassWrites
+from agboss.engine.reading import TreeReader
 from agboss.engine.runtime import Runtime
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import (
     AgbossError,
     DtoValidationError,
+    ExecutionFailedError,
+    LeaseBusyError,
     LeaseLostError,
+    StoreError,
     ThreadOwnerError,
     UnknownExecutionError,
     UnknownWorkflowError,
 )
 from agboss.observability.tracing import span
 from agboss.outputs import ExecutionOutput
-from agboss.pauses.model import ExecutionPauseEvent, PauseAnswerRecord, PauseRecord
-from agboss.pauses.withdrawing import close_pending_pauses
-from agboss.records.model import ChildExecutionRecord, ExecutionRecord, LedgerRecord, Spend
-from agboss.store.protocol import ExecutionRow, Fence
+from agboss.pauses.model import ExecutionPauseEvent, PauseRecord
+from agboss.pauses.withdrawing import settle_withdrawals
+from agboss.store.failures import encode_failure
+from agboss.store.protocol import ExecutionRow
+from agboss.store.writes import (
+    Acquired,
+    AcquireLease,
+    BeginExecution,
+    CancelPendingUnder,
+    ReleaseLease,
+    SetExecutionStatus,
+    TakePause,
+    Write,
+)
 
 __all__ = ["Engine"]
 
@@ -51,6 +71,7 @@ class Engine:
         self.runtime = runtime
         self.hooks = ApplicationHooks(runtime)
         self.flows = FlowRunner(runtime)
+        self.reader = TreeReader(runtime)
 
     # ---- beginning -----------------------------------------------------------------
 
@@ -73,6 +94,7 @@ class Engine:
         record: bool,
     ) -> ExecutionOutput:
         """Begins an execution and runs its first pass."""
+        runtime = self.runtime
         definition = self.definition(workflow)
         start = definition.graph.start_node
         value = _validate_input(start.input, input, definition.spec.name)
@@ -81,14 +103,9 @@ class Engine:
                 "owner_id is empty", hint="pass the id of the person the execution acts for"
             )
         tenant = tenant_id or DEFAULT_TENANT_ID
-        if thread_id is not None:
-            thread = await self.runtime.store.executions.find_thread(tenant, thread_id)
-            if thread is not None and thread.owner_id != owner_id:
-                raise ThreadOwnerError(f"thread {thread_id} belongs to another owner")
-        now = self.runtime.clock.now()
-        execution_id = _new_id("ex")
+        now = runtime.clock.now()
         row = ExecutionRow.starting(
-            execution_id=execution_id,
+            execution_id=_new_id("ex"),
             parent=None,
             tenant_id=tenant,
             thread_id=thread_id or _new_id("th"),
@@ -98,246 +115,217 @@ class Engine:
             input_json=value.model_dump_json(),
             now=now,
         )
-        fence = await self.runtime.store.executions.begin(
-            row, holder=self.runtime.holder, lease_until=now + self.runtime.lease_ttl
+        at = Lease.moment(runtime)
+        [fence] = await runtime.store.write(
+            [BeginExecution(row, runtime.holder, runtime.lease_ttl, Lease.store_now(runtime))]
         )
-        return await self._pass(row, fence, record=record, fresh=True)
+        return await self._pass(
+            row, Lease(runtime, fence, granted_at=at), record=record, fresh=True
+        )
 
     # ---- passes --------------------------------------------------------------------
 
     async def _pass(
-        self, row: ExecutionRow, fence: Fence, *, record: bool, fresh: bool = False
+        self,
+        row: ExecutionRow,
+        lease: Lease,
+        *,
+        record: bool,
+        fresh: bool = False,
+        recovering: bool = False,
     ) -> ExecutionOutput:
         with span(
             "pass",
             execution_id=row.execution_id,
             workflow=row.workflow,
             tenant_id=row.tenant_id,
-            holder=fence.holder,
-            epoch=fence.epoch,
+            holder=lease.fence.holder,
+            epoch=lease.fence.epoch,
         ) as current:
-            result = await self._moved(row, fence, record=record, fresh=fresh)
+            result = await self._moved(
+                row, lease, record=record, fresh=fresh, recovering=recovering
+            )
             current.set_attribute("agboss.status", result.status.value)
             current.set_attribute("agboss.pending", len(result.pending))
             return result
 
     async def _moved(
-        self, row: ExecutionRow, fence: Fence, *, record: bool, fresh: bool
+        self, row: ExecutionRow, lease: Lease, *, record: bool, fresh: bool, recovering: bool
     ) -> ExecutionOutput:
         runtime = self.runtime
-        state = PassState()
-        renewal = asyncio.ensure_future(self._renew(fence))
-        output: BaseModel | None = None
-        frame = ExecutionFrame(runtime, row, fence, state=state)
-        try:
-            if row.status is not ExecutionStatus.RUNNING:
-                await self._finish(frame, ExecutionStatus.RUNNING, None, None)
-            resolved = [] if fresh else await self._resolved(row)  # a new tree has no answers
-            tried: set[str] = set()
-            while True:
-                tried.update(pause.pause_id for pause in resolved)
-                state.resolved_paths = [pause.path for pause in resolved]
-                frame = ExecutionFrame(runtime, row, fence, state=state)
-                try:
-                    outcome = await self.flows.run_flow(frame)
-                except LeaseLostError:
-                    raise  # another instance owns the tree now: leave its state to it
-                except AgbossError as error:
-                    # Its tree ended before an answer: the pauses still waiting are cancelled.
-                    await close_pending_pauses(runtime, row, PauseResolution.CANCELLED)
-                    await self._finish(frame, ExecutionStatus.FAILED, None, error)
-                    raise
-                if not isinstance(outcome, Waiting):
-                    await close_pending_pauses(runtime, row, PauseResolution.CANCELLED)
-                    output, status = outcome, ExecutionStatus.COMPLETED
-                else:
-                    resolved = await self._resolved(row)
-                    if any(pause.pause_id not in tried for pause in resolved):
-                        continue  # the drain: take decisions recorded while this pass ran
-                    status = ExecutionStatus.PAUSED
-                if not await self._finish(frame, status, output, None):
-                    status, output = ExecutionStatus.CANCELLED, None
-                break
-        finally:
-            renewal.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewal
-            await runtime.store.leases.release(fence)
-        result = await self._output(frame, status, output, record=record)
+        writes = PassWrites(lease)
+        if row.status is not ExecutionStatus.RUNNING:
+            # In the pass's first commit: a pass cut off after it leaves the tree running.
+            writes.add(
+                SetExecutionStatus(row.execution_id, ExecutionStatus.RUNNING, runtime.clock.now())
+            )
+        state = PassState(recovering=recovering)
+        async with runtime.store.session():
+            keeper = asyncio.ensure_future(lease.keep())
+            try:
+                status, output, due = await self._run(row, writes, state, fresh=fresh)
+            except LeaseLostError:
+                writes.discard()  # the new holder redoes it
+                raise
+            except BaseException:
+                # A caller that went away, or the store failing: let go of the tree (what was
+                # buffered is whole transitions) and leave it to the sweep.
+                await _let_go(runtime, writes)
+                raise
+            finally:
+                keeper.cancel()
+                await asyncio.wait([keeper])
+            if due:
+                await settle_withdrawals(runtime, row.root_execution_id)
+            result = await self.reader.output(row, status, output, record=record)
         if status is ExecutionStatus.PAUSED:
             await self.hooks.on_pause(
                 ExecutionPauseEvent(row.tenant_id, row.thread_id, row.execution_id, result.pending)
             )
         return result
 
-    async def _resolved(self, root: ExecutionRow) -> list[PauseRecord]:
-        """The tree's resolved pauses no step has taken yet (one taken before a crash, its
-        step already journaled, is marked taken here)."""
+    async def _run(
+        self, row: ExecutionRow, writes: PassWrites, state: PassState, *, fresh: bool
+    ) -> tuple[ExecutionStatus, BaseModel | None, bool]:
+        """Runs the flow until it rests; its status, its output, and whether a channel is
+        owed a withdraw. The last commit releases the lease."""
+        runtime = self.runtime
+        root = row.execution_id
+        resolved = [] if fresh else await self._resolved(row, writes)  # a new tree: no answers
+        tried: set[str] = set()
+        while True:
+            tried.update(pause.pause_id for pause in resolved)
+            state.resolved_paths = [pause.path for pause in resolved]
+            frame = ExecutionFrame(runtime, row, writes, state=state)
+            try:
+                outcome = await self.flows.run_flow(frame)
+            except (LeaseLostError, StoreError):
+                raise  # not the tree's failure: another holder, or the sweep, carries on
+            except Exception as raised:
+                error = raised if isinstance(raised, AgbossError) else _unexpected(row, raised)
+                # Its tree ended before an answer: the pauses still waiting are cancelled.
+                closed, _, _ = await writes.commit(
+                    [
+                        CancelPendingUnder(
+                            root, "", PauseResolution.CANCELLED, runtime.clock.now()
+                        ),
+                        SetExecutionStatus(
+                            root,
+                            ExecutionStatus.FAILED,
+                            runtime.clock.now(),
+                            error_json=encode_failure(error),
+                        ),
+                        ReleaseLease(writes.lease.fence),
+                    ]
+                )
+                if _owed(closed) or writes.withdrawals_due:
+                    await settle_withdrawals(runtime, root)
+                if error is raised:
+                    raise
+                raise error from raised
+            final: list[Write[Any]] = []
+            output: BaseModel | None = None
+            if not isinstance(outcome, Waiting):
+                output, status = outcome, ExecutionStatus.COMPLETED
+                final.append(
+                    CancelPendingUnder(root, "", PauseResolution.CANCELLED, runtime.clock.now())
+                )
+            else:
+                resolved = await self._resolved(row, writes)
+                if any(pause.pause_id not in tried for pause in resolved):
+                    # The drain: take decisions recorded while this pass ran — on what this
+                    # pass wrote, which the next run of the flow reads back.
+                    await writes.flush()
+                    continue
+                status = ExecutionStatus.PAUSED
+            final += [
+                SetExecutionStatus(
+                    root,
+                    status,
+                    runtime.clock.now(),
+                    output_json=None if output is None else output.model_dump_json(),
+                ),
+                ReleaseLease(writes.lease.fence),
+            ]
+            results = await writes.commit(final)
+            due = writes.withdrawals_due or (len(final) == 3 and _owed(results[0]))
+            if not results[-2]:  # cancelled meanwhile (app.cancel): it stays cancelled
+                return ExecutionStatus.CANCELLED, None, True
+            return status, output, due
+
+    async def _resolved(self, root: ExecutionRow, writes: PassWrites) -> list[PauseRecord]:
+        """The tree's resolved pauses no step has taken yet (one whose step was journaled by
+        agboss 0.1.0, which took pauses apart from their steps, is marked taken here)."""
         store = self.runtime.store
         found = []
         for pause in await store.pauses.find_by_root(root.execution_id, (PauseStatus.RESOLVED,)):
             if pause.step_key in await store.journal.load(pause.execution_id, pause.step_key):
-                await store.pauses.take(pause.tenant_id, pause.pause_id)
+                writes.add(TakePause(pause.tenant_id, pause.pause_id))
             else:
                 found.append(pause)
         return found
 
-    async def _finish(
-        self,
-        frame: ExecutionFrame,
-        status: ExecutionStatus,
-        output: BaseModel | None,
-        error: BaseException | None,
-    ) -> bool:
-        if isinstance(error, LeaseLostError):
-            return False  # the new holder owns the execution's state now
-        return await self.runtime.store.executions.finish(
-            frame.fence,
-            frame.row.execution_id,
-            status=status,
-            output_json=None if output is None else output.model_dump_json(),
-            error=None if error is None else pickle_error(error),
-            now=self.runtime.clock.now(),
+    async def take_lease(self, root_execution_id: str) -> tuple[Acquired | None, float]:
+        """Tries to take a tree's lease; what was taken, and when (for `Lease`)."""
+        runtime = self.runtime
+        at = Lease.moment(runtime)
+        [acquired] = await runtime.store.write(
+            [
+                AcquireLease(
+                    root_execution_id, runtime.holder, runtime.lease_ttl, Lease.store_now(runtime)
+                )
+            ]
         )
+        return acquired, at
 
-    async def move(self, root_execution_id: str, *, record: bool) -> ExecutionOutput:
-        """Moves a tree after an answer: takes its lease (waiting for a holder to end its pass,
-        or for its lease to expire) and runs a pass, which takes every resolved pause."""
-        runtime = self.runtime
-        delay = 0.002
-        while True:
-            fence = await runtime.store.leases.acquire(
-                root_execution_id, runtime.holder, now=runtime.clock.now(), ttl=runtime.lease_ttl
-            )
-            if fence is not None:
-                break
-            await asyncio.sleep(delay)  # a holder is in its pass: wait for it to end
-            delay = min(delay * 2, 0.05)
-        row = await runtime.store.executions.find_by_id(root_execution_id)
-        assert row is not None
-        if row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED):
-            await runtime.store.leases.release(fence)
-            return await self.get(root_execution_id, tenant_id=row.tenant_id, record=record)
-        return await self._pass(row, fence, record=record)
-
-    async def _renew(self, fence: Fence) -> None:
-        runtime = self.runtime
-        interval = runtime.lease_ttl / 3
-        while True:
-            await runtime.clock.sleep(interval)
-            if not await runtime.store.leases.renew(
-                fence, now=runtime.clock.now(), ttl=runtime.lease_ttl
-            ):
-                return
-
-    async def _output(
+    async def move(
         self,
-        frame: ExecutionFrame,
-        status: ExecutionStatus,
-        output: BaseModel | None,
+        root_execution_id: str,
         *,
         record: bool,
+        acquired: Acquired | None = None,
+        at: float = 0.0,
     ) -> ExecutionOutput:
-        store = self.runtime.store
-        row = frame.row
-        spend = Spend.of(await store.executions.spend_of(row.execution_id, tree=True))
-        pending = []
-        if status is ExecutionStatus.PAUSED:
-            pending = await store.pauses.list_pending(row.root_execution_id)
-        child_rows = (
-            await store.executions.find_children(row.execution_id)
-            if self.runtime.assembly.workflows_by_name[row.workflow].graph.has_children
-            else []
-        )
-        execution_record = None
-        child_records: list[ChildExecutionRecord | None] = [None] * len(child_rows)
-        if record:
-            pauses = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
-                row.tenant_id, row.root_execution_id
-            )
-            child_records = [await self._child_record(child, pauses) for child in child_rows]
-            ledger = [
-                LedgerRecord(
-                    caller=entry.caller,
-                    execution_id=entry.execution_id,
-                    usage=entry.usage,
-                    at=entry.at.isoformat(),
+        """Moves a tree after an answer: with its lease (``acquired``), or once its holder ends
+        its pass — then without a pass if that pass took every answer (the tree's current
+        output, its decision taken).
+
+        Raises:
+            LeaseBusyError: The holder did not end its pass within ``resume_timeout`` (the
+                answer stays recorded; the holder's drain or the sweep takes it).
+        """
+        runtime = self.runtime
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + runtime.resume_timeout.total_seconds()
+        waited = False
+        delay = 0.002
+        while acquired is None:
+            if loop.time() >= deadline:
+                raise LeaseBusyError(
+                    f"execution tree {root_execution_id} stayed in another instance's pass for "
+                    f"{runtime.resume_timeout}; the answer is recorded",
+                    hint="the tree moves when that pass ends, or with the recovery sweep; "
+                    "read it with app.get(...)",
                 )
-                for entry in await store.ledger.entries(row.root_execution_id)
-            ]
-            execution_record = ExecutionRecord(
-                execution_id=row.execution_id,
-                workflow=row.workflow,
-                workflow_version=row.workflow_version,
-                steps=await frame.records(),
-                pauses=pauses,
-                spend=spend,
-                ledger=ledger,
-                children=[child for child in child_records if child is not None],
+            await asyncio.sleep(delay)  # a holder is in its pass: wait for it to end
+            delay = min(delay * 2, 0.05)
+            waited = True
+            acquired, at = await self.take_lease(root_execution_id)
+        lease = Lease(runtime, acquired.fence, granted_at=at)
+        row = await runtime.store.executions.find_by_id(root_execution_id)
+        assert row is not None
+        moving = (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED)
+        rests = (
+            row.status is ExecutionStatus.PAUSED
+            and not await runtime.store.pauses.find_by_root(
+                root_execution_id, (PauseStatus.RESOLVED,)
             )
-        children = [
-            await self._child_output(child, child_record)
-            for child, child_record in zip(child_rows, child_records, strict=True)
-        ]
-        return ExecutionOutput(
-            thread_id=row.thread_id,
-            execution_id=row.execution_id,
-            status=status,
-            output=output,
-            pending=pending,
-            children=children,
-            record=execution_record,
-            spend=spend,
         )
-
-    def _decoded_output(self, row: ExecutionRow) -> BaseModel | None:
-        if row.output_json is None:
-            return None
-        definition = self.runtime.assembly.workflows_by_name[row.workflow]
-        return definition.graph.finish_output.model_validate_json(row.output_json)
-
-    async def _child_output(
-        self, row: ExecutionRow, record: ChildExecutionRecord | None
-    ) -> ExecutionOutput:
-        store = self.runtime.store
-        grandchildren = await store.executions.find_children(row.execution_id)
-        records: list[ChildExecutionRecord | None] = [None] * len(grandchildren)
-        if record is not None:
-            records = list(record.children)
-        children = [
-            await self._child_output(child, child_record)
-            for child, child_record in zip(grandchildren, records, strict=True)
-        ]
-        return ExecutionOutput(
-            thread_id=row.thread_id,
-            execution_id=row.execution_id,
-            status=row.status,
-            output=self._decoded_output(row),
-            children=children,
-            record=record,
-            spend=Spend.of(await store.executions.spend_of(row.execution_id, tree=True)),
-        )
-
-    async def _child_record(
-        self, row: ExecutionRow, tree_pauses: list[PauseAnswerRecord]
-    ) -> ChildExecutionRecord:
-        store = self.runtime.store
-        frame = ExecutionFrame(self.runtime, row, Fence(row.root_execution_id, "", 0))
-        steps = await frame.records()
-        item_index = next((s.item_index for s in steps if s.item_index is not None), None)
-        return ChildExecutionRecord(
-            execution_id=row.execution_id,
-            workflow=row.workflow,
-            workflow_version=row.workflow_version,
-            status=row.status,
-            item_index=item_index,
-            steps=steps,
-            pauses=[entry for entry in tree_pauses if entry.execution_id == row.execution_id],
-            spend=Spend.of(await store.executions.spend_of(row.execution_id, tree=False)),
-            children=[
-                await self._child_record(child, tree_pauses)
-                for child in await store.executions.find_children(row.execution_id)
-            ],
+        if row.status not in moving or (waited and rests):
+            await runtime.store.write([ReleaseLease(lease.fence)])
+            return await self.get(root_execution_id, tenant_id=row.tenant_id, record=record)
+        return await self._pass(
+            row, lease, record=record, recovering=acquired.status is ExecutionStatus.RUNNING
         )
 
     # ---- reading and recovery ------------------------------------------------------
@@ -354,35 +342,100 @@ class Engine:
                 hint="pass the execution_id an ExecutionOutput gave, under the same tenant",
             )
         if row.status is ExecutionStatus.FAILED:
-            raise stored_error(row)
-        frame = ExecutionFrame(self.runtime, row, Fence(row.root_execution_id, "", 0))
-        return await self._output(frame, row.status, self._decoded_output(row), record=record)
+            raise stored_error(row, self.runtime.assembly.error_classes)
+        return await self.reader.output(
+            row, row.status, self.reader.decoded_output(row), record=record
+        )
 
     async def recover(self, *, limit: int = 100) -> list[ExecutionOutput]:
-        """Continues root executions whose holder died (their lease expired)."""
+        """Continues root executions that a pass must move and no instance is moving: a pass
+        was cut off (running), an answer was recorded and nobody moved it, a channel is owed a
+        withdraw. A tree that fails on an error that is not agboss's is marked failed and
+        logged once; the others go on."""
         runtime = self.runtime
         outputs: list[ExecutionOutput] = []
         for execution_id in await runtime.store.executions.find_interrupted(
-            runtime.clock.now(), limit
+            Lease.store_now(runtime), limit
         ):
-            fence = await runtime.store.leases.acquire(
-                execution_id, runtime.holder, now=runtime.clock.now(), ttl=runtime.lease_ttl
-            )
-            if fence is None:
+            acquired, at = await self.take_lease(execution_id)
+            if acquired is None:
                 continue  # another instance took it first
+            if acquired.previous_holder is not None:
+                runtime.logger.info(
+                    "run.takeover: execution tree %s taken over from %s, whose lease expired",
+                    execution_id,
+                    acquired.previous_holder,
+                    extra={"event": "run.takeover", "execution_id": execution_id},
+                )
+            lease = Lease(runtime, acquired.fence, granted_at=at)
             row = await runtime.store.executions.find_by_id(execution_id)
             if row is None or row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED):
-                await runtime.store.leases.release(fence)
+                await runtime.store.write([ReleaseLease(lease.fence)])
+                await settle_withdrawals(runtime, execution_id)  # only channels are owed
                 continue
+            why = (
+                "its last pass was cut off"
+                if row.status is ExecutionStatus.RUNNING
+                else "an answer was recorded and not moved"
+            )
+            runtime.logger.info(
+                "run.recovering: execution tree %s (%s): %s",
+                execution_id,
+                row.workflow,
+                why,
+                extra={"event": "run.recovering", "execution_id": execution_id},
+            )
             try:
-                outputs.append(await self._pass(row, fence, record=False))
+                outputs.append(
+                    await self._pass(
+                        row,
+                        lease,
+                        record=False,
+                        recovering=row.status is ExecutionStatus.RUNNING,
+                    )
+                )
+            except StoreError:
+                raise  # the store is failing: the next sweep tries again
+            except LeaseLostError:
+                continue  # another instance took it over: it carries on
             except AgbossError:
                 runtime.logger.warning(
-                    "run.recovered-failed: execution %s failed when recovered",
+                    "run.recovered-failed: execution tree %s failed when recovered",
                     execution_id,
                     exc_info=True,
+                    extra={"event": "run.recovered-failed", "execution_id": execution_id},
                 )
         return outputs
+
+
+def _owed(closed: object) -> bool:
+    """Whether pauses just closed include one whose channel must be told."""
+    return isinstance(closed, list) and any(
+        isinstance(pause, PauseRecord) and pause.is_sent for pause in closed
+    )
+
+
+def _unexpected(row: ExecutionRow, error: Exception) -> ExecutionFailedError:
+    return ExecutionFailedError(
+        f"execution {row.execution_id} failed on an unexpected error: {error!r}",
+        hint="this is a bug in the application or in agboss, not a decision; the tree is "
+        "marked failed so that the recovery sweep does not retry it forever",
+    )
+
+
+async def _let_go(runtime: Runtime, writes: PassWrites) -> None:
+    """Commits what a pass buffered and frees its lease, on the way out of a cut-off pass."""
+    if writes.released:
+        return
+    try:
+        await writes.release()
+    except Exception as error:  # the pass is already failing: its own error is the one raised
+        runtime.logger.warning(
+            "run.release-failed: the lease on execution tree %s could not be released (it "
+            "expires): %r",
+            writes.lease.fence.root_execution_id,
+            error,
+        )
 
 
 def _validate_input(

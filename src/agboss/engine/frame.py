@@ -1,22 +1,25 @@
-"""An execution frame in a pass: its row, its journal, the pass's fence, and journaled steps.
+"""An execution frame in a pass: its row, its journal, the pass's writes, and journaled steps.
 
 `ExecutionFrame.step` is the engine's one primitive for touching the outside world: a step
-whose key is in the journal returns the journaled result and runs nothing; any other runs once
-and is journaled under the pass's fence before anything depends on it. The journal is loaded
+whose key is in the journal returns the journaled result and runs nothing; any other runs once,
+after the pass committed what it buffered (or checked its lease), and is journaled in the pass's
+next commit — at once, with what it implies, for a step that ran a tool. The journal is loaded
 by scope (an agent's visit, a launch's join), so a pass reads only the branches it moves.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from agboss.context import ExecutionContext, StepContext, Tenant
+from agboss.engine.lease import PassWrites
 from agboss.engine.runtime import Runtime
 from agboss.records.model import StepRecord
 from agboss.store.protocol import ExecutionRow, Fence, StepEntry
+from agboss.store.writes import AppendStep, Write
 
 __all__ = ["ExecutionFrame", "PassState", "maybe_await"]
 
@@ -34,14 +37,27 @@ async def maybe_await(value: T | Awaitable[T]) -> T:
 class PassState:
     """What one pass knows about its tree: the branch paths of the pauses resolved for it.
 
-    A waiting branch (or child) is re-entered only if a resolved pause waits under it.
+    A waiting branch (or child) is re-entered only if a resolved pause waits under it — or
+    every one, in a pass that recovers a tree whose last pass was cut off (``recovering``):
+    what that pass did is read back from the store, not assumed.
+
+    Attributes:
+        resolved_paths: The branch paths of the pauses resolved for this pass.
+        recovering: Whether every waiting branch and paused child is re-entered.
+        dropping: The branch paths of branches being dropped (their sends finish first).
     """
 
     resolved_paths: list[str] = field(default_factory=list)
+    recovering: bool = False
+    dropping: set[str] = field(default_factory=set)
 
     def affected(self, path: str) -> bool:
-        """Whether a resolved pause waits under the branch path ``path``."""
-        return any(resolved.startswith(path) for resolved in self.resolved_paths)
+        """Whether a waiting branch or child at the branch path ``path`` is re-entered."""
+        return self.recovering or any(resolved.startswith(path) for resolved in self.resolved_paths)
+
+    def dropped(self, path: str) -> bool:
+        """Whether the branch path ``path`` lies under a branch being dropped."""
+        return any(path.startswith(dropping) for dropping in self.dropping)
 
 
 class ExecutionFrame:
@@ -56,7 +72,7 @@ class ExecutionFrame:
         self,
         runtime: Runtime,
         row: ExecutionRow,
-        fence: Fence,
+        writes: PassWrites | None,
         *,
         state: PassState | None = None,
         path: str = "",
@@ -64,12 +80,30 @@ class ExecutionFrame:
     ) -> None:
         self.runtime = runtime
         self.row = row
-        self.fence = fence
+        self._writes = writes
         self.state = state or PassState()
         self.path = path
         self.item_index = item_index
         self.journal: dict[str, StepEntry] = {}
         self._loaded: set[str] = set()
+
+    @property
+    def writes(self) -> PassWrites:
+        """The pass's writes (a frame that only reads records has none)."""
+        if self._writes is None:
+            raise RuntimeError("this frame only reads an execution's records; it moves nothing")
+        return self._writes
+
+    @property
+    def fence(self) -> Fence:
+        """The pass's fence."""
+        return self.writes.lease.fence
+
+    def child(self, row: ExecutionRow, *, path: str, item_index: int | None) -> ExecutionFrame:
+        """The frame of a child execution in the same pass."""
+        return ExecutionFrame(
+            self.runtime, row, self._writes, state=self.state, path=path, item_index=item_index
+        )
 
     def idempotency_key(self, step_key: str) -> str:
         """A step's idempotency key: unique in the store, the same on every re-entry."""
@@ -114,6 +148,8 @@ class ExecutionFrame:
         decode: Callable[[str], T],
         *,
         record_of: Callable[[T], StepRecord] | None = None,
+        implies: Sequence[Write[Any]] = (),
+        commit: bool = False,
     ) -> T:
         """Runs a step once: from the journal if it ran, else for real, then journaled.
 
@@ -124,10 +160,17 @@ class ExecutionFrame:
             encode: The result as journal text.
             decode: Journal text as the result.
             record_of: The record completed with the result (a model call's usage).
+            implies: Writes that belong with the journal row (the pause the step took).
+            commit: Whether the journal row is committed at once (a tool ran: not again).
+
+        Raises:
+            agboss.errors.LeaseLostError: The pass lost its lease; the step did not run.
         """
         entry = self.journal.get(key)
         if entry is not None:
             return decode(entry.result_json)
+        writes = self.writes
+        await writes.flush()  # the lease is held, and what came before is durable
         result = await run()
         final_record = record_of(result) if record_of is not None else record
         entry = StepEntry(
@@ -137,10 +180,10 @@ class ExecutionFrame:
             record_json=final_record.model_dump_json(),
             usage=final_record.usage,
         )
-        await self.runtime.store.journal.append(
-            self.fence, self.row.execution_id, entry, now=self.runtime.clock.now()
-        )
+        writes.add(AppendStep(self.row.execution_id, entry, self.runtime.clock.now()), *implies)
         self.journal[key] = entry
+        if commit:
+            await writes.flush()
         return result
 
     async def records(self) -> list[StepRecord]:

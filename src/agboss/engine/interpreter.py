@@ -8,7 +8,7 @@ which no pause was resolved for this pass, is not re-entered at all.
 
 from __future__ import annotations
 
-import pickle
+from collections.abc import Iterable
 
 from pydantic import BaseModel
 
@@ -18,30 +18,24 @@ from agboss.components.specs import AgentSpec
 from agboss.engine.frame import ExecutionFrame
 from agboss.engine.runtime import Runtime
 from agboss.enums import ExecutionStatus
-from agboss.errors import AgbossError, ExecutionFailedError, LeaseLostError
+from agboss.errors import AgbossError, ExecutionFailedError, LeaseLostError, StoreError
 from agboss.flow.dsl import StepKind
+from agboss.store.failures import decode_failure, encode_failure
 from agboss.store.protocol import ExecutionRow
+from agboss.store.writes import InsertChild, SetExecutionStatus
 
-__all__ = ["FlowRunner", "pickle_error", "stored_error"]
-
-
-def pickle_error(error: BaseException) -> bytes | None:
-    """An error as stored bytes (``None`` if it cannot be pickled)."""
-    try:
-        return pickle.dumps(error)
-    except Exception:
-        return None
+__all__ = ["FlowRunner", "stored_error"]
 
 
-def stored_error(row: ExecutionRow) -> AgbossError:
-    """The error a failed execution failed with, as it was stored."""
-    if row.error is not None:
-        try:
-            error = pickle.loads(row.error)
-        except Exception:
-            error = None
+def stored_error(row: ExecutionRow, known: Iterable[type[BaseException]] = ()) -> AgbossError:
+    """The error a failed execution failed with, as it was stored (as data, never a pickle)."""
+    if row.error_json is not None:
+        error = decode_failure(row.error_json, known)
         if isinstance(error, AgbossError):
             return error
+        failed = ExecutionFailedError(f"execution {row.execution_id} failed: {error}")
+        failed.__cause__ = error
+        return failed
     return ExecutionFailedError(f"execution {row.execution_id} failed")
 
 
@@ -105,59 +99,55 @@ class FlowRunner:
         path = frame.branch_path(place)
         row = await store.executions.find_by_id(child_id)
         if row is None:
-            now = runtime.clock.now()
-            row = await store.executions.insert_child(
-                frame.fence,
-                ExecutionRow.starting(
-                    execution_id=child_id,
-                    parent=parent,
-                    tenant_id=parent.tenant_id,
-                    thread_id=parent.thread_id,
-                    owner_id=parent.owner_id,
-                    workflow=definition.spec.name,
-                    workflow_version=definition.spec.version,
-                    input_json=value.model_dump_json(),
-                    now=now,
-                ),
+            row = ExecutionRow.starting(
+                execution_id=child_id,
+                parent=parent,
+                tenant_id=parent.tenant_id,
+                thread_id=parent.thread_id,
+                owner_id=parent.owner_id,
+                workflow=definition.spec.name,
+                workflow_version=definition.spec.version,
+                input_json=value.model_dump_json(),
+                now=runtime.clock.now(),
             )
+            frame.writes.add(InsertChild(row))
         if row.status is ExecutionStatus.COMPLETED:
             assert row.output_json is not None
             return definition.graph.finish_output.model_validate_json(row.output_json)
         if row.status is ExecutionStatus.FAILED:
-            raise stored_error(row)
+            raise stored_error(row, runtime.assembly.error_classes)
         if row.status is ExecutionStatus.CANCELLED:
             return WAITING
         if row.status is ExecutionStatus.PAUSED and not frame.state.affected(path):
             return WAITING  # nothing was answered under it: it is not re-entered at all
-        child = ExecutionFrame(
-            runtime, row, frame.fence, state=frame.state, path=path, item_index=item_index
-        )
+        child = frame.child(row, path=path, item_index=item_index)
         try:
             outcome = await self.run_flow(child)
-        except LeaseLostError:
+        except (LeaseLostError, StoreError):
             raise
         except AgbossError as error:
-            await self._set(child, ExecutionStatus.FAILED, None, error)
+            self._set(child, ExecutionStatus.FAILED, None, error)
             raise
         if isinstance(outcome, Waiting):
             if row.status is not ExecutionStatus.PAUSED:
-                await self._set(child, ExecutionStatus.PAUSED, None, None)
+                self._set(child, ExecutionStatus.PAUSED, None, None)
             return outcome
-        await self._set(child, ExecutionStatus.COMPLETED, outcome, None)
+        self._set(child, ExecutionStatus.COMPLETED, outcome, None)
         return outcome
 
-    async def _set(
+    def _set(
         self,
         frame: ExecutionFrame,
         status: ExecutionStatus,
         output: BaseModel | None,
         error: BaseException | None,
     ) -> None:
-        await self.runtime.store.executions.finish(
-            frame.fence,
-            frame.row.execution_id,
-            status=status,
-            output_json=None if output is None else output.model_dump_json(),
-            error=None if error is None else pickle_error(error),
-            now=self.runtime.clock.now(),
+        frame.writes.add(
+            SetExecutionStatus(
+                frame.row.execution_id,
+                status,
+                self.runtime.clock.now(),
+                output_json=None if output is None else output.model_dump_json(),
+                error_json=None if error is None else encode_failure(error),
+            )
         )

@@ -6,13 +6,17 @@ branch frees its ``max_concurrency`` slot; siblings run to their end in the same
 launch waits only while a branch it still needs is waiting. A branch that fails under
 `Failure.FAIL_FAST`, a decided quorum and a passed deadline drop the unfinished branches:
 running ones are cancelled, waiting ones' pauses withdrawn (`PauseResolution.WITHDRAWN`).
+
+A drop is one commit — the failed branch's row, the dropped branches' rows, their pauses
+withdrawn with their audit entries, their answers taken, their children cancelled — so it is
+whole or absent; a pass that finds a failed branch under `Failure.FAIL_FAST` whose join has not
+run (it was cut off after the drop) applies the drop again, which changes nothing the second
+time, and goes on to ``.on_join_error``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import pickle
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,21 +27,30 @@ from agboss.components.joins import BranchResult, JoinInput, QuorumOutcome
 from agboss.components.specs import AgentSpec, JoinComponentSpec
 from agboss.context import StepContext
 from agboss.engine.frame import ExecutionFrame, maybe_await
-from agboss.engine.interpreter import pickle_error
-from agboss.enums import PauseResolution, PauseStatus
+from agboss.enums import PauseResolution
 from agboss.errors import (
     AgbossError,
     DtoValidationError,
     JoinDeadlineError,
     LeaseLostError,
     StepFailedError,
+    StoreError,
 )
 from agboss.flow.dsl import Failure
 from agboss.flow.graph import CompiledBranch, CompiledLaunch, FlowNode
-from agboss.pauses.model import PauseAnswerRecord
-from agboss.pauses.withdrawing import withdraw
+from agboss.pauses.model import PauseRecord
+from agboss.pauses.withdrawing import withdraw_closed
 from agboss.records.model import ComponentRecord, StepRecord
+from agboss.store.failures import decode_failure, encode_failure, failure_names, qualified_name
 from agboss.store.protocol import BranchRow
+from agboss.store.writes import (
+    CancelExecutions,
+    CancelPendingUnder,
+    SaveBranch,
+    StartLaunch,
+    TakeResolvedUnder,
+    Write,
+)
 
 if TYPE_CHECKING:
     from agboss.engine.interpreter import FlowRunner
@@ -83,6 +96,8 @@ class LaunchRun:
         self.results: dict[int, BranchResult] = {}
         self.waiting: set[int] = set()
         self.dropped: set[int] = set()
+        self.failures: list[tuple[_Branch, BaseException]] = []
+        """Branches that failed under FailFast in this pass, their rows not yet written."""
 
     # ---- the visit -----------------------------------------------------------------
 
@@ -94,13 +109,19 @@ class LaunchRun:
         joined = frame.journaled(join_key)
         if joined is not None:  # joined before: nothing under it moves again
             return self.node.output.model_validate_json(joined.result_json)
-        store = self.runtime.store
-        started = await store.branches.start_launch(
-            frame.fence, frame.row.execution_id, self.place, now=self.runtime.clock.now()
-        )
+        runtime = self.runtime
+        now = runtime.clock.now()
+        deadline = self.launch.join.deadline
+        start = StartLaunch(frame.row.execution_id, self.place, now)
+        if deadline is None:
+            frame.writes.add(start)  # when it began matters only to a deadline
+            started = now
+        else:
+            [started] = await frame.writes.commit([start])
         branches = self._branches()
-        rows = await store.branches.load(frame.row.execution_id, self.place + "@")
+        rows = await runtime.store.branches.load(frame.row.execution_id, self.place + "@")
         to_run: list[_Branch] = []
+        failed: list[BaseException] = []
         for branch in branches:
             row = rows.get(self._branch_place(branch))
             if row is None:
@@ -110,7 +131,8 @@ class LaunchRun:
                 output = branch.compiled.output.model_validate_json(row.output_json)
                 self.results[branch.index] = self._result(branch, output=output)
             elif row.status == "failed":
-                error = pickle.loads(row.error) if row.error else StepFailedError("a branch failed")
+                error = self._stored_failure(row)
+                failed.append(error)
                 self.results[branch.index] = self._result(branch, error=error)
             elif row.status == "cancelled":
                 self.dropped.add(branch.index)
@@ -118,9 +140,10 @@ class LaunchRun:
                 to_run.append(branch)
             else:
                 self.waiting.add(branch.index)
-        deadline = self.launch.join.deadline
-        passed = deadline is not None and self.runtime.clock.now() - started >= deadline
+        passed = deadline is not None and runtime.clock.now() - started >= deadline
         try:
+            if failed and self.launch.failure is Failure.FAIL_FAST:
+                raise _Dropped(failed[0])  # dropped before a cut-off pass could join: again
             outcome = self._decided(len(branches), deadline_passed=passed)
             if outcome is None:
                 if passed and self._is_plain_join():
@@ -133,6 +156,11 @@ class LaunchRun:
             return WAITING
         await self._drop(branches)
         return await self._join(JoinInput(self.value, self._finished(), quorum=outcome))
+
+    def _stored_failure(self, row: BranchRow) -> BaseException:
+        if row.error_json is None:
+            return StepFailedError("a branch failed", node_id=self.node.node_id)
+        return decode_failure(row.error_json, self.runtime.assembly.error_classes)
 
     def _branches(self) -> list[_Branch]:
         launch = self.launch
@@ -185,32 +213,56 @@ class LaunchRun:
     # ---- running the branches ------------------------------------------------------
 
     async def _run_branches(self, to_run: list[_Branch], total: int) -> QuorumOutcome | None:
-        """Runs branches until all came back or waited, or the launch is decided."""
+        """Runs branches until all came back or waited, or the launch is decided.
+
+        Raises:
+            _Dropped: A branch failed under `Failure.FAIL_FAST` (the others were cancelled).
+        """
         if not to_run:
             return None
         slots = asyncio.Semaphore(self.launch.max_concurrency or len(to_run))
-
-        async def run(branch: _Branch) -> BaseModel | Waiting:
-            async with slots:  # a paused branch returns, and frees its slot
-                return await self._run_branch(branch)
-
-        tasks = {asyncio.ensure_future(run(branch)): branch for branch in to_run}
+        outcome: QuorumOutcome | None = None
+        failure: _Dropped | None = None
         try:
-            while tasks:
-                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    branch = tasks.pop(task)
-                    await self._came_back(branch, task)
-                outcome = self._decided(total, deadline_passed=False)
-                if outcome is not None:
-                    return outcome
-            return None
-        finally:
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(BaseException):
-                    await task
+            async with asyncio.TaskGroup() as group:
+                tasks = {
+                    group.create_task(self._guarded(branch, slots)): branch for branch in to_run
+                }
+                running = set(tasks)
+                while running and failure is None and outcome is None:
+                    done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                    for task in sorted(done, key=lambda task: tasks[task].index):
+                        dropped = await self._came_back(tasks[task], task.result())
+                        failure = failure or dropped
+                    if failure is None:
+                        outcome = self._decided(total, deadline_passed=False)
+                if running:
+                    # Dropped: a send in flight finishes first (its branch is marked), then
+                    # the drop withdraws what was sent.
+                    for task in running:
+                        self.frame.state.dropping.add(self._path(tasks[task]))
+                        task.cancel()
+        except* (LeaseLostError, StoreError) as stopped:
+            raise stopped.exceptions[0] from None
+        if failure is not None:
+            raise failure
+        return outcome
+
+    async def _guarded(
+        self, branch: _Branch, slots: asyncio.Semaphore
+    ) -> BaseModel | Waiting | Exception:
+        """A branch's outcome; its failure as a value (a lost lease and cancellation are not a
+        branch's failure: they stop the pass)."""
+        async with slots:  # a paused branch returns, and frees its slot
+            try:
+                return await self._run_branch(branch)
+            except (LeaseLostError, StoreError):
+                raise
+            except Exception as error:
+                return error
+
+    def _path(self, branch: _Branch) -> str:
+        return self.frame.branch_path(self._branch_place(branch))
 
     async def _run_branch(self, branch: _Branch) -> BaseModel | Waiting:
         place = self._branch_place(branch)
@@ -236,41 +288,77 @@ class LaunchRun:
             item_index=branch.item_index,
         ).run()
 
-    async def _came_back(self, branch: _Branch, task: asyncio.Future[BaseModel | Waiting]) -> None:
-        error = task.exception()
-        if isinstance(error, LeaseLostError):
-            raise error
-        if error is not None and not isinstance(error, Exception):
-            raise error  # cancellation and exits are not a branch's failure
-        if error is not None:
-            await self._save(branch, "failed", error=pickle_error(error))
-            self.results[branch.index] = self._result(branch, error=error)
+    async def _came_back(
+        self, branch: _Branch, outcome: BaseModel | Waiting | Exception
+    ) -> _Dropped | None:
+        """Books a branch's outcome; the drop it calls for (a failure under FailFast)."""
+        if isinstance(outcome, Exception):
+            self.results[branch.index] = self._result(branch, error=outcome)
             if self.launch.failure is Failure.FAIL_FAST:
-                raise _Dropped(error)
-            return
-        outcome = task.result()
+                self.failures.append((branch, outcome))  # its row goes with the drop
+                return _Dropped(outcome)
+            # The failed branch's own questions are withdrawn with its row.
+            closed = await self.frame.writes.commit(
+                [self._row(branch, "failed", error=outcome), *self._closing(branch)]
+            )
+            await self._withdraw(closed)
+            return None
         if isinstance(outcome, Waiting):
             self.waiting.add(branch.index)
-            await self._save(branch, "waiting")
-            return
+            self.frame.writes.add(self._row(branch, "waiting"))
+            return None
         self.waiting.discard(branch.index)
         self.results[branch.index] = self._result(branch, output=outcome)
-        await self._save(branch, "done", output_json=outcome.model_dump_json())
+        self.frame.writes.add(self._row(branch, "done", output_json=outcome.model_dump_json()))
+        return None
 
-    async def _save(
+    def _row(
         self,
         branch: _Branch,
         status: str,
         *,
         output_json: str | None = None,
-        error: bytes | None = None,
-    ) -> None:
-        await self.runtime.store.branches.save(
-            self.frame.fence,
+        error: BaseException | None = None,
+    ) -> SaveBranch:
+        return SaveBranch(
             self.frame.row.execution_id,
-            BranchRow(self._branch_place(branch), status, output_json, error),
-            now=self.runtime.clock.now(),
+            BranchRow(
+                self._branch_place(branch),
+                status,
+                output_json,
+                None if error is None else encode_failure(error),
+            ),
+            self.runtime.clock.now(),
         )
+
+    def _closing(self, branch: _Branch) -> list[Write[Any]]:
+        """What closes a branch's questions: answers nobody will take marked taken, pending
+        ones withdrawn (with their audit entries)."""
+        path = self._path(branch)
+        root = self.frame.row.root_execution_id
+        now = self.runtime.clock.now()
+        return [
+            TakeResolvedUnder(root, path),
+            CancelPendingUnder(root, path, PauseResolution.WITHDRAWN, now),
+        ]
+
+    async def _withdraw(self, results: list[Any]) -> None:
+        """Tells the channels of the sent pauses a commit just closed (before the pass goes
+        on; each marked told in the pass's next commit)."""
+        closed = [
+            pause
+            for result in results
+            if isinstance(result, list)
+            for pause in result
+            if isinstance(pause, PauseRecord) and pause.is_sent
+        ]
+        if closed:
+            await self.frame.writes.flush()
+            self.frame.writes.add(
+                *await withdraw_closed(
+                    self.runtime, self.frame.row, closed, PauseResolution.WITHDRAWN
+                )
+            )
 
     # ---- deciding ------------------------------------------------------------------
 
@@ -308,43 +396,26 @@ class LaunchRun:
         return dict.fromkeys(range(total), branches[0].component)
 
     async def _drop(self, branches: list[_Branch]) -> None:
-        """Drops the branches that did not come back: their pending pauses are withdrawn and
-        their children cancelled."""
-        runtime = self.runtime
-        store = runtime.store
-        frame = self.frame
+        """Drops the branches that did not come back, in one commit with the rows of the
+        branches that failed under FailFast: their pending pauses withdrawn, their answers
+        taken, their children cancelled; then their channels are told."""
+        now = self.runtime.clock.now()
+        writes: list[Write[Any]] = []
+        for failed, error in self.failures:
+            writes += [self._row(failed, "failed", error=error), *self._closing(failed)]
+        self.failures = []
         for branch in branches:
             if branch.index in self.results or branch.index in self.dropped:
                 continue
-            path = frame.branch_path(self._branch_place(branch))
-            root_id = frame.row.root_execution_id
-            # An answer recorded for a dropped branch is not taken by any step: marked taken.
-            for answered in await store.pauses.find_under(root_id, path, (PauseStatus.RESOLVED,)):
-                await store.pauses.take(answered.tenant_id, answered.pause_id)
-            for pending in await store.pauses.find_under(root_id, path, (PauseStatus.PENDING,)):
-                now = runtime.clock.now()
-                closed = await store.pauses.cancel_by_tenant_id_and_pause_id(
-                    pending.tenant_id,
-                    pending.pause_id,
-                    resolution=PauseResolution.WITHDRAWN,
-                    now=now,
-                )
-                if closed is None:
-                    continue
-                await store.records.save_pause_answer(
-                    closed.tenant_id,
-                    closed.root_execution_id,
-                    PauseAnswerRecord.of(closed, PauseResolution.WITHDRAWN, now, None),
-                )
-                if closed.is_sent:
-                    row = await store.executions.find_by_id(closed.execution_id) or frame.row
-                    await withdraw(runtime, row, closed, PauseResolution.WITHDRAWN)
+            writes += self._closing(branch)
             if branch.compiled.workflow:
-                child = f"{frame.row.execution_id}/{self._branch_place(branch)}"
-                await store.executions.cancel_under(frame.fence, child, now=runtime.clock.now())
-            await self._save(branch, "cancelled")
+                child = f"{self.frame.row.execution_id}/{self._branch_place(branch)}"
+                writes.append(CancelExecutions(child, now))
+            writes.append(self._row(branch, "cancelled"))
             self.dropped.add(branch.index)
             self.waiting.discard(branch.index)
+        if writes:
+            await self._withdraw(await self.frame.writes.commit(writes))
 
     # ---- joining -------------------------------------------------------------------
 
@@ -402,11 +473,13 @@ class LaunchRun:
 
 
 def _matches(error: BaseException, error_class: type[BaseException]) -> bool:
-    """Whether ``error`` or an error in its cause chain is an ``error_class``."""
+    """Whether ``error`` or an error in its cause chain is an ``error_class`` (a failure read
+    back from the store as a `RecordedError` matches by the class names it kept)."""
     seen: set[int] = set()
+    wanted = qualified_name(error_class)
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
-        if isinstance(current, error_class):
+        if isinstance(current, error_class) or wanted in failure_names(current):
             return True
         seen.add(id(current))
         current = current.__cause__ or getattr(current, "cause", None)

@@ -12,10 +12,13 @@ from agboss.clock import Clock
 from agboss.models.provider import ModelResolver
 from agboss.store.protocol import Store
 
-__all__ = ["LEASE_TTL", "RECOVERY_INTERVAL", "Runtime"]
+__all__ = ["LEASE_TTL", "RECOVERY_INTERVAL", "RESUME_TIMEOUT", "Runtime"]
 
 LEASE_TTL = timedelta(seconds=30)
 """How long a pass's lease lasts without renewal; renewed every third of it."""
+
+RESUME_TIMEOUT = timedelta(seconds=60)
+"""How long a resume waits for another instance to end its pass on the tree."""
 
 RECOVERY_INTERVAL = timedelta(seconds=30)
 """How often the recovery sweep runs, on the application's Clock."""
@@ -41,5 +44,6 @@ class Runtime:
     holder: str = field(default_factory=lambda: f"app-{uuid.uuid4().hex[:12]}")
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("agboss"))
     lease_ttl: timedelta = LEASE_TTL
+    resume_timeout: timedelta = RESUME_TIMEOUT
     prompts: dict[str, str] = field(default_factory=dict)
     """Each reply interpreter's instructions (its prompt and prompt URLs), by name."""

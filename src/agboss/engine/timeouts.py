@@ -34,6 +34,9 @@ async def run_within(
     waiter = asyncio.ensure_future(signal.wait())
     try:
         done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        task.cancel()  # the caller was cancelled: so is its work
+        raise
     finally:
         timer.cancel()
         waiter.cancel()

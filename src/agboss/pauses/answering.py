@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
+from agboss.engine.lease import Lease
 from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
 from agboss.errors import (
     DtoValidationError,
@@ -28,12 +29,12 @@ from agboss.pauses.interpreting import interpret_reply
 from agboss.pauses.model import (
     ExecutionResumeEvent,
     PauseAnswer,
-    PauseAnswerRecord,
     PauseRecord,
     shown_pause_id,
 )
 from agboss.pauses.withdrawing import tool_of
 from agboss.store.protocol import ExecutionRow
+from agboss.store.writes import AcquireLease, ReleaseLease, ResolvePause
 
 if TYPE_CHECKING:
     from agboss.engine.engine import Engine
@@ -109,22 +110,32 @@ async def resume_pause(
         valid, usage = validate_decision(decision, tool_spec.name, tool_spec.input), None
     now = runtime.clock.now()
     answer = PauseAnswer(decision=valid, responder=responder, reply=reply, usage=usage)
-    resolved = await store.pauses.resolve(
-        tenant,
-        pause_id,
-        status=PauseStatus.RESOLVED,
-        resolution=PauseResolution.REPLIED,
-        answer=answer,
-        now=now,
+    # The decision and its audit entry, and the tree's lease for the pass that takes it: one
+    # commit.
+    at = Lease.moment(runtime)
+    resolved, acquired = await store.write(
+        [
+            ResolvePause(
+                tenant,
+                pause_id,
+                PauseStatus.RESOLVED,
+                PauseResolution.REPLIED,
+                answer,
+                now,
+            ),
+            AcquireLease(
+                pause.root_execution_id,
+                runtime.holder,
+                runtime.lease_ttl,
+                Lease.store_now(runtime),
+            ),
+        ]
     )
     if resolved is None:
+        if acquired is not None:
+            await store.write([ReleaseLease(acquired.fence)])
         current = await store.pauses.find_by_tenant_id_and_pause_id(tenant, pause_id)
         raise NotPausedError(current.status.value if current else "gone")
-    await store.records.save_pause_answer(
-        tenant,
-        resolved.root_execution_id,
-        PauseAnswerRecord.of(resolved, PauseResolution.REPLIED, now, answer),
-    )
     await engine.hooks.on_resume(
         ExecutionResumeEvent(
             tenant_id=tenant,
@@ -136,4 +147,4 @@ async def resume_pause(
             decision=valid,
         )
     )
-    return await engine.move(resolved.root_execution_id, record=record)
+    return await engine.move(resolved.root_execution_id, record=record, acquired=acquired, at=at)

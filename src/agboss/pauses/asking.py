@@ -7,7 +7,6 @@ retry after a crash) finds the same ``pause_id``; one not yet sent is sent again
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -17,16 +16,17 @@ from pydantic import BaseModel
 from agboss.assembly.assemble import ToolChannel
 from agboss.components.channels import ApprovalAsk, ChannelAsk, ChannelOutcome
 from agboss.components.specs import ToolSpec
-from agboss.context import StepContext
+from agboss.context import AbortSignal, StepContext
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
 from agboss.engine.frame import ExecutionFrame, maybe_await
+from agboss.engine.timeouts import run_within
 from agboss.enums import PauseResolution, PauseStatus
-from agboss.errors import AgentFailedError, DtoValidationError
+from agboss.errors import AgentFailedError, DtoValidationError, LeaseLostError
 from agboss.observability.tracing import span
 from agboss.pauses.decisions import validate_decision
-from agboss.pauses.model import PauseAnswer, PauseAnswerRecord, PauseRecord
-from agboss.pauses.withdrawing import withdraw
+from agboss.pauses.model import PauseAnswer, PauseRecord
 from agboss.records.model import StepRecord
+from agboss.store.writes import CancelPause, InsertPause, MarkPauseSent, ResolvePause
 
 __all__ = ["Approval", "ask_approval", "new_pause_id"]
 
@@ -66,41 +66,44 @@ async def ask_approval(
         AgentFailedError: The channel's ``send`` threw, or decided something invalid.
     """
     runtime = frame.runtime
-    pauses = runtime.store.pauses
     row = frame.row
     assert step.tool_call is not None
-    pause = await pauses.find_by_step(row.execution_id, step_key)
+    pause = await runtime.store.pauses.find_by_step(row.execution_id, step_key)
     if pause is None:
-        pause = await pauses.insert(
-            frame.fence,
-            PauseRecord(
-                pause_id=new_pause_id(),
-                tenant_id=row.tenant_id,
-                step_key=step_key,
-                root_execution_id=row.root_execution_id,
-                execution_id=row.execution_id,
-                seq=0,
-                status=PauseStatus.PENDING,
-                resolution=None,
-                is_sent=False,
-                answered_by=channel.answered_by,
-                channel=channel.name,
-                agent=agent,
-                ask=ToolCallApprovalAskDto(
-                    tool=tool.name,
-                    call_id=step.tool_call.call_id,
-                    arguments=args.model_dump(mode="json"),
-                ),
-                step=step,
-                answer=None,
-                asked_at=runtime.clock.now(),
-                resolved_at=None,
-                item_index=step.item_index,
-                child_execution_id=(
-                    None if row.execution_id == row.root_execution_id else row.execution_id
-                ),
-                path=path,
-            ),
+        # Committed before its channel is asked: the id the channel gets is durable.
+        [pause] = await frame.writes.commit(
+            [
+                InsertPause(
+                    PauseRecord(
+                        pause_id=new_pause_id(),
+                        tenant_id=row.tenant_id,
+                        step_key=step_key,
+                        root_execution_id=row.root_execution_id,
+                        execution_id=row.execution_id,
+                        seq=0,
+                        status=PauseStatus.PENDING,
+                        resolution=None,
+                        is_sent=False,
+                        answered_by=channel.answered_by,
+                        channel=channel.name,
+                        agent=agent,
+                        ask=ToolCallApprovalAskDto(
+                            tool=tool.name,
+                            call_id=step.tool_call.call_id,
+                            arguments=args.model_dump(mode="json"),
+                        ),
+                        step=step,
+                        answer=None,
+                        asked_at=runtime.clock.now(),
+                        resolved_at=None,
+                        item_index=step.item_index,
+                        child_execution_id=(
+                            None if row.execution_id == row.root_execution_id else row.execution_id
+                        ),
+                        path=path,
+                    )
+                )
+            ]
         )
     if pause.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN):
         return _approval(pause)
@@ -124,7 +127,6 @@ async def _send(
     args: BaseModel,
 ) -> Approval | None:
     runtime = frame.runtime
-    pauses = runtime.store.pauses
     send_context = StepContext(
         node_id=context.node_id,
         kind="channel-send",
@@ -136,10 +138,11 @@ async def _send(
         copy_index=context.copy_index,
         item_index=context.item_index,
     )
+    execution_context = frame.context(send_context)
     handler = runtime.assembly.container.create(
         channel.implementation,
         runtime.assembly.components[channel.implementation].deps,
-        frame.context(send_context),
+        execution_context,
     )
     ask = ChannelAsk(
         pause_id=pause.pause_id,
@@ -148,6 +151,7 @@ async def _send(
         answered_by=channel.answered_by,
         agent=pause.agent,
     )
+    await frame.writes.flush()  # the lease is held before the channel is asked
     try:
         with span(
             "channel-send",
@@ -156,7 +160,9 @@ async def _send(
             execution_id=pause.execution_id,
             root_execution_id=pause.root_execution_id,
         ):
-            outcome = await _uncancelled_send(handler, ask, pause, frame)
+            outcome = await _bounded_send(
+                handler, ask, pause, frame, tool, execution_context.signal
+            )
         if not isinstance(outcome, ChannelOutcome):
             raise TypeError(
                 f"send() returned {type(outcome).__name__}; return ChannelOutcome.await_reply() "
@@ -167,10 +173,14 @@ async def _send(
             if outcome.awaits_reply
             else validate_decision(outcome.decision, tool.name, tool.input)
         )
+    except LeaseLostError:
+        raise
     except Exception as error:
         # Never sent (or decided nonsense): closed without a withdraw; the step fails.
         await _close_unsent(frame, pause)
         what = "decided an invalid answer" if isinstance(error, DtoValidationError) else "failed"
+        if isinstance(error, TimeoutError):
+            what = f"did not answer within its tool's timeout of {tool.timeout}"
         raise AgentFailedError(
             f"its channel {channel.name} {what} when asked to approve {tool.name}: {error}",
             agent=pause.agent,
@@ -178,66 +188,82 @@ async def _send(
             hint="fix the channel's send(); the model never reads a channel's failure",
         ) from error
     if decision is not None:
-        now = runtime.clock.now()
         answer = PauseAnswer(decision=decision)
-        decided = await pauses.resolve(
-            pause.tenant_id,
-            pause.pause_id,
-            status=PauseStatus.TAKEN,
-            resolution=PauseResolution.DECIDED,
-            answer=answer,
-            now=now,
+        [decided] = await frame.writes.commit(
+            [
+                ResolvePause(
+                    pause.tenant_id,
+                    pause.pause_id,
+                    PauseStatus.TAKEN,
+                    PauseResolution.DECIDED,
+                    answer,
+                    runtime.clock.now(),
+                )
+            ]
         )
         if decided is None:
             return None  # closed while send was returning; nothing was sent to take back
-        await runtime.store.records.save_pause_answer(
-            pause.tenant_id,
-            pause.root_execution_id,
-            PauseAnswerRecord.of(decided, PauseResolution.DECIDED, now, answer),
-        )
         return _approval(decided)
-    status = await pauses.mark_sent(pause.tenant_id, pause.pause_id)
-    if status in (PauseStatus.RESOLVED, PauseStatus.TAKEN):
-        # A fast webhook answered while send was returning: taken at once, no pause.
-        answered = await pauses.find_by_tenant_id_and_pause_id(pause.tenant_id, pause.pause_id)
-        assert answered is not None
-        return _approval(answered)
-    if status is PauseStatus.CANCELLED:
-        # Closed while send was returning: whoever closed it saw it unsent, so this step
-        # tells the channel, once.
-        closed = await pauses.find_by_tenant_id_and_pause_id(pause.tenant_id, pause.pause_id)
-        resolution = (closed.resolution if closed else None) or PauseResolution.CANCELLED
-        await withdraw(runtime, frame.row, pause, resolution)
+    # Committed with the pass's next commit. An answer that came while send was returning is
+    # taken by the pass's drain; a close meanwhile leaves the channel owed a withdraw, which
+    # the pass (or the sweep) settles.
+    frame.writes.add(MarkPauseSent(pause.tenant_id, pause.pause_id))
     return None
 
 
-async def _uncancelled_send(
-    handler: Any, ask: ChannelAsk[Any], pause: PauseRecord, frame: ExecutionFrame
+async def _bounded_send(
+    handler: Any,
+    ask: ChannelAsk[Any],
+    pause: PauseRecord,
+    frame: ExecutionFrame,
+    tool: ToolSpec,
+    signal: AbortSignal,
 ) -> object:
-    """The channel's ``send``, which a branch's cancellation (FailFast, a decided quorum) does
-    not cut off: a question half-posted could never be taken back. If the branch is cancelled
-    meanwhile, ``send`` finishes, the pause is marked sent, and whoever drops the branch sees a
-    sent pause and withdraws it."""
-    sending = asyncio.ensure_future(maybe_await(handler.send(ask)))
+    """The channel's ``send``, under its tool's timeout.
+
+    A caller that goes away (its task cancelled) cuts the send off: the pause stays Pending and
+    unsent, and the next pass sends it again with the same id. A branch that is dropped (a
+    FailFast, a decided quorum) lets the send finish first — a question half-posted could not be
+    taken back — and marks it sent, so that the drop, which comes next, withdraws it.
+    """
+    runtime = frame.runtime
+    sending = asyncio.ensure_future(
+        run_within(
+            runtime.clock,
+            maybe_await(handler.send(ask)),
+            tool.timeout,
+            signal,
+            f"{pause.channel}.send",
+        )
+    )
     try:
         return await asyncio.shield(sending)
     except asyncio.CancelledError:
-        with contextlib.suppress(Exception):
+        if not frame.state.dropped(pause.path):
+            sending.cancel()
+            raise
+        outcome = None
+        try:
             outcome = await sending
-            if isinstance(outcome, ChannelOutcome) and outcome.awaits_reply:
-                await frame.runtime.store.pauses.mark_sent(pause.tenant_id, pause.pause_id)
+        except Exception as error:
+            runtime.logger.warning(
+                "channel.send-failed: %s failed while its branch was dropped: %r",
+                pause.channel,
+                error,
+            )
+        if isinstance(outcome, ChannelOutcome) and outcome.awaits_reply:
+            await frame.writes.commit([MarkPauseSent(pause.tenant_id, pause.pause_id)])
         raise
 
 
 async def _close_unsent(frame: ExecutionFrame, pause: PauseRecord) -> None:
-    runtime = frame.runtime
-    now = runtime.clock.now()
-    closed = await runtime.store.pauses.cancel_by_tenant_id_and_pause_id(
-        pause.tenant_id, pause.pause_id, resolution=PauseResolution.CANCELLED, now=now
+    await frame.writes.commit(
+        [
+            CancelPause(
+                pause.tenant_id,
+                pause.pause_id,
+                PauseResolution.CANCELLED,
+                frame.runtime.clock.now(),
+            )
+        ]
     )
-    if closed is not None:
-        await runtime.store.records.save_pause_answer(
-            pause.tenant_id,
-            pause.root_execution_id,
-            PauseAnswerRecord.of(closed, PauseResolution.CANCELLED, now, None),
-        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -10,6 +11,23 @@ from agboss.dto import ToolCallApprovalDecisionDto, validation_errors
 from agboss.errors import DtoValidationError
 
 __all__ = ["validate_decision"]
+
+
+def _non_finite(value: object, where: str) -> str | None:
+    """The path of the first NaN or infinity in a JSON-like value, if any."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else where
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _non_finite(item, f"{where}.{key}")
+            if found is not None:
+                return found
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = _non_finite(item, f"{where}[{index}]")
+            if found is not None:
+                return found
+    return None
 
 
 def validate_decision(
@@ -37,6 +55,12 @@ def validate_decision(
         ) from error
     if valid.override_arguments is None:
         return valid
+    where = _non_finite(valid.override_arguments, "override_arguments")
+    if where is not None:
+        raise DtoValidationError(
+            f"{where} is not a finite number (NaN and infinity cannot be stored or replayed)",
+            hint="pass a finite number, or leave the field out to keep the model's argument",
+        )
     if not valid.approved:
         raise DtoValidationError(
             "override_arguments is only allowed with approved=True",

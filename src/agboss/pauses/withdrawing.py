@@ -1,23 +1,41 @@
-"""Closing pauses without an answer — a cancelled thread, a tree that ended — and telling
-their channels (`withdraw`), best-effort."""
+"""Telling channels that their questions were closed without an answer (`withdraw`), and
+cancelling a thread.
+
+A pause closed after its ``send`` returned is marked in the same commit as owing its channel a
+withdraw (``withdrawal = 'due'``), and marked told once ``withdraw`` returned, failed or timed out
+(best-effort: one ``channel.withdraw-failed`` warning). Whoever closed it tells the channel while
+holding the tree's lease; one cut off before is found by the recovery sweep, which tells it then
+— so every channel is told, and told once per pass that closed its pause.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from agboss.assembly.assemble import ToolChannel
 from agboss.components.channels import ApprovalAsk, ChannelWithdrawal
 from agboss.components.specs import ToolSpec
 from agboss.context import DEFAULT_TENANT_ID, ExecutionContext, StepContext, Tenant
 from agboss.engine.frame import maybe_await
+from agboss.engine.lease import Lease
 from agboss.engine.runtime import Runtime
 from agboss.engine.timeouts import run_within
-from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.enums import ExecutionStatus, PauseResolution
 from agboss.errors import ThreadOwnerError
 from agboss.observability.tracing import span
 from agboss.outputs import ExecutionOutput
-from agboss.pauses.model import PauseAnswerRecord, PauseRecord
+from agboss.pauses.model import PauseRecord
 from agboss.store.protocol import ExecutionRow
+from agboss.store.writes import (
+    AcquireLease,
+    CancelExecutions,
+    CancelPendingUnder,
+    MarkWithdrawn,
+    ReleaseLease,
+    Write,
+)
 
-__all__ = ["cancel_thread", "close_pending_pauses", "tool_of", "withdraw"]
+__all__ = ["cancel_thread", "settle_withdrawals", "tool_of", "withdraw", "withdraw_closed"]
 
 
 def tool_of(runtime: Runtime, pause: PauseRecord) -> tuple[ToolSpec, ToolChannel]:
@@ -100,45 +118,62 @@ async def withdraw(
         )
 
 
-async def close_pending_pauses(
-    runtime: Runtime, root: ExecutionRow, resolution: PauseResolution
-) -> list[PauseRecord]:
-    """Closes every Pending pause of a tree (Pending → Cancelled, one atomic change each).
+async def withdraw_closed(
+    runtime: Runtime,
+    row: ExecutionRow,
+    pauses: list[PauseRecord],
+    resolution: PauseResolution | None = None,
+) -> list[MarkWithdrawn]:
+    """Calls ``withdraw`` for each closed pause (in its own execution's frame); the writes that
+    mark them told, for the caller's next commit."""
+    rows = {row.execution_id: row}
+    told: list[MarkWithdrawn] = []
+    for pause in pauses:
+        found = rows.get(pause.execution_id)
+        if found is None:
+            found = await runtime.store.executions.find_by_id(pause.execution_id) or row
+            rows[pause.execution_id] = found
+        how = resolution or pause.resolution or PauseResolution.CANCELLED
+        await withdraw(runtime, found, pause, how)
+        told.append(MarkWithdrawn(pause.tenant_id, pause.pause_id))
+    return told
 
-    Each pause this call closed gets its audit entry, and — if its ``send`` had returned —
-    one ``withdraw``. A pause another caller closed first is left to that caller.
 
-    Returns:
-        The pauses this call closed.
-    """
+async def settle_withdrawals(runtime: Runtime, root_execution_id: str) -> None:
+    """Tells the channels a tree still owes a withdraw, holding the tree's lease (if another
+    instance holds it, that instance — or a later sweep — does it)."""
     store = runtime.store
-    closed: list[PauseRecord] = []
-    for pending in await store.pauses.find_by_root(root.root_execution_id, (PauseStatus.PENDING,)):
-        now = runtime.clock.now()
-        pause = await store.pauses.cancel_by_tenant_id_and_pause_id(
-            pending.tenant_id, pending.pause_id, resolution=resolution, now=now
-        )
-        if pause is None:
-            continue
-        closed.append(pause)
-        await store.records.save_pause_answer(
-            pause.tenant_id,
-            pause.root_execution_id,
-            PauseAnswerRecord.of(pause, resolution, now, None),
-        )
-        if pause.is_sent:
-            row = root
-            if pause.execution_id != root.execution_id:
-                found = await store.executions.find_by_id(pause.execution_id)
-                row = found or root
-            await withdraw(runtime, row, pause, resolution)
-    return closed
+    at = Lease.moment(runtime)
+    [acquired] = await store.write(
+        [
+            AcquireLease(
+                root_execution_id, runtime.holder, runtime.lease_ttl, Lease.store_now(runtime)
+            )
+        ]
+    )
+    if acquired is None:
+        return
+    lease = Lease(runtime, acquired.fence, granted_at=at)
+    writes: list[Write[Any]] = []
+    try:
+        due = await store.pauses.find_due_withdrawals(root_execution_id)
+        root = await store.executions.find_by_id(root_execution_id)
+        if due and root is not None:
+            await lease.ensure()
+            writes = list(await withdraw_closed(runtime, root, due))
+    finally:
+        await store.write([*writes, ReleaseLease(lease.fence)], fence=lease.fence)
 
 
 async def cancel_thread(
     runtime: Runtime, thread_id: str, *, tenant_id: str | None, owner_id: str | None
 ) -> ExecutionOutput | None:
-    """Cancels a thread's running and paused executions; see `App.cancel`."""
+    """Cancels a thread's running and paused executions; see `App.cancel`.
+
+    The executions and their pending pauses are cancelled in one commit (a pass running on the
+    tree meanwhile finds it cancelled at its end and leaves it so); then the channels of the
+    pauses that were sent are told.
+    """
     store = runtime.store
     tenant = tenant_id or DEFAULT_TENANT_ID
     thread = await store.executions.find_thread(tenant, thread_id)
@@ -146,13 +181,25 @@ async def cancel_thread(
         return None
     if owner_id is not None and thread.owner_id != owner_id:
         raise ThreadOwnerError(f"thread {thread_id} belongs to another owner")
-    cancelled = await store.executions.cancel(tenant, thread_id, now=runtime.clock.now())
-    for execution_id in cancelled:
-        root = await store.executions.find_by_id(execution_id)
-        if root is not None:
-            await close_pending_pauses(runtime, root, PauseResolution.CANCELLED)
+    roots = await store.executions.find_roots(tenant, thread_id)
+    if not roots:
+        return None
+    now = runtime.clock.now()
+    writes: list[Write[Any]] = []
+    for root in roots:
+        writes += [
+            CancelExecutions(root.execution_id, now),
+            CancelPendingUnder(root.execution_id, "", PauseResolution.CANCELLED, now),
+        ]
+    results = await store.write(writes)
+    cancelled = [root for root, ids in zip(roots, results[::2], strict=True) if ids]
+    for root, closed in zip(roots, results[1::2], strict=True):
+        if any(pause.is_sent for pause in closed):
+            await settle_withdrawals(runtime, root.execution_id)
     if not cancelled:
         return None
     return ExecutionOutput(
-        thread_id=thread_id, execution_id=cancelled[-1], status=ExecutionStatus.CANCELLED
+        thread_id=thread_id,
+        execution_id=cancelled[-1].execution_id,
+        status=ExecutionStatus.CANCELLED,
     )

@@ -14,6 +14,7 @@ from agboss.engine.runtime import Runtime
 from agboss.errors import BudgetExceededError, ConfigurationError
 from agboss.models.messages import Usage
 from agboss.store.protocol import ExecutionRow
+from agboss.store.writes import AddLedgerEntry
 
 __all__ = ["Budget", "check_budgets", "count_spend"]
 
@@ -93,7 +94,7 @@ async def check_budgets(runtime: Runtime, execution: ExecutionRow, caller: str) 
 async def count_spend(
     runtime: Runtime, root_execution_id: str, execution_id: str, caller: str, usage: Usage
 ) -> None:
-    """Counts a model call in the tree's ledger, at once."""
-    await runtime.store.ledger.add(
-        root_execution_id, execution_id, caller, usage, now=runtime.clock.now()
+    """Counts a model call in the tree's ledger, at once (its own commit)."""
+    await runtime.store.write(
+        [AddLedgerEntry(root_execution_id, execution_id, caller, usage, runtime.clock.now())]
     )

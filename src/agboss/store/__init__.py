@@ -1,4 +1,5 @@
-"""The durable store: repository protocols and their implementations (one module per dialect)."""
+"""The durable store: the protocol (repositories that read, `Store.write` that changes), the
+writes, and the SQL stores (one implementation, a driver per database)."""
 
 from agboss.store.protocol import (
     BranchRepository,

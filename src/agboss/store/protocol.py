@@ -1,21 +1,33 @@
-"""The store's repository protocols: every store implements them and passes one contract suite.
+"""The store's protocol: repositories that read, and `Store.write`, which changes state.
 
-State changes that must be atomic (lease acquire and renew, fenced writes, a pause's Pending →
-Resolved) are single statements or single transactions in each implementation, never a read
-followed by a write in Python. Times are passed in (``now``) from the application's Clock, so
-that a test clock drives leases and retention as it drives everything else.
+Every change goes through `Store.write`: a list of writes (`agboss.store.writes`) applied as one
+transaction after the pass's fence is checked, so that an engine transition is whole or absent
+and an instance that lost its lease writes nothing. The repositories read; the few writes the
+specification names on them (``cancel_by_tenant_id_and_pause_id``, ``delete_resolved_before``,
+``save_pause_answer``) are one-write transactions. Times are passed in (``now``) from the
+application's Clock, so a test clock drives retention and deadlines as it drives everything
+else; a lease's time may instead be the store's own clock (``now=None``).
+
+Every store passes one contract suite, `agboss.testing.store_contract`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.models.messages import Usage
 from agboss.outputs import PendingPause
-from agboss.pauses.model import PauseAnswer, PauseAnswerRecord, PauseRecord
+from agboss.pauses.model import PauseAnswerRecord, PauseRecord
+
+if TYPE_CHECKING:
+    from agboss.store.writes import Write
+
+T = TypeVar("T")
 
 __all__ = [
     "BranchRepository",
@@ -32,6 +44,7 @@ __all__ = [
     "StepJournalRepository",
     "Store",
     "ThreadRow",
+    "write_one",
 ]
 
 
@@ -71,9 +84,11 @@ class ExecutionRow:
     status: ExecutionStatus
     input_json: str
     output_json: str | None
-    error: bytes | None
+    error_json: str | None
     created_at: datetime
     updated_at: datetime
+    spend: Usage = field(default_factory=Usage)
+    """What the execution's own steps spent (not its children's)."""
 
     @classmethod
     def starting(
@@ -102,7 +117,7 @@ class ExecutionRow:
             status=ExecutionStatus.RUNNING,
             input_json=input_json,
             output_json=None,
-            error=None,
+            error_json=None,
             created_at=now,
             updated_at=now,
         )
@@ -117,7 +132,9 @@ class StepEntry:
         kind: ``model-call``, ``tool-run``, …
         result_json: The step's result.
         record_json: The step's `StepRecord`, for the execution record.
-        seq: The order steps were journaled in, within the execution.
+        seq: The order steps were journaled in, within the execution (set by the store).
+        usage: What the step spent on models: added to its execution's spend when it is
+            journaled.
     """
 
     key: str
@@ -126,7 +143,6 @@ class StepEntry:
     record_json: str
     seq: int = 0
     usage: Usage | None = None
-    """What the step spent on models: added to its execution's spend when it is journaled."""
 
 
 class ExecutionRepository(Protocol):
@@ -134,14 +150,6 @@ class ExecutionRepository(Protocol):
 
     async def find_thread(self, tenant_id: str, thread_id: str) -> ThreadRow | None:
         """The thread, or ``None``."""
-        ...
-
-    async def begin(self, row: ExecutionRow, *, holder: str, lease_until: datetime) -> Fence:
-        """Creates the thread if it is new, the execution, and its lease, in one transaction.
-
-        Raises:
-            ThreadOwnerError: The thread exists with another owner.
-        """
         ...
 
     async def find(self, tenant_id: str, execution_id: str) -> ExecutionRow | None:
@@ -152,66 +160,35 @@ class ExecutionRepository(Protocol):
         """The execution, whatever its tenant (for recovery, which knows only ids)."""
         ...
 
-    async def finish(
-        self,
-        fence: Fence,
-        execution_id: str,
-        *,
-        status: ExecutionStatus,
-        output_json: str | None,
-        error: bytes | None,
-        now: datetime,
-    ) -> bool:
-        """Sets an execution's status (and output or error) under the pass's fence.
-
-        A cancelled execution stays cancelled: then nothing changes and it returns ``False``.
-
-        Raises:
-            LeaseLostError: The fence no longer holds.
-        """
-        ...
-
-    async def find_interrupted(self, now: datetime, limit: int) -> list[str]:
-        """Root executions a dead holder left: running with an expired lease, or paused with a
-        resolved pause and a free lease (the answer was recorded, nobody moved the tree)."""
-        ...
-
-    async def insert_child(self, fence: Fence, row: ExecutionRow) -> ExecutionRow:
-        """Creates a child execution under the pass's fence, or returns the one that exists."""
+    async def find_tree(self, root_execution_id: str) -> list[ExecutionRow]:
+        """Every execution of a tree, the root first, then in the order they were made."""
         ...
 
     async def find_children(self, execution_id: str) -> list[ExecutionRow]:
         """The executions a step of this execution started, oldest first."""
         ...
 
+    async def find_roots(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
+        """The thread's root executions that are running or paused, oldest first."""
+        ...
+
     async def spend_of(self, execution_id: str, *, tree: bool) -> Usage:
         """What an execution's steps spent (``tree``: with its descendants')."""
         ...
 
-    async def cancel_under(self, fence: Fence, execution_id: str, *, now: datetime) -> None:
-        """Cancels a running or paused execution and its descendants, under the fence."""
-        ...
-
-    async def cancel(self, tenant_id: str, thread_id: str, *, now: datetime) -> list[str]:
-        """Cancels the thread's running and paused root executions; their ids."""
+    async def find_interrupted(self, now: datetime | None, limit: int) -> list[str]:
+        """Root executions whose lease is free or expired and that a pass must move: running
+        (a pass was cut off), paused with a resolved pause (an answer nobody moved), or with a
+        channel still to be told of a withdrawn pause. ``now=None``: the store's clock."""
         ...
 
 
 class StepJournalRepository(Protocol):
-    """The step journal: each step's result under its idempotency key."""
+    """The step journal: each step's result under its key."""
 
     async def load(self, execution_id: str, prefix: str = "") -> dict[str, StepEntry]:
-        """The journaled steps of an execution whose keys start with ``prefix``, by key."""
-        ...
-
-    async def append(
-        self, fence: Fence, execution_id: str, entry: StepEntry, *, now: datetime
-    ) -> None:
-        """Journals a step under the pass's fence.
-
-        Raises:
-            LeaseLostError: The fence no longer holds.
-        """
+        """The journaled steps of an execution whose keys start with ``prefix``, by key, in
+        the order they were journaled."""
         ...
 
 
@@ -223,45 +200,34 @@ class BranchRow:
         place: ``<node>#<visit>@<index>`` in its execution.
         status: ``waiting``, ``done``, ``failed`` or ``cancelled``.
         output_json: A done branch's output.
-        error: A failed branch's error, pickled.
+        error_json: A failed branch's failure (`agboss.store.failures`).
     """
 
     place: str
     status: str
-    output_json: str | None
-    error: bytes | None
+    output_json: str | None = None
+    error_json: str | None = None
 
 
 class BranchRepository(Protocol):
-    """Launches' bookkeeping: when each began, and where each branch stands."""
-
-    async def start_launch(
-        self, fence: Fence, execution_id: str, place: str, *, now: datetime
-    ) -> datetime:
-        """When the launch began: now the first time, the stored time after."""
-        ...
+    """Launches' bookkeeping: where each branch stands."""
 
     async def load(self, execution_id: str, prefix: str) -> dict[str, BranchRow]:
         """The branch rows of a launch (places starting with ``prefix``), by place."""
         ...
 
-    async def save(
-        self, fence: Fence, execution_id: str, branch: BranchRow, *, now: datetime
-    ) -> None:
-        """Records where a branch stands, under the pass's fence."""
-        ...
-
 
 class LeaseRepository(Protocol):
-    """Leases on execution trees: one holder moves a tree at a time."""
+    """Leases on execution trees: one holder moves a tree at a time (each call a one-write
+    transaction; see `agboss.store.writes` for what they do)."""
 
     async def acquire(
-        self, root_execution_id: str, holder: str, *, now: datetime, ttl: timedelta
+        self, root_execution_id: str, holder: str, *, now: datetime | None, ttl: timedelta
     ) -> Fence | None:
         """Takes the lease if it is free or expired; ``None`` while another holds it."""
         ...
 
-    async def renew(self, fence: Fence, *, now: datetime, ttl: timedelta) -> bool:
+    async def renew(self, fence: Fence, *, now: datetime | None, ttl: timedelta) -> bool:
         """Extends a held lease; ``False`` if it was lost."""
         ...
 
@@ -271,68 +237,21 @@ class LeaseRepository(Protocol):
 
 
 class PausedExecutionRepository(Protocol):
-    """The application's pauses: one record per waiting step, keyed by its idempotency key.
+    """The application's pauses: one record per waiting step, keyed by its step.
 
-    Pending → Resolved, Pending → Taken (decided), Resolved → Taken and Pending → Cancelled are
-    each one conditional statement: of two callers racing for the same pause, exactly one wins.
+    Its state changes are writes (`InsertPause`, `ResolvePause`, `TakePause`, `CancelPause`,
+    …), each one conditional statement: of two callers racing for the same pause, exactly one
+    wins.
     """
 
     async def find_by_step(self, execution_id: str, step_key: str) -> PauseRecord | None:
         """The pause of a waiting step, if it was asked."""
         ...
 
-    async def insert(self, fence: Fence, pause: PauseRecord) -> PauseRecord:
-        """Records a new Pending pause under the pass's fence; its ``seq`` is assigned here.
-
-        Raises:
-            LeaseLostError: The fence no longer holds.
-        """
-        ...
-
     async def find_by_tenant_id_and_pause_id(
         self, tenant_id: str, pause_id: str
     ) -> PauseRecord | None:
         """The pause with this id of this tenant, or ``None`` (unknown, or past retention)."""
-        ...
-
-    async def mark_sent(self, tenant_id: str, pause_id: str) -> PauseStatus | None:
-        """Notes that its channel's ``send`` returned; the pause's status as it is now."""
-        ...
-
-    async def resolve(
-        self,
-        tenant_id: str,
-        pause_id: str,
-        *,
-        status: PauseStatus,
-        resolution: PauseResolution,
-        answer: PauseAnswer,
-        now: datetime,
-    ) -> PauseRecord | None:
-        """Pending → ``status`` (Resolved, or Taken when decided at once), atomically.
-
-        Returns:
-            The resolved record, or ``None`` when the pause was not Pending.
-        """
-        ...
-
-    async def take(self, tenant_id: str, pause_id: str) -> None:
-        """Resolved → Taken: its step took the decision."""
-        ...
-
-    async def cancel_by_tenant_id_and_pause_id(
-        self,
-        tenant_id: str,
-        pause_id: str,
-        *,
-        resolution: PauseResolution,
-        now: datetime,
-    ) -> PauseRecord | None:
-        """Pending → Cancelled, atomically.
-
-        Returns:
-            The record as it was (with ``is_sent``), or ``None`` when it was not Pending.
-        """
         ...
 
     async def find_by_root(
@@ -351,6 +270,25 @@ class PausedExecutionRepository(Protocol):
         self, root_execution_id: str, path: str, statuses: tuple[PauseStatus, ...]
     ) -> list[PauseRecord]:
         """A tree's pauses in these statuses that wait under a branch path (its prefix)."""
+        ...
+
+    async def find_due_withdrawals(self, root_execution_id: str) -> list[PauseRecord]:
+        """A tree's closed pauses whose channel is still to be told (``withdraw``)."""
+        ...
+
+    async def cancel_by_tenant_id_and_pause_id(
+        self,
+        tenant_id: str,
+        pause_id: str,
+        *,
+        resolution: PauseResolution,
+        now: datetime,
+    ) -> PauseRecord | None:
+        """Pending → Cancelled with its audit entry (`CancelPause`), atomically.
+
+        Returns:
+            The record (with ``is_sent``), or ``None`` when it was not Pending.
+        """
         ...
 
     async def delete_resolved_before(self, cutoff: datetime) -> int:
@@ -394,12 +332,6 @@ class LedgerEntry:
 class BudgetLedgerRepository(Protocol):
     """What each execution tree spent on models, call by call."""
 
-    async def add(
-        self, root_execution_id: str, execution_id: str, caller: str, usage: Usage, *, now: datetime
-    ) -> None:
-        """Counts one model call."""
-        ...
-
     async def total(self, root_execution_id: str) -> Usage:
         """What the tree spent."""
         ...
@@ -410,7 +342,7 @@ class BudgetLedgerRepository(Protocol):
 
 
 class Store(Protocol):
-    """A durable store: the repositories of one database."""
+    """A durable store: the repositories of one database, and its one way to change it."""
 
     @property
     def executions(self) -> ExecutionRepository:
@@ -447,10 +379,44 @@ class Store(Protocol):
         """The budgets' ledger."""
         ...
 
-    async def open(self) -> None:
-        """Creates the schema if needed; idempotent."""
+    async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> list[Any]:
+        """Applies ``writes`` as one transaction, in order; each one's result, in order.
+
+        Raises:
+            LeaseLostError: ``fence`` no longer holds its tree's lease; nothing is written.
+            StoreError: The store failed (busy past its wait, unreachable, a value it cannot
+                keep); nothing is written.
+        """
+        ...
+
+    def session(self) -> AbstractAsyncContextManager[None]:
+        """Binds what runs inside it (and the tasks it starts) to one connection, where the
+        store has several: a pass's statements share one."""
+        ...
+
+    async def open(self, *, migrate: bool = True) -> None:
+        """Opens the store; brings its schema to this version of agboss when ``migrate``.
+
+        Raises:
+            StoreError: It cannot be opened, its schema is older and ``migrate`` is false, or
+                it was written by a newer agboss.
+        """
+        ...
+
+    async def migrate(self) -> int:
+        """Brings the schema to this version of agboss; the schema version it is at."""
+        ...
+
+    async def schema_version(self) -> int:
+        """The version of the schema the store holds (0: none yet)."""
         ...
 
     async def close(self) -> None:
         """Releases the store's connections."""
         ...
+
+
+async def write_one(store: Store, write: Write[T], *, fence: Fence | None = None) -> T:
+    """Applies one write as its own transaction; its result."""
+    [result] = await store.write([write], fence=fence)
+    return result  # type: ignore[no-any-return]

@@ -7,6 +7,7 @@ from typing import Any
 
 from agboss.dto import ToolCallApprovalAskDto
 from agboss.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from agboss.models.messages import Usage
 from agboss.outputs import PendingPause
 from agboss.pauses.model import PauseAnswer, PauseRecord, shown_pause_id
 from agboss.records.model import StepRecord
@@ -15,6 +16,7 @@ from agboss.store.times import from_micros
 
 __all__ = [
     "EXECUTION_COLUMNS",
+    "EXECUTION_READ",
     "PAUSE_COLUMNS",
     "PENDING_COLUMNS",
     "execution_of",
@@ -24,8 +26,12 @@ __all__ = [
 
 EXECUTION_COLUMNS = (
     "execution_id, root_execution_id, parent_execution_id, tenant_id, thread_id, owner_id, "
-    "workflow, workflow_version, status, input_json, output_json, error, created_at, updated_at"
+    "workflow, workflow_version, status, input_json, output_json, error_json, created_at, "
+    "updated_at"
 )
+
+EXECUTION_READ = EXECUTION_COLUMNS + ", input_tokens, output_tokens, cost, model_calls"
+"""An execution's columns and what its own steps spent."""
 
 
 def execution_of(row: Any) -> ExecutionRow:
@@ -43,9 +49,19 @@ def execution_of(row: Any) -> ExecutionRow:
         status=ExecutionStatus(values[8]),
         input_json=str(values[9]),
         output_json=None if values[10] is None else str(values[10]),
-        error=None if values[11] is None else bytes(values[11]),
+        error_json=None if values[11] is None else str(values[11]),
         created_at=from_micros(int(values[12])),
         updated_at=from_micros(int(values[13])),
+        spend=(
+            Usage(
+                input_tokens=int(values[14]),
+                output_tokens=int(values[15]),
+                cost=float(values[16]),
+                calls=int(values[17]),
+            )
+            if len(values) > 14
+            else Usage()
+        ),
     )
 
 

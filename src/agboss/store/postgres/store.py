@@ -1,34 +1,27 @@
-"""`PostgresStore`: one PostgreSQL database shared by every instance of an application."""
+"""`PostgresStore`: several instances, on several machines, on one PostgreSQL database."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from agboss.store.postgres.database import PostgresDatabase
-from agboss.store.postgres.pauses import (
-    PostgresExecutionRecordRepository,
-    PostgresPausedExecutionRepository,
-)
-from agboss.store.postgres.repositories import (
-    PostgresBranchRepository,
-    PostgresBudgetLedgerRepository,
-    PostgresExecutionRepository,
-    PostgresLeaseRepository,
-    PostgresStepJournalRepository,
-)
+from agboss.store.postgres.driver import PostgresDriver
+from agboss.store.sql.store import SqlStore
 
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore:
+class PostgresStore(SqlStore):
     """A store in a PostgreSQL database: for several instances on several machines.
 
     Args:
         url: ``postgresql://user:password@host:port/database``.
-        schema: The schema its tables live in (created if missing); the connection's default
-            (``public``) when ``None``.
-        max_connections: The size of the connection pool of each instance.
+        schema: The schema its tables live in (created by the first migration if missing); the
+            connection's default (``public``) when ``None``.
+        max_connections: The size of the connection pool of each instance (a pass holds one).
         open_timeout: How long opening may wait for the server.
+        lock_timeout: How long a statement waits for a lock another transaction holds before it
+            fails with `StoreBusyError`.
+        statement_timeout: How long one statement may run.
     """
 
     def __init__(
@@ -38,55 +31,27 @@ class PostgresStore:
         *,
         max_connections: int = 10,
         open_timeout: timedelta = timedelta(seconds=10),
+        lock_timeout: timedelta = timedelta(seconds=5),
+        statement_timeout: timedelta = timedelta(seconds=30),
     ) -> None:
-        self._db = PostgresDatabase(
+        self._postgres = PostgresDriver(
             url,
             schema=schema,
             max_size=max_connections,
-            open_timeout=open_timeout.total_seconds(),
+            open_timeout=open_timeout,
+            lock_timeout=lock_timeout,
+            statement_timeout=statement_timeout,
         )
-        self._executions = PostgresExecutionRepository(self._db)
-        self._journal = PostgresStepJournalRepository(self._db)
-        self._leases = PostgresLeaseRepository(self._db)
-        self._pauses = PostgresPausedExecutionRepository(self._db)
-        self._records = PostgresExecutionRecordRepository(self._db)
-        self._ledger = PostgresBudgetLedgerRepository(self._db)
-        self._branches = PostgresBranchRepository(self._db)
+        super().__init__(self._postgres)
 
     @property
-    def executions(self) -> PostgresExecutionRepository:
-        return self._executions
+    def schema(self) -> str | None:
+        """The schema its tables live in (``None``: the connection's default)."""
+        return self._postgres.schema
 
-    @property
-    def journal(self) -> PostgresStepJournalRepository:
-        return self._journal
-
-    @property
-    def leases(self) -> PostgresLeaseRepository:
-        return self._leases
-
-    @property
-    def pauses(self) -> PostgresPausedExecutionRepository:
-        return self._pauses
-
-    @property
-    def records(self) -> PostgresExecutionRecordRepository:
-        return self._records
-
-    @property
-    def branches(self) -> PostgresBranchRepository:
-        return self._branches
-
-    @property
-    def ledger(self) -> PostgresBudgetLedgerRepository:
-        return self._ledger
-
-    async def open(self) -> None:
-        await self._db.open()
-
-    async def close(self) -> None:
-        await self._db.close()
+    async def _before_migration(self) -> None:
+        await self._postgres.ensure_schema()
 
     def __repr__(self) -> str:
-        schema = f", schema={self._db.schema!r}" if self._db.schema else ""
+        schema = f", schema={self.schema!r}" if self.schema else ""
         return f"PostgresStore(<url>{schema})"

@@ -1,9 +1,9 @@
-"""The SQLite store: the embedded default."""
+"""The SQLite store: one file, writes on a thread of their own."""
 
-from agboss.store.sqlite.pauses import (
+from agboss.store.sqlite.store import (
     SqliteExecutionRecordRepository,
     SqlitePausedExecutionRepository,
+    SqliteStore,
 )
-from agboss.store.sqlite.store import SqliteStore
 
 __all__ = ["SqliteExecutionRecordRepository", "SqlitePausedExecutionRepository", "SqliteStore"]

@@ -1,0 +1,167 @@
+"""A pass's hold on its tree: the lease (renewed, checked before user code) and its writes.
+
+A pass buffers what it writes (`PassWrites`) and commits it as one transaction, fenced, at the
+points that matter: before anything runs that the pass cannot take back (a tool, a channel's
+``send`` or ``withdraw``, a join's handler, a model call), right after a tool ran (its journal
+row, with the pause it took), and at its end (with the tree's status and the lease's release).
+So an engine transition is whole or absent, and a holder that lost its lease writes nothing:
+its next commit fails on the fence, and with nothing to commit `Lease.ensure` checks first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from agboss.clock import SystemClock
+from agboss.engine.runtime import Runtime
+from agboss.enums import PauseStatus
+from agboss.errors import LeaseLostError
+from agboss.store.protocol import Fence
+from agboss.store.writes import MarkPauseSent, ReleaseLease, RenewLease, Write
+
+__all__ = ["Lease", "PassWrites"]
+
+
+class Lease:
+    """A held lease: its fence, and how sure this instance is that it still holds it.
+
+    The lease expires on the store's clock (the database server's) when the application runs on
+    the system clock, else on the application's Clock (a test clock). This instance counts
+    from just before the store granted or renewed it, so its estimate errs on the safe side;
+    when it is not sure (past two thirds of the lease, as after a stall), it renews before
+    acting, and stops with `LeaseLostError` if the renewal fails.
+    """
+
+    def __init__(self, runtime: Runtime, fence: Fence, *, granted_at: float) -> None:
+        self.runtime = runtime
+        self.fence = fence
+        self.lost = False
+        self._confirmed = granted_at
+
+    @staticmethod
+    def store_now(runtime: Runtime) -> datetime | None:
+        """What a lease write passes as now: ``None`` (the store's clock) on the system clock."""
+        return None if isinstance(runtime.clock, SystemClock) else runtime.clock.now()
+
+    @staticmethod
+    def moment(runtime: Runtime) -> float:
+        """Now, in seconds, on the clock the lease is estimated with."""
+        if isinstance(runtime.clock, SystemClock):
+            return time.monotonic()
+        return runtime.clock.now().timestamp()
+
+    def error(self) -> LeaseLostError:
+        """The error of acting without the lease."""
+        return LeaseLostError(
+            f"this instance lost the lease on execution tree {self.fence.root_execution_id}",
+            hint="another instance took the tree over; its pass carries on the work",
+        )
+
+    def confirmed(self, at: float) -> None:
+        """The store granted or renewed the lease as of ``at`` (`moment`, taken before)."""
+        self._confirmed = max(self._confirmed, at)
+
+    def surely_held(self) -> bool:
+        """Whether the lease cannot have expired yet, by this instance's estimate."""
+        ttl = self.runtime.lease_ttl.total_seconds()
+        return not self.lost and self.moment(self.runtime) - self._confirmed < ttl * 2 / 3
+
+    async def renew(self) -> bool:
+        """Extends the lease in the store; ``False`` (and `lost`) if it was lost."""
+        runtime = self.runtime
+        at = self.moment(runtime)
+        [held] = await runtime.store.write(
+            [RenewLease(self.fence, runtime.lease_ttl, self.store_now(runtime))]
+        )
+        if held:
+            self.confirmed(at)
+        else:
+            self.lost = True
+        return bool(held)
+
+    async def ensure(self) -> None:
+        """Raises `LeaseLostError` unless the lease is surely still held (renewing if unsure)."""
+        if self.lost:
+            raise self.error()
+        if not self.surely_held() and not await self.renew():
+            raise self.error()
+
+    async def keep(self) -> None:
+        """Renews the lease every third of its time to live until cancelled or lost."""
+        interval = self.runtime.lease_ttl / 3
+        while not self.lost:
+            await self.runtime.clock.sleep(interval)
+            if not await self.renew():
+                self.runtime.logger.info(
+                    "run.lease-lost: execution tree %s was taken over while this instance "
+                    "(%s) ran a pass on it",
+                    self.fence.root_execution_id,
+                    self.fence.holder,
+                    extra={"event": "run.lease-lost", "execution_id": self.fence.root_execution_id},
+                )
+                return
+
+
+class PassWrites:
+    """What a pass has written but not yet committed, and the commits."""
+
+    def __init__(self, lease: Lease) -> None:
+        self.lease = lease
+        self.withdrawals_due = False
+        """Whether a channel is owed a ``withdraw`` (a pause closed while its send returned)."""
+        self.released = False
+        """Whether a commit released the lease (the pass is over)."""
+        self._pending: list[Write[Any]] = []
+        self._lock = asyncio.Lock()
+
+    def add(self, *writes: Write[Any]) -> None:
+        """Buffers writes for the pass's next commit."""
+        self._pending.extend(writes)
+
+    async def flush(self) -> None:
+        """Commits what is buffered; with nothing buffered, checks the lease. Call it before
+        anything that cannot be taken back."""
+        await self.commit(())
+
+    async def commit(self, writes: Sequence[Write[Any]]) -> list[Any]:
+        """Commits what is buffered and ``writes`` as one fenced transaction; the results of
+        ``writes``.
+
+        Raises:
+            LeaseLostError: The lease was lost; nothing is written.
+        """
+        async with self._lock:
+            if self.lease.lost:
+                raise self.lease.error()
+            batch = [*self._pending, *writes]
+            self._pending = []
+            if not batch:
+                await self.lease.ensure()
+                return []
+            # Shielded: a branch cancelled meanwhile must not cut off its siblings' writes.
+            writing = asyncio.ensure_future(
+                self.lease.runtime.store.write(batch, fence=self.lease.fence)
+            )
+            try:
+                results = await asyncio.shield(writing)
+            except LeaseLostError:
+                self.lease.lost = True
+                raise
+            self.released |= any(isinstance(write, ReleaseLease) for write in writes)
+            self.withdrawals_due |= any(
+                isinstance(write, MarkPauseSent) and result is PauseStatus.CANCELLED
+                for write, result in zip(batch, results, strict=True)
+            )
+            return results[len(batch) - len(writes) :]
+
+    async def release(self) -> None:
+        """Commits what is buffered and frees the lease."""
+        await self.commit([ReleaseLease(self.lease.fence)])
+
+    def discard(self) -> None:
+        """Forgets what is buffered (the lease was lost: the new holder redoes it)."""
+        self._pending = []

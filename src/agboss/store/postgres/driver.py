@@ -1,0 +1,237 @@
+"""PostgreSQL through psycopg's async pool: sessions, pipelined transactions, bounded waits.
+
+A pass binds one connection for its whole duration (`session`): its reads and transactions
+share it, serialized by a lock, instead of checking a connection out per statement. A
+transaction is pipelined: ``BEGIN``, the fence (``agboss_fence``, which holds the lease row
+``FOR SHARE`` so that a takeover waits for the transaction, or aborts it with SQLSTATE AB001),
+the unit of work's statements and ``COMMIT`` go out together; only a statement whose rows the
+work reads waits for its answer. Every connection has a ``lock_timeout`` and a
+``statement_timeout``, so a stalled holder cannot make others wait without end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from psycopg import AsyncConnection, sql
+from psycopg import Error as PsycopgError
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from agboss.errors import (
+    StoreBusyError,
+    StoreError,
+    StoreSchemaError,
+    StoreUnavailableError,
+    StoreValueError,
+)
+from agboss.store.protocol import Fence
+from agboss.store.sql.dialect import POSTGRES, Dialect, Returns, Sql
+from agboss.store.sql.driver import Work
+from agboss.store.sqlite.driver import lease_lost
+
+__all__ = ["PostgresDriver"]
+
+T = TypeVar("T")
+
+_FENCE = "SELECT agboss_fence(%s, %s, %s)"
+
+
+@dataclass(slots=True)
+class _Session:
+    connection: AsyncConnection[Any]
+    lock: asyncio.Lock
+
+
+def _mapped(error: BaseException, fence: Fence | None) -> BaseException:
+    """A driver's error as the store's."""
+    if isinstance(error, UnicodeError):
+        return StoreValueError(f"the PostgreSQL store cannot keep a value it was given: {error}")
+    if isinstance(error, PoolTimeout):
+        return StoreBusyError(
+            f"no connection to the PostgreSQL store came free in time: {error}",
+            hint="raise max_connections, or look for passes that hold connections long",
+        )
+    if not isinstance(error, PsycopgError):
+        return error
+    state = error.sqlstate or ""
+    text = str(error).strip()
+    if state == "AB001" and fence is not None:
+        return lease_lost(fence)
+    if state in ("55P03", "57014", "40001", "40P01"):
+        return StoreBusyError(f"the PostgreSQL store was busy past its wait: {text}")
+    if state.startswith(("22", "54")):
+        return StoreValueError(f"the PostgreSQL store cannot keep a value it was given: {text}")
+    if state in ("42P01", "42703", "42883"):
+        return StoreSchemaError(
+            f"the PostgreSQL store is not an agboss store of this version: {text}",
+            hint="open it with App.create (which migrates it), or run `agboss migrate`",
+        )
+    if not state or state.startswith(("08", "57", "53")):
+        return StoreUnavailableError(f"the PostgreSQL store cannot be reached: {text}")
+    return StoreError(f"the PostgreSQL store refused a statement: {text}")
+
+
+class PostgresDriver:
+    """A connection pool to one database, in one schema (the connection's default if none).
+
+    Args:
+        url: ``postgresql://user:password@host:port/database``.
+        schema: The schema agboss's tables live in.
+        max_size: The pool's size.
+        open_timeout: How long opening waits for the server.
+        lock_timeout: How long a statement waits for a row or table lock.
+        statement_timeout: How long a statement may run.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None,
+        max_size: int,
+        open_timeout: timedelta,
+        lock_timeout: timedelta,
+        statement_timeout: timedelta,
+    ) -> None:
+        self.url = url
+        self.schema = schema
+        self._max_size = max_size
+        self._open_timeout = open_timeout.total_seconds()
+        self._options = (
+            f"-c lock_timeout={int(lock_timeout.total_seconds() * 1000)} "
+            f"-c statement_timeout={int(statement_timeout.total_seconds() * 1000)}"
+        )
+        if schema is not None:
+            self._options += f" -c search_path={schema}"
+        self._pool: AsyncConnectionPool[AsyncConnection[Any]] | None = None
+        self._session: ContextVar[_Session | None] = ContextVar("agboss_pg_session", default=None)
+
+    @property
+    def dialect(self) -> Dialect:
+        return POSTGRES
+
+    @property
+    def pool(self) -> AsyncConnectionPool[AsyncConnection[Any]]:
+        """The open pool."""
+        if self._pool is None:
+            raise StoreError(
+                "the PostgreSQL store is not open",
+                hint="use the store through App.create, which opens it, and before app.close()",
+            )
+        return self._pool
+
+    async def open(self) -> None:
+        if self._pool is not None:
+            return
+        pool: AsyncConnectionPool[AsyncConnection[Any]] = AsyncConnectionPool(
+            self.url,
+            min_size=1,
+            max_size=self._max_size,
+            kwargs={"autocommit": True, "options": self._options},
+            open=False,
+        )
+        try:
+            await pool.open(wait=True, timeout=self._open_timeout)
+        except (PsycopgError, OSError, TimeoutError, PoolTimeout) as error:
+            await pool.close()
+            raise StoreUnavailableError(
+                f"the PostgreSQL store cannot be opened: {error}",
+                hint="check the URL (postgresql://user:password@host:port/database) and that "
+                "the server is up",
+            ) from error
+        self._pool = pool
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            await pool.close()
+
+    async def ensure_schema(self) -> None:
+        """Creates the store's schema if it is named and missing (before a migration)."""
+        if self.schema is None:
+            return
+        statement = sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
+        try:
+            async with self._connection() as connection:
+                await connection.execute(statement)
+        except (PsycopgError, UnicodeError) as error:
+            raise _mapped(error, None) from error
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[None]:
+        if self._session.get() is not None:
+            yield
+            return
+        try:
+            checkout = self.pool.connection()
+            connection = await checkout.__aenter__()
+        except (PsycopgError, PoolTimeout) as error:
+            raise _mapped(error, None) from error
+        token = self._session.set(_Session(connection, asyncio.Lock()))
+        try:
+            yield
+        finally:
+            self._session.reset(token)
+            await checkout.__aexit__(None, None, None)
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        bound = self._session.get()
+        if bound is not None:
+            async with bound.lock:
+                yield bound.connection
+            return
+        async with self.pool.connection() as connection:
+            yield connection
+
+    async def read(self, statement: Sql) -> Any:
+        try:
+            async with self._connection() as connection:
+                cursor = await connection.execute(POSTGRES.render(statement.text), statement.params)
+                if statement.returns is Returns.ONE:
+                    return await cursor.fetchone()
+                if statement.returns is Returns.ALL:
+                    return await cursor.fetchall()
+                return None
+        except (PsycopgError, UnicodeError, PoolTimeout) as error:
+            raise _mapped(error, None) from error
+
+    async def transact(
+        self, work: Work[T], *, fence: Fence | None = None, durable: bool = True
+    ) -> T:
+        try:
+            async with (
+                self._connection() as connection,
+                connection.pipeline(),
+                connection.transaction(),
+            ):
+                if not durable:  # a lease's renewal: its loss costs nothing
+                    await connection.execute("SET LOCAL synchronous_commit = off")
+                if fence is not None:
+                    await connection.execute(
+                        _FENCE, (fence.root_execution_id, fence.holder, fence.epoch)
+                    )
+                steps = work()
+                try:
+                    statement = next(steps)
+                    while True:
+                        cursor = await connection.execute(
+                            POSTGRES.render(statement.text), statement.params
+                        )
+                        rows: Any = None
+                        if statement.returns is Returns.ONE:
+                            rows = await cursor.fetchone()
+                        elif statement.returns is Returns.ALL:
+                            rows = await cursor.fetchall()
+                        statement = steps.send(rows)
+                except StopIteration as done:
+                    result: T = done.value
+            return result
+        except (PsycopgError, UnicodeError, PoolTimeout) as error:
+            raise _mapped(error, fence) from error

@@ -1,0 +1,556 @@
+"""Each write (`agboss.store.writes`) as statements, written once for every dialect.
+
+A write is a unit of work (`agboss.store.sql.driver.Work`): a generator that yields its
+statements and receives their rows. `work_of` chains a list of writes into one unit, which the
+driver runs as one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.errors import ThreadOwnerError
+from agboss.pauses.model import PauseAnswer, PauseAnswerRecord, PauseRecord
+from agboss.store.protocol import ExecutionRow, Fence
+from agboss.store.rows import (
+    EXECUTION_COLUMNS,
+    EXECUTION_READ,
+    PAUSE_COLUMNS,
+    execution_of,
+    pause_of,
+)
+from agboss.store.sql.dialect import KEY_END, Returns, Sql
+from agboss.store.times import from_micros, to_micros
+from agboss.store.writes import (
+    Acquired,
+    AcquireLease,
+    AddLedgerEntry,
+    AppendStep,
+    BeginExecution,
+    CancelExecutions,
+    CancelPause,
+    CancelPendingUnder,
+    DeleteResolvedPauses,
+    InsertChild,
+    InsertPause,
+    MarkPauseSent,
+    MarkWithdrawn,
+    ReleaseLease,
+    RenewLease,
+    ResolvePause,
+    SaveBranch,
+    SavePauseAnswer,
+    SetExecutionStatus,
+    StartLaunch,
+    TakePause,
+    TakeResolvedUnder,
+    Write,
+)
+
+__all__ = [
+    "acquire_lease",
+    "cancel_pause",
+    "delete_resolved_pauses",
+    "release_lease",
+    "renew_lease",
+    "save_pause_answer",
+    "work_of",
+]
+
+Ops = Generator[Sql, Any, Any]
+
+_LEASE_NOW = "COALESCE(CAST(? AS BIGINT), {now})"
+"""The lease's notion of now: the application's time when given, else the database's."""
+
+
+def _micros(now: datetime | None) -> int | None:
+    return None if now is None else to_micros(now)
+
+
+def _ttl(ttl: timedelta) -> int:
+    return int(ttl.total_seconds() * 1_000_000)
+
+
+def _one(text: str, *params: Any) -> Sql:
+    return Sql(text, params, Returns.ONE)
+
+
+def _all(text: str, *params: Any) -> Sql:
+    return Sql(text, params, Returns.ALL)
+
+
+def _do(text: str, *params: Any) -> Sql:
+    return Sql(text, params)
+
+
+# ---- executions ----------------------------------------------------------------------------
+
+
+def _insert_execution(row: ExecutionRow) -> Sql:
+    # A second insert of the same id (a child re-entered after a crash) changes nothing.
+    created = to_micros(row.created_at)
+    return _do(
+        f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        row.execution_id,
+        row.root_execution_id,
+        row.parent_execution_id,
+        row.tenant_id,
+        row.thread_id,
+        row.owner_id,
+        row.workflow,
+        row.workflow_version,
+        row.status.value,
+        row.input_json,
+        row.output_json,
+        row.error_json,
+        created,
+        created,
+    )
+
+
+def _begin_execution(write: BeginExecution) -> Ops:
+    row = write.row
+    yield _do(
+        "INSERT INTO threads (tenant_id, thread_id, owner_id, created_at) "
+        "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        row.tenant_id,
+        row.thread_id,
+        row.owner_id,
+        to_micros(row.created_at),
+    )
+    owner = yield _one(
+        "SELECT owner_id FROM threads WHERE tenant_id = ? AND thread_id = ?",
+        row.tenant_id,
+        row.thread_id,
+    )
+    if owner[0] != row.owner_id:
+        raise ThreadOwnerError(
+            f"thread {row.thread_id} belongs to another owner",
+            hint="pass the thread's owner as owner_id, or start a new thread",
+        )
+    yield _insert_execution(row)
+    yield _do(
+        "INSERT INTO leases (root_execution_id, holder, epoch, expires_at) "
+        f"VALUES (?, ?, 1, {_LEASE_NOW} + ?)",
+        row.root_execution_id,
+        write.holder,
+        _micros(write.now),
+        _ttl(write.ttl),
+    )
+    return Fence(row.root_execution_id, write.holder, 1)
+
+
+def _insert_child(write: InsertChild) -> Ops:
+    yield _insert_execution(write.row)
+    found = yield _one(
+        f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ?",
+        write.row.execution_id,
+    )
+    return execution_of(found)
+
+
+def _set_execution_status(write: SetExecutionStatus) -> Ops:
+    changed = yield _one(
+        "UPDATE executions SET status = ?, output_json = ?, error_json = ?, updated_at = ? "
+        "WHERE execution_id = ? AND status != 'cancelled' RETURNING 1",
+        write.status.value,
+        write.output_json,
+        write.error_json,
+        to_micros(write.now),
+        write.execution_id,
+    )
+    return changed is not None
+
+
+def _cancel_executions(write: CancelExecutions) -> Ops:
+    rows = yield _all(  # the execution, and its descendants: <id>/<place>…
+        "UPDATE executions SET status = 'cancelled', updated_at = ? "
+        "WHERE (execution_id = ? OR (execution_id >= ? AND execution_id < ?)) "
+        "AND status IN ('running', 'paused') RETURNING execution_id",
+        to_micros(write.now),
+        write.execution_id,
+        write.execution_id + "/",
+        write.execution_id + "/" + KEY_END,
+    )
+    return sorted(str(row[0]) for row in rows)
+
+
+# ---- the journal and the ledger ------------------------------------------------------------
+
+
+def _append_step(write: AppendStep) -> Ops:
+    entry = write.entry
+    yield _do(
+        "INSERT INTO steps "
+        "(execution_id, step_key, seq, kind, result_json, record_json, created_at) "
+        "VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps WHERE execution_id = ?), "
+        "?, ?, ?, ?)",
+        write.execution_id,
+        entry.key,
+        write.execution_id,
+        entry.kind,
+        entry.result_json,
+        entry.record_json,
+        to_micros(write.now),
+    )
+    usage = entry.usage
+    if usage is not None:
+        yield _do(
+            "UPDATE executions SET input_tokens = input_tokens + ?, "
+            "output_tokens = output_tokens + ?, cost = cost + ?, "
+            "model_calls = model_calls + ? WHERE execution_id = ?",
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cost,
+            usage.calls,
+            write.execution_id,
+        )
+
+
+def _add_ledger_entry(write: AddLedgerEntry) -> Ops:
+    usage = write.usage
+    yield _do(
+        "INSERT INTO budget_ledger (root_execution_id, execution_id, caller, input_tokens, "
+        "output_tokens, cost, calls, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        write.root_execution_id,
+        write.execution_id,
+        write.caller,
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cost,
+        usage.calls,
+        to_micros(write.now),
+    )
+
+
+# ---- pauses --------------------------------------------------------------------------------
+
+
+def _insert_pause(write: InsertPause) -> Ops:
+    pause = write.pause
+    row = yield _one(
+        f"INSERT INTO pauses ({PAUSE_COLUMNS}, withdrawal) "
+        "VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM pauses "
+        "WHERE root_execution_id = ?), ?, NULL, FALSE, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, NULL) "
+        "RETURNING seq",
+        pause.pause_id,
+        pause.tenant_id,
+        pause.step_key,
+        pause.root_execution_id,
+        pause.execution_id,
+        pause.root_execution_id,
+        pause.status.value,
+        pause.answered_by.value,
+        pause.channel,
+        pause.agent,
+        pause.ask.model_dump_json(),
+        pause.step.model_dump_json(),
+        to_micros(pause.asked_at),
+        pause.path,
+        pause.item_index,
+    )
+    return replace(pause, seq=int(row[0]))
+
+
+def _mark_pause_sent(write: MarkPauseSent) -> Ops:
+    # Closed while its send was returning: its channel is now owed a withdraw.
+    row = yield _one(
+        "UPDATE pauses SET is_sent = TRUE, withdrawal = CASE "
+        "WHEN status = 'cancelled' AND withdrawal IS NULL THEN 'due' ELSE withdrawal END "
+        "WHERE tenant_id = ? AND pause_id = ? RETURNING status",
+        write.tenant_id,
+        write.pause_id,
+    )
+    return None if row is None else PauseStatus(row[0])
+
+
+def _audit(pause: PauseRecord, resolution: PauseResolution, now: datetime, answer: Any) -> Sql:
+    return _save_answer(
+        pause.tenant_id,
+        pause.root_execution_id,
+        PauseAnswerRecord.of(pause, resolution, now, answer),
+    )
+
+
+def _save_answer(tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord) -> Sql:
+    return _do(
+        "INSERT INTO pause_answers "
+        "(tenant_id, root_execution_id, seq, step_key, execution_id, entry_json) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        tenant_id,
+        root_execution_id,
+        answer.seq,
+        answer.step.key,
+        answer.execution_id,
+        answer.model_dump_json(),
+    )
+
+
+def _resolve_pause(write: ResolvePause) -> Ops:
+    answer: PauseAnswer = write.answer
+    row = yield _one(
+        "UPDATE pauses SET status = ?, resolution = ?, answer_json = ?, resolved_at = ? "
+        "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
+        f"RETURNING {PAUSE_COLUMNS}",
+        write.status.value,
+        write.resolution.value,
+        answer.model_dump_json(),
+        to_micros(write.now),
+        write.tenant_id,
+        write.pause_id,
+    )
+    if row is None:
+        return None
+    pause = pause_of(row)
+    yield _audit(pause, write.resolution, write.now, answer)
+    return pause
+
+
+def _take_pause(write: TakePause) -> Ops:
+    yield _do(
+        "UPDATE pauses SET status = 'taken' "
+        "WHERE tenant_id = ? AND pause_id = ? AND status = 'resolved'",
+        write.tenant_id,
+        write.pause_id,
+    )
+
+
+def _take_resolved_under(write: TakeResolvedUnder) -> Ops:
+    rows = yield _all(
+        "UPDATE pauses SET status = 'taken' WHERE root_execution_id = ? AND status = 'resolved' "
+        "AND branch_path >= ? AND branch_path < ? RETURNING 1",
+        write.root_execution_id,
+        write.path,
+        write.path + KEY_END,
+    )
+    return len(rows)
+
+
+_CANCEL = (
+    "UPDATE pauses SET status = 'cancelled', resolution = ?, resolved_at = ?, "
+    "withdrawal = CASE WHEN is_sent THEN 'due' ELSE NULL END "
+)
+
+
+def cancel_pause(tenant_id: str, pause_id: str, resolution: PauseResolution, now: datetime) -> Ops:
+    """Pending → Cancelled with its audit entry; the record, or ``None`` if not Pending."""
+    row = yield _one(
+        _CANCEL + "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
+        f"RETURNING {PAUSE_COLUMNS}",
+        resolution.value,
+        to_micros(now),
+        tenant_id,
+        pause_id,
+    )
+    if row is None:
+        return None
+    pause = pause_of(row)
+    yield _audit(pause, resolution, now, None)
+    return pause
+
+
+def _cancel_pause(write: CancelPause) -> Ops:
+    return (yield from cancel_pause(write.tenant_id, write.pause_id, write.resolution, write.now))
+
+
+def _cancel_pending_under(write: CancelPendingUnder) -> Ops:
+    rows = yield _all(
+        _CANCEL + "WHERE root_execution_id = ? AND status = 'pending' "
+        f"AND branch_path >= ? AND branch_path < ? RETURNING {PAUSE_COLUMNS}",
+        write.resolution.value,
+        to_micros(write.now),
+        write.root_execution_id,
+        write.path,
+        write.path + KEY_END,
+    )
+    pauses = sorted((pause_of(row) for row in rows), key=lambda pause: pause.seq)
+    for pause in pauses:
+        yield _audit(pause, write.resolution, write.now, None)
+    return pauses
+
+
+def _mark_withdrawn(write: MarkWithdrawn) -> Ops:
+    yield _do(
+        "UPDATE pauses SET withdrawal = 'done' "
+        "WHERE tenant_id = ? AND pause_id = ? AND withdrawal = 'due'",
+        write.tenant_id,
+        write.pause_id,
+    )
+
+
+def save_pause_answer(tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord) -> Ops:
+    """A pause's audit entry, once."""
+    yield _save_answer(tenant_id, root_execution_id, answer)
+
+
+def _save_pause_answer(write: SavePauseAnswer) -> Ops:
+    yield _save_answer(write.tenant_id, write.root_execution_id, write.answer)
+
+
+def delete_resolved_pauses(cutoff: datetime) -> Ops:
+    """Removes closed pause records resolved before ``cutoff`` whose channels were told."""
+    rows = yield _all(
+        "DELETE FROM pauses WHERE status IN ('taken', 'cancelled') AND resolved_at < ? "
+        "AND (withdrawal IS NULL OR withdrawal = 'done') RETURNING 1",
+        to_micros(cutoff),
+    )
+    return len(rows)
+
+
+def _delete_resolved_pauses(write: DeleteResolvedPauses) -> Ops:
+    return (yield from delete_resolved_pauses(write.cutoff))
+
+
+# ---- launches ------------------------------------------------------------------------------
+
+
+def _start_launch(write: StartLaunch) -> Ops:
+    yield _do(
+        "INSERT INTO launches (execution_id, place, started_at) VALUES (?, ?, ?) "
+        "ON CONFLICT DO NOTHING",
+        write.execution_id,
+        write.place,
+        to_micros(write.now),
+    )
+    row = yield _one(
+        "SELECT started_at FROM launches WHERE execution_id = ? AND place = ?",
+        write.execution_id,
+        write.place,
+    )
+    return from_micros(int(row[0]))
+
+
+def _save_branch(write: SaveBranch) -> Ops:
+    branch = write.branch
+    yield _do(
+        "INSERT INTO branches (execution_id, place, status, output_json, error_json, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (execution_id, place) DO UPDATE SET "
+        "status = excluded.status, output_json = excluded.output_json, "
+        "error_json = excluded.error_json, updated_at = excluded.updated_at",
+        write.execution_id,
+        branch.place,
+        branch.status,
+        branch.output_json,
+        branch.error_json,
+        to_micros(write.now),
+    )
+
+
+# ---- leases --------------------------------------------------------------------------------
+
+
+def acquire_lease(root_execution_id: str, holder: str, ttl: timedelta, now: datetime | None) -> Ops:
+    """Takes a lease if it is free or expired; see `AcquireLease`."""
+    at = _micros(now)
+    row = yield _one(
+        "INSERT INTO leases (root_execution_id, holder, epoch, expires_at) "
+        f"VALUES (?, ?, 1, {_LEASE_NOW} + ?) "
+        "ON CONFLICT (root_execution_id) DO UPDATE SET previous_holder = leases.holder, "
+        "holder = excluded.holder, epoch = leases.epoch + 1, expires_at = excluded.expires_at "
+        f"WHERE leases.holder IS NULL OR leases.expires_at <= {_LEASE_NOW} "
+        "RETURNING epoch, previous_holder",
+        root_execution_id,
+        holder,
+        at,
+        _ttl(ttl),
+        at,
+    )
+    if row is None:
+        return None
+    status = yield _one("SELECT status FROM executions WHERE execution_id = ?", root_execution_id)
+    return Acquired(
+        fence=Fence(root_execution_id, holder, int(row[0])),
+        previous_holder=None if row[1] is None else str(row[1]),
+        status=None if status is None else ExecutionStatus(status[0]),
+    )
+
+
+def _acquire_lease(write: AcquireLease) -> Ops:
+    return (yield from acquire_lease(write.root_execution_id, write.holder, write.ttl, write.now))
+
+
+def renew_lease(fence: Fence, ttl: timedelta, now: datetime | None) -> Ops:
+    """Extends a held lease; whether it was still held."""
+    row = yield _one(
+        f"UPDATE leases SET expires_at = {_LEASE_NOW} + ? "
+        "WHERE root_execution_id = ? AND holder = ? AND epoch = ? RETURNING 1",
+        _micros(now),
+        _ttl(ttl),
+        fence.root_execution_id,
+        fence.holder,
+        fence.epoch,
+    )
+    return row is not None
+
+
+def _renew_lease(write: RenewLease) -> Ops:
+    return (yield from renew_lease(write.fence, write.ttl, write.now))
+
+
+def release_lease(fence: Fence) -> Ops:
+    """Frees a lease if the fence still holds it."""
+    yield _do(
+        "UPDATE leases SET holder = NULL, expires_at = 0 "
+        "WHERE root_execution_id = ? AND holder = ? AND epoch = ?",
+        fence.root_execution_id,
+        fence.holder,
+        fence.epoch,
+    )
+
+
+def _release_lease(write: ReleaseLease) -> Ops:
+    yield from release_lease(write.fence)
+
+
+_OPS: dict[type[Any], Callable[[Any], Ops]] = {
+    AcquireLease: _acquire_lease,
+    AddLedgerEntry: _add_ledger_entry,
+    AppendStep: _append_step,
+    BeginExecution: _begin_execution,
+    CancelExecutions: _cancel_executions,
+    CancelPause: _cancel_pause,
+    CancelPendingUnder: _cancel_pending_under,
+    DeleteResolvedPauses: _delete_resolved_pauses,
+    InsertChild: _insert_child,
+    InsertPause: _insert_pause,
+    MarkPauseSent: _mark_pause_sent,
+    MarkWithdrawn: _mark_withdrawn,
+    ReleaseLease: _release_lease,
+    RenewLease: _renew_lease,
+    ResolvePause: _resolve_pause,
+    SaveBranch: _save_branch,
+    SavePauseAnswer: _save_pause_answer,
+    SetExecutionStatus: _set_execution_status,
+    StartLaunch: _start_launch,
+    TakePause: _take_pause,
+    TakeResolvedUnder: _take_resolved_under,
+}
+
+
+def work_of(writes: Sequence[Write[Any]]) -> Callable[[], Ops]:
+    """The writes as one unit of work; its result is each write's, in order."""
+    for write in writes:
+        if type(write) not in _OPS:
+            raise TypeError(f"{type(write).__name__} is not a write of agboss.store.writes")
+
+    def work() -> Ops:
+        results = []
+        for write in writes:
+            results.append((yield from _OPS[type(write)](write)))
+        return results
+
+    return work
+
+
+def is_durable(writes: Sequence[Write[Any]]) -> bool:
+    """Whether losing the writes in a database server's crash would lose anything: only
+    renewing or releasing a lease would not (it expires anyway)."""
+    return not all(isinstance(write, RenewLease | ReleaseLease) for write in writes)
+
+
+__all__ += ["is_durable"]

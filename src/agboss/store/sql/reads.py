@@ -1,0 +1,369 @@
+"""The repositories of a SQL store: every read, written once for every dialect.
+
+Prefix ranges (a launch's branches, a scope's steps, a path's pauses, a tree's executions —
+children's ids extend their parent's, ``<parent>/<place>``) are ``>= prefix AND < prefix || max``
+on columns that compare as bytes, so an index serves them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from agboss.enums import PauseResolution, PauseStatus
+from agboss.models.messages import Usage
+from agboss.outputs import PendingPause
+from agboss.pauses.model import PauseAnswerRecord, PauseRecord
+from agboss.store.protocol import BranchRow, ExecutionRow, Fence, LedgerEntry, StepEntry, ThreadRow
+from agboss.store.rows import (
+    EXECUTION_READ,
+    PAUSE_COLUMNS,
+    PENDING_COLUMNS,
+    execution_of,
+    pause_of,
+    pending_of,
+)
+from agboss.store.sql.dialect import KEY_END, Returns, Sql
+from agboss.store.sql.driver import Driver
+from agboss.store.sql.ops import (
+    acquire_lease,
+    cancel_pause,
+    delete_resolved_pauses,
+    release_lease,
+    renew_lease,
+    save_pause_answer,
+)
+from agboss.store.times import from_micros, to_micros
+
+__all__ = [
+    "SqlBranchRepository",
+    "SqlBudgetLedgerRepository",
+    "SqlExecutionRecordRepository",
+    "SqlExecutionRepository",
+    "SqlLeaseRepository",
+    "SqlPausedExecutionRepository",
+    "SqlStepJournalRepository",
+]
+
+
+def _one(text: str, *params: Any) -> Sql:
+    return Sql(text, params, Returns.ONE)
+
+
+def _all(text: str, *params: Any) -> Sql:
+    return Sql(text, params, Returns.ALL)
+
+
+def _usage(row: Any) -> Usage:
+    return Usage(
+        input_tokens=int(row[0]), output_tokens=int(row[1]), cost=float(row[2]), calls=int(row[3])
+    )
+
+
+class _Repository:
+    def __init__(self, driver: Driver) -> None:
+        self._driver = driver
+
+
+class SqlExecutionRepository(_Repository):
+    """Threads and executions."""
+
+    async def find_thread(self, tenant_id: str, thread_id: str) -> ThreadRow | None:
+        row = await self._driver.read(
+            _one(
+                "SELECT owner_id FROM threads WHERE tenant_id = ? AND thread_id = ?",
+                tenant_id,
+                thread_id,
+            )
+        )
+        return None if row is None else ThreadRow(tenant_id, thread_id, str(row[0]))
+
+    async def find(self, tenant_id: str, execution_id: str) -> ExecutionRow | None:
+        row = await self._driver.read(
+            _one(
+                f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ? AND tenant_id = ?",
+                execution_id,
+                tenant_id,
+            )
+        )
+        return None if row is None else execution_of(row)
+
+    async def find_by_id(self, execution_id: str) -> ExecutionRow | None:
+        row = await self._driver.read(
+            _one(f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ?", execution_id)
+        )
+        return None if row is None else execution_of(row)
+
+    async def find_tree(self, root_execution_id: str) -> list[ExecutionRow]:
+        rows = await self._driver.read(
+            _all(
+                f"SELECT {EXECUTION_READ} FROM executions WHERE root_execution_id = ? "
+                "ORDER BY parent_execution_id IS NOT NULL, created_at, execution_id",
+                root_execution_id,
+            )
+        )
+        return [execution_of(row) for row in rows]
+
+    async def find_children(self, execution_id: str) -> list[ExecutionRow]:
+        rows = await self._driver.read(
+            _all(
+                f"SELECT {EXECUTION_READ} FROM executions WHERE parent_execution_id = ? "
+                "ORDER BY created_at, execution_id",
+                execution_id,
+            )
+        )
+        return [execution_of(row) for row in rows]
+
+    async def find_roots(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
+        rows = await self._driver.read(
+            _all(
+                f"SELECT {EXECUTION_READ} FROM executions WHERE tenant_id = ? "
+                "AND thread_id = ? AND parent_execution_id IS NULL "
+                "AND status IN ('running', 'paused') ORDER BY created_at, execution_id",
+                tenant_id,
+                thread_id,
+            )
+        )
+        return [execution_of(row) for row in rows]
+
+    async def spend_of(self, execution_id: str, *, tree: bool) -> Usage:
+        columns = (
+            "SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), "
+            "COALESCE(SUM(cost), 0.0), COALESCE(SUM(model_calls), 0) FROM executions "
+        )
+        if tree:
+            statement = _one(
+                columns + "WHERE execution_id = ? OR (execution_id >= ? AND execution_id < ?)",
+                execution_id,
+                execution_id + "/",
+                execution_id + "/" + KEY_END,
+            )
+        else:
+            statement = _one(columns + "WHERE execution_id = ?", execution_id)
+        return _usage(await self._driver.read(statement))
+
+    async def find_interrupted(self, now: datetime | None, limit: int) -> list[str]:
+        rows = await self._driver.read(
+            _all(
+                "SELECT e.execution_id FROM executions AS e "
+                "LEFT JOIN leases AS l ON l.root_execution_id = e.execution_id "
+                "WHERE e.parent_execution_id IS NULL "
+                "AND (l.holder IS NULL OR l.expires_at <= COALESCE(CAST(? AS BIGINT), {now})) "
+                "AND (e.status = 'running' "
+                "  OR (e.status = 'paused' AND EXISTS (SELECT 1 FROM pauses AS p "
+                "      WHERE p.root_execution_id = e.execution_id AND p.status = 'resolved')) "
+                "  OR EXISTS (SELECT 1 FROM pauses AS w "
+                "      WHERE w.root_execution_id = e.execution_id AND w.withdrawal = 'due')) "
+                "ORDER BY e.created_at LIMIT ?",
+                None if now is None else to_micros(now),
+                limit,
+            )
+        )
+        return [str(row[0]) for row in rows]
+
+
+class SqlStepJournalRepository(_Repository):
+    """The step journal: one row per step."""
+
+    async def load(self, execution_id: str, prefix: str = "") -> dict[str, StepEntry]:
+        rows = await self._driver.read(
+            _all(
+                "SELECT step_key, kind, result_json, record_json, seq FROM steps "
+                "WHERE execution_id = ? AND step_key >= ? AND step_key < ? ORDER BY seq",
+                execution_id,
+                prefix,
+                prefix + KEY_END,
+            )
+        )
+        return {
+            str(row[0]): StepEntry(str(row[0]), str(row[1]), str(row[2]), str(row[3]), int(row[4]))
+            for row in rows
+        }
+
+
+class SqlBranchRepository(_Repository):
+    """Launches' branch rows."""
+
+    async def load(self, execution_id: str, prefix: str) -> dict[str, BranchRow]:
+        rows = await self._driver.read(
+            _all(
+                "SELECT place, status, output_json, error_json FROM branches "
+                "WHERE execution_id = ? AND place >= ? AND place < ?",
+                execution_id,
+                prefix,
+                prefix + KEY_END,
+            )
+        )
+        return {
+            str(row[0]): BranchRow(
+                str(row[0]),
+                str(row[1]),
+                None if row[2] is None else str(row[2]),
+                None if row[3] is None else str(row[3]),
+            )
+            for row in rows
+        }
+
+
+class SqlLeaseRepository(_Repository):
+    """Tree leases, each call its own transaction (a pass uses the writes instead)."""
+
+    async def acquire(
+        self, root_execution_id: str, holder: str, *, now: datetime | None, ttl: timedelta
+    ) -> Fence | None:
+        acquired = await self._driver.transact(
+            lambda: acquire_lease(root_execution_id, holder, ttl, now)
+        )
+        return None if acquired is None else acquired.fence
+
+    async def renew(self, fence: Fence, *, now: datetime | None, ttl: timedelta) -> bool:
+        return await self._driver.transact(lambda: renew_lease(fence, ttl, now), durable=False)
+
+    async def release(self, fence: Fence) -> None:
+        await self._driver.transact(lambda: release_lease(fence), durable=False)
+
+
+class SqlPausedExecutionRepository(_Repository):
+    """The pauses: their state changes are writes (`agboss.store.sql.ops`)."""
+
+    async def find_by_step(self, execution_id: str, step_key: str) -> PauseRecord | None:
+        row = await self._driver.read(
+            _one(
+                f"SELECT {PAUSE_COLUMNS} FROM pauses WHERE execution_id = ? AND step_key = ?",
+                execution_id,
+                step_key,
+            )
+        )
+        return None if row is None else pause_of(row)
+
+    async def find_by_tenant_id_and_pause_id(
+        self, tenant_id: str, pause_id: str
+    ) -> PauseRecord | None:
+        row = await self._driver.read(
+            _one(
+                f"SELECT {PAUSE_COLUMNS} FROM pauses WHERE tenant_id = ? AND pause_id = ?",
+                tenant_id,
+                pause_id,
+            )
+        )
+        return None if row is None else pause_of(row)
+
+    async def find_by_root(
+        self, root_execution_id: str, statuses: tuple[PauseStatus, ...]
+    ) -> list[PauseRecord]:
+        marks = ", ".join("?" * len(statuses))
+        rows = await self._driver.read(
+            _all(
+                f"SELECT {PAUSE_COLUMNS} FROM pauses "
+                f"WHERE root_execution_id = ? AND status IN ({marks}) ORDER BY seq",
+                root_execution_id,
+                *(status.value for status in statuses),
+            )
+        )
+        return [pause_of(row) for row in rows]
+
+    async def list_pending(self, root_execution_id: str) -> list[PendingPause]:
+        rows = await self._driver.read(
+            _all(
+                f"SELECT {PENDING_COLUMNS} FROM pauses WHERE root_execution_id = ? "
+                "AND status = 'pending' ORDER BY answered_by = 'channel', seq",
+                root_execution_id,
+            )
+        )
+        return [pending_of(row, root_execution_id) for row in rows]
+
+    async def find_under(
+        self, root_execution_id: str, path: str, statuses: tuple[PauseStatus, ...]
+    ) -> list[PauseRecord]:
+        marks = ", ".join("?" * len(statuses))
+        rows = await self._driver.read(
+            _all(
+                f"SELECT {PAUSE_COLUMNS} FROM pauses WHERE root_execution_id = ? "
+                f"AND status IN ({marks}) AND branch_path >= ? AND branch_path < ? ORDER BY seq",
+                root_execution_id,
+                *(status.value for status in statuses),
+                path,
+                path + KEY_END,
+            )
+        )
+        return [pause_of(row) for row in rows]
+
+    async def find_due_withdrawals(self, root_execution_id: str) -> list[PauseRecord]:
+        rows = await self._driver.read(
+            _all(
+                f"SELECT {PAUSE_COLUMNS} FROM pauses WHERE root_execution_id = ? "
+                "AND withdrawal = 'due' ORDER BY seq",
+                root_execution_id,
+            )
+        )
+        return [pause_of(row) for row in rows]
+
+    async def cancel_by_tenant_id_and_pause_id(
+        self,
+        tenant_id: str,
+        pause_id: str,
+        *,
+        resolution: PauseResolution,
+        now: datetime,
+    ) -> PauseRecord | None:
+        return await self._driver.transact(
+            lambda: cancel_pause(tenant_id, pause_id, resolution, now)
+        )
+
+    async def delete_resolved_before(self, cutoff: datetime) -> int:
+        return await self._driver.transact(lambda: delete_resolved_pauses(cutoff))
+
+
+class SqlExecutionRecordRepository(_Repository):
+    """The audit trail: one row per pause, written once."""
+
+    async def save_pause_answer(
+        self, tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord
+    ) -> None:
+        await self._driver.transact(lambda: save_pause_answer(tenant_id, root_execution_id, answer))
+
+    async def find_pause_answers_by_tenant_id_and_root_execution_id(
+        self, tenant_id: str, root_execution_id: str
+    ) -> list[PauseAnswerRecord]:
+        rows = await self._driver.read(
+            _all(
+                "SELECT entry_json FROM pause_answers "
+                "WHERE tenant_id = ? AND root_execution_id = ? ORDER BY seq",
+                tenant_id,
+                root_execution_id,
+            )
+        )
+        return [PauseAnswerRecord.model_validate_json(row[0]) for row in rows]
+
+
+class SqlBudgetLedgerRepository(_Repository):
+    """The budgets' ledger: one row per counted model call."""
+
+    async def total(self, root_execution_id: str) -> Usage:
+        row = await self._driver.read(
+            _one(
+                "SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), "
+                "COALESCE(SUM(cost), 0.0), COALESCE(SUM(calls), 0) FROM budget_ledger "
+                "WHERE root_execution_id = ?",
+                root_execution_id,
+            )
+        )
+        return _usage(row)
+
+    async def entries(self, root_execution_id: str) -> list[LedgerEntry]:
+        rows = await self._driver.read(
+            _all(
+                "SELECT execution_id, caller, input_tokens, output_tokens, cost, calls, at "
+                "FROM budget_ledger WHERE root_execution_id = ? ORDER BY seq",
+                root_execution_id,
+            )
+        )
+        return [
+            LedgerEntry(
+                execution_id=str(row[0]),
+                caller=str(row[1]),
+                usage=_usage(row[2:6]),
+                at=from_micros(int(row[6])),
+            )
+            for row in rows
+        ]

@@ -1,0 +1,125 @@
+"""`SqlStore`: the repositories and writes of a SQL database, over a `Driver`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from agboss.errors import StoreSchemaError
+from agboss.store.protocol import Fence
+from agboss.store.sql.dialect import Returns, Sql
+from agboss.store.sql.driver import Driver
+from agboss.store.sql.migrations import LATEST_VERSION, migration, newer_schema
+from agboss.store.sql.ops import is_durable, work_of
+from agboss.store.sql.reads import (
+    SqlBranchRepository,
+    SqlBudgetLedgerRepository,
+    SqlExecutionRecordRepository,
+    SqlExecutionRepository,
+    SqlLeaseRepository,
+    SqlPausedExecutionRepository,
+    SqlStepJournalRepository,
+)
+from agboss.store.writes import Write
+
+__all__ = ["SqlStore"]
+
+
+class SqlStore:
+    """A store in a SQL database; `agboss.store.SqliteStore` and
+    `agboss.store.postgres.PostgresStore` are this over their drivers."""
+
+    def __init__(self, driver: Driver) -> None:
+        self._driver = driver
+        self._executions = SqlExecutionRepository(driver)
+        self._journal = SqlStepJournalRepository(driver)
+        self._leases = SqlLeaseRepository(driver)
+        self._pauses = SqlPausedExecutionRepository(driver)
+        self._records = SqlExecutionRecordRepository(driver)
+        self._ledger = SqlBudgetLedgerRepository(driver)
+        self._branches = SqlBranchRepository(driver)
+
+    @property
+    def driver(self) -> Driver:
+        """What runs the statements."""
+        return self._driver
+
+    @property
+    def executions(self) -> SqlExecutionRepository:
+        return self._executions
+
+    @property
+    def journal(self) -> SqlStepJournalRepository:
+        return self._journal
+
+    @property
+    def leases(self) -> SqlLeaseRepository:
+        return self._leases
+
+    @property
+    def pauses(self) -> SqlPausedExecutionRepository:
+        return self._pauses
+
+    @property
+    def records(self) -> SqlExecutionRecordRepository:
+        return self._records
+
+    @property
+    def branches(self) -> SqlBranchRepository:
+        return self._branches
+
+    @property
+    def ledger(self) -> SqlBudgetLedgerRepository:
+        return self._ledger
+
+    async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> list[Any]:
+        if not writes and fence is None:
+            return []
+        results: list[Any] = await self._driver.transact(
+            work_of(writes), fence=fence, durable=is_durable(writes)
+        )
+        return results
+
+    def session(self) -> AbstractAsyncContextManager[None]:
+        return self._driver.session()
+
+    async def open(self, *, migrate: bool = True) -> None:
+        await self._driver.open()
+        try:
+            version = await self.schema_version()
+            if version > LATEST_VERSION:
+                raise newer_schema(version)
+            if version < LATEST_VERSION:
+                if not migrate:
+                    raise StoreSchemaError(
+                        f"the store's schema is at version {version}; this agboss works with "
+                        f"version {LATEST_VERSION}",
+                        hint="run `agboss migrate`, or open the store with migrate=True",
+                    )
+                await self.migrate()
+        except BaseException:
+            await self._driver.close()
+            raise
+
+    async def migrate(self) -> int:
+        await self._before_migration()
+        version: int = await self._driver.transact(lambda: migration(self._driver.dialect))
+        return version
+
+    async def _before_migration(self) -> None:
+        """What a dialect does before its migration's transaction (PostgreSQL: its schema)."""
+
+    async def schema_version(self) -> int:
+        # Two reads, no transaction: a plain start takes no lock.
+        driver = self._driver
+        exists = await driver.read(
+            Sql(driver.dialect.table_exists, ("agboss_schema",), Returns.ONE)
+        )
+        if exists is None:
+            return 0
+        row = await driver.read(Sql("SELECT version FROM agboss_schema", (), Returns.ONE))
+        return 0 if row is None else int(row[0])
+
+    async def close(self) -> None:
+        await self._driver.close()

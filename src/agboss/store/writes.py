@@ -1,0 +1,288 @@
+"""The store's writes: what an engine transition changes, as data.
+
+`Store.write` applies a list of writes as one transaction — all of them or none — after checking
+the pass's fence when one is given, and returns each write's result. An engine transition (a
+step's journal row with the pause it took and the spend it adds; a resolution with its audit
+entry; a launch's drop) is one such list, so a crash leaves it whole or absent.
+
+Each write is a frozen dataclass whose type parameter is its result. A SQL store turns each into
+statements (`agboss.store.sql`); another store may apply them however it likes, as long as it
+passes the contract suite (`agboss.testing.store_contract`).
+
+Times are the application's Clock's, passed in; a lease's ``now`` may be ``None``, meaning the
+store's own clock (the database server's), so that instances on several machines agree on when
+a lease expires.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Generic, TypeVar
+
+from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.models.messages import Usage
+from agboss.pauses.model import PauseAnswer, PauseAnswerRecord, PauseRecord
+from agboss.store.protocol import BranchRow, ExecutionRow, Fence, StepEntry
+
+__all__ = [
+    "AcquireLease",
+    "Acquired",
+    "AddLedgerEntry",
+    "AppendStep",
+    "BeginExecution",
+    "CancelExecutions",
+    "CancelPause",
+    "CancelPendingUnder",
+    "DeleteResolvedPauses",
+    "InsertChild",
+    "InsertPause",
+    "MarkPauseSent",
+    "MarkWithdrawn",
+    "ReleaseLease",
+    "RenewLease",
+    "ResolvePause",
+    "SaveBranch",
+    "SavePauseAnswer",
+    "SetExecutionStatus",
+    "StartLaunch",
+    "TakePause",
+    "TakeResolvedUnder",
+    "Write",
+]
+
+T = TypeVar("T")
+
+
+class Write(Generic[T]):
+    """A write whose result is a ``T``; subclasses are frozen dataclasses."""
+
+    __slots__ = ()
+
+
+# ---- executions ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BeginExecution(Write[Fence]):
+    """A new root execution: its thread (if new), the execution, and its lease, held.
+
+    Raises (from `Store.write`):
+        ThreadOwnerError: The thread exists with another owner; nothing is written.
+    """
+
+    row: ExecutionRow
+    holder: str
+    ttl: timedelta
+    now: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InsertChild(Write[ExecutionRow]):
+    """A child execution; the one that exists is returned if it was made before."""
+
+    row: ExecutionRow
+
+
+@dataclass(frozen=True, slots=True)
+class SetExecutionStatus(Write[bool]):
+    """An execution's status (and output or failure). A cancelled execution stays cancelled:
+    then nothing changes and the result is ``False``."""
+
+    execution_id: str
+    status: ExecutionStatus
+    now: datetime
+    output_json: str | None = None
+    error_json: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CancelExecutions(Write[list[str]]):
+    """Cancels a running or paused execution and its descendants; the ids it cancelled."""
+
+    execution_id: str
+    now: datetime
+
+
+# ---- the journal and the spend -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AppendStep(Write[None]):
+    """A journaled step; its usage joins its execution's spend in the same transaction."""
+
+    execution_id: str
+    entry: StepEntry
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AddLedgerEntry(Write[None]):
+    """One model call counted against a tree's budgets."""
+
+    root_execution_id: str
+    execution_id: str
+    caller: str
+    usage: Usage
+    now: datetime
+
+
+# ---- pauses --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class InsertPause(Write[PauseRecord]):
+    """A new Pending pause; the result carries the ``seq`` the store numbered it with."""
+
+    pause: PauseRecord
+
+
+@dataclass(frozen=True, slots=True)
+class MarkPauseSent(Write[PauseStatus | None]):
+    """Its channel's ``send`` returned; the result is the pause's status as it is now."""
+
+    tenant_id: str
+    pause_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvePause(Write[PauseRecord | None]):
+    """Pending → ``status`` (Resolved, or Taken when its channel decided at once), with the
+    pause's audit entry; ``None`` (and nothing written) when the pause was not Pending."""
+
+    tenant_id: str
+    pause_id: str
+    status: PauseStatus
+    resolution: PauseResolution
+    answer: PauseAnswer
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TakePause(Write[None]):
+    """Resolved → Taken: its step took the decision."""
+
+    tenant_id: str
+    pause_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class TakeResolvedUnder(Write[int]):
+    """Resolved → Taken for every pause under a branch path (a dropped branch's answers,
+    which no step will take); how many."""
+
+    root_execution_id: str
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class CancelPause(Write[PauseRecord | None]):
+    """Pending → Cancelled, with its audit entry; a pause whose ``send`` had returned is marked
+    for its channel's ``withdraw``. ``None`` when it was not Pending."""
+
+    tenant_id: str
+    pause_id: str
+    resolution: PauseResolution
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class CancelPendingUnder(Write[list[PauseRecord]]):
+    """`CancelPause` for every Pending pause of a tree under a branch path (``""``: all)."""
+
+    root_execution_id: str
+    path: str
+    resolution: PauseResolution
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class MarkWithdrawn(Write[None]):
+    """Its channel was told (``withdraw`` returned, failed or timed out): not told again."""
+
+    tenant_id: str
+    pause_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SavePauseAnswer(Write[None]):
+    """A pause's audit entry, once: a second save of the same pause changes nothing."""
+
+    tenant_id: str
+    root_execution_id: str
+    answer: PauseAnswerRecord
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteResolvedPauses(Write[int]):
+    """Removes Taken and Cancelled pause records resolved before ``cutoff`` (their channels
+    told); how many."""
+
+    cutoff: datetime
+
+
+# ---- launches --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StartLaunch(Write[datetime]):
+    """When a launch began: ``now`` the first time, the stored time after."""
+
+    execution_id: str
+    place: str
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SaveBranch(Write[None]):
+    """Where a launch's branch stands."""
+
+    execution_id: str
+    branch: BranchRow
+    now: datetime
+
+
+# ---- leases --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Acquired:
+    """A lease taken.
+
+    Attributes:
+        fence: What the pass's writes carry.
+        previous_holder: Who held it before, when it was taken over from a holder whose lease
+            expired (``None`` when it was free).
+        status: The root execution's status when the lease was taken (``None`` if it has no
+            row): `ExecutionStatus.RUNNING` means a pass was cut off.
+    """
+
+    fence: Fence
+    previous_holder: str | None
+    status: ExecutionStatus | None
+
+
+@dataclass(frozen=True, slots=True)
+class AcquireLease(Write[Acquired | None]):
+    """Takes a tree's lease if it is free or expired (``None`` while another holds it)."""
+
+    root_execution_id: str
+    holder: str
+    ttl: timedelta
+    now: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RenewLease(Write[bool]):
+    """Extends a held lease; ``False`` if it was lost."""
+
+    fence: Fence
+    ttl: timedelta
+    now: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseLease(Write[None]):
+    """Frees the lease if the fence still holds it."""
+
+    fence: Fence

@@ -1,0 +1,194 @@
+"""Schema versions: a store written by agboss 0.1.0 is migrated and its pauses are resumed."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agboss import App, ExecutionStatus, FunctionProvider, StoreSchemaError
+from agboss.store import SqliteStore
+from agboss.store.sql.migrations import LATEST_VERSION
+from tests.multi_app import CountDto, ItemsApplication, model
+from tests.stores import POSTGRES_URL, STORE_KINDS, store_url
+
+FIXTURES = Path(__file__).parent / "v0_1_0"
+
+FROZEN = {
+    "sqlite": "2b14664774727b12496d6037cf117a516f7638dccc1ef1a3c22769a495fdd37d",
+    "postgres": "b2594f78c07b446c31a83a84685d50e9c19205317809c20e51886d5320660d94",
+}
+"""The SHA-256 of each dialect's step 1: the schema 0.1.0 made, never edited."""
+
+
+def _frozen(kind: str) -> str:
+    path = resources.files("agboss.store.sql").joinpath(f"schema/0001_{kind}.sql")
+    return path.read_text(encoding="utf-8")
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {"b64"}:
+        return base64.b64decode(value["b64"])
+    return value
+
+
+def _tables(kind: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((FIXTURES / f"{kind}.json").read_text())
+    return data
+
+
+async def _load_old_store(kind: str, url: str) -> None:
+    """The tables of agboss 0.1.0 and the rows it wrote, as it left them."""
+    data = _tables(kind)
+    if kind == "sqlite":
+        connection = sqlite3.connect(url.removeprefix("sqlite:///"))
+        connection.executescript(_frozen(kind))
+        for table, content in data["tables"].items():
+            marks = ", ".join("?" * len(content["columns"]))
+            connection.executemany(
+                f"INSERT INTO {table} ({', '.join(content['columns'])}) VALUES ({marks})",
+                [[_value(v) for v in row] for row in content["rows"]],
+            )
+        connection.commit()
+        connection.close()
+        return
+    from psycopg import AsyncConnection, sql
+
+    assert POSTGRES_URL is not None
+    schema = url.rsplit("schema=", 1)[1]
+    async with await AsyncConnection.connect(POSTGRES_URL, autocommit=True) as connection:
+        await connection.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+        await connection.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+        await connection.execute(_frozen(kind).encode())
+        for table, content in data["tables"].items():
+            columns = content["columns"]
+            statement = sql.SQL("INSERT INTO {} ({}) VALUES ({})").format(
+                sql.Identifier(table),
+                sql.SQL(", ").join(sql.Identifier(c) for c in columns),
+                sql.SQL(", ").join(sql.Placeholder() * len(columns)),
+            )
+            for row in content["rows"]:
+                await connection.execute(statement, [_value(v) for v in row])
+        for table in ("steps", "pauses", "budget_ledger"):  # as 0.1.0's sequences left them
+            await connection.execute(
+                sql.SQL(
+                    "SELECT setval(pg_get_serial_sequence({}, 'seq'), MAX(seq)) FROM {}"
+                ).format(sql.Literal(table), sql.Identifier(table))
+            )
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def old_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    async with store_url(request.param, tmp_path) as url:
+        await _load_old_store(request.param, url)
+        yield url
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_step_one_is_the_schema_0_1_0_made_and_is_never_edited(kind: str) -> None:
+    assert hashlib.sha256(_frozen(kind).encode()).hexdigest() == FROZEN[kind]
+
+
+async def test_a_0_1_0_store_is_migrated_and_its_pauses_resumed_to_completion(
+    old_store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(tmp_path / "runs.txt"))
+    app = await App.create(ItemsApplication, store=old_store, providers=[FunctionProvider(model)])
+    try:
+        assert await app.store.schema_version() == LATEST_VERSION
+        for tenant in ("default", "acme"):
+            roots = [
+                execution_id
+                for execution_id, *_rest in _rows("executions", old_store)
+                if _rest[2] == tenant
+            ]
+            for root in roots:
+                paused = await app.get(root, tenant_id=tenant)
+                assert paused.status is ExecutionStatus.PAUSED
+                result = paused
+                for pending in paused.pending:
+                    result = await app.resume(
+                        str(pending.pause_id),
+                        decision={"approved": True},
+                        tenant_id=tenant,
+                        owner_id="u",
+                        record=True,
+                    )
+                assert result.status is ExecutionStatus.COMPLETED
+                assert isinstance(result.output, CountDto)
+                items = json.loads(_input_of(root, old_store))["items"]
+                assert result.output.done == len(items)
+                assert result.record is not None
+                assert len(result.record.pauses) == len(items)
+    finally:
+        await app.close()
+
+
+def _rows(table: str, url: str) -> list[list[Any]]:
+    kind = "sqlite" if url.startswith("sqlite") else "postgres"
+    rows: list[list[Any]] = _tables(kind)["tables"][table]["rows"]
+    return rows
+
+
+def _input_of(execution_id: str, url: str) -> str:
+    return next(str(row[9]) for row in _rows("executions", url) if row[0] == execution_id)
+
+
+async def test_a_plain_start_of_a_current_store_runs_no_ddl(tmp_path: Path) -> None:
+    path = tmp_path / "agboss.db"
+    store = SqliteStore(path)
+    await store.open()
+    await store.close()
+    before = path.stat().st_mtime_ns, _schema_text(path)
+    store = SqliteStore(path)
+    await store.open()
+    await store.close()
+    assert _schema_text(path) == before[1]
+
+
+def _schema_text(path: Path) -> list[Any]:
+    connection = sqlite3.connect(path)
+    try:
+        return connection.execute("SELECT sql FROM sqlite_master ORDER BY name").fetchall()
+    finally:
+        connection.close()
+
+
+async def test_an_old_schema_without_migrate_is_a_schema_error(old_store: str) -> None:
+    with pytest.raises(StoreSchemaError) as raised:
+        await App.create(
+            ItemsApplication, store=old_store, providers=[FunctionProvider(model)], migrate=False
+        )
+    assert "agboss migrate" in str(raised.value)
+
+
+async def test_a_schema_from_a_newer_agboss_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "agboss.db"
+    store = SqliteStore(path)
+    await store.open()
+    await store.close()
+    connection = sqlite3.connect(path)
+    connection.execute("UPDATE agboss_schema SET version = ?", (LATEST_VERSION + 1,))
+    connection.commit()
+    connection.close()
+    with pytest.raises(StoreSchemaError) as raised:
+        await SqliteStore(path).open()
+    assert "newer agboss" in str(raised.value)
+
+
+async def test_instances_starting_together_migrate_once(tmp_path: Path) -> None:
+    import asyncio
+
+    path = tmp_path / "agboss.db"
+    stores = [SqliteStore(path) for _ in range(4)]
+    await asyncio.gather(*(store.open() for store in stores))
+    versions = [await store.schema_version() for store in stores]
+    await asyncio.gather(*(store.close() for store in stores))
+    assert versions == [LATEST_VERSION] * 4
