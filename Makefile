@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.agboss-installed
 
-.PHONY: demo test lint typecheck unit bench format
+.PHONY: demo test lint typecheck unit bench format crash
 
 $(STAMP): pyproject.toml
 	@$(BIN)/python -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null \
@@ -27,6 +27,12 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest
+
+# Every point of the crash harness (CI's `make test` runs a sample): SIGKILL before and after
+# each store write of a pass, SIGSTOP past the lease, on SQLite and (with
+# AGBOSS_TEST_POSTGRES_URL, as .ci/postgres.sh sets it) PostgreSQL; prints the counts of trials.
+crash: $(STAMP)
+	AGBOSS_CRASH_ALL=1 $(BIN)/python -m pytest tests/test_crash.py -s -p no:cacheprovider
 
 format: $(STAMP)
 	$(BIN)/ruff format .

@@ -22,6 +22,7 @@ from agboss.pauses.prompts import load_prompts
 from agboss.pauses.withdrawing import cancel_thread
 from agboss.store.protocol import Store
 from agboss.store.url import store_from
+from agboss.store.writes import DeleteResolvedPauses
 
 __all__ = ["App"]
 
@@ -276,7 +277,7 @@ class App:
         runtime = self._runtime
         await self._engine.recover()
         cutoff = runtime.clock.now() - runtime.assembly.spec.pause_record_retention
-        await runtime.store.pauses.delete_resolved_before(cutoff)
+        await runtime.store.write([DeleteResolvedPauses(cutoff)])
 
     async def _run_sweep(self) -> None:
         if self._closed:

@@ -175,7 +175,7 @@ class Engine:
             finally:
                 keeper.cancel()
                 await asyncio.wait([keeper])
-            if due:
+            if due or recovering:  # a cut-off pass may have left channels to tell
                 await settle_withdrawals(runtime, row.root_execution_id)
             result = await self.reader.output(row, status, output, record=record)
         if status is ExecutionStatus.PAUSED:

@@ -353,11 +353,14 @@ class LaunchRun:
             if isinstance(pause, PauseRecord) and pause.is_sent
         ]
         if closed:
-            await self.frame.writes.flush()
-            self.frame.writes.add(
-                *await withdraw_closed(
-                    self.runtime, self.frame.row, closed, PauseResolution.WITHDRAWN
-                )
+            writes = self.frame.writes
+            await writes.flush()
+            await withdraw_closed(
+                self.runtime,
+                self.frame.row,
+                closed,
+                lambda told: writes.commit([told]),
+                PauseResolution.WITHDRAWN,
             )
 
     # ---- deciding ------------------------------------------------------------------

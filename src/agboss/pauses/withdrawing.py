@@ -10,6 +10,7 @@ holding the tree's lease; one cut off before is found by the recovery sweep, whi
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agboss.assembly.assemble import ToolChannel
@@ -122,12 +123,13 @@ async def withdraw_closed(
     runtime: Runtime,
     row: ExecutionRow,
     pauses: list[PauseRecord],
+    told: Callable[[MarkWithdrawn], Awaitable[object]],
     resolution: PauseResolution | None = None,
-) -> list[MarkWithdrawn]:
-    """Calls ``withdraw`` for each closed pause (in its own execution's frame); the writes that
-    mark them told, for the caller's next commit."""
+) -> None:
+    """Calls ``withdraw`` for each closed pause (in its own execution's frame), and ``told``
+    with the write that marks it told — committed before the next channel is called, so that a
+    crash can make a channel hear of one pause twice, never of every pause twice."""
     rows = {row.execution_id: row}
-    told: list[MarkWithdrawn] = []
     for pause in pauses:
         found = rows.get(pause.execution_id)
         if found is None:
@@ -135,8 +137,7 @@ async def withdraw_closed(
             rows[pause.execution_id] = found
         how = resolution or pause.resolution or PauseResolution.CANCELLED
         await withdraw(runtime, found, pause, how)
-        told.append(MarkWithdrawn(pause.tenant_id, pause.pause_id))
-    return told
+        await told(MarkWithdrawn(pause.tenant_id, pause.pause_id))
 
 
 async def settle_withdrawals(runtime: Runtime, root_execution_id: str) -> None:
@@ -154,15 +155,18 @@ async def settle_withdrawals(runtime: Runtime, root_execution_id: str) -> None:
     if acquired is None:
         return
     lease = Lease(runtime, acquired.fence, granted_at=at)
-    writes: list[Write[Any]] = []
+
+    async def told(write: MarkWithdrawn) -> None:
+        await store.write([write], fence=lease.fence)
+
     try:
         due = await store.pauses.find_due_withdrawals(root_execution_id)
         root = await store.executions.find_by_id(root_execution_id)
         if due and root is not None:
             await lease.ensure()
-            writes = list(await withdraw_closed(runtime, root, due))
+            await withdraw_closed(runtime, root, due, told)
     finally:
-        await store.write([*writes, ReleaseLease(lease.fence)], fence=lease.fence)
+        await store.write([ReleaseLease(lease.fence)], fence=lease.fence)
 
 
 async def cancel_thread(

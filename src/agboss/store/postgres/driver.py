@@ -32,7 +32,7 @@ from agboss.errors import (
 )
 from agboss.store.protocol import Fence
 from agboss.store.sql.dialect import POSTGRES, Dialect, Returns, Sql
-from agboss.store.sql.driver import Work
+from agboss.store.sql.driver import PLAIN, Shape, Work
 from agboss.store.sqlite.driver import lease_lost
 
 __all__ = ["PostgresDriver"]
@@ -203,35 +203,37 @@ class PostgresDriver:
             raise _mapped(error, None) from error
 
     async def transact(
-        self, work: Work[T], *, fence: Fence | None = None, durable: bool = True
+        self, work: Work[T], *, fence: Fence | None = None, shape: Shape = PLAIN
     ) -> T:
         try:
-            async with (
-                self._connection() as connection,
-                connection.pipeline(),
-                connection.transaction(),
-            ):
-                if not durable:  # a lease's renewal: its loss costs nothing
-                    await connection.execute("SET LOCAL synchronous_commit = off")
-                if fence is not None:
-                    await connection.execute(
-                        _FENCE, (fence.root_execution_id, fence.holder, fence.epoch)
-                    )
-                steps = work()
-                try:
-                    statement = next(steps)
-                    while True:
-                        cursor = await connection.execute(
-                            POSTGRES.render(statement.text), statement.params
+            async with self._connection() as connection:
+                if shape.single and fence is None:
+                    return await _drive(connection, work)  # one statement: its own transaction
+                async with connection.pipeline(), connection.transaction():
+                    if not shape.durable:  # its loss costs nothing: no wait for the disk
+                        await connection.execute("SET LOCAL synchronous_commit = off")
+                    if fence is not None:
+                        await connection.execute(
+                            _FENCE, (fence.root_execution_id, fence.holder, fence.epoch)
                         )
-                        rows: Any = None
-                        if statement.returns is Returns.ONE:
-                            rows = await cursor.fetchone()
-                        elif statement.returns is Returns.ALL:
-                            rows = await cursor.fetchall()
-                        statement = steps.send(rows)
-                except StopIteration as done:
-                    result: T = done.value
-            return result
+                    return await _drive(connection, work)
         except (PsycopgError, UnicodeError, PoolTimeout) as error:
             raise _mapped(error, fence) from error
+
+
+async def _drive(connection: AsyncConnection[Any], work: Work[T]) -> T:
+    """Runs a unit of work's statements on a connection, handing each its rows."""
+    steps = work()
+    try:
+        statement = next(steps)
+        while True:
+            cursor = await connection.execute(POSTGRES.render(statement.text), statement.params)
+            rows: Any = None
+            if statement.returns is Returns.ONE:
+                rows = await cursor.fetchone()
+            elif statement.returns is Returns.ALL:
+                rows = await cursor.fetchall()
+            statement = steps.send(rows)
+    except StopIteration as done:
+        result: T = done.value
+        return result

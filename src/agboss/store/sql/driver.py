@@ -10,17 +10,37 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from agboss.store.protocol import Fence
 from agboss.store.sql.dialect import Dialect, Sql
 
-__all__ = ["Driver", "Work"]
+__all__ = ["PLAIN", "Driver", "Shape", "Work"]
 
 T = TypeVar("T")
 
 Work = Callable[[], Generator[Sql, Any, T]]
 """A unit of work: statements out, rows in, a result at the end."""
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What a driver knows of a unit of work before it runs it.
+
+    Attributes:
+        single: It is one statement (with no fence): it may run without ``BEGIN``/``COMMIT``.
+        durable: ``False`` for work whose loss in a crash of the database server costs nothing
+            (a lease's renewal or release: the lease expires anyway); the commit need not wait
+            for the disk.
+    """
+
+    single: bool = False
+    durable: bool = True
+
+
+PLAIN = Shape()
+"""A unit of work of several statements, durable."""
 
 
 class Driver(Protocol):
@@ -40,15 +60,14 @@ class Driver(Protocol):
         ...
 
     async def transact(
-        self, work: Work[T], *, fence: Fence | None = None, durable: bool = True
+        self, work: Work[T], *, fence: Fence | None = None, shape: Shape = PLAIN
     ) -> T:
         """Runs a unit of work as one transaction, after checking ``fence``.
 
         Args:
             work: The unit of work.
             fence: The lease the transaction must still hold (checked, and held, first).
-            durable: ``False`` for writes whose loss in a crash of the database server costs
-                nothing (a lease's renewal): the commit does not wait for the disk.
+            shape: What is known of the work beforehand.
         """
         ...
 

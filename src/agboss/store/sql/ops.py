@@ -24,6 +24,7 @@ from agboss.store.rows import (
     pause_of,
 )
 from agboss.store.sql.dialect import KEY_END, Returns, Sql
+from agboss.store.sql.driver import Shape
 from agboss.store.times import from_micros, to_micros
 from agboss.store.writes import (
     Acquired,
@@ -58,6 +59,7 @@ __all__ = [
     "release_lease",
     "renew_lease",
     "save_pause_answer",
+    "shape_of",
     "work_of",
 ]
 
@@ -547,10 +549,26 @@ def work_of(writes: Sequence[Write[Any]]) -> Callable[[], Ops]:
     return work
 
 
-def is_durable(writes: Sequence[Write[Any]]) -> bool:
-    """Whether losing the writes in a database server's crash would lose anything: only
-    renewing or releasing a lease would not (it expires anyway)."""
-    return not all(isinstance(write, RenewLease | ReleaseLease) for write in writes)
+_SINGLE_STATEMENT = (
+    AddLedgerEntry,
+    CancelExecutions,
+    DeleteResolvedPauses,
+    MarkPauseSent,
+    MarkWithdrawn,
+    ReleaseLease,
+    RenewLease,
+    SaveBranch,
+    SavePauseAnswer,
+    SetExecutionStatus,
+    TakePause,
+    TakeResolvedUnder,
+)
 
 
-__all__ += ["is_durable"]
+def shape_of(writes: Sequence[Write[Any]], fence: Fence | None) -> Shape:
+    """What a driver may know of writes before it runs them."""
+    return Shape(
+        single=fence is None and len(writes) == 1 and isinstance(writes[0], _SINGLE_STATEMENT),
+        # Renewing or releasing a lease loses nothing in a server's crash: it expires anyway.
+        durable=not all(isinstance(write, RenewLease | ReleaseLease) for write in writes),
+    )

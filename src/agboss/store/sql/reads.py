@@ -24,7 +24,7 @@ from agboss.store.rows import (
     pending_of,
 )
 from agboss.store.sql.dialect import KEY_END, Returns, Sql
-from agboss.store.sql.driver import Driver
+from agboss.store.sql.driver import Driver, Shape
 from agboss.store.sql.ops import (
     acquire_lease,
     cancel_pause,
@@ -217,10 +217,14 @@ class SqlLeaseRepository(_Repository):
         return None if acquired is None else acquired.fence
 
     async def renew(self, fence: Fence, *, now: datetime | None, ttl: timedelta) -> bool:
-        return await self._driver.transact(lambda: renew_lease(fence, ttl, now), durable=False)
+        return await self._driver.transact(
+            lambda: renew_lease(fence, ttl, now), shape=Shape(single=True, durable=False)
+        )
 
     async def release(self, fence: Fence) -> None:
-        await self._driver.transact(lambda: release_lease(fence), durable=False)
+        await self._driver.transact(
+            lambda: release_lease(fence), shape=Shape(single=True, durable=False)
+        )
 
 
 class SqlPausedExecutionRepository(_Repository):
@@ -311,7 +315,9 @@ class SqlPausedExecutionRepository(_Repository):
         )
 
     async def delete_resolved_before(self, cutoff: datetime) -> int:
-        return await self._driver.transact(lambda: delete_resolved_pauses(cutoff))
+        return await self._driver.transact(
+            lambda: delete_resolved_pauses(cutoff), shape=Shape(single=True)
+        )
 
 
 class SqlExecutionRecordRepository(_Repository):

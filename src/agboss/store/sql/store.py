@@ -11,7 +11,7 @@ from agboss.store.protocol import Fence
 from agboss.store.sql.dialect import Returns, Sql
 from agboss.store.sql.driver import Driver
 from agboss.store.sql.migrations import LATEST_VERSION, migration, newer_schema
-from agboss.store.sql.ops import is_durable, work_of
+from agboss.store.sql.ops import shape_of, work_of
 from agboss.store.sql.reads import (
     SqlBranchRepository,
     SqlBudgetLedgerRepository,
@@ -77,7 +77,7 @@ class SqlStore:
         if not writes and fence is None:
             return []
         results: list[Any] = await self._driver.transact(
-            work_of(writes), fence=fence, durable=is_durable(writes)
+            work_of(writes), fence=fence, shape=shape_of(writes, fence)
         )
         return results
 

@@ -33,7 +33,7 @@ from agboss.errors import (
 )
 from agboss.store.protocol import Fence
 from agboss.store.sql.dialect import SQLITE, Dialect, Returns, Sql
-from agboss.store.sql.driver import Work
+from agboss.store.sql.driver import PLAIN, Shape, Work
 
 __all__ = ["SqliteDriver", "lease_lost"]
 
@@ -220,10 +220,18 @@ class SqliteDriver:
             raise _mapped(error, self.path) from error
 
     async def transact(
-        self, work: Work[T], *, fence: Fence | None = None, durable: bool = True
+        self, work: Work[T], *, fence: Fence | None = None, shape: Shape = PLAIN
     ) -> T:
-        del durable  # one file: every commit is as durable as synchronous=NORMAL makes it
+        # One file: every commit is as durable as synchronous=NORMAL makes it.
+        if shape.single and fence is None:
+            return await self._on_thread(lambda: self._autocommit(work))
         return await self._on_thread(lambda: self._transact(work, fence))
+
+    def _autocommit(self, work: Work[T]) -> T:
+        try:
+            return _drive(self._writing(), work)
+        except (sqlite3.Error, UnicodeError, OverflowError) as error:
+            raise _mapped(error, self.path) from error
 
     def _writing(self) -> sqlite3.Connection:
         if self._writer is None:
@@ -243,13 +251,7 @@ class SqliteDriver:
                 ).fetchone()
                 if held is None:
                     raise lease_lost(fence)
-            steps = work()
-            try:
-                statement = next(steps)
-                while True:
-                    statement = steps.send(_run(connection, SQLITE, statement))
-            except StopIteration as done:
-                result: T = done.value
+            result = _drive(connection, work)
             connection.execute("COMMIT")
             return result
         except BaseException as error:
@@ -262,6 +264,18 @@ class SqliteDriver:
     @asynccontextmanager
     async def session(self) -> AsyncIterator[None]:
         yield  # one writing connection already
+
+
+def _drive(connection: sqlite3.Connection, work: Work[T]) -> T:
+    """Runs a unit of work's statements on a connection, handing each its rows."""
+    steps = work()
+    try:
+        statement = next(steps)
+        while True:
+            statement = steps.send(_run(connection, SQLITE, statement))
+    except StopIteration as done:
+        result: T = done.value
+        return result
 
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:

@@ -1,0 +1,136 @@
+"""A process the crash harness kills (SIGKILL) or stalls (SIGSTOP) at one store write.
+
+``python -m tests.crash.worker URL PLAN LOG PHASE [PAUSE_ID [OVERRIDE]]``: runs one phase —
+``execute`` the crash workflow, or ``resume`` a pause (approved, with ``OVERRIDE`` as its item
+id when given) — on an `App` whose store counts every `Store.write`. ``PLAN`` is
+``none`` (count only), ``kill-before:K``, ``kill-after:K`` (the K-th write) or ``stop-before:K``
+(the K-th fenced write: a pass's). Every write is logged to ``LOG``, so the harness can tell what
+was committed, and when.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from agboss import App, FunctionProvider
+from agboss.store import Fence, Store, store_from
+from agboss.store.writes import RenewLease, Write
+from tests.crash.app import ITEMS, THREAD, CrashApplication, CrashWorkflow, model
+
+LEASE_TTL = timedelta(milliseconds=600)
+"""Short, so that the harness need not wait long for a killed holder's lease to expire."""
+
+
+class CountingStore:
+    """A store that counts its writes and dies (or stalls) at the planned one."""
+
+    def __init__(self, inner: Store, plan: str, log: Path) -> None:
+        self.inner = inner
+        self.mode, _, point = plan.partition(":")
+        self.point = int(point) if point else 0
+        self.log = log
+        self.writes = 0
+        self.fenced = 0
+
+    def _note(self, line: str) -> None:
+        with self.log.open("a") as log:
+            log.write(line + "\n")
+
+    async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> list[Any]:
+        self.writes += 1
+        if fence is not None:
+            self.fenced += 1
+        names = ",".join(type(write).__name__ for write in writes)
+        if self.mode == "kill-before" and self.writes == self.point:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.mode == "stop-before" and fence is not None and self.fenced == self.point:
+            self._note("stopped")
+            os.kill(os.getpid(), signal.SIGSTOP)
+            self._note("continued")
+        try:
+            results = await self.inner.write(writes, fence=fence)
+        except Exception as error:
+            self._note(f"refused {self.writes} {names} {type(error).__name__}")
+            raise
+        changed = not all(
+            isinstance(write, RenewLease) and not result
+            for write, result in zip(writes, results, strict=True)
+        )
+        self._note(f"{'committed' if changed else 'unchanged'} {self.writes} {names}")
+        if self.mode == "kill-after" and self.writes == self.point:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return results
+
+    @property
+    def executions(self) -> Any:
+        return self.inner.executions
+
+    @property
+    def journal(self) -> Any:
+        return self.inner.journal
+
+    @property
+    def leases(self) -> Any:
+        return self.inner.leases
+
+    @property
+    def pauses(self) -> Any:
+        return self.inner.pauses
+
+    @property
+    def records(self) -> Any:
+        return self.inner.records
+
+    @property
+    def branches(self) -> Any:
+        return self.inner.branches
+
+    @property
+    def ledger(self) -> Any:
+        return self.inner.ledger
+
+    def session(self) -> AbstractAsyncContextManager[None]:
+        return self.inner.session()
+
+    async def open(self, *, migrate: bool = True) -> None:
+        await self.inner.open(migrate=migrate)
+
+    async def migrate(self) -> int:
+        return await self.inner.migrate()
+
+    async def schema_version(self) -> int:
+        return await self.inner.schema_version()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
+    store = CountingStore(store_from(url), plan, Path(log))
+    app = await App.create(
+        CrashApplication, store=store, providers=[FunctionProvider(model)], lease_ttl=LEASE_TTL
+    )
+    try:
+        if phase == "execute":
+            await app.execute(CrashWorkflow, ITEMS, owner_id="u", thread_id=THREAD)
+        else:
+            pause_id, *override = rest
+            decision: dict[str, Any] = {"approved": True}
+            if override:
+                decision["override_arguments"] = {"item_id": override[0]}
+            await app.resume(pause_id, decision=decision, owner_id="u")
+    finally:
+        store._note(f"writes {store.writes} fenced {store.fenced}")
+        await app.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(*sys.argv[1:]))

@@ -1,0 +1,274 @@
+"""The crash harness: a process killed before or after any store write of a pass, or stalled past
+its lease, loses no recorded decision, leaves no tree stuck, and runs nothing twice.
+
+Each trial runs one phase in a child process (`tests.crash.worker`) whose store counts every
+`Store.write` and dies with SIGKILL just before or just after the K-th; a new instance then
+recovers (the sweep), and whatever a caller would still do is done (a resume whose answer was
+not recorded is retried, the pauses left are answered). The trial is compared with an
+uninterrupted run: the same status, output and audit trail; each tool run once per journaled
+step (one more for the step the kill cut off, whose journal row was not committed); the same
+channels withdrawn.
+
+CI runs a sample of the points (two per phase); ``make crash`` (``AGBOSS_CRASH_ALL=1``) runs
+every point, on SQLite and — with ``AGBOSS_TEST_POSTGRES_URL`` — PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agboss import App, ExecutionStatus, FunctionProvider, PauseStatus
+from agboss.outputs import ExecutionOutput
+from tests.crash.app import BOOM, ITEMS, THREAD, CrashApplication, CrashWorkflow, model
+from tests.stores import STORE_KINDS, store_url
+
+ROOT = Path(__file__).resolve().parent.parent
+CRASH_ALL = os.environ.get("AGBOSS_CRASH_ALL") == "1"
+PHASES = ("execute", "resume", "fail-fast")
+
+
+@dataclass
+class Outcome:
+    """What a finished trial left: compared with an uninterrupted run's."""
+
+    status: ExecutionStatus
+    output: dict[str, Any] | None
+    audit: list[tuple[Any, ...]]
+    tools: Counter[str] = field(default_factory=Counter)
+    sends: Counter[str] = field(default_factory=Counter)
+    withdraws: Counter[str] = field(default_factory=Counter)
+    writes: int = 0
+    fenced: int = 0
+
+
+def _runs(path: Path, marker: str | None = None) -> list[str]:
+    if not path.exists():
+        return []
+    lines = path.read_text().splitlines()
+    if marker is not None and marker in lines:
+        lines = lines[lines.index(marker) + 1 :]
+    return lines
+
+
+def _counted(lines: list[str], what: str) -> Counter[str]:
+    return Counter(line.split()[1] for line in lines if line.startswith(what + " "))
+
+
+async def _app(url: str) -> App:
+    return await App.create(CrashApplication, store=url, providers=[FunctionProvider(model)])
+
+
+async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
+    """The tree a phase starts from (three items paused) and the worker's arguments."""
+    if phase == "execute":
+        return None, ["execute"]
+    app = await _app(url)
+    try:
+        paused = await app.execute(CrashWorkflow, ITEMS, owner_id="u", thread_id=THREAD)
+    finally:
+        await app.close()
+    ids = [str(p.pause_id) for p in sorted(paused.pending, key=lambda p: p.item_index or 0)]
+    if phase == "resume":
+        return paused.execution_id, ["resume", ids[0]]
+    return paused.execution_id, ["resume", ids[2], BOOM]
+
+
+def _spawn(url: str, plan: str, log: Path, runs: Path, args: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.crash.worker", url, plan, str(log), *args],
+        cwd=ROOT,
+        env={**os.environ, "AGBOSS_TEST_RUNS": str(runs)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+async def _exited(process: subprocess.Popen[bytes], seconds: float = 60) -> int:
+    for _ in range(int(seconds / 0.01)):
+        code = process.poll()
+        if code is not None:
+            return code
+        await asyncio.sleep(0.01)
+    process.kill()
+    raise AssertionError("the worker did not finish")
+
+
+async def _answer_the_rest(app: App, root: str | None, args: list[str]) -> ExecutionOutput:
+    """What a caller still does: retry what was not recorded, answer what is left."""
+    if root is None:  # execute: retried if the execution never began
+        roots = await app.store.executions.find_roots("default", THREAD)
+        if not roots:
+            started = await app.execute(CrashWorkflow, ITEMS, owner_id="u", thread_id=THREAD)
+            root = started.execution_id
+        else:
+            root = roots[0].execution_id
+    else:
+        pause = await app.store.pauses.find_by_tenant_id_and_pause_id("default", args[1])
+        assert pause is not None
+        if pause.status is PauseStatus.PENDING:  # the answer was not recorded: retried
+            decision: dict[str, Any] = {"approved": True}
+            if len(args) > 2:
+                decision["override_arguments"] = {"item_id": args[2]}
+            await app.resume(args[1], decision=decision, owner_id="u")
+    current = await app.get(root)
+    while current.status is ExecutionStatus.PAUSED and current.pending:
+        first = sorted(current.pending, key=lambda p: p.item_index or 0)[0]
+        current = await app.resume(str(first.pause_id), decision={"approved": True}, owner_id="u")
+    return await app.get(root, record=True)
+
+
+async def _trial(kind: str, phase: str, plan: str, folder: Path) -> Outcome:
+    folder.mkdir(parents=True)
+    runs, log = folder / "runs.txt", folder / "writes.log"
+    os.environ["AGBOSS_TEST_RUNS"] = str(runs)
+    async with store_url(kind, folder) as url:
+        root, args = await _prepare(phase, url)
+        worker = _spawn(url, plan, log, runs, args)
+        code = await _exited(worker)
+        assert code in (0, -signal.SIGKILL), (code, worker.stderr and worker.stderr.read())
+        if code != 0:
+            await asyncio.sleep(0.7)  # the killed holder's lease (0.6 s) expires
+        app = await _app(url)
+        try:
+            await app.recover()
+            if root is not None:  # recovered: finished, or resting on a question
+                rested = await app.get(root)
+                assert rested.status is not ExecutionStatus.RUNNING
+                assert rested.status is not ExecutionStatus.PAUSED or rested.pending, plan
+            final = await _answer_the_rest(app, root, args)
+        finally:
+            await app.close()
+    assert final.record is not None
+    lines = _runs(runs)
+    counts = next(
+        (line.split() for line in _runs(log) if line.startswith("writes ")), ["", "0", "", "0"]
+    )
+    return Outcome(
+        status=final.status,
+        output=None if final.output is None else final.output.model_dump(),
+        audit=[
+            (
+                entry.step.item_index,
+                entry.resolution,
+                entry.responder,
+                None if entry.decision is None else entry.decision.approved,
+                None if entry.decision is None else entry.decision.override_arguments,
+            )
+            for entry in final.record.pauses
+        ],
+        tools=_counted(lines, "tool"),
+        sends=_counted(lines, "send"),
+        withdraws=_counted(lines, "withdraw"),
+        writes=int(counts[1]),
+        fenced=int(counts[3]),
+    )
+
+
+def _compare(base: Outcome, trial: Outcome, where: str) -> list[str]:
+    problems = []
+    for name in ("status", "output", "audit"):
+        if getattr(base, name) != getattr(trial, name):
+            problems.append(f"{where}: {name} {getattr(trial, name)!r} != {getattr(base, name)!r}")
+    extra = trial.tools - base.tools
+    if base.tools - trial.tools or sum(extra.values()) > 1:
+        problems.append(f"{where}: tool runs {dict(trial.tools)} against {dict(base.tools)}")
+    if (
+        set(trial.withdraws) != set(base.withdraws)
+        or sum((trial.withdraws - base.withdraws).values()) > 1
+    ):
+        problems.append(
+            f"{where}: withdraws {dict(trial.withdraws)} against {dict(base.withdraws)}"
+        )
+    if base.sends - trial.sends:
+        problems.append(f"{where}: sends {dict(trial.sends)} against {dict(base.sends)}")
+    return problems
+
+
+def _points(count: int, phase: str) -> list[int]:
+    if CRASH_ALL:
+        return list(range(1, count + 1))
+    offset = PHASES.index(phase)
+    return sorted({1 + (offset % count), count - (offset % max(count - 1, 1))})
+
+
+@pytest.mark.parametrize("phase", PHASES)
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_kill_before_or_after_any_write_loses_nothing_and_runs_nothing_twice(
+    kind: str, phase: str, tmp_path: Path
+) -> None:
+    base = await _trial(kind, phase, "none", tmp_path / "base")
+    assert base.status is ExecutionStatus.COMPLETED
+    assert base.writes > 0
+    problems: list[str] = []
+    trials = 0
+    for point in _points(base.writes, phase):
+        for mode in ("kill-before", "kill-after"):
+            plan = f"{mode}:{point}"
+            trial = await _trial(kind, phase, plan, tmp_path / plan.replace(":", "-"))
+            trials += 1
+            problems += _compare(base, trial, f"{kind} {phase} {plan}")
+    _report(f"SIGKILL {kind} {phase}: {base.writes} writes, {trials} trials, {len(problems)} bad")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_after_takeover(
+    kind: str, tmp_path: Path
+) -> None:
+    base = await _trial(kind, "resume", "none", tmp_path / "base")
+    points = list(range(1, base.fenced + 1)) if CRASH_ALL else [1, base.fenced]
+    problems: list[str] = []
+    for point in sorted(set(points)):
+        folder = tmp_path / f"stop-{point}"
+        folder.mkdir()
+        runs, log = folder / "runs.txt", folder / "writes.log"
+        os.environ["AGBOSS_TEST_RUNS"] = str(runs)
+        async with store_url(kind, folder) as url:
+            root, args = await _prepare("resume", url)
+            worker = _spawn(url, f"stop-before:{point}", log, runs, args)
+            for _ in range(3000):
+                if "stopped" in _runs(log) or worker.poll() is not None:
+                    break
+                await asyncio.sleep(0.01)
+            assert "stopped" in _runs(log), (worker.poll(), log.read_text() if log.exists() else "")
+            await asyncio.sleep(0.7)  # past the stalled holder's lease
+            with runs.open("a") as marker:
+                marker.write("takeover\n")
+            app = await _app(url)
+            try:
+                await app.recover()
+                final = await _answer_the_rest(app, root, args)
+                os.kill(worker.pid, signal.SIGCONT)
+                await _exited(worker)
+                after = _runs(log, "continued")
+                late = [line for line in after if line.startswith("committed")]
+                ran = [
+                    line
+                    for line in _runs(runs, "takeover")
+                    if line.startswith("tool") and line.endswith(f"pid={worker.pid}")
+                ]
+                if late or ran:
+                    problems.append(f"{kind} stop-before:{point}: wrote {late}, ran {ran}")
+                if final.status is not ExecutionStatus.COMPLETED:
+                    problems.append(f"{kind} stop-before:{point}: {final.status}")
+                final_again = await app.get(final.execution_id, record=True)
+                assert final_again.record is not None
+                assert len(final_again.record.pauses) == len(base.audit)
+            finally:
+                await app.close()
+    _report(f"SIGSTOP {kind} resume: {base.fenced} fenced writes, {len(set(points))} trials")
+    assert not problems, "\n".join(problems)
+
+
+def _report(line: str) -> None:
+    print(line)  # `make crash` runs with -s: the counts of trials
