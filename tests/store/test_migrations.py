@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 from importlib import resources
 from pathlib import Path
@@ -14,10 +16,10 @@ from typing import Any
 import pytest
 
 from agboss import App, ExecutionStatus, FunctionProvider, StoreSchemaError
-from agboss.store import SqliteStore
+from agboss.store import SqliteStore, Store
 from agboss.store.sql.migrations import LATEST_VERSION
 from tests.multi_app import CountDto, ItemsApplication, model
-from tests.stores import POSTGRES_URL, STORE_KINDS, store_url
+from tests.stores import POSTGRES_URL, STORE_KINDS, made_store, store_url
 
 FIXTURES = Path(__file__).parent / "v0_1_0"
 
@@ -183,12 +185,47 @@ async def test_a_schema_from_a_newer_agboss_is_refused(tmp_path: Path) -> None:
     assert "newer agboss" in str(raised.value)
 
 
-async def test_instances_starting_together_migrate_once(tmp_path: Path) -> None:
-    import asyncio
+def _same_store(kind: str, made: Store) -> Store:
+    if kind == "sqlite":
+        assert isinstance(made, SqliteStore)
+        return SqliteStore(made.path)
+    from agboss.store.postgres import PostgresStore
 
-    path = tmp_path / "agboss.db"
-    stores = [SqliteStore(path) for _ in range(4)]
-    await asyncio.gather(*(store.open() for store in stores))
-    versions = [await store.schema_version() for store in stores]
-    await asyncio.gather(*(store.close() for store in stores))
+    assert isinstance(made, PostgresStore)
+    return PostgresStore(str(POSTGRES_URL), made.schema, max_connections=2)
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_instances_starting_together_migrate_once(kind: str, tmp_path: Path) -> None:
+    async with made_store(kind, tmp_path) as made:
+        stores = [_same_store(kind, made) for _ in range(4)]
+        await asyncio.gather(*(store.open() for store in stores))
+        versions = [await store.schema_version() for store in stores]
+        await asyncio.gather(*(store.close() for store in stores))
     assert versions == [LATEST_VERSION] * 4
+
+
+@pytest.mark.skipif(POSTGRES_URL is None, reason="AGBOSS_TEST_POSTGRES_URL is not set")
+async def test_a_plain_start_is_not_blocked_by_another_instances_open_transaction(
+    tmp_path: Path,
+) -> None:
+    from psycopg import AsyncConnection, sql
+
+    async with made_store("postgres", tmp_path) as made:
+        await made.open()
+        await made.close()
+        second = _same_store("postgres", made)
+        assert POSTGRES_URL is not None
+        async with await AsyncConnection.connect(POSTGRES_URL) as other:
+            schema = getattr(made, "schema", None)
+            await other.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+            await other.execute(  # a pass of another instance, mid-transaction
+                "INSERT INTO executions (execution_id, root_execution_id, tenant_id, thread_id, "
+                "owner_id, workflow, workflow_version, status, input_json, created_at, "
+                "updated_at) VALUES ('x', 'x', 't', 'th', 'u', 'w', '1', 'running', '{}', 0, 0)"
+            )
+            started = time.monotonic()
+            await asyncio.wait_for(second.open(), timeout=5)
+            assert time.monotonic() - started < 1
+            await second.close()
+            await other.rollback()

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from psycopg import AsyncConnection, sql
+from psycopg import AsyncConnection, DataError, ProgrammingError, sql
 from psycopg import Error as PsycopgError
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
@@ -40,6 +40,9 @@ __all__ = ["PostgresDriver"]
 T = TypeVar("T")
 
 _FENCE = "SELECT agboss_fence(%s, %s, %s)"
+
+_MIGRATION_LOCK = 4242424242
+"""The advisory lock key that serializes migrations of one database."""
 
 
 @dataclass(slots=True)
@@ -65,7 +68,9 @@ def _mapped(error: BaseException, fence: Fence | None) -> BaseException:
         return lease_lost(fence)
     if state in ("55P03", "57014", "40001", "40P01"):
         return StoreBusyError(f"the PostgreSQL store was busy past its wait: {text}")
-    if state.startswith(("22", "54")):
+    if state.startswith(("22", "54")) or (
+        isinstance(error, DataError | ProgrammingError) and not state
+    ):
         return StoreValueError(f"the PostgreSQL store cannot keep a value it was given: {text}")
     if state in ("42P01", "42703", "42883"):
         return StoreSchemaError(
@@ -152,16 +157,28 @@ class PostgresDriver:
             pool, self._pool = self._pool, None
             await pool.close()
 
-    async def ensure_schema(self) -> None:
-        """Creates the store's schema if it is named and missing (before a migration)."""
-        if self.schema is None:
-            return
-        statement = sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
-        try:
-            async with self._connection() as connection:
-                await connection.execute(statement)
-        except (PsycopgError, UnicodeError) as error:
-            raise _mapped(error, None) from error
+    @asynccontextmanager
+    async def migration_guard(self) -> AsyncIterator[None]:
+        # A session-level advisory lock, taken before the migration's transaction begins: a
+        # transaction that began before the lock was granted would read the catalog as it was
+        # (a table another instance just made would not be seen).
+        async with self.session():
+            try:
+                async with self._connection() as connection:
+                    await connection.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
+                    if self.schema is not None:
+                        await connection.execute(
+                            sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
+                                sql.Identifier(self.schema)
+                            )
+                        )
+            except (PsycopgError, UnicodeError) as error:
+                raise _mapped(error, None) from error
+            try:
+                yield
+            finally:
+                async with self._connection() as connection:
+                    await connection.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[None]:

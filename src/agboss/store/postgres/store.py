@@ -49,9 +49,6 @@ class PostgresStore(SqlStore):
         """The schema its tables live in (``None``: the connection's default)."""
         return self._postgres.schema
 
-    async def _before_migration(self) -> None:
-        await self._postgres.ensure_schema()
-
     def __repr__(self) -> str:
         schema = f", schema={self.schema!r}" if self.schema else ""
         return f"PostgresStore(<url>{schema})"

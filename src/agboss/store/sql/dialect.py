@@ -44,15 +44,12 @@ class Dialect:
         now_micros: An expression for the database's clock, in microseconds since the epoch.
         table_exists: A query of one parameter (a table's name) that returns a row when the
             table exists where the connection looks for tables.
-        migration_lock: A statement that makes concurrent migrations wait for each other, if
-            beginning a write transaction does not already (``None``).
     """
 
     name: str
     placeholder: str
     now_micros: str
     table_exists: str
-    migration_lock: str | None
     _rendered: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def render(self, text: str) -> str:
@@ -71,7 +68,6 @@ SQLITE = Dialect(
     placeholder="?",
     now_micros="CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)",
     table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-    migration_lock=None,  # BEGIN IMMEDIATE takes the file's write lock
 )
 
 POSTGRES = Dialect(
@@ -79,5 +75,4 @@ POSTGRES = Dialect(
     placeholder="%s",
     now_micros="CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)",
     table_exists="SELECT 1 WHERE to_regclass(?) IS NOT NULL",
-    migration_lock="SELECT pg_advisory_xact_lock(4242424242)",
 )

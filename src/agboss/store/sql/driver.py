@@ -75,6 +75,11 @@ class Driver(Protocol):
         """Binds the statements run inside it to one connection, where there are several."""
         ...
 
+    def migration_guard(self) -> AbstractAsyncContextManager[None]:
+        """Makes migrations of instances starting together run one after the other (and
+        prepares what a migration's transaction needs, such as its schema)."""
+        ...
+
     async def open(self) -> None:
         """Connects."""
         ...

@@ -1,11 +1,14 @@
 """The schema's versions: numbered steps, applied in order, once, in one transaction.
 
 The version a store is at is in ``agboss_schema``. A plain start reads it and changes nothing
-(no DDL); `migrate` takes a lock that makes instances starting together wait for each other
-(PostgreSQL: an advisory lock; SQLite: the write lock of ``BEGIN IMMEDIATE``), reads the version
-again under it, and applies the missing steps. A step is never edited once released: step 1 is
-the schema agboss 0.1.0 created (``schema/0001_<dialect>.sql``, frozen, with ``IF NOT EXISTS``
-so that a 0.1.0 database, which has no version table, takes it as a no-op).
+(no DDL); `migrate` runs under a lock that makes instances starting together wait for each
+other (the driver's `migration_guard`: PostgreSQL's advisory lock, taken before the migration's
+transaction begins so that the transaction sees what the instance before it made; SQLite's write
+lock of ``BEGIN IMMEDIATE``), reads the version again under it, and applies the missing steps.
+
+A step is never edited once released: step 1 is the schema agboss 0.1.0 created
+(``schema/0001_<dialect>.sql``, frozen, with ``IF NOT EXISTS`` so that a 0.1.0 database, which
+has no version table, takes it as a no-op).
 """
 
 from __future__ import annotations
@@ -99,8 +102,6 @@ def migration(dialect: Dialect) -> Generator[Sql, Any, int]:
     Raises:
         StoreSchemaError: The schema was made by a newer agboss.
     """
-    if dialect.migration_lock is not None:
-        yield Sql(dialect.migration_lock)
     version = yield from schema_version(dialect)
     if version > LATEST_VERSION:
         raise newer_schema(version)

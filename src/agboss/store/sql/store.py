@@ -103,12 +103,9 @@ class SqlStore:
             raise
 
     async def migrate(self) -> int:
-        await self._before_migration()
-        version: int = await self._driver.transact(lambda: migration(self._driver.dialect))
+        async with self._driver.migration_guard():
+            version: int = await self._driver.transact(lambda: migration(self._driver.dialect))
         return version
-
-    async def _before_migration(self) -> None:
-        """What a dialect does before its migration's transaction (PostgreSQL: its schema)."""
 
     async def schema_version(self) -> int:
         # Two reads, no transaction: a plain start takes no lock.

@@ -265,6 +265,10 @@ class SqliteDriver:
     async def session(self) -> AsyncIterator[None]:
         yield  # one writing connection already
 
+    @asynccontextmanager
+    async def migration_guard(self) -> AsyncIterator[None]:
+        yield  # a migration's BEGIN IMMEDIATE takes the file's write lock
+
 
 def _drive(connection: sqlite3.Connection, work: Work[T]) -> T:
     """Runs a unit of work's statements on a connection, handing each its rows."""
