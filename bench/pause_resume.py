@@ -1,10 +1,12 @@
 """The pause cycle: execute until an approval pauses, resume it by its id, finish.
 
-agboss (scripted model, SQLite store) against LangGraph (a 3-node graph whose middle node calls
-``interrupt()``, ``AsyncSqliteSaver``, resumed with ``Command(resume={id: …})``), both on a
-file in the same temporary folder, measured in the same run. Prints both medians and the ratio.
+agboss (scripted model) against LangGraph (a 3-node graph whose middle node calls
+``interrupt()``, resumed with ``Command(resume={id: …})``), measured in the same run: on SQLite
+files in one temporary folder (LangGraph's ``AsyncSqliteSaver``), and — given a server — on
+PostgreSQL (LangGraph's ``AsyncPostgresSaver``, each in a schema of its own). Prints the
+medians, the ratios, and how many statements and commits an agboss cycle makes.
 
-    python bench/pause_resume.py [--cycles 300]
+    python bench/pause_resume.py [--cycles 300] [--postgres postgresql://…]
 """
 
 from __future__ import annotations
@@ -12,10 +14,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
 import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -133,17 +139,55 @@ def scripted(request: ChatRequest) -> ChatResponse:
     return _ANSWER if done else _CALL
 
 
+class Counts:
+    """Statements and commits an agboss store made (counted at its driver)."""
+
+    def __init__(self) -> None:
+        self.statements = 0
+        self.commits = 0
+
+    def watch(self, store: Any) -> None:
+        """Counts what the store's driver runs from now on."""
+        driver = store.driver
+        read, transact = driver.read, driver.transact
+
+        async def counted_read(statement: Any) -> Any:
+            self.statements += 1
+            return await read(statement)
+
+        async def counted_transact(work: Callable[[], Any], **options: Any) -> Any:
+            self.commits += 1
+            shape, fence = options.get("shape"), options.get("fence")
+            single = shape is not None and shape.single and fence is None
+            self.statements += (0 if single else 2) + (fence is not None)  # BEGIN, COMMIT, fence
+
+            def counting() -> Any:
+                steps = work()
+                rows = None
+                while True:
+                    try:
+                        statement = steps.send(rows)
+                    except StopIteration as done:
+                        return done.value
+                    self.statements += 1
+                    rows = yield statement
+
+            return await transact(counting, **options)
+
+        driver.read, driver.transact = counted_read, counted_transact
+
+
 async def agboss_cycles(
-    folder: Path, cycles: int, warmup: int, store: str | None = None
+    store: str | Path, cycles: int, warmup: int, counts: Counts | None = None
 ) -> list[float]:
     app = await App.create(
-        RefundApplication,
-        store=store or folder / "agboss.db",
-        providers=[FunctionProvider(scripted)],
+        RefundApplication, store=store, providers=[FunctionProvider(scripted)]
     )
     times: list[float] = []
     try:
         for index in range(warmup + cycles):
+            if index == warmup and counts is not None:
+                counts.watch(app.store)
             began = time.perf_counter()
             paused = await app.execute(RefundWorkflow, {"text": "refund 7"}, owner_id="u")
             pause_id = paused.pending[0].pause_id
@@ -158,8 +202,40 @@ async def agboss_cycles(
     return times
 
 
-async def langgraph_cycles(folder: Path, cycles: int, warmup: int) -> list[float]:
+@asynccontextmanager
+async def sqlite_saver(folder: Path) -> AsyncIterator[Any]:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    async with AsyncSqliteSaver.from_conn_string(str(folder / "langgraph.db")) as saver:
+        yield saver
+
+
+@asynccontextmanager
+async def postgres_saver(url: str, schema: str) -> AsyncIterator[Any]:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg import AsyncConnection
+    from psycopg.rows import dict_row
+
+    async with await AsyncConnection.connect(url, autocommit=True) as admin:
+        await admin.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    connection = await AsyncConnection.connect(
+        url,
+        autocommit=True,
+        prepare_threshold=0,
+        row_factory=dict_row,
+        options=f"-c search_path={schema}",
+    )
+    try:
+        saver = AsyncPostgresSaver(connection)  # type: ignore[arg-type]
+        await saver.setup()
+        yield saver
+    finally:
+        await connection.close()
+        async with await AsyncConnection.connect(url, autocommit=True) as admin:
+            await admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+async def langgraph_cycles(saver: Any, cycles: int, warmup: int) -> list[float]:
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import Command, interrupt
 
@@ -188,18 +264,18 @@ async def langgraph_cycles(folder: Path, cycles: int, warmup: int) -> list[float
     builder.add_edge("approve", "finish")
     builder.add_edge("finish", END)
     times: list[float] = []
-    async with AsyncSqliteSaver.from_conn_string(str(folder / "langgraph.db")) as saver:
-        graph = builder.compile(checkpointer=saver)
-        for index in range(warmup + cycles):
-            config: Any = {"configurable": {"thread_id": f"t-{index}"}}
-            began = time.perf_counter()
-            paused = await graph.ainvoke({"order_id": "7"}, config)
-            [pending] = paused["__interrupt__"]
-            done = await graph.ainvoke(Command(resume={pending.id: {"approved": True}}), config)
-            elapsed = time.perf_counter() - began
-            assert done["status"] == "refunded"
-            if index >= warmup:
-                times.append(elapsed)
+    graph = builder.compile(checkpointer=saver)
+    run = uuid.uuid4().hex[:8]
+    for index in range(warmup + cycles):
+        config: Any = {"configurable": {"thread_id": f"t-{run}-{index}"}}
+        began = time.perf_counter()
+        paused = await graph.ainvoke({"order_id": "7"}, config)
+        [pending] = paused["__interrupt__"]
+        done = await graph.ainvoke(Command(resume={pending.id: {"approved": True}}), config)
+        elapsed = time.perf_counter() - began
+        assert done["status"] == "refunded"
+        if index >= warmup:
+            times.append(elapsed)
     return times
 
 
@@ -213,24 +289,55 @@ def describe(name: str, times: list[float]) -> str:
 
 
 async def main(cycles: int, warmup: int, postgres: str | None) -> None:
+    print(f"pause → resume → finish, one approval, {cycles} cycles, same machine and run")
     with tempfile.TemporaryDirectory(prefix="agboss-bench-") as name:
         folder = Path(name)
-        ours = await agboss_cycles(folder, cycles, warmup)
-        theirs = await langgraph_cycles(folder, cycles, warmup)
-        on_postgres = await agboss_cycles(folder, cycles, warmup, postgres) if postgres else None
-    print("pause → resume → finish, one approval, SQLite file, same machine and run")
-    print(describe("agboss (scripted model)", ours))
+        counts = Counts()
+        ours = await agboss_cycles(folder / "agboss.db", cycles, warmup, counts)
+        async with sqlite_saver(folder) as saver:
+            theirs = await langgraph_cycles(saver, cycles, warmup)
+    print(describe("agboss, SQLite", ours))
     print(describe("LangGraph AsyncSqliteSaver", theirs))
     ratio = statistics.median(ours) / statistics.median(theirs)
-    print(f"ratio agboss / LangGraph: {ratio:.3f}  (goal: 0.25 or less)")
-    if on_postgres is not None:
-        print(describe("agboss on PostgreSQL", on_postgres) + "  (local server, for reference)")
+    print(f"ratio agboss / LangGraph on SQLite: {ratio:.3f}  (goal: 0.07 or less)")
+    print(
+        f"agboss per cycle: {counts.statements / cycles:.1f} statements, "
+        f"{counts.commits / cycles:.1f} commits  (goal: 6 commits or fewer)"
+    )
+    if postgres is None:
+        print("(no PostgreSQL: pass --postgres or set AGBOSS_TEST_POSTGRES_URL)")
+        return
+    schema = f"bench_{uuid.uuid4().hex[:8]}"
+    counts = Counts()
+    ours = await agboss_cycles(f"{postgres}?schema={schema}_agboss", cycles, warmup, counts)
+    await _drop(postgres, f"{schema}_agboss")
+    async with postgres_saver(postgres, f"{schema}_langgraph") as saver:
+        theirs = await langgraph_cycles(saver, cycles, warmup)
+    print(describe("agboss, PostgreSQL", ours))
+    print(describe("LangGraph AsyncPostgresSaver", theirs))
+    ratio = statistics.median(ours) / statistics.median(theirs)
+    print(f"ratio agboss / LangGraph on PostgreSQL: {ratio:.3f}  (goal: 0.5 or less)")
+    print(
+        f"agboss per cycle: {counts.statements / cycles:.1f} statements, "
+        f"{counts.commits / cycles:.1f} commits"
+    )
+
+
+async def _drop(url: str, schema: str) -> None:
+    from psycopg import AsyncConnection
+
+    async with await AsyncConnection.connect(url, autocommit=True) as admin:
+        await admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--cycles", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--postgres", help="also time agboss on this postgresql:// store")
+    parser.add_argument(
+        "--postgres",
+        default=os.environ.get("AGBOSS_TEST_POSTGRES_URL"),
+        help="a postgresql:// database to time both on (default: AGBOSS_TEST_POSTGRES_URL)",
+    )
     arguments = parser.parse_args()
     sys.exit(asyncio.run(main(arguments.cycles, arguments.warmup, arguments.postgres)))

@@ -53,7 +53,6 @@ from agboss.store.writes import (
     CancelPendingUnder,
     ReleaseLease,
     SetExecutionStatus,
-    TakePause,
     Write,
 )
 
@@ -159,7 +158,7 @@ class Engine:
             writes.add(
                 SetExecutionStatus(row.execution_id, ExecutionStatus.RUNNING, runtime.clock.now())
             )
-        state = PassState(recovering=recovering)
+        state = PassState(recovering=recovering, fresh=fresh)
         async with runtime.store.session():
             keeper = asyncio.ensure_future(lease.keep())
             try:
@@ -177,7 +176,9 @@ class Engine:
                 await asyncio.wait([keeper])
             if due or recovering:  # a cut-off pass may have left channels to tell
                 await settle_withdrawals(runtime, row.root_execution_id)
-            result = await self.reader.output(row, status, output, record=record)
+            result = await self.reader.output(
+                row, status, output, record=record, spent=writes.spent
+            )
         if status is ExecutionStatus.PAUSED:
             await self.hooks.on_pause(
                 ExecutionPauseEvent(row.tenant_id, row.thread_id, row.execution_id, result.pending)
@@ -191,7 +192,7 @@ class Engine:
         owed a withdraw. The last commit releases the lease."""
         runtime = self.runtime
         root = row.execution_id
-        resolved = [] if fresh else await self._resolved(row, writes)  # a new tree: no answers
+        resolved = [] if fresh else await self._resolved(row)  # a new tree: no answers
         tried: set[str] = set()
         while True:
             tried.update(pause.pause_id for pause in resolved)
@@ -199,6 +200,7 @@ class Engine:
             frame = ExecutionFrame(runtime, row, writes, state=state)
             try:
                 outcome = await self.flows.run_flow(frame)
+                state.fresh = False  # what the first run wrote is read back from here on
             except (LeaseLostError, StoreError):
                 raise  # not the tree's failure: another holder, or the sweep, carries on
             except Exception as raised:
@@ -231,7 +233,7 @@ class Engine:
                     CancelPendingUnder(root, "", PauseResolution.CANCELLED, runtime.clock.now())
                 )
             else:
-                resolved = await self._resolved(row, writes)
+                resolved = await self._resolved(row)
                 if any(pause.pause_id not in tried for pause in resolved):
                     # The drain: take decisions recorded while this pass ran — on what this
                     # pass wrote, which the next run of the flow reads back.
@@ -253,26 +255,27 @@ class Engine:
                 return ExecutionStatus.CANCELLED, None, True
             return status, output, due
 
-    async def _resolved(self, root: ExecutionRow, writes: PassWrites) -> list[PauseRecord]:
-        """The tree's resolved pauses no step has taken yet (one whose step was journaled by
-        agboss 0.1.0, which took pauses apart from their steps, is marked taken here)."""
-        store = self.runtime.store
-        found = []
-        for pause in await store.pauses.find_by_root(root.execution_id, (PauseStatus.RESOLVED,)):
-            if pause.step_key in await store.journal.load(pause.execution_id, pause.step_key):
-                writes.add(TakePause(pause.tenant_id, pause.pause_id))
-            else:
-                found.append(pause)
-        return found
+    async def _resolved(self, root: ExecutionRow) -> list[PauseRecord]:
+        """The tree's resolved pauses, which no step has taken yet (a step takes its pause in
+        the commit that journals it)."""
+        return await self.runtime.store.pauses.find_by_root(
+            root.execution_id, (PauseStatus.RESOLVED,)
+        )
 
-    async def take_lease(self, root_execution_id: str) -> tuple[Acquired | None, float]:
+    async def take_lease(
+        self, root_execution_id: str, *, start_pass: bool
+    ) -> tuple[Acquired | None, float]:
         """Tries to take a tree's lease; what was taken, and when (for `Lease`)."""
         runtime = self.runtime
         at = Lease.moment(runtime)
         [acquired] = await runtime.store.write(
             [
                 AcquireLease(
-                    root_execution_id, runtime.holder, runtime.lease_ttl, Lease.store_now(runtime)
+                    root_execution_id,
+                    runtime.holder,
+                    runtime.lease_ttl,
+                    Lease.store_now(runtime),
+                    start_pass=start_pass,
                 )
             ]
         )
@@ -286,9 +289,9 @@ class Engine:
         acquired: Acquired | None = None,
         at: float = 0.0,
     ) -> ExecutionOutput:
-        """Moves a tree after an answer: with its lease (``acquired``), or once its holder ends
-        its pass — then without a pass if that pass took every answer (the tree's current
-        output, its decision taken).
+        """Moves a tree after an answer: with its lease (``acquired``, taken with
+        ``start_pass``), or once its holder ends its pass — then without a pass if that pass
+        took every answer (the tree's current output, its decision taken).
 
         Raises:
             LeaseBusyError: The holder did not end its pass within ``resume_timeout`` (the
@@ -310,17 +313,12 @@ class Engine:
             await asyncio.sleep(delay)  # a holder is in its pass: wait for it to end
             delay = min(delay * 2, 0.05)
             waited = True
-            acquired, at = await self.take_lease(root_execution_id)
+            acquired, at = await self.take_lease(root_execution_id, start_pass=False)
         lease = Lease(runtime, acquired.fence, granted_at=at)
-        row = await runtime.store.executions.find_by_id(root_execution_id)
+        row = acquired.row
         assert row is not None
         moving = (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED)
-        rests = (
-            row.status is ExecutionStatus.PAUSED
-            and not await runtime.store.pauses.find_by_root(
-                root_execution_id, (PauseStatus.RESOLVED,)
-            )
-        )
+        rests = row.status is ExecutionStatus.PAUSED and not await self._resolved(row)
         if row.status not in moving or (waited and rests):
             await runtime.store.write([ReleaseLease(lease.fence)])
             return await self.get(root_execution_id, tenant_id=row.tenant_id, record=record)
@@ -357,7 +355,7 @@ class Engine:
         for execution_id in await runtime.store.executions.find_interrupted(
             Lease.store_now(runtime), limit
         ):
-            acquired, at = await self.take_lease(execution_id)
+            acquired, at = await self.take_lease(execution_id, start_pass=True)
             if acquired is None:
                 continue  # another instance took it first
             if acquired.previous_holder is not None:
@@ -368,16 +366,13 @@ class Engine:
                     extra={"event": "run.takeover", "execution_id": execution_id},
                 )
             lease = Lease(runtime, acquired.fence, granted_at=at)
-            row = await runtime.store.executions.find_by_id(execution_id)
+            row = acquired.row
             if row is None or row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED):
                 await runtime.store.write([ReleaseLease(lease.fence)])
                 await settle_withdrawals(runtime, execution_id)  # only channels are owed
                 continue
-            why = (
-                "its last pass was cut off"
-                if row.status is ExecutionStatus.RUNNING
-                else "an answer was recorded and not moved"
-            )
+            cut_off = acquired.status is ExecutionStatus.RUNNING
+            why = "its last pass was cut off" if cut_off else "an answer was recorded and not moved"
             runtime.logger.info(
                 "run.recovering: execution tree %s (%s): %s",
                 execution_id,
@@ -386,14 +381,7 @@ class Engine:
                 extra={"event": "run.recovering", "execution_id": execution_id},
             )
             try:
-                outputs.append(
-                    await self._pass(
-                        row,
-                        lease,
-                        record=False,
-                        recovering=row.status is ExecutionStatus.RUNNING,
-                    )
-                )
+                outputs.append(await self._pass(row, lease, record=False, recovering=cut_off))
             except StoreError:
                 raise  # the store is failing: the next sweep tries again
             except LeaseLostError:

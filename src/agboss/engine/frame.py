@@ -50,6 +50,8 @@ class PassState:
     resolved_paths: list[str] = field(default_factory=list)
     recovering: bool = False
     dropping: set[str] = field(default_factory=set)
+    fresh: bool = False
+    """The first run of a new tree's flow: nothing is stored for it yet, nothing is read."""
 
     def affected(self, path: str) -> bool:
         """Whether a waiting branch or child at the branch path ``path`` is re-entered."""
@@ -129,6 +131,9 @@ class ExecutionFrame:
     async def load(self, prefix: str = "") -> None:
         """Reads the journaled steps whose keys start with ``prefix`` (once per prefix)."""
         if prefix in self._loaded or "" in self._loaded:
+            return
+        if self.state.fresh:  # a new tree has no journal
+            self._loaded.add(prefix)
             return
         entries = await self.runtime.store.journal.load(self.row.execution_id, prefix)
         for key, entry in entries.items():

@@ -119,7 +119,11 @@ class LaunchRun:
         else:
             [started] = await frame.writes.commit([start])
         branches = self._branches()
-        rows = await runtime.store.branches.load(frame.row.execution_id, self.place + "@")
+        rows = (
+            {}
+            if frame.state.fresh  # a new tree has no branch rows
+            else await runtime.store.branches.load(frame.row.execution_id, self.place + "@")
+        )
         to_run: list[_Branch] = []
         failed: list[BaseException] = []
         for branch in branches:

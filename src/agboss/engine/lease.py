@@ -20,8 +20,9 @@ from agboss.clock import SystemClock
 from agboss.engine.runtime import Runtime
 from agboss.enums import PauseStatus
 from agboss.errors import LeaseLostError
+from agboss.models.messages import Usage
 from agboss.store.protocol import Fence
-from agboss.store.writes import MarkPauseSent, ReleaseLease, RenewLease, Write
+from agboss.store.writes import AppendStep, MarkPauseSent, ReleaseLease, RenewLease, Write
 
 __all__ = ["Lease", "PassWrites"]
 
@@ -115,11 +116,17 @@ class PassWrites:
         """Whether a channel is owed a ``withdraw`` (a pause closed while its send returned)."""
         self.released = False
         """Whether a commit released the lease (the pass is over)."""
+        self.spent: dict[str, Usage] = {}
+        """What the steps this pass journaled spent, by execution."""
         self._pending: list[Write[Any]] = []
         self._lock = asyncio.Lock()
 
     def add(self, *writes: Write[Any]) -> None:
         """Buffers writes for the pass's next commit."""
+        for write in writes:
+            if isinstance(write, AppendStep) and write.entry.usage is not None:
+                before = self.spent.get(write.execution_id, Usage())
+                self.spent[write.execution_id] = before + write.entry.usage
         self._pending.extend(writes)
 
     async def flush(self) -> None:

@@ -8,6 +8,8 @@ rows themselves; only ``record=True`` reads each execution's journal.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import replace
 
 from pydantic import BaseModel
 
@@ -69,12 +71,24 @@ class TreeReader:
         output: BaseModel | None,
         *,
         record: bool,
+        spent: Mapping[str, Usage] | None = None,
     ) -> ExecutionOutput:
-        """The output of a root execution as it stands."""
+        """The output of a root execution as it stands.
+
+        Args:
+            row: The execution, as read (at the start of the pass that moved it).
+            status: Where it stands.
+            output: Its output, if it finished.
+            record: Whether to read the execution record too.
+            spent: What the pass that moved it spent since ``row`` was read, by execution
+                (an execution without children is then not read again).
+        """
         store = self.runtime.store
         graph = self.runtime.assembly.workflows_by_name[row.workflow].graph
         if graph.has_children:
             rows = await store.executions.find_tree(row.root_execution_id)
+        elif spent is not None:
+            rows = [replace(row, spend=row.spend + spent.get(row.execution_id, Usage()))]
         else:
             found = await store.executions.find_by_id(row.execution_id)
             rows = [found or row]

@@ -68,7 +68,8 @@ async def ask_approval(
     runtime = frame.runtime
     row = frame.row
     assert step.tool_call is not None
-    pause = await runtime.store.pauses.find_by_step(row.execution_id, step_key)
+    fresh = frame.state.fresh  # a new tree has no pauses yet
+    pause = None if fresh else await runtime.store.pauses.find_by_step(row.execution_id, step_key)
     if pause is None:
         # Committed before its channel is asked: the id the channel gets is durable.
         [pause] = await frame.writes.commit(

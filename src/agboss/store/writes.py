@@ -255,21 +255,28 @@ class Acquired:
             expired (``None`` when it was free).
         status: The root execution's status when the lease was taken (``None`` if it has no
             row): `ExecutionStatus.RUNNING` means a pass was cut off.
+        row: The root execution as it is now (``None`` if it has no row).
     """
 
     fence: Fence
     previous_holder: str | None
     status: ExecutionStatus | None
+    row: ExecutionRow | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class AcquireLease(Write[Acquired | None]):
-    """Takes a tree's lease if it is free or expired (``None`` while another holds it)."""
+    """Takes a tree's lease if it is free or expired (``None`` while another holds it).
+
+    With ``start_pass``, a paused root is set running in the same transaction: a pass begins,
+    and one cut off leaves the tree running, which is how recovery finds it.
+    """
 
     root_execution_id: str
     holder: str
     ttl: timedelta
     now: datetime | None = None
+    start_pass: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,13 @@ def _data_not_pickles(dialect: Dialect) -> list[Sql]:
             "WHERE withdrawal = 'due'"
         ),
         Sql("CREATE INDEX IF NOT EXISTS steps_by_seq ON steps (execution_id, seq)"),
+        # 0.1.0 took a pause apart from its step's journal row: one left between the two is
+        # taken now (a step and its pause are one commit from here on).
+        Sql(
+            "UPDATE pauses SET status = 'taken' WHERE status = 'resolved' AND EXISTS ("
+            "SELECT 1 FROM steps WHERE steps.execution_id = pauses.execution_id "
+            "AND steps.step_key = pauses.step_key)"
+        ),
     ]
     if dialect.name == "postgres":
         statements += [

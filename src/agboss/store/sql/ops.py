@@ -446,7 +446,14 @@ def _save_branch(write: SaveBranch) -> Ops:
 # ---- leases --------------------------------------------------------------------------------
 
 
-def acquire_lease(root_execution_id: str, holder: str, ttl: timedelta, now: datetime | None) -> Ops:
+def acquire_lease(
+    root_execution_id: str,
+    holder: str,
+    ttl: timedelta,
+    now: datetime | None,
+    *,
+    start_pass: bool = False,
+) -> Ops:
     """Takes a lease if it is free or expired; see `AcquireLease`."""
     at = _micros(now)
     row = yield _one(
@@ -464,16 +471,34 @@ def acquire_lease(root_execution_id: str, holder: str, ttl: timedelta, now: date
     )
     if row is None:
         return None
-    status = yield _one("SELECT status FROM executions WHERE execution_id = ?", root_execution_id)
+    found = yield _one(
+        f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ?", root_execution_id
+    )
+    root = None if found is None else execution_of(found)
+    status = None if root is None else root.status
+    if start_pass and root is not None and status is ExecutionStatus.PAUSED:
+        yield _do(
+            "UPDATE executions SET status = 'running' WHERE execution_id = ?", root_execution_id
+        )
+        root = replace(root, status=ExecutionStatus.RUNNING)
     return Acquired(
         fence=Fence(root_execution_id, holder, int(row[0])),
         previous_holder=None if row[1] is None else str(row[1]),
-        status=None if status is None else ExecutionStatus(status[0]),
+        status=status,
+        row=root,
     )
 
 
 def _acquire_lease(write: AcquireLease) -> Ops:
-    return (yield from acquire_lease(write.root_execution_id, write.holder, write.ttl, write.now))
+    return (
+        yield from acquire_lease(
+            write.root_execution_id,
+            write.holder,
+            write.ttl,
+            write.now,
+            start_pass=write.start_pass,
+        )
+    )
 
 
 def renew_lease(fence: Fence, ttl: timedelta, now: datetime | None) -> Ops:
