@@ -42,3 +42,4 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
 	PYTHONPATH=. $(BIN)/python bench/pause_resume.py
 	PYTHONPATH=. $(BIN)/python bench/pending_scale.py
+	PYTHONPATH=. $(BIN)/python bench/throughput.py

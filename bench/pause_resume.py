@@ -180,9 +180,7 @@ class Counts:
 async def agboss_cycles(
     store: str | Path, cycles: int, warmup: int, counts: Counts | None = None
 ) -> list[float]:
-    app = await App.create(
-        RefundApplication, store=store, providers=[FunctionProvider(scripted)]
-    )
+    app = await App.create(RefundApplication, store=store, providers=[FunctionProvider(scripted)])
     times: list[float] = []
     try:
         for index in range(warmup + cycles):

@@ -1,11 +1,16 @@
-"""How the time of one resume grows with the number of other pending pauses.
+"""How the cost of a pause grows with the work that is not touched.
 
-agboss: a per-item launch (``.to_each``) whose N branches each pause on an approval; one resume
-is timed. LangGraph: N ``Send`` branches of a fan-out, each calling ``interrupt()``, with
-``AsyncSqliteSaver``; one ``Command(resume={id: …})`` is timed. Both in the same run, on files
-in the same temporary folder.
+1. One resume among N pending pauses: agboss, a per-item launch (``.to_each``) whose N branches
+   each pause on an approval, one resume timed; LangGraph, N ``Send`` branches of a fan-out
+   each calling ``interrupt()`` (``AsyncSqliteSaver``), one ``Command(resume={id: …})`` timed.
+   "setup" is the fan-out: the first call, which pauses all N.
+2. One resume in a tree of N per-item child workflows (``.to_each_workflow``), each paused.
 
-    python bench/pending_scale.py [--sizes 1 100 1000] [--repeat 3]
+Both on SQLite files in one temporary folder, in the same run; the ratios that matter are
+printed at the end (goal: resume among 1000 ≤ 2× among 1; fan-out of 5000 ≤ 6× of 1000;
+resume among 400 children ≤ 2× among 10).
+
+    python bench/pending_scale.py [--sizes 1 100 1000 5000] [--children 10 400] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -120,6 +125,36 @@ class ItemsStart: ...
 class ItemsFinish: ...
 
 
+@workflow_start(name="item-child-workflow-start", description="s", input=ItemDto)
+class ItemChildStart: ...
+
+
+@workflow_finish(name="item-child-workflow-finish", description="f", output=DoneDto)
+class ItemChildFinish: ...
+
+
+@workflow(
+    name="item-child-workflow",
+    version="1",
+    flow=[start(ItemChildStart).returns(ItemDto).to_agent(ItemAgent).to_finish(ItemChildFinish)],
+)
+class ItemChildWorkflow: ...
+
+
+@workflow(
+    name="children-workflow",
+    version="1",
+    flow=[
+        start(ItemsStart)
+        .returns(ItemsDto)
+        .to_each_workflow(ItemChildWorkflow, over="items")
+        .join(CountJoin)
+        .to_finish(ItemsFinish)
+    ],
+)
+class ChildrenWorkflow: ...
+
+
 @workflow(
     name="items-workflow",
     version="1",
@@ -135,7 +170,9 @@ class ItemsWorkflow: ...
 
 
 @application(
-    name="items-application", workflows=[ItemsWorkflow], channels=[InboxItemApprovalChannel]
+    name="items-application",
+    workflows=[ItemsWorkflow, ChildrenWorkflow],
+    channels=[InboxItemApprovalChannel],
 )
 class ItemsApplication: ...
 
@@ -148,16 +185,18 @@ def scripted(request: ChatRequest) -> ChatResponse:
     return ChatResponse(tool_calls=(ToolCall(id="c", name="handle-item-tool", arguments=item),))
 
 
-async def agboss_resume(folder: Path, size: int, run: int) -> tuple[float, float]:
+async def agboss_resume(
+    folder: Path, size: int, run: int, workflow: type[Any] = ItemsWorkflow
+) -> tuple[float, float]:
     app = await App.create(
         ItemsApplication,
-        store=folder / f"agboss-{size}-{run}.db",
+        store=folder / f"agboss-{workflow.__name__}-{size}-{run}.db",
         providers=[FunctionProvider(scripted)],
     )
     try:
         items = ItemsDto(items=[ItemDto(item_id=f"i{index}") for index in range(size)])
         began = time.perf_counter()
-        paused = await app.execute(ItemsWorkflow, items, owner_id="u")
+        paused = await app.execute(workflow, items, owner_id="u")
         setup = time.perf_counter() - began
         assert len(paused.pending) == size
         pause_id = paused.pending[0].pause_id
@@ -213,29 +252,64 @@ async def langgraph_resume(folder: Path, size: int, run: int) -> tuple[float, fl
     return elapsed, setup
 
 
-async def main(sizes: list[int], repeat: int) -> None:
+async def main(sizes: list[int], children: list[int], repeat: int, peer_max: int) -> None:
     print("one resume with N pauses pending in a per-item launch (SQLite file, same run)")
     print(
         f"{'N':>6}  {'agboss resume':>14}  {'LangGraph resume':>17}  {'ratio':>6}  "
         f"{'agboss setup':>13}  {'LangGraph setup':>16}"
     )
+    resumes: dict[int, float] = {}
+    setups: dict[int, float] = {}
     with tempfile.TemporaryDirectory(prefix="agboss-bench-") as name:
         folder = Path(name)
         for size in sizes:
             ours = [await agboss_resume(folder, size, run) for run in range(repeat)]
+            mine = resumes[size] = statistics.median(t for t, _ in ours)
+            setup = setups[size] = statistics.median(s for _, s in ours)
+            if size > peer_max:  # LangGraph re-runs every paused branch: minutes at this size
+                print(
+                    f"{size:>6}  {mine * 1000:>11.2f} ms  {'—':>17}  {'':>6}  "
+                    f"{setup * 1000:>10.1f} ms"
+                )
+                continue
             theirs = [await langgraph_resume(folder, size, run) for run in range(repeat)]
-            mine = statistics.median(t for t, _ in ours)
             peer = statistics.median(t for t, _ in theirs)
             print(
                 f"{size:>6}  {mine * 1000:>11.2f} ms  {peer * 1000:>14.2f} ms  "
-                f"{mine / peer:>6.3f}  {statistics.median(s for _, s in ours) * 1000:>10.1f} ms  "
+                f"{mine / peer:>6.3f}  {setup * 1000:>10.1f} ms  "
                 f"{statistics.median(s for _, s in theirs) * 1000:>13.1f} ms"
             )
+        print()
+        print("one resume in a tree of N per-item child workflows, each paused (SQLite file)")
+        print(f"{'N':>6}  {'agboss resume':>14}  {'agboss setup':>13}")
+        in_children: dict[int, float] = {}
+        for size in children:
+            ours = [
+                await agboss_resume(folder, size, run, ChildrenWorkflow) for run in range(repeat)
+            ]
+            in_children[size] = statistics.median(t for t, _ in ours)
+            print(
+                f"{size:>6}  {in_children[size] * 1000:>11.2f} ms  "
+                f"{statistics.median(s for _, s in ours) * 1000:>10.1f} ms"
+            )
+    print()
+    _ratio("resume among 1000 / among 1", resumes, 1000, 1, 2)
+    _ratio("fan-out of 5000 / of 1000", setups, 5000, 1000, 6)
+    _ratio("resume among 400 children / among 10", in_children, 400, 10, 2)
+
+
+def _ratio(what: str, times: dict[int, float], big: int, small: int, goal: float) -> None:
+    if big in times and small in times:
+        print(f"{what}: {times[big] / times[small]:.2f}  (goal: {goal} or less)")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 100, 1000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 100, 1000, 5000])
+    parser.add_argument("--children", type=int, nargs="+", default=[10, 400])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--peer-max", type=int, default=1000, help="largest N LangGraph runs")
     arguments = parser.parse_args()
-    sys.exit(asyncio.run(main(arguments.sizes, arguments.repeat)))
+    sys.exit(
+        asyncio.run(main(arguments.sizes, arguments.children, arguments.repeat, arguments.peer_max))
+    )

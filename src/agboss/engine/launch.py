@@ -227,25 +227,37 @@ class LaunchRun:
         slots = asyncio.Semaphore(self.launch.max_concurrency or len(to_run))
         outcome: QuorumOutcome | None = None
         failure: _Dropped | None = None
+        # Each branch reports on a queue as it comes back: one wake-up per branch, where
+        # asyncio.wait over the branches still running would cost O(N) each (O(N²) a fan-out).
+        came_back: asyncio.Queue[tuple[_Branch, BaseModel | Waiting | Exception]] = asyncio.Queue()
+
+        async def report(branch: _Branch) -> None:
+            await came_back.put((branch, await self._guarded(branch, slots)))
+
         try:
             async with asyncio.TaskGroup() as group:
-                tasks = {
-                    group.create_task(self._guarded(branch, slots)): branch for branch in to_run
-                }
-                running = set(tasks)
-                while running and failure is None and outcome is None:
-                    done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                    for task in sorted(done, key=lambda task: tasks[task].index):
-                        dropped = await self._came_back(tasks[task], task.result())
+                tasks = {branch.index: group.create_task(report(branch)) for branch in to_run}
+                left = len(tasks)
+                while left and failure is None and outcome is None:
+                    branch, result = await came_back.get()
+                    left -= 1
+                    done = [(branch, result)]
+                    while not came_back.empty():  # the others that came back meanwhile
+                        done.append(came_back.get_nowait())
+                        left -= 1
+                    for branch, result in sorted(done, key=lambda item: item[0].index):
+                        dropped = await self._came_back(branch, result)
                         failure = failure or dropped
                     if failure is None:
                         outcome = self._decided(total, deadline_passed=False)
-                if running:
+                if left:
                     # Dropped: a send in flight finishes first (its branch is marked), then
                     # the drop withdraws what was sent.
-                    for task in running:
-                        self.frame.state.dropping.add(self._path(tasks[task]))
-                        task.cancel()
+                    for branch in to_run:
+                        task = tasks[branch.index]
+                        if not task.done():
+                            self.frame.state.dropping.add(self._path(branch))
+                            task.cancel()
         except* (LeaseLostError, StoreError) as stopped:
             raise stopped.exceptions[0] from None
         if failure is not None:

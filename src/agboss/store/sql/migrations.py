@@ -58,6 +58,10 @@ def _data_not_pickles(dialect: Dialect) -> list[Sql]:
             "CREATE INDEX pauses_withdrawal_due ON pauses (root_execution_id) "
             "WHERE withdrawal = 'due'"
         ),
+        # What the sweep looks for, found by a search, not a scan: roots running, answers
+        # nobody moved (plain indexes: a partial one is not used for `status = 'running'`).
+        Sql("CREATE INDEX executions_by_status ON executions (status, parent_execution_id)"),
+        Sql("CREATE INDEX pauses_by_status ON pauses (status, root_execution_id)"),
         Sql("CREATE INDEX IF NOT EXISTS steps_by_seq ON steps (execution_id, seq)"),
         # 0.1.0 took a pause apart from its step's journal row: one left between the two is
         # taken now (a step and its pause are one commit from here on).

@@ -7,6 +7,7 @@ on columns that compare as bytes, so an index serves them.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -52,6 +53,10 @@ def _one(text: str, *params: Any) -> Sql:
 
 def _all(text: str, *params: Any) -> Sql:
     return Sql(text, params, Returns.ALL)
+
+
+def _by_seq(pause: PauseRecord) -> int:
+    return pause.seq
 
 
 def _usage(row: Any) -> Usage:
@@ -143,17 +148,20 @@ class SqlExecutionRepository(_Repository):
         return _usage(await self._driver.read(statement))
 
     async def find_interrupted(self, now: datetime | None, limit: int) -> list[str]:
+        # Candidates from three small indexes (running roots, resolved pauses, withdrawals
+        # owed), never a scan of every execution ever made.
         rows = await self._driver.read(
             _all(
                 "SELECT e.execution_id FROM executions AS e "
                 "LEFT JOIN leases AS l ON l.root_execution_id = e.execution_id "
-                "WHERE e.parent_execution_id IS NULL "
+                "WHERE e.execution_id IN ("
+                "  SELECT execution_id FROM executions "
+                "    WHERE status = 'running' AND parent_execution_id IS NULL "
+                "  UNION SELECT root_execution_id FROM pauses WHERE status = 'resolved' "
+                "  UNION SELECT root_execution_id FROM pauses WHERE withdrawal = 'due') "
                 "AND (l.holder IS NULL OR l.expires_at <= COALESCE(CAST(? AS BIGINT), {now})) "
-                "AND (e.status = 'running' "
-                "  OR (e.status = 'paused' AND EXISTS (SELECT 1 FROM pauses AS p "
-                "      WHERE p.root_execution_id = e.execution_id AND p.status = 'resolved')) "
-                "  OR EXISTS (SELECT 1 FROM pauses AS w "
-                "      WHERE w.root_execution_id = e.execution_id AND w.withdrawal = 'due')) "
+                "AND (e.status IN ('running', 'paused') OR EXISTS (SELECT 1 FROM pauses AS w "
+                "  WHERE w.root_execution_id = e.execution_id AND w.withdrawal = 'due')) "
                 "ORDER BY e.created_at LIMIT ?",
                 None if now is None else to_micros(now),
                 limit,
@@ -227,8 +235,17 @@ class SqlLeaseRepository(_Repository):
         )
 
 
+_PENDING_CACHE = 50_000
+"""How many listed pending pauses a store keeps decoded (a pending pause never changes: it is
+only ever closed, after which it is no longer listed)."""
+
+
 class SqlPausedExecutionRepository(_Repository):
     """The pauses: their state changes are writes (`agboss.store.sql.ops`)."""
+
+    def __init__(self, driver: Driver) -> None:
+        super().__init__(driver)
+        self._pending: OrderedDict[tuple[str, str], PendingPause] = OrderedDict()
 
     async def find_by_step(self, execution_id: str, step_key: str) -> PauseRecord | None:
         row = await self._driver.read(
@@ -258,13 +275,15 @@ class SqlPausedExecutionRepository(_Repository):
         marks = ", ".join("?" * len(statuses))
         rows = await self._driver.read(
             _all(
+                # Sorted here: ORDER BY seq would make the database prefer the (root, seq)
+                # index and read every pause of the tree.
                 f"SELECT {PAUSE_COLUMNS} FROM pauses "
-                f"WHERE root_execution_id = ? AND status IN ({marks}) ORDER BY seq",
+                f"WHERE root_execution_id = ? AND status IN ({marks})",
                 root_execution_id,
                 *(status.value for status in statuses),
             )
         )
-        return [pause_of(row) for row in rows]
+        return sorted((pause_of(row) for row in rows), key=_by_seq)
 
     async def list_pending(self, root_execution_id: str) -> list[PendingPause]:
         rows = await self._driver.read(
@@ -274,7 +293,18 @@ class SqlPausedExecutionRepository(_Repository):
                 root_execution_id,
             )
         )
-        return [pending_of(row, root_execution_id) for row in rows]
+        # A resume among N pending pauses lists N - 1 of them again: each is decoded once.
+        listed = []
+        cache = self._pending
+        for row in rows:
+            key = (root_execution_id, str(row[0]))
+            pending = cache.get(key)
+            if pending is None:
+                pending = cache[key] = pending_of(row, root_execution_id)
+                if len(cache) > _PENDING_CACHE:
+                    cache.popitem(last=False)
+            listed.append(pending)
+        return listed
 
     async def find_under(
         self, root_execution_id: str, path: str, statuses: tuple[PauseStatus, ...]
@@ -283,14 +313,14 @@ class SqlPausedExecutionRepository(_Repository):
         rows = await self._driver.read(
             _all(
                 f"SELECT {PAUSE_COLUMNS} FROM pauses WHERE root_execution_id = ? "
-                f"AND status IN ({marks}) AND branch_path >= ? AND branch_path < ? ORDER BY seq",
+                f"AND status IN ({marks}) AND branch_path >= ? AND branch_path < ?",
                 root_execution_id,
                 *(status.value for status in statuses),
                 path,
                 path + KEY_END,
             )
         )
-        return [pause_of(row) for row in rows]
+        return sorted((pause_of(row) for row in rows), key=_by_seq)
 
     async def find_due_withdrawals(self, root_execution_id: str) -> list[PauseRecord]:
         rows = await self._driver.read(
