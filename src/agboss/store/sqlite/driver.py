@@ -17,6 +17,7 @@ the thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
 import sqlite3
 import threading
@@ -45,6 +46,9 @@ T = TypeVar("T")
 _FENCE = "SELECT 1 FROM leases WHERE root_execution_id = ? AND holder = ? AND epoch = ?"
 
 _STOP = object()
+
+CHECKPOINT_EVERY = 100
+"""Inline commits between two checkpoints on the store's thread (a few hundred WAL pages)."""
 
 
 def lease_lost(fence: Fence) -> LeaseLostError:
@@ -111,6 +115,7 @@ class SqliteDriver:
         self._writer: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
         self._eager: sqlite3.Connection | None = None
+        self._committed = 0
 
     @property
     def dialect(self) -> Dialect:
@@ -131,6 +136,9 @@ class SqliteDriver:
             if self._inline:
                 self._eager = self._connection(busy_ms=0)
                 self._eager.execute("PRAGMA synchronous=NORMAL")
+                # Its commits never checkpoint (copy the WAL into the file and fsync it, which
+                # takes milliseconds): the store's thread does, every `CHECKPOINT_EVERY`.
+                self._eager.execute("PRAGMA wal_autocheckpoint=0")
         except BaseException:
             await self.close()
             raise
@@ -238,16 +246,33 @@ class SqliteDriver:
         eager = self._eager
         if eager is not None:
             try:
-                return (
+                result = (
                     self._autocommit(eager, work)
                     if single
                     else self._transact_on(eager, work, fence)
                 )
             except _Busy:
                 pass  # another writer holds the lock: wait for it on the store's thread
+            else:
+                self._committed += 1
+                if self._committed % CHECKPOINT_EVERY == 0:
+                    self._checkpoint_soon()
+                return result
         if single:
             return await self._on_thread(lambda: self._autocommit(self._writing(), work))
         return await self._on_thread(lambda: self._transact_on(self._writing(), work, fence))
+
+    def _checkpoint_soon(self) -> None:
+        """Has the store's thread move the WAL into the file (not waited for)."""
+        loop = asyncio.get_running_loop()
+        self._jobs.put((self._checkpoint, loop, loop.create_future()))
+
+    def _checkpoint(self) -> None:
+        # PASSIVE: never waits for readers or writers; what it cannot copy now, it copies next
+        # time. A failure only delays it: the WAL is still the store's truth.
+        if self._writer is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def _autocommit(self, connection: sqlite3.Connection, work: Work[T]) -> T:
         try:
