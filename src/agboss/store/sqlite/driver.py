@@ -21,6 +21,7 @@ import contextlib
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -166,7 +167,7 @@ class SqliteDriver:
             ) from error
         connection = self._connection(busy_ms=self._busy_ms)
         try:
-            connection.execute("PRAGMA journal_mode=WAL")
+            self._use_wal(connection)
             # NORMAL in WAL mode: a commit survives a process crash (only an OS crash may lose
             # the last commits), at a fraction of FULL's fsync cost.
             connection.execute("PRAGMA synchronous=NORMAL")
@@ -174,6 +175,20 @@ class SqliteDriver:
             connection.close()
             raise _mapped(error, self.path) from error
         self._writer = connection
+
+    def _use_wal(self, connection: sqlite3.Connection) -> None:
+        """Puts the file in WAL mode. Instances opening a new file together race for it, and
+        SQLite answers the losers "locked" at once (its busy wait does not cover a change of
+        journal mode): they try again, up to ``busy_timeout``."""
+        deadline = time.monotonic() + self._busy_ms / 1000
+        while True:
+            try:
+                connection.execute("PRAGMA journal_mode=WAL").fetchall()
+                return
+            except sqlite3.OperationalError as error:
+                if not _is_busy(error) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)  # on the store's thread, not the loop's
 
     async def close(self) -> None:
         if self._thread is None:
