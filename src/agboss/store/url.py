@@ -19,8 +19,9 @@ def store_from(store: str | Path | Store | None) -> Store:
 
     Args:
         store: ``None`` for the default SQLite file under ``.agboss/``, a URL
-            (``sqlite:///path/to/file.db``, ``postgresql://user:password@host/db``, with
-            ``?schema=name`` to keep agboss's tables in a schema of their own), a SQLite
+            (``sqlite:///relative/file.db`` or ``sqlite:////absolute/file.db`` — three
+            slashes then a path, as in SQLAlchemy — or ``postgresql://user:password@host/db``,
+            with ``?schema=name`` to keep agboss's tables in a schema of their own), a SQLite
             file's path, or a store object.
 
     Raises:
@@ -47,7 +48,8 @@ def store_from(store: str | Path | Store | None) -> Store:
         return PostgresStore(*_schema_of(store))
     raise StoreError(
         f"{store!r} is not a store URL agboss knows",
-        hint="pass 'sqlite:///path/to/file.db', 'postgresql://…', or a store object",
+        hint="pass 'sqlite:///relative.db', 'sqlite:////absolute/path.db', "
+        "'postgresql://…', or a store object",
     )
 
 
