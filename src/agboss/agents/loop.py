@@ -29,7 +29,13 @@ from agboss.dto import is_text_dto, validation_errors
 from agboss.engine.frame import ExecutionFrame, maybe_await
 from agboss.engine.timeouts import run_within
 from agboss.enums import PauseStatus
-from agboss.errors import AgbossError, AgentFailedError, TestSetupError
+from agboss.errors import (
+    AgbossError,
+    AgentFailedError,
+    LeaseLostError,
+    StoreError,
+    TestSetupError,
+)
 from agboss.flow.graph import FlowNode
 from agboss.models.messages import (
     ChatRequest,
@@ -160,8 +166,10 @@ class AgentRun:
                 return_exceptions=True,
             )
             failures = [o for o in outcomes if isinstance(o, BaseException)]
+            # A lost lease or a failing store stops the pass; it is not this agent's failure.
+            stops = [f for f in failures if isinstance(f, LeaseLostError | StoreError)]
             if failures:
-                raise failures[0]
+                raise (stops or failures)[0]
             results = [o for o in outcomes if not isinstance(o, BaseException)]
             if any(result is None for result in results):
                 return WAITING
@@ -285,7 +293,7 @@ class AgentRun:
                     )
                 )
                 return response
-            except TestSetupError:
+            except (TestSetupError, LeaseLostError, StoreError):
                 raise
             except AgbossError as error:
                 raise self._fail(f"its model call failed: {error.message}") from error

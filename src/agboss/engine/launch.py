@@ -126,6 +126,7 @@ class LaunchRun:
         )
         to_run: list[_Branch] = []
         failed: list[BaseException] = []
+        affected = self._affected(len(branches))
         for branch in branches:
             row = rows.get(self._branch_place(branch))
             if row is None:
@@ -140,7 +141,7 @@ class LaunchRun:
                 self.results[branch.index] = self._result(branch, error=error)
             elif row.status == "cancelled":
                 self.dropped.add(branch.index)
-            elif frame.state.affected(frame.branch_path(self._branch_place(branch))):
+            elif branch.index in affected:
                 to_run.append(branch)
             else:
                 self.waiting.add(branch.index)
@@ -160,6 +161,21 @@ class LaunchRun:
             return WAITING
         await self._drop(branches)
         return await self._join(JoinInput(self.value, self._finished(), quorum=outcome))
+
+    def _affected(self, total: int) -> set[int] | range:
+        """The branches a resolved pause waits under (all of them when recovering): read from
+        the pauses' paths, not tested branch by branch."""
+        state = self.frame.state
+        if state.recovering:
+            return range(total)
+        prefix = self.frame.branch_path(self.place + "@")[:-1]  # …|<place>@ then the index
+        found: set[int] = set()
+        for path in state.resolved_paths:
+            if path.startswith(prefix):
+                index = path[len(prefix) :].split("/", 1)[0]
+                if index.isdigit():
+                    found.add(int(index))
+        return found
 
     def _stored_failure(self, row: BranchRow) -> BaseException:
         if row.error_json is None:

@@ -19,7 +19,7 @@ from typing import Any
 from agboss.clock import SystemClock
 from agboss.engine.runtime import Runtime
 from agboss.enums import PauseStatus
-from agboss.errors import LeaseLostError
+from agboss.errors import LeaseLostError, StoreError
 from agboss.models.messages import Usage
 from agboss.store.protocol import Fence
 from agboss.store.writes import AppendStep, MarkPauseSent, ReleaseLease, RenewLease, Write
@@ -96,7 +96,16 @@ class Lease:
         interval = self.runtime.lease_ttl / 3
         while not self.lost:
             await self.runtime.clock.sleep(interval)
-            if not await self.renew():
+            try:
+                held = await self.renew()
+            except StoreError as error:  # the next renewal tries again; the fence guards
+                self.runtime.logger.warning(
+                    "run.renew-failed: the lease on execution tree %s could not be renewed: %s",
+                    self.fence.root_execution_id,
+                    error.message,
+                )
+                continue
+            if not held:
                 self.runtime.logger.info(
                     "run.lease-lost: execution tree %s was taken over while this instance "
                     "(%s) ran a pass on it",

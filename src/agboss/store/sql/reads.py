@@ -202,15 +202,9 @@ class SqlBranchRepository(_Repository):
                 prefix + KEY_END,
             )
         )
-        return {
-            str(row[0]): BranchRow(
-                str(row[0]),
-                str(row[1]),
-                None if row[2] is None else str(row[2]),
-                None if row[3] is None else str(row[3]),
-            )
-            for row in rows
-        }
+        # Text columns come back as str from both drivers: built as they are (a launch of
+        # thousands of branches reads them on every pass).
+        return {row[0]: BranchRow(*row) for row in rows}
 
 
 class SqlLeaseRepository(_Repository):
@@ -288,23 +282,31 @@ class SqlPausedExecutionRepository(_Repository):
     async def list_pending(self, root_execution_id: str) -> list[PendingPause]:
         rows = await self._driver.read(
             _all(
-                f"SELECT {PENDING_COLUMNS} FROM pauses WHERE root_execution_id = ? "
+                "SELECT pause_id FROM pauses WHERE root_execution_id = ? "
                 "AND status = 'pending' ORDER BY answered_by = 'channel', seq",
                 root_execution_id,
             )
         )
-        # A resume among N pending pauses lists N - 1 of them again: each is decoded once.
-        listed = []
+        # A resume among N pending pauses lists N - 1 of them again: each is decoded once,
+        # and only the ids are read for those decoded before.
         cache = self._pending
-        for row in rows:
-            key = (root_execution_id, str(row[0]))
-            pending = cache.get(key)
-            if pending is None:
-                pending = cache[key] = pending_of(row, root_execution_id)
-                if len(cache) > _PENDING_CACHE:
-                    cache.popitem(last=False)
-            listed.append(pending)
-        return listed
+        missing = [str(row[0]) for row in rows if (root_execution_id, str(row[0])) not in cache]
+        for start in range(0, len(missing), 500):  # under every database's parameter limit
+            some = missing[start : start + 500]
+            marks = ", ".join("?" * len(some))
+            full = await self._driver.read(
+                _all(
+                    f"SELECT {PENDING_COLUMNS} FROM pauses WHERE root_execution_id = ? "
+                    f"AND pause_id IN ({marks})",
+                    root_execution_id,
+                    *some,
+                )
+            )
+            for row in full:
+                cache[(root_execution_id, str(row[0]))] = pending_of(row, root_execution_id)
+        while len(cache) > _PENDING_CACHE:
+            cache.popitem(last=False)
+        return [cache[(root_execution_id, str(row[0]))] for row in rows]
 
     async def find_under(
         self, root_execution_id: str, path: str, statuses: tuple[PauseStatus, ...]
