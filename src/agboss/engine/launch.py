@@ -118,6 +118,10 @@ class LaunchRun:
             started = now
         else:
             [started] = await frame.writes.commit([start])
+        if deadline is None and self._is_plain_join() and not frame.state.fresh:
+            skimmed = await self._skim()
+            if skimmed is not None:
+                return skimmed
         branches = self._branches()
         rows = (
             {}
@@ -161,6 +165,71 @@ class LaunchRun:
             return WAITING
         await self._drop(branches)
         return await self._join(JoinInput(self.value, self._finished(), quorum=outcome))
+
+    async def _skim(self) -> BaseModel | Waiting | None:
+        """A pass that moves a few branches of a large launch: reads how many branches stand
+        where and the rows of the branches it re-enters, not every row. ``None`` when the
+        launch must be read whole (a branch never started, a failure to drop again, every
+        branch back and the join to run, a recovering pass)."""
+        frame = self.frame
+        store = self.runtime.store
+        execution_id = frame.row.execution_id
+        total = self._total()
+        counts = await store.branches.count(execution_id, self.place + "@")
+        failed = counts.get("failed", 0) and self.launch.failure is Failure.FAIL_FAST
+        if frame.state.recovering or failed or sum(counts.values()) != total:
+            return None
+        affected = sorted(self._affected(total))
+        rows = await store.branches.load_places(
+            execution_id, [f"{self.place}@{index}" for index in affected]
+        )
+        to_run = [
+            self._branch(index)
+            for index in affected
+            if rows.get(f"{self.place}@{index}", BranchRow("", "waiting")).status == "waiting"
+        ]
+        waiting_elsewhere = counts.get("waiting", 0) - len(to_run)
+        if not to_run and not waiting_elsewhere:
+            return None  # every branch is back: the join reads them all
+        try:
+            await self._run_branches(to_run, total)
+        except _Dropped as dropped:
+            # The branches this pass did not run are booked from their rows, then dropped.
+            branches = self._branches()
+            ran = {branch.index for branch in to_run}
+            whole = await store.branches.load(execution_id, self.place + "@")
+            for branch in branches:
+                row = whole.get(self._branch_place(branch))
+                if branch.index in ran or row is None:
+                    continue
+                if row.status == "done":
+                    assert row.output_json is not None
+                    output = branch.compiled.output.model_validate_json(row.output_json)
+                    self.results[branch.index] = self._result(branch, output=output)
+                elif row.status == "failed":
+                    error = self._stored_failure(row)
+                    self.results[branch.index] = self._result(branch, error=error)
+                elif row.status == "cancelled":
+                    self.dropped.add(branch.index)
+            await self._drop(branches)
+            return await self._join_error(dropped.error)
+        if waiting_elsewhere or self.waiting:
+            return WAITING
+        await frame.writes.flush()  # what these branches left is read back with the rest
+        self.results, self.waiting = {}, set()
+        return None
+
+    def _total(self) -> int:
+        launch = self.launch
+        if launch.over is None:
+            return len(launch.branches)
+        return len(getattr(self.value, launch.over))
+
+    def _branch(self, index: int) -> _Branch:
+        launch = self.launch
+        if launch.over is None:
+            return _Branch(index, launch.branches[index], self.value, None)
+        return _Branch(index, launch.branches[0], getattr(self.value, launch.over)[index], index)
 
     def _affected(self, total: int) -> set[int] | range:
         """The branches a resolved pause waits under (all of them when recovering): read from

@@ -73,7 +73,7 @@ class Usage(BaseModel):
         return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
+        return Usage.model_construct(  # sums of valid counters: valid
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cost=self.cost + other.cost,

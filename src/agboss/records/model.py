@@ -111,8 +111,8 @@ class Spend(BaseModel):
 
     @classmethod
     def of(cls, usage: Usage) -> Spend:
-        """The spend of a usage total."""
-        return cls(
+        """The spend of a usage total (a `Usage` is valid: its fields are taken as they are)."""
+        return cls.model_construct(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cost=usage.cost,

@@ -216,6 +216,14 @@ class BranchRepository(Protocol):
         """The branch rows of a launch (places starting with ``prefix``), by place."""
         ...
 
+    async def load_places(self, execution_id: str, places: Sequence[str]) -> dict[str, BranchRow]:
+        """The rows of these branches (those that have one), by place."""
+        ...
+
+    async def count(self, execution_id: str, prefix: str) -> dict[str, int]:
+        """How many branch rows of a launch are in each status (only those present)."""
+        ...
+
 
 class LeaseRepository(Protocol):
     """Leases on execution trees: one holder moves a tree at a time (each call a one-write

@@ -53,7 +53,8 @@ def execution_of(row: Any) -> ExecutionRow:
         created_at=from_micros(int(values[12])),
         updated_at=from_micros(int(values[13])),
         spend=(
-            Usage(
+            # Counters the store summed from validated usages: constructed, not validated.
+            Usage.model_construct(
                 input_tokens=int(values[14]),
                 output_tokens=int(values[15]),
                 cost=float(values[16]),

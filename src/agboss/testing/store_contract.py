@@ -396,6 +396,11 @@ class StoreContract:
             "2:l#0@0": BranchRow("2:l#0@0", "done", '{"a": 1}'),
             "2:l#0@1": BranchRow("2:l#0@1", "failed", None, '{"type": "x"}'),
         }
+        assert await store.branches.load_places("ex-1", ["2:l#0@1", "2:l#0@7"]) == {
+            "2:l#0@1": BranchRow("2:l#0@1", "failed", None, '{"type": "x"}')
+        }
+        assert await store.branches.count("ex-1", "2:l#0@") == {"done": 1, "failed": 1}
+        assert await store.branches.count("ex-1", "2:l#1@") == {"waiting": 1}
 
     async def test_a_launch_keeps_when_it_first_began(self, store: Store) -> None:
         fence = await self._begin(store)

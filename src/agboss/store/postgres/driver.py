@@ -73,11 +73,14 @@ def _mapped(error: BaseException, fence: Fence | None) -> BaseException:
         return lease_lost(fence)
     if state in ("55P03", "57014", "40001", "40P01"):
         return StoreBusyError(f"the PostgreSQL store was busy past its wait: {text}")
-    if state.startswith(("22", "54")) or (
-        isinstance(error, DataError | ProgrammingError) and not state
+    # 42883: no operator for the types given (an id that is not text), not a missing function.
+    if (
+        state.startswith(("22", "54"))
+        or state == "42883"
+        or (isinstance(error, DataError | ProgrammingError) and not state)
     ):
         return StoreValueError(f"the PostgreSQL store cannot keep a value it was given: {text}")
-    if state in ("42P01", "42703", "42883"):
+    if state in ("42P01", "42703"):
         return StoreSchemaError(
             f"the PostgreSQL store is not an agboss store of this version: {text}",
             hint="open it with App.create (which migrates it), or run `agboss migrate`",

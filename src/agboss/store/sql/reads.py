@@ -8,6 +8,7 @@ on columns that compare as bytes, so an index serves them.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -205,6 +206,33 @@ class SqlBranchRepository(_Repository):
         # Text columns come back as str from both drivers: built as they are (a launch of
         # thousands of branches reads them on every pass).
         return {row[0]: BranchRow(*row) for row in rows}
+
+    async def load_places(self, execution_id: str, places: Sequence[str]) -> dict[str, BranchRow]:
+        found: dict[str, BranchRow] = {}
+        for start in range(0, len(places), 500):  # under every database's parameter limit
+            some = places[start : start + 500]
+            rows = await self._driver.read(
+                _all(
+                    "SELECT place, status, output_json, error_json FROM branches "
+                    f"WHERE execution_id = ? AND place IN ({', '.join('?' * len(some))})",
+                    execution_id,
+                    *some,
+                )
+            )
+            found.update((row[0], BranchRow(*row)) for row in rows)
+        return found
+
+    async def count(self, execution_id: str, prefix: str) -> dict[str, int]:
+        rows = await self._driver.read(
+            _all(
+                "SELECT status, COUNT(*) FROM branches "
+                "WHERE execution_id = ? AND place >= ? AND place < ? GROUP BY status",
+                execution_id,
+                prefix,
+                prefix + KEY_END,
+            )
+        )
+        return {str(row[0]): int(row[1]) for row in rows}
 
 
 class SqlLeaseRepository(_Repository):
