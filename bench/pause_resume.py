@@ -308,7 +308,7 @@ async def main(cycles: int, warmup: int, postgres: str | None) -> None:
     schema = f"bench_{uuid.uuid4().hex[:8]}"
     counts = Counts()
     ours = await agboss_cycles(f"{postgres}?schema={schema}_agboss", cycles, warmup, counts)
-    await _drop(postgres, f"{schema}_agboss")
+    await drop_schema(postgres, f"{schema}_agboss")
     async with postgres_saver(postgres, f"{schema}_langgraph") as saver:
         theirs = await langgraph_cycles(saver, cycles, warmup)
     print(describe("agboss, PostgreSQL", ours))
@@ -321,7 +321,8 @@ async def main(cycles: int, warmup: int, postgres: str | None) -> None:
     )
 
 
-async def _drop(url: str, schema: str) -> None:
+async def drop_schema(url: str, schema: str) -> None:
+    """Drops a schema a benchmark made."""
     from psycopg import AsyncConnection
 
     async with await AsyncConnection.connect(url, autocommit=True) as admin:

@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 from agboss import App, ExecutionStatus, FunctionProvider
-from bench.pause_resume import RefundApplication, RefundWorkflow, scripted
+from bench.pause_resume import RefundApplication, RefundWorkflow, drop_schema, scripted
 
 IN_FLIGHT = 8
 """How many resumes each process keeps going at once."""
@@ -91,17 +91,10 @@ def main(count: int, postgres: str | None) -> None:
     for processes in (1, 2, 4):
         schema = f"bench_{uuid.uuid4().hex[:8]}"
         rate = _rate(f"{postgres}?schema={schema}", count, processes)
-        asyncio.run(_drop(postgres, schema))
+        asyncio.run(drop_schema(postgres, schema))
         print(
             f"PostgreSQL, {processes} process{'es' if processes > 1 else ''}: {rate:7.0f} resumes/s"
         )
-
-
-async def _drop(url: str, schema: str) -> None:
-    from psycopg import AsyncConnection
-
-    async with await AsyncConnection.connect(url, autocommit=True) as admin:
-        await admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 if __name__ == "__main__":
