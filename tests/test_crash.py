@@ -29,12 +29,22 @@ import pytest
 
 from agboss import App, ExecutionStatus, FunctionProvider, PauseStatus
 from agboss.outputs import ExecutionOutput
-from tests.crash.app import BOOM, ITEMS, THREAD, CrashApplication, CrashWorkflow, model
+from tests.crash.app import (
+    BOOM,
+    ITEMS,
+    THREAD,
+    CrashApplication,
+    CrashChildrenWorkflow,
+    CrashWorkflow,
+    model,
+)
 from tests.stores import STORE_KINDS, store_url
 
 ROOT = Path(__file__).resolve().parent.parent
 CRASH_ALL = os.environ.get("AGBOSS_CRASH_ALL") == "1"
-PHASES = ("execute", "resume", "fail-fast")
+PHASES = ("execute", "resume", "fail-fast", "children", "children-fail-fast")
+"""Execute; resume one of three per-item pauses; resume one so that its branch fails under
+FailFast; the same two in per-item child workflows."""
 
 
 @dataclass
@@ -72,15 +82,26 @@ async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
     """The tree a phase starts from (three items paused) and the worker's arguments."""
     if phase == "execute":
         return None, ["execute"]
+    children = phase.startswith("children")
     app = await _app(url)
     try:
-        paused = await app.execute(CrashWorkflow, ITEMS, owner_id="u", thread_id=THREAD)
+        paused = await app.execute(
+            CrashChildrenWorkflow if children else CrashWorkflow,
+            ITEMS,
+            owner_id="u",
+            thread_id=THREAD,
+        )
     finally:
         await app.close()
-    ids = [str(p.pause_id) for p in sorted(paused.pending, key=lambda p: p.item_index or 0)]
-    if phase == "resume":
+    ids = [str(p.pause_id) for p in sorted(paused.pending, key=_item)]
+    if phase in ("resume", "children"):
         return paused.execution_id, ["resume", ids[0]]
     return paused.execution_id, ["resume", ids[2], BOOM]
+
+
+def _item(pending: Any) -> str:
+    # A pause in a child execution is ordered by the child's place (…@<item index>).
+    return pending.child_execution_id or str(pending.item_index or 0)
 
 
 def _spawn(url: str, plan: str, log: Path, runs: Path, args: list[str]) -> subprocess.Popen[bytes]:
@@ -122,7 +143,7 @@ async def _answer_the_rest(app: App, root: str | None, args: list[str]) -> Execu
             await app.resume(args[1], decision=decision, owner_id="u")
     current = await app.get(root)
     while current.status is ExecutionStatus.PAUSED and current.pending:
-        first = sorted(current.pending, key=lambda p: p.item_index or 0)[0]
+        first = sorted(current.pending, key=_item)[0]
         current = await app.resume(str(first.pause_id), decision={"approved": True}, owner_id="u")
     return await app.get(root, record=True)
 

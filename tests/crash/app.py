@@ -142,7 +142,44 @@ class CrashFinish: ...
 class CrashWorkflow: ...
 
 
-@application(name="crash-application", workflows=[CrashWorkflow], channels=[CrashInboxChannel])
+@workflow_start(name="crash-child-workflow-start", description="s", input=ItemDto)
+class CrashChildStart: ...
+
+
+@workflow_finish(name="crash-child-workflow-finish", description="f", output=DoneDto)
+class CrashChildFinish: ...
+
+
+@workflow(
+    name="crash-child-workflow",
+    version="1",
+    flow=[
+        start(CrashChildStart).returns(ItemDto).to_agent(CrashItemAgent).to_finish(CrashChildFinish)
+    ],
+)
+class CrashChildWorkflow: ...
+
+
+@workflow(
+    name="crash-children-workflow",
+    version="1",
+    flow=[
+        start(CrashStart)
+        .returns(ItemsDto)
+        .to_each_workflow(CrashChildWorkflow, over="items")
+        .join(CrashCountJoin)
+        .on_join_error(AgentFailedError, CrashRecoverJoin)
+        .to_finish(CrashFinish)
+    ],
+)
+class CrashChildrenWorkflow: ...
+
+
+@application(
+    name="crash-application",
+    workflows=[CrashWorkflow, CrashChildrenWorkflow],
+    channels=[CrashInboxChannel],
+)
 class CrashApplication: ...
 
 

@@ -1,7 +1,8 @@
 """A process the crash harness kills (SIGKILL) or stalls (SIGSTOP) at one store write.
 
 ``python -m tests.crash.worker URL PLAN LOG PHASE [PAUSE_ID [OVERRIDE]]``: runs one phase —
-``execute`` the crash workflow, or ``resume`` a pause (approved, with ``OVERRIDE`` as its item
+``execute`` the crash workflow (``execute-children``: its per-item child workflows), or
+``resume`` a pause (approved, with ``OVERRIDE`` as its item
 id when given) — on an `App` whose store counts every `Store.write`. ``PLAN`` is
 ``none`` (count only), ``kill-before:K``, ``kill-after:K`` (the K-th write) or ``stop-before:K``
 (the K-th fenced write: a pass's). Every write is logged to ``LOG``, so the harness can tell what
@@ -23,7 +24,14 @@ from typing import Any
 from agboss import App, FunctionProvider
 from agboss.store import Fence, Store, store_from
 from agboss.store.writes import RenewLease, Write
-from tests.crash.app import ITEMS, THREAD, CrashApplication, CrashWorkflow, model
+from tests.crash.app import (
+    ITEMS,
+    THREAD,
+    CrashApplication,
+    CrashChildrenWorkflow,
+    CrashWorkflow,
+    model,
+)
 
 LEASE_TTL = timedelta(milliseconds=600)
 """Short, so that the harness need not wait long for a killed holder's lease to expire."""
@@ -119,8 +127,9 @@ async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
         CrashApplication, store=store, providers=[FunctionProvider(model)], lease_ttl=LEASE_TTL
     )
     try:
-        if phase == "execute":
-            await app.execute(CrashWorkflow, ITEMS, owner_id="u", thread_id=THREAD)
+        if phase in ("execute", "execute-children"):
+            workflow = CrashWorkflow if phase == "execute" else CrashChildrenWorkflow
+            await app.execute(workflow, ITEMS, owner_id="u", thread_id=THREAD)
         else:
             pause_id, *override = rest
             decision: dict[str, Any] = {"approved": True}
