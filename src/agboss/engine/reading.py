@@ -44,9 +44,16 @@ class _Tree:
         """What an execution and its descendants spent."""
         found = self._spend.get(row.execution_id)
         if found is None:
+            children = self.children.get(row.execution_id)
             found = row.spend
-            for child in self.children.get(row.execution_id, ()):
-                found = found + self.spend(child)
+            if children:  # summed as numbers: one Usage for the subtree, not one per child
+                parts = [row.spend, *(self.spend(child) for child in children)]
+                found = Usage.model_construct(
+                    input_tokens=sum(part.input_tokens for part in parts),
+                    output_tokens=sum(part.output_tokens for part in parts),
+                    cost=sum(part.cost for part in parts),
+                    calls=sum(part.calls for part in parts),
+                )
             self._spend[row.execution_id] = found
         return found
 
