@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.models.messages import Usage
@@ -26,8 +26,6 @@ from agboss.pauses.model import PauseAnswerRecord, PauseRecord
 
 if TYPE_CHECKING:
     from agboss.store.writes import Write
-
-T = TypeVar("T")
 
 __all__ = [
     "BranchRepository",
@@ -44,7 +42,6 @@ __all__ = [
     "StepJournalRepository",
     "Store",
     "ThreadRow",
-    "write_one",
 ]
 
 
@@ -422,9 +419,3 @@ class Store(Protocol):
     async def close(self) -> None:
         """Releases the store's connections."""
         ...
-
-
-async def write_one(store: Store, write: Write[T], *, fence: Fence | None = None) -> T:
-    """Applies one write as its own transaction; its result."""
-    [result] = await store.write([write], fence=fence)
-    return result  # type: ignore[no-any-return]
