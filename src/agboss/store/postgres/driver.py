@@ -36,7 +36,7 @@ from agboss.errors import (
     StoreValueError,
 )
 from agboss.store.protocol import Fence
-from agboss.store.sql.dialect import POSTGRES, Dialect, Returns, Sql
+from agboss.store.sql.dialect import POSTGRES, Dialect, Later, Returns, Sql
 from agboss.store.sql.driver import PLAIN, Shape, Work
 from agboss.store.sqlite.driver import lease_lost
 
@@ -255,24 +255,26 @@ async def _batched(
         held.append("SET LOCAL synchronous_commit = off")
     if fence is not None:
         held.append(binder.mogrify(_FENCE, (fence.root_execution_id, fence.holder, fence.epoch)))
+    waiting: dict[int, tuple[Later, bool]] = {}  # a held statement's place → where its rows go
     steps = work()
     begun = False
     try:
         statement = next(steps)
         while True:
             held.append(binder.mogrify(POSTGRES.render(statement.text), statement.params))
-            if statement.returns is Returns.NOTHING:
-                statement = steps.send(None)
+            returns = statement.returns
+            if returns is Returns.NOTHING or returns.later:
+                later = None
+                if returns.later:
+                    later = Later()
+                    waiting[len(held) - 1] = (later, returns.one)
+                statement = steps.send(later)
                 continue
             cursor = await connection.execute("; ".join(held))
-            begun, held = True, []
-            while cursor.nextset():  # the rows are the last statement's
-                pass
-            rows: Any = (
-                await cursor.fetchone()
-                if statement.returns is Returns.ONE
-                else await cursor.fetchall()
-            )
+            begun = True
+            await _fill(cursor, waiting, len(held))
+            held, waiting = [], {}
+            rows: Any = await cursor.fetchone() if returns.one else await cursor.fetchall()
             statement = steps.send(rows)
     except StopIteration as done:
         result: T = done.value
@@ -282,11 +284,22 @@ async def _batched(
         raise
     try:
         held.append("COMMIT")
-        await connection.execute("; ".join(held))
+        cursor = await connection.execute("; ".join(held))
+        await _fill(cursor, waiting, len(held) - 1)
     except BaseException:
         await _rollback(connection)
         raise
     return result
+
+
+async def _fill(cursor: Any, waiting: dict[int, tuple[Later, bool]], last: int) -> None:
+    """Hands the held statements' rows to their `Later`s, and leaves the cursor on the result
+    of statement ``last`` (one result per statement of a simple-protocol query)."""
+    for place in range(last):
+        if place in waiting:
+            later, one = waiting[place]
+            later.rows = await cursor.fetchone() if one else await cursor.fetchall()
+        cursor.nextset()
 
 
 async def _rollback(connection: AsyncConnection[Any]) -> None:
@@ -304,11 +317,14 @@ async def _drive(connection: AsyncConnection[Any], work: Work[T]) -> T:
         statement = next(steps)
         while True:
             cursor = await connection.execute(POSTGRES.render(statement.text), statement.params)
+            returns = statement.returns
             rows: Any = None
-            if statement.returns is Returns.ONE:
-                rows = await cursor.fetchone()
-            elif statement.returns is Returns.ALL:
-                rows = await cursor.fetchall()
+            if returns is not Returns.NOTHING:
+                rows = await cursor.fetchone() if returns.one else await cursor.fetchall()
+            if returns.later:
+                later = Later()
+                later.rows = rows
+                rows = later
             statement = steps.send(rows)
     except StopIteration as done:
         result: T = done.value

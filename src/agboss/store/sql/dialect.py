@@ -8,21 +8,71 @@ once per statement (cached).
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["KEY_END", "Dialect", "Returns", "Sql"]
+__all__ = ["KEY_END", "Deferred", "Dialect", "Later", "Returns", "Sql", "settled"]
 
 KEY_END = "\U0010ffff"
 """Appended to a prefix, the end of the prefix's key range (keys compare as bytes)."""
 
 
 class Returns(enum.Enum):
-    """What a statement's caller reads back."""
+    """What a statement's caller reads back, and when.
+
+    ``ONE`` and ``ALL`` are read before the work goes on (its next statements depend on them);
+    ``LATER_ONE`` and ``LATER_ALL`` only make the work's result: the work gets a `Later` at
+    once, filled by the time the transaction committed, so a driver may send the statement
+    with the ones after it.
+    """
 
     NOTHING = "nothing"
     ONE = "one"
     ALL = "all"
+    LATER_ONE = "later-one"
+    LATER_ALL = "later-all"
+
+    @property
+    def later(self) -> bool:
+        """Whether the rows may come after the statements that follow."""
+        return self in (Returns.LATER_ONE, Returns.LATER_ALL)
+
+    @property
+    def one(self) -> bool:
+        """Whether one row (or ``None``) is read, not all."""
+        return self in (Returns.ONE, Returns.LATER_ONE)
+
+
+class Later:
+    """The rows of a `Returns.LATER_*` statement, filled by the driver before its commit ends."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self) -> None:
+        self.rows: Any = None
+
+
+class Deferred:
+    """A write's result made from `Later` rows: computed once the transaction committed."""
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+
+    def value(self) -> Any:
+        """The result."""
+        return self._make()
+
+
+def settled(result: Any) -> Any:
+    """A unit of work's result with its `Deferred` parts computed (after the commit)."""
+    if isinstance(result, Deferred):
+        return result.value()
+    if isinstance(result, list):
+        return [settled(item) for item in result]
+    return result
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from agboss.store.rows import (
     execution_of,
     pause_of,
 )
-from agboss.store.sql.dialect import KEY_END, Returns, Sql
+from agboss.store.sql.dialect import KEY_END, Deferred, Later, Returns, Sql
 from agboss.store.sql.driver import Shape
 from agboss.store.times import from_micros, to_micros
 from agboss.store.writes import (
@@ -89,6 +89,19 @@ def _do(text: str, *params: Any) -> Sql:
     return Sql(text, params)
 
 
+def _one_later(text: str, *params: Any) -> Sql:
+    return Sql(text, params, Returns.LATER_ONE)
+
+
+def _all_later(text: str, *params: Any) -> Sql:
+    return Sql(text, params, Returns.LATER_ALL)
+
+
+def _when(later: Later, make: Callable[[Any], Any]) -> Deferred:
+    """A result made from a later statement's rows, once they came."""
+    return Deferred(lambda: make(later.rows))
+
+
 # ---- executions ----------------------------------------------------------------------------
 
 
@@ -149,15 +162,15 @@ def _begin_execution(write: BeginExecution) -> Ops:
 
 def _insert_child(write: InsertChild) -> Ops:
     yield _insert_execution(write.row)
-    found = yield _one(
+    found = yield _one_later(
         f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ?",
         write.row.execution_id,
     )
-    return execution_of(found)
+    return _when(found, execution_of)
 
 
 def _set_execution_status(write: SetExecutionStatus) -> Ops:
-    changed = yield _one(
+    changed = yield _one_later(
         "UPDATE executions SET status = ?, output_json = ?, error_json = ?, updated_at = ? "
         "WHERE execution_id = ? AND status != 'cancelled' RETURNING 1",
         write.status.value,
@@ -166,11 +179,11 @@ def _set_execution_status(write: SetExecutionStatus) -> Ops:
         to_micros(write.now),
         write.execution_id,
     )
-    return changed is not None
+    return _when(changed, lambda row: row is not None)
 
 
 def _cancel_executions(write: CancelExecutions) -> Ops:
-    rows = yield _all(  # the execution, and its descendants: <id>/<place>…
+    rows = yield _all_later(  # the execution, and its descendants: <id>/<place>…
         "UPDATE executions SET status = 'cancelled', updated_at = ? "
         "WHERE (execution_id = ? OR (execution_id >= ? AND execution_id < ?)) "
         "AND status IN ('running', 'paused') RETURNING execution_id",
@@ -179,7 +192,7 @@ def _cancel_executions(write: CancelExecutions) -> Ops:
         write.execution_id + "/",
         write.execution_id + "/" + KEY_END,
     )
-    return sorted(str(row[0]) for row in rows)
+    return _when(rows, lambda found: sorted(str(row[0]) for row in found))
 
 
 # ---- the journal and the ledger ------------------------------------------------------------
@@ -235,7 +248,7 @@ def _add_ledger_entry(write: AddLedgerEntry) -> Ops:
 
 def _insert_pause(write: InsertPause) -> Ops:
     pause = write.pause
-    row = yield _one(
+    row = yield _one_later(
         f"INSERT INTO pauses ({PAUSE_COLUMNS}, withdrawal) "
         "VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM pauses "
         "WHERE root_execution_id = ?), ?, NULL, FALSE, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, NULL) "
@@ -256,19 +269,19 @@ def _insert_pause(write: InsertPause) -> Ops:
         pause.path,
         pause.item_index,
     )
-    return replace(pause, seq=int(row[0]))
+    return _when(row, lambda numbered: replace(pause, seq=int(numbered[0])))
 
 
 def _mark_pause_sent(write: MarkPauseSent) -> Ops:
     # Closed while its send was returning: its channel is now owed a withdraw.
-    row = yield _one(
+    row = yield _one_later(
         "UPDATE pauses SET is_sent = TRUE, withdrawal = CASE "
         "WHEN status = 'cancelled' AND withdrawal IS NULL THEN 'due' ELSE withdrawal END "
         "WHERE tenant_id = ? AND pause_id = ? RETURNING status",
         write.tenant_id,
         write.pause_id,
     )
-    return None if row is None else PauseStatus(row[0])
+    return _when(row, lambda found: None if found is None else PauseStatus(found[0]))
 
 
 def _audit(pause: PauseRecord, resolution: PauseResolution, now: datetime, answer: Any) -> Sql:
@@ -323,14 +336,14 @@ def _take_pause(write: TakePause) -> Ops:
 
 
 def _take_resolved_under(write: TakeResolvedUnder) -> Ops:
-    rows = yield _all(
+    rows = yield _all_later(
         "UPDATE pauses SET status = 'taken' WHERE root_execution_id = ? AND status = 'resolved' "
         "AND branch_path >= ? AND branch_path < ? RETURNING 1",
         write.root_execution_id,
         write.path,
         write.path + KEY_END,
     )
-    return len(rows)
+    return _when(rows, len)
 
 
 _CANCEL = (
@@ -396,12 +409,12 @@ def _save_pause_answer(write: SavePauseAnswer) -> Ops:
 
 def delete_resolved_pauses(cutoff: datetime) -> Ops:
     """Removes closed pause records resolved before ``cutoff`` whose channels were told."""
-    rows = yield _all(
+    rows = yield _all_later(
         "DELETE FROM pauses WHERE status IN ('taken', 'cancelled') AND resolved_at < ? "
         "AND (withdrawal IS NULL OR withdrawal = 'done') RETURNING 1",
         to_micros(cutoff),
     )
-    return len(rows)
+    return _when(rows, len)
 
 
 def _delete_resolved_pauses(write: DeleteResolvedPauses) -> Ops:
@@ -419,12 +432,12 @@ def _start_launch(write: StartLaunch) -> Ops:
         write.place,
         to_micros(write.now),
     )
-    row = yield _one(
+    row = yield _one_later(
         "SELECT started_at FROM launches WHERE execution_id = ? AND place = ?",
         write.execution_id,
         write.place,
     )
-    return from_micros(int(row[0]))
+    return _when(row, lambda found: from_micros(int(found[0])))
 
 
 def _save_branch(write: SaveBranch) -> Ops:
@@ -456,7 +469,7 @@ def acquire_lease(
 ) -> Ops:
     """Takes a lease if it is free or expired; see `AcquireLease`."""
     at = _micros(now)
-    row = yield _one(
+    taken = yield _one_later(
         "INSERT INTO leases (root_execution_id, holder, epoch, expires_at) "
         f"VALUES (?, ?, 1, {_LEASE_NOW} + ?) "
         "ON CONFLICT (root_execution_id) DO UPDATE SET previous_holder = leases.holder, "
@@ -469,24 +482,37 @@ def acquire_lease(
         _ttl(ttl),
         at,
     )
-    if row is None:
-        return None
-    found = yield _one(
+    found = yield _one_later(
         f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ?", root_execution_id
     )
-    root = None if found is None else execution_of(found)
-    status = None if root is None else root.status
-    if start_pass and root is not None and status is ExecutionStatus.PAUSED:
+    if start_pass:
+        # Only if this call took the lease (the row is ours, and was just granted): a pass
+        # begins, and one cut off leaves the tree running, which is how recovery finds it.
         yield _do(
-            "UPDATE executions SET status = 'running' WHERE execution_id = ?", root_execution_id
+            "UPDATE executions SET status = 'running' WHERE execution_id = ? "
+            "AND status = 'paused' AND EXISTS (SELECT 1 FROM leases WHERE root_execution_id = ? "
+            "AND holder = ? AND expires_at > COALESCE(CAST(? AS BIGINT), {now}))",
+            root_execution_id,
+            root_execution_id,
+            holder,
+            at,
         )
-        root = replace(root, status=ExecutionStatus.RUNNING)
-    return Acquired(
-        fence=Fence(root_execution_id, holder, int(row[0])),
-        previous_holder=None if row[1] is None else str(row[1]),
-        status=status,
-        row=root,
-    )
+
+    def acquired() -> Acquired | None:
+        if taken.rows is None:
+            return None
+        root = None if found.rows is None else execution_of(found.rows)
+        status = None if root is None else root.status
+        if start_pass and root is not None and status is ExecutionStatus.PAUSED:
+            root = replace(root, status=ExecutionStatus.RUNNING)
+        return Acquired(
+            fence=Fence(root_execution_id, holder, int(taken.rows[0])),
+            previous_holder=None if taken.rows[1] is None else str(taken.rows[1]),
+            status=status,
+            row=root,
+        )
+
+    return Deferred(acquired)
 
 
 def _acquire_lease(write: AcquireLease) -> Ops:
@@ -503,7 +529,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
 
 def renew_lease(fence: Fence, ttl: timedelta, now: datetime | None) -> Ops:
     """Extends a held lease; whether it was still held."""
-    row = yield _one(
+    row = yield _one_later(
         f"UPDATE leases SET expires_at = {_LEASE_NOW} + ? "
         "WHERE root_execution_id = ? AND holder = ? AND epoch = ? RETURNING 1",
         _micros(now),
@@ -512,7 +538,7 @@ def renew_lease(fence: Fence, ttl: timedelta, now: datetime | None) -> Ops:
         fence.holder,
         fence.epoch,
     )
-    return row is not None
+    return _when(row, lambda found: found is not None)
 
 
 def _renew_lease(write: RenewLease) -> Ops:

@@ -25,8 +25,8 @@ from agboss.store.rows import (
     pause_of,
     pending_of,
 )
-from agboss.store.sql.dialect import KEY_END, Returns, Sql
-from agboss.store.sql.driver import Driver, Shape
+from agboss.store.sql.dialect import KEY_END, Returns, Sql, settled
+from agboss.store.sql.driver import Driver, Shape, Work
 from agboss.store.sql.ops import (
     acquire_lease,
     cancel_pause,
@@ -69,6 +69,10 @@ def _usage(row: Any) -> Usage:
 class _Repository:
     def __init__(self, driver: Driver) -> None:
         self._driver = driver
+
+    async def _transact(self, work: Work[Any], **options: Any) -> Any:
+        """One unit of work as its own transaction; its result, settled after the commit."""
+        return settled(await self._driver.transact(work, **options))
 
 
 class SqlExecutionRepository(_Repository):
@@ -241,20 +245,17 @@ class SqlLeaseRepository(_Repository):
     async def acquire(
         self, root_execution_id: str, holder: str, *, now: datetime | None, ttl: timedelta
     ) -> Fence | None:
-        acquired = await self._driver.transact(
-            lambda: acquire_lease(root_execution_id, holder, ttl, now)
-        )
+        acquired = await self._transact(lambda: acquire_lease(root_execution_id, holder, ttl, now))
         return None if acquired is None else acquired.fence
 
     async def renew(self, fence: Fence, *, now: datetime | None, ttl: timedelta) -> bool:
-        return await self._driver.transact(
+        held: bool = await self._transact(
             lambda: renew_lease(fence, ttl, now), shape=Shape(single=True, durable=False)
         )
+        return held
 
     async def release(self, fence: Fence) -> None:
-        await self._driver.transact(
-            lambda: release_lease(fence), shape=Shape(single=True, durable=False)
-        )
+        await self._transact(lambda: release_lease(fence), shape=Shape(single=True, durable=False))
 
 
 _PENDING_CACHE = 50_000
@@ -370,14 +371,16 @@ class SqlPausedExecutionRepository(_Repository):
         resolution: PauseResolution,
         now: datetime,
     ) -> PauseRecord | None:
-        return await self._driver.transact(
+        closed: PauseRecord | None = await self._transact(
             lambda: cancel_pause(tenant_id, pause_id, resolution, now)
         )
+        return closed
 
     async def delete_resolved_before(self, cutoff: datetime) -> int:
-        return await self._driver.transact(
+        deleted: int = await self._transact(
             lambda: delete_resolved_pauses(cutoff), shape=Shape(single=True)
         )
+        return deleted
 
 
 class SqlExecutionRecordRepository(_Repository):
@@ -386,7 +389,7 @@ class SqlExecutionRecordRepository(_Repository):
     async def save_pause_answer(
         self, tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord
     ) -> None:
-        await self._driver.transact(lambda: save_pause_answer(tenant_id, root_execution_id, answer))
+        await self._transact(lambda: save_pause_answer(tenant_id, root_execution_id, answer))
 
     async def find_pause_answers_by_tenant_id_and_root_execution_id(
         self, tenant_id: str, root_execution_id: str

@@ -8,7 +8,7 @@ from typing import Any
 
 from agboss.errors import StoreSchemaError
 from agboss.store.protocol import Fence
-from agboss.store.sql.dialect import Returns, Sql
+from agboss.store.sql.dialect import Returns, Sql, settled
 from agboss.store.sql.driver import Driver
 from agboss.store.sql.migrations import LATEST_VERSION, migration, newer_schema
 from agboss.store.sql.ops import shape_of, work_of
@@ -76,8 +76,8 @@ class SqlStore:
     async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> list[Any]:
         if not writes and fence is None:
             return []
-        results: list[Any] = await self._driver.transact(
-            work_of(writes), fence=fence, shape=shape_of(writes, fence)
+        results: list[Any] = settled(
+            await self._driver.transact(work_of(writes), fence=fence, shape=shape_of(writes, fence))
         )
         return results
 

@@ -37,7 +37,7 @@ from agboss.errors import (
     StoreValueError,
 )
 from agboss.store.protocol import Fence
-from agboss.store.sql.dialect import SQLITE, Dialect, Returns, Sql
+from agboss.store.sql.dialect import SQLITE, Dialect, Later, Returns, Sql
 from agboss.store.sql.driver import PLAIN, Shape, Work
 
 __all__ = ["SqliteDriver", "lease_lost"]
@@ -88,11 +88,15 @@ def _mapped(error: BaseException, path: Path) -> BaseException:
 def _run(connection: sqlite3.Connection, dialect: Dialect, statement: Sql) -> Any:
     cursor = connection.execute(dialect.render(statement.text), statement.params)
     try:
-        if statement.returns is Returns.ONE:
-            return cursor.fetchone()
-        if statement.returns is Returns.ALL:
-            return cursor.fetchall()
-        return None
+        returns = statement.returns
+        if returns is Returns.NOTHING:
+            return None
+        rows = cursor.fetchone() if returns.one else cursor.fetchall()
+        if returns.later:  # one connection, statements in order: the rows are here already
+            later = Later()
+            later.rows = rows
+            return later
+        return rows
     finally:
         cursor.close()
 
