@@ -5,7 +5,8 @@ share it, serialized by a lock, instead of checking a connection out per stateme
 transaction goes out in as few round trips as its work allows: ``BEGIN``, the fence
 (``agboss_fence``, which holds the lease row ``FOR SHARE`` so that a takeover waits for the
 transaction, or aborts it with SQLSTATE AB001), the statements and ``COMMIT`` are sent together
-as one query, cut only where the work reads a statement's rows (measured: 0.67 ms for a
+as one query, cut only where the work must read a statement's rows to go on (rows a write
+only returns are read from the same query's results; measured: 0.67 ms for a
 three-statement transaction, against 1.16 ms pipelined and 1.43 ms one statement at a time).
 
 Every connection has a ``lock_timeout`` and a ``statement_timeout``, so a stalled holder cannot
