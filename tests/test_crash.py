@@ -148,10 +148,12 @@ async def _answer_the_rest(app: App, root: str | None, args: list[str]) -> Execu
     return await app.get(root, record=True)
 
 
-async def _trial(kind: str, phase: str, plan: str, folder: Path) -> Outcome:
+async def _trial(
+    kind: str, phase: str, plan: str, folder: Path, env: pytest.MonkeyPatch
+) -> Outcome:
     folder.mkdir(parents=True)
     runs, log = folder / "runs.txt", folder / "writes.log"
-    os.environ["AGBOSS_TEST_RUNS"] = str(runs)
+    env.setenv("AGBOSS_TEST_RUNS", str(runs))  # this process's tools too (the recovery's)
     async with store_url(kind, folder) as url:
         root, args = await _prepare(phase, url)
         worker = _spawn(url, plan, log, runs, args)
@@ -225,9 +227,9 @@ def _points(count: int, phase: str) -> list[int]:
 @pytest.mark.parametrize("phase", PHASES)
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_kill_before_or_after_any_write_loses_nothing_and_runs_nothing_twice(
-    kind: str, phase: str, tmp_path: Path
+    kind: str, phase: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    base = await _trial(kind, phase, "none", tmp_path / "base")
+    base = await _trial(kind, phase, "none", tmp_path / "base", monkeypatch)
     assert base.status is ExecutionStatus.COMPLETED
     assert base.writes > 0
     problems: list[str] = []
@@ -235,7 +237,7 @@ async def test_a_kill_before_or_after_any_write_loses_nothing_and_runs_nothing_t
     for point in _points(base.writes, phase):
         for mode in ("kill-before", "kill-after"):
             plan = f"{mode}:{point}"
-            trial = await _trial(kind, phase, plan, tmp_path / plan.replace(":", "-"))
+            trial = await _trial(kind, phase, plan, tmp_path / plan.replace(":", "-"), monkeypatch)
             trials += 1
             problems += _compare(base, trial, f"{kind} {phase} {plan}")
     _report(f"SIGKILL {kind} {phase}: {base.writes} writes, {trials} trials, {len(problems)} bad")
@@ -244,16 +246,16 @@ async def test_a_kill_before_or_after_any_write_loses_nothing_and_runs_nothing_t
 
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_after_takeover(
-    kind: str, tmp_path: Path
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    base = await _trial(kind, "resume", "none", tmp_path / "base")
+    base = await _trial(kind, "resume", "none", tmp_path / "base", monkeypatch)
     points = list(range(1, base.fenced + 1)) if CRASH_ALL else [1, base.fenced]
     problems: list[str] = []
     for point in sorted(set(points)):
         folder = tmp_path / f"stop-{point}"
         folder.mkdir()
         runs, log = folder / "runs.txt", folder / "writes.log"
-        os.environ["AGBOSS_TEST_RUNS"] = str(runs)
+        monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
         async with store_url(kind, folder) as url:
             root, args = await _prepare("resume", url)
             worker = _spawn(url, f"stop-before:{point}", log, runs, args)
