@@ -102,8 +102,16 @@ async def test_a_sqlite_store_in_a_folder_that_cannot_be_made_is_unavailable(
 
 
 @needs_postgres
-async def test_a_postgres_write_behind_a_held_lock_fails_busy_after_lock_timeout(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    "limit",
+    [
+        {"lock_timeout": timedelta(milliseconds=300)},
+        {"statement_timeout": timedelta(milliseconds=300), "lock_timeout": timedelta(minutes=1)},
+    ],
+    ids=["lock_timeout", "statement_timeout"],
+)
+async def test_a_postgres_write_behind_a_held_lock_fails_busy_after_its_timeout(
+    tmp_path: Path, limit: dict[str, timedelta]
 ) -> None:
     from psycopg import AsyncConnection, sql
 
@@ -113,7 +121,7 @@ async def test_a_postgres_write_behind_a_held_lock_fails_busy_after_lock_timeout
         assert isinstance(made, PostgresStore)
         schema = made.schema
         await made.close()
-        store = PostgresStore(str(POSTGRES_URL), schema, lock_timeout=timedelta(milliseconds=300))
+        store = PostgresStore(str(POSTGRES_URL), schema, **limit)  # type: ignore[arg-type]
         await store.open()
         [fence] = await store.write([_begin()])
         assert POSTGRES_URL is not None

@@ -25,7 +25,7 @@ from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine.frame import ExecutionFrame, PassState
 from agboss.engine.hooks import ApplicationHooks
 from agboss.engine.interpreter import FlowRunner, stored_error
-from agboss.engine.lease import Lease, PassWrites
+from agboss.engine.lease import Lease, PassWrites, take_lease
 from agboss.engine.reading import TreeReader
 from agboss.engine.runtime import Runtime
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
@@ -48,7 +48,6 @@ from agboss.store.failures import encode_failure
 from agboss.store.protocol import ExecutionRow
 from agboss.store.writes import (
     Acquired,
-    AcquireLease,
     BeginExecution,
     CancelPendingUnder,
     ReleaseLease,
@@ -206,7 +205,7 @@ class Engine:
             except Exception as raised:
                 error = raised if isinstance(raised, AgbossError) else _unexpected(row, raised)
                 # Its tree ended before an answer: the pauses still waiting are cancelled.
-                closed, _, _ = await writes.commit(
+                await writes.commit(
                     [
                         CancelPendingUnder(
                             root, "", PauseResolution.CANCELLED, runtime.clock.now()
@@ -220,7 +219,7 @@ class Engine:
                         ReleaseLease(writes.lease.fence),
                     ]
                 )
-                if _owed(closed) or writes.withdrawals_due:
+                if writes.withdrawals_due:
                     await settle_withdrawals(runtime, root)
                 if error is raised:
                     raise
@@ -250,10 +249,9 @@ class Engine:
                 ReleaseLease(writes.lease.fence),
             ]
             results = await writes.commit(final)
-            due = writes.withdrawals_due or (len(final) == 3 and _owed(results[0]))
             if not results[-2]:  # cancelled meanwhile (app.cancel): it stays cancelled
                 return ExecutionStatus.CANCELLED, None, True
-            return status, output, due
+            return status, output, writes.withdrawals_due
 
     async def _resolved(self, root: ExecutionRow) -> list[PauseRecord]:
         """The tree's resolved pauses, which no step has taken yet (a step takes its pause in
@@ -262,34 +260,15 @@ class Engine:
             root.execution_id, (PauseStatus.RESOLVED,)
         )
 
-    async def take_lease(
-        self, root_execution_id: str, *, start_pass: bool
-    ) -> tuple[Acquired | None, float]:
-        """Tries to take a tree's lease; what was taken, and when (for `Lease`)."""
-        runtime = self.runtime
-        at = Lease.moment(runtime)
-        [acquired] = await runtime.store.write(
-            [
-                AcquireLease(
-                    root_execution_id,
-                    runtime.holder,
-                    runtime.lease_ttl,
-                    Lease.store_now(runtime),
-                    start_pass=start_pass,
-                )
-            ]
-        )
-        return acquired, at
-
     async def move(
         self,
         root_execution_id: str,
         *,
         record: bool,
         acquired: Acquired | None = None,
-        at: float = 0.0,
+        lease: Lease | None = None,
     ) -> ExecutionOutput:
-        """Moves a tree after an answer: with its lease (``acquired``, taken with
+        """Moves a tree after an answer: with its lease (``acquired`` and ``lease``, taken with
         ``start_pass``), or once its holder ends its pass — then without a pass if that pass
         took every answer (the tree's current output, its decision taken).
 
@@ -302,7 +281,7 @@ class Engine:
         deadline = loop.time() + runtime.resume_timeout.total_seconds()
         waited = False
         delay = 0.002
-        while acquired is None:
+        while acquired is None or lease is None:
             if loop.time() >= deadline:
                 raise LeaseBusyError(
                     f"execution tree {root_execution_id} stayed in another instance's pass for "
@@ -313,13 +292,13 @@ class Engine:
             await asyncio.sleep(delay)  # a holder is in its pass: wait for it to end
             delay = min(delay * 2, 0.05)
             waited = True
-            acquired, at = await self.take_lease(root_execution_id, start_pass=False)
-        lease = Lease(runtime, acquired.fence, granted_at=at)
+            acquired, lease = await take_lease(runtime, root_execution_id)
         row = acquired.row
         assert row is not None
         moving = (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED)
-        rests = row.status is ExecutionStatus.PAUSED and not await self._resolved(row)
-        if row.status not in moving or (waited and rests):
+        # Read only after a wait: a lease taken at once with the answer has it to move.
+        rests = waited and row.status is ExecutionStatus.PAUSED and not await self._resolved(row)
+        if row.status not in moving or rests:
             await runtime.store.write([ReleaseLease(lease.fence)])
             return await self.get(root_execution_id, tenant_id=row.tenant_id, record=record)
         return await self._pass(
@@ -355,8 +334,8 @@ class Engine:
         for execution_id in await runtime.store.executions.find_interrupted(
             Lease.store_now(runtime), limit
         ):
-            acquired, at = await self.take_lease(execution_id, start_pass=True)
-            if acquired is None:
+            acquired, lease = await take_lease(runtime, execution_id, start_pass=True)
+            if acquired is None or lease is None:
                 continue  # another instance took it first
             if acquired.previous_holder is not None:
                 runtime.logger.info(
@@ -365,7 +344,6 @@ class Engine:
                     acquired.previous_holder,
                     extra={"event": "run.takeover", "execution_id": execution_id},
                 )
-            lease = Lease(runtime, acquired.fence, granted_at=at)
             row = acquired.row
             if row is None or row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED):
                 await runtime.store.write([ReleaseLease(lease.fence)])
@@ -394,13 +372,6 @@ class Engine:
                     extra={"event": "run.recovered-failed", "execution_id": execution_id},
                 )
         return outputs
-
-
-def _owed(closed: object) -> bool:
-    """Whether pauses just closed include one whose channel must be told."""
-    return isinstance(closed, list) and any(
-        isinstance(pause, PauseRecord) and pause.is_sent for pause in closed
-    )
 
 
 def _unexpected(row: ExecutionRow, error: Exception) -> ExecutionFailedError:

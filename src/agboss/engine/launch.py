@@ -133,22 +133,14 @@ class LaunchRun:
         affected = self._affected(len(branches))
         for branch in branches:
             row = rows.get(self._branch_place(branch))
-            if row is None:
+            if row is None or (row.status == "waiting" and branch.index in affected):
                 to_run.append(branch)
-            elif row.status == "done":
-                assert row.output_json is not None
-                output = branch.compiled.output.model_validate_json(row.output_json)
-                self.results[branch.index] = self._result(branch, output=output)
-            elif row.status == "failed":
-                error = self._stored_failure(row)
-                failed.append(error)
-                self.results[branch.index] = self._result(branch, error=error)
-            elif row.status == "cancelled":
-                self.dropped.add(branch.index)
-            elif branch.index in affected:
-                to_run.append(branch)
-            else:
+            elif row.status == "waiting":
                 self.waiting.add(branch.index)
+            else:
+                failure = self._book(branch, row)
+                if failure is not None:
+                    failed.append(failure)
         passed = deadline is not None and runtime.clock.now() - started >= deadline
         try:
             if failed and self.launch.failure is Failure.FAIL_FAST:
@@ -200,17 +192,8 @@ class LaunchRun:
             whole = await store.branches.load(execution_id, self.place + "@")
             for branch in branches:
                 row = whole.get(self._branch_place(branch))
-                if branch.index in ran or row is None:
-                    continue
-                if row.status == "done":
-                    assert row.output_json is not None
-                    output = branch.compiled.output.model_validate_json(row.output_json)
-                    self.results[branch.index] = self._result(branch, output=output)
-                elif row.status == "failed":
-                    error = self._stored_failure(row)
-                    self.results[branch.index] = self._result(branch, error=error)
-                elif row.status == "cancelled":
-                    self.dropped.add(branch.index)
+                if branch.index not in ran and row is not None and row.status != "waiting":
+                    self._book(branch, row)
             await self._drop(branches)
             return await self._join_error(dropped.error)
         if waiting_elsewhere or self.waiting:
@@ -245,6 +228,21 @@ class LaunchRun:
                 if index.isdigit():
                     found.add(int(index))
         return found
+
+    def _book(self, branch: _Branch, row: BranchRow) -> BaseException | None:
+        """Books a branch that came back in an earlier pass (done, failed or cancelled); its
+        failure, if it failed."""
+        if row.status == "cancelled":
+            self.dropped.add(branch.index)
+            return None
+        if row.status == "failed":
+            error = self._stored_failure(row)
+            self.results[branch.index] = self._result(branch, error=error)
+            return error
+        assert row.output_json is not None
+        output = branch.compiled.output.model_validate_json(row.output_json)
+        self.results[branch.index] = self._result(branch, output=output)
+        return None
 
     def _stored_failure(self, row: BranchRow) -> BaseException:
         if row.error_json is None:

@@ -21,10 +21,22 @@ from agboss.engine.runtime import Runtime
 from agboss.enums import PauseStatus
 from agboss.errors import LeaseLostError, StoreError
 from agboss.models.messages import Usage
-from agboss.store.protocol import Fence
-from agboss.store.writes import AppendStep, MarkPauseSent, ReleaseLease, RenewLease, Write
+from agboss.pauses.model import PauseRecord
+from agboss.store.protocol import Fence, lease_lost
+from agboss.store.writes import (
+    Acquired,
+    AcquireLease,
+    AppendStep,
+    CancelPause,
+    CancelPendingUnder,
+    MarkPauseSent,
+    MarkWithdrawn,
+    ReleaseLease,
+    RenewLease,
+    Write,
+)
 
-__all__ = ["Lease", "PassWrites"]
+__all__ = ["Lease", "PassWrites", "take_lease"]
 
 
 class Lease:
@@ -57,10 +69,7 @@ class Lease:
 
     def error(self) -> LeaseLostError:
         """The error of acting without the lease."""
-        return LeaseLostError(
-            f"this instance lost the lease on execution tree {self.fence.root_execution_id}",
-            hint="another instance took the tree over; its pass carries on the work",
-        )
+        return lease_lost(self.fence)
 
     def confirmed(self, at: float) -> None:
         """The store granted or renewed the lease as of ``at`` (`moment`, taken before)."""
@@ -116,13 +125,33 @@ class Lease:
                 return
 
 
+async def take_lease(
+    runtime: Runtime, root_execution_id: str, *, start_pass: bool = False
+) -> tuple[Acquired | None, Lease | None]:
+    """Tries to take a tree's lease (see `AcquireLease`); what was taken, and the lease."""
+    at = Lease.moment(runtime)
+    [acquired] = await runtime.store.write(
+        [
+            AcquireLease(
+                root_execution_id,
+                runtime.holder,
+                runtime.lease_ttl,
+                Lease.store_now(runtime),
+                start_pass=start_pass,
+            )
+        ]
+    )
+    if acquired is None:
+        return None, None
+    return acquired, Lease(runtime, acquired.fence, granted_at=at)
+
+
 class PassWrites:
     """What a pass has written but not yet committed, and the commits."""
 
     def __init__(self, lease: Lease) -> None:
         self.lease = lease
-        self.withdrawals_due = False
-        """Whether a channel is owed a ``withdraw`` (a pause closed while its send returned)."""
+        self._owed: set[tuple[str, str]] = set()
         self.released = False
         """Whether a commit released the lease (the pass is over)."""
         self.spent: dict[str, Usage] = {}
@@ -168,11 +197,27 @@ class PassWrites:
                 self.lease.lost = True
                 raise
             self.released |= any(isinstance(write, ReleaseLease) for write in writes)
-            self.withdrawals_due |= any(
-                isinstance(write, MarkPauseSent) and result is PauseStatus.CANCELLED
-                for write, result in zip(batch, results, strict=True)
-            )
+            for write, result in zip(batch, results, strict=True):
+                self._note_withdrawals(write, result)
             return results[len(batch) - len(writes) :]
+
+    def _note_withdrawals(self, write: Write[Any], result: Any) -> None:
+        if isinstance(write, MarkPauseSent) and result is PauseStatus.CANCELLED:
+            self._owed.add((write.tenant_id, write.pause_id))  # closed while send returned
+        elif isinstance(write, CancelPause | CancelPendingUnder):
+            closed = result if isinstance(result, list) else [result]
+            self._owed.update(
+                (pause.tenant_id, pause.pause_id)
+                for pause in closed
+                if isinstance(pause, PauseRecord) and pause.is_sent
+            )
+        elif isinstance(write, MarkWithdrawn):
+            self._owed.discard((write.tenant_id, write.pause_id))
+
+    @property
+    def withdrawals_due(self) -> bool:
+        """Whether a pause this pass closed still owes its channel a ``withdraw``."""
+        return bool(self._owed)
 
     async def release(self) -> None:
         """Commits what is buffered and frees the lease."""

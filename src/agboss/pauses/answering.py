@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine.lease import Lease
-from agboss.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
 from agboss.errors import (
     DtoValidationError,
     NotPausedError,
@@ -34,13 +34,7 @@ from agboss.pauses.model import (
 )
 from agboss.pauses.withdrawing import tool_of
 from agboss.store.protocol import ExecutionRow
-from agboss.store.writes import (
-    AcquireLease,
-    ReleaseLease,
-    ResolvePause,
-    SetExecutionStatus,
-    Write,
-)
+from agboss.store.writes import AcquireLease, ReleaseLease, ResolvePause
 
 if TYPE_CHECKING:
     from agboss.engine.engine import Engine
@@ -139,15 +133,8 @@ async def resume_pause(
         ]
     )
     if resolved is None:
-        if acquired is not None:  # not this call's to move: as it was
-            undo: list[Write[Any]] = []
-            if acquired.status is ExecutionStatus.PAUSED:
-                undo.append(
-                    SetExecutionStatus(
-                        acquired.fence.root_execution_id, ExecutionStatus.PAUSED, now
-                    )
-                )
-            await store.write([*undo, ReleaseLease(acquired.fence)], fence=acquired.fence)
+        if acquired is not None:  # not this call's to move (the tree was left as it was)
+            await store.write([ReleaseLease(acquired.fence)], fence=acquired.fence)
         current = await store.pauses.find_by_tenant_id_and_pause_id(tenant, pause_id)
         raise NotPausedError(current.status.value if current else "gone")
     await engine.hooks.on_resume(
@@ -161,4 +148,7 @@ async def resume_pause(
             decision=valid,
         )
     )
-    return await engine.move(resolved.root_execution_id, record=record, acquired=acquired, at=at)
+    lease = None if acquired is None else Lease(runtime, acquired.fence, granted_at=at)
+    return await engine.move(
+        resolved.root_execution_id, record=record, acquired=acquired, lease=lease
+    )

@@ -18,7 +18,7 @@ from agboss.components.channels import ApprovalAsk, ChannelWithdrawal
 from agboss.components.specs import ToolSpec
 from agboss.context import DEFAULT_TENANT_ID, ExecutionContext, StepContext, Tenant
 from agboss.engine.frame import maybe_await
-from agboss.engine.lease import Lease
+from agboss.engine.lease import take_lease
 from agboss.engine.runtime import Runtime
 from agboss.engine.timeouts import run_within
 from agboss.enums import ExecutionStatus, PauseResolution
@@ -28,7 +28,6 @@ from agboss.outputs import ExecutionOutput
 from agboss.pauses.model import PauseRecord
 from agboss.store.protocol import ExecutionRow
 from agboss.store.writes import (
-    AcquireLease,
     CancelExecutions,
     CancelPendingUnder,
     MarkWithdrawn,
@@ -144,17 +143,9 @@ async def settle_withdrawals(runtime: Runtime, root_execution_id: str) -> None:
     """Tells the channels a tree still owes a withdraw, holding the tree's lease (if another
     instance holds it, that instance — or a later sweep — does it)."""
     store = runtime.store
-    at = Lease.moment(runtime)
-    [acquired] = await store.write(
-        [
-            AcquireLease(
-                root_execution_id, runtime.holder, runtime.lease_ttl, Lease.store_now(runtime)
-            )
-        ]
-    )
-    if acquired is None:
+    acquired, lease = await take_lease(runtime, root_execution_id)
+    if acquired is None or lease is None:
         return
-    lease = Lease(runtime, acquired.fence, granted_at=at)
 
     async def told(write: MarkWithdrawn) -> None:
         await store.write([write], fence=lease.fence)

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.errors import LeaseLostError
 from agboss.models.messages import Usage
 from agboss.outputs import PendingPause
 from agboss.pauses.model import PauseAnswerRecord, PauseRecord
@@ -42,6 +43,7 @@ __all__ = [
     "StepJournalRepository",
     "Store",
     "ThreadRow",
+    "lease_lost",
 ]
 
 
@@ -55,6 +57,14 @@ class Fence:
     root_execution_id: str
     holder: str
     epoch: int
+
+
+def lease_lost(fence: Fence) -> LeaseLostError:
+    """The error of acting on a tree whose lease the fence no longer holds."""
+    return LeaseLostError(
+        f"this instance lost the lease on execution tree {fence.root_execution_id}",
+        hint="another instance took the tree over; its pass carries on the work",
+    )
 
 
 @dataclass(frozen=True, slots=True)

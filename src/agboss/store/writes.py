@@ -268,8 +268,9 @@ class Acquired:
 class AcquireLease(Write[Acquired | None]):
     """Takes a tree's lease if it is free or expired (``None`` while another holds it).
 
-    With ``start_pass``, a paused root is set running in the same transaction: a pass begins,
-    and one cut off leaves the tree running, which is how recovery finds it.
+    With ``start_pass``, a paused root with a resolved pause is set running in the same
+    transaction: a pass begins, and one cut off leaves the tree running, which is how recovery
+    finds it (a root with nothing to move stays paused).
     """
 
     root_execution_id: str

@@ -36,10 +36,9 @@ from agboss.errors import (
     StoreUnavailableError,
     StoreValueError,
 )
-from agboss.store.protocol import Fence
+from agboss.store.protocol import Fence, lease_lost
 from agboss.store.sql.dialect import POSTGRES, Dialect, Later, Returns, Sql
 from agboss.store.sql.driver import PLAIN, Shape, Work
-from agboss.store.sqlite.driver import lease_lost
 
 __all__ = ["PostgresDriver"]
 

@@ -52,16 +52,7 @@ from agboss.store.writes import (
     Write,
 )
 
-__all__ = [
-    "acquire_lease",
-    "cancel_pause",
-    "delete_resolved_pauses",
-    "release_lease",
-    "renew_lease",
-    "save_pause_answer",
-    "shape_of",
-    "work_of",
-]
+__all__ = ["shape_of", "work_of"]
 
 Ops = Generator[Sql, Any, Any]
 
@@ -352,25 +343,20 @@ _CANCEL = (
 )
 
 
-def cancel_pause(tenant_id: str, pause_id: str, resolution: PauseResolution, now: datetime) -> Ops:
-    """Pending → Cancelled with its audit entry; the record, or ``None`` if not Pending."""
+def _cancel_pause(write: CancelPause) -> Ops:
     row = yield _one(
         _CANCEL + "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
         f"RETURNING {PAUSE_COLUMNS}",
-        resolution.value,
-        to_micros(now),
-        tenant_id,
-        pause_id,
+        write.resolution.value,
+        to_micros(write.now),
+        write.tenant_id,
+        write.pause_id,
     )
     if row is None:
         return None
     pause = pause_of(row)
-    yield _audit(pause, resolution, now, None)
+    yield _audit(pause, write.resolution, write.now, None)
     return pause
-
-
-def _cancel_pause(write: CancelPause) -> Ops:
-    return (yield from cancel_pause(write.tenant_id, write.pause_id, write.resolution, write.now))
 
 
 def _cancel_pending_under(write: CancelPendingUnder) -> Ops:
@@ -398,27 +384,17 @@ def _mark_withdrawn(write: MarkWithdrawn) -> Ops:
     )
 
 
-def save_pause_answer(tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord) -> Ops:
-    """A pause's audit entry, once."""
-    yield _save_answer(tenant_id, root_execution_id, answer)
-
-
 def _save_pause_answer(write: SavePauseAnswer) -> Ops:
     yield _save_answer(write.tenant_id, write.root_execution_id, write.answer)
 
 
-def delete_resolved_pauses(cutoff: datetime) -> Ops:
-    """Removes closed pause records resolved before ``cutoff`` whose channels were told."""
+def _delete_resolved_pauses(write: DeleteResolvedPauses) -> Ops:
     rows = yield _all_later(
         "DELETE FROM pauses WHERE status IN ('taken', 'cancelled') AND resolved_at < ? "
         "AND (withdrawal IS NULL OR withdrawal = 'done') RETURNING 1",
-        to_micros(cutoff),
+        to_micros(write.cutoff),
     )
     return _when(rows, len)
-
-
-def _delete_resolved_pauses(write: DeleteResolvedPauses) -> Ops:
-    return (yield from delete_resolved_pauses(write.cutoff))
 
 
 # ---- launches ------------------------------------------------------------------------------
@@ -459,15 +435,9 @@ def _save_branch(write: SaveBranch) -> Ops:
 # ---- leases --------------------------------------------------------------------------------
 
 
-def acquire_lease(
-    root_execution_id: str,
-    holder: str,
-    ttl: timedelta,
-    now: datetime | None,
-    *,
-    start_pass: bool = False,
-) -> Ops:
-    """Takes a lease if it is free or expired; see `AcquireLease`."""
+def _acquire_lease(write: AcquireLease) -> Ops:
+    root_execution_id, holder, ttl = write.root_execution_id, write.holder, write.ttl
+    now, start_pass = write.now, write.start_pass
     at = _micros(now)
     taken = yield _one_later(
         "INSERT INTO leases (root_execution_id, holder, epoch, expires_at) "
@@ -485,17 +455,22 @@ def acquire_lease(
     found = yield _one_later(
         f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ?", root_execution_id
     )
+    started = None
     if start_pass:
-        # Only if this call took the lease (the row is ours, and was just granted): a pass
-        # begins, and one cut off leaves the tree running, which is how recovery finds it.
-        yield _do(
+        # Only if this call took the lease (the row is ours, just granted) and an answer waits
+        # to be moved: a pass begins, and one cut off leaves the tree running, which is how
+        # recovery finds it.
+        started = yield _one_later(
             "UPDATE executions SET status = 'running' WHERE execution_id = ? "
             "AND status = 'paused' AND EXISTS (SELECT 1 FROM leases WHERE root_execution_id = ? "
-            "AND holder = ? AND expires_at > COALESCE(CAST(? AS BIGINT), {now}))",
+            "AND holder = ? AND expires_at > COALESCE(CAST(? AS BIGINT), {now})) "
+            "AND EXISTS (SELECT 1 FROM pauses WHERE root_execution_id = ? "
+            "AND status = 'resolved') RETURNING 1",
             root_execution_id,
             root_execution_id,
             holder,
             at,
+            root_execution_id,
         )
 
     def acquired() -> Acquired | None:
@@ -503,7 +478,7 @@ def acquire_lease(
             return None
         root = None if found.rows is None else execution_of(found.rows)
         status = None if root is None else root.status
-        if start_pass and root is not None and status is ExecutionStatus.PAUSED:
+        if root is not None and started is not None and started.rows is not None:
             root = replace(root, status=ExecutionStatus.RUNNING)
         return Acquired(
             fence=Fence(root_execution_id, holder, int(taken.rows[0])),
@@ -515,25 +490,13 @@ def acquire_lease(
     return Deferred(acquired)
 
 
-def _acquire_lease(write: AcquireLease) -> Ops:
-    return (
-        yield from acquire_lease(
-            write.root_execution_id,
-            write.holder,
-            write.ttl,
-            write.now,
-            start_pass=write.start_pass,
-        )
-    )
-
-
-def renew_lease(fence: Fence, ttl: timedelta, now: datetime | None) -> Ops:
-    """Extends a held lease; whether it was still held."""
+def _renew_lease(write: RenewLease) -> Ops:
+    fence = write.fence
     row = yield _one_later(
         f"UPDATE leases SET expires_at = {_LEASE_NOW} + ? "
         "WHERE root_execution_id = ? AND holder = ? AND epoch = ? RETURNING 1",
-        _micros(now),
-        _ttl(ttl),
+        _micros(write.now),
+        _ttl(write.ttl),
         fence.root_execution_id,
         fence.holder,
         fence.epoch,
@@ -541,12 +504,8 @@ def renew_lease(fence: Fence, ttl: timedelta, now: datetime | None) -> Ops:
     return _when(row, lambda found: found is not None)
 
 
-def _renew_lease(write: RenewLease) -> Ops:
-    return (yield from renew_lease(write.fence, write.ttl, write.now))
-
-
-def release_lease(fence: Fence) -> Ops:
-    """Frees a lease if the fence still holds it."""
+def _release_lease(write: ReleaseLease) -> Ops:
+    fence = write.fence
     yield _do(
         "UPDATE leases SET holder = NULL, expires_at = 0 "
         "WHERE root_execution_id = ? AND holder = ? AND epoch = ?",
@@ -554,10 +513,6 @@ def release_lease(fence: Fence) -> Ops:
         fence.holder,
         fence.epoch,
     )
-
-
-def _release_lease(write: ReleaseLease) -> Ops:
-    yield from release_lease(write.fence)
 
 
 _OPS: dict[type[Any], Callable[[Any], Ops]] = {

@@ -26,16 +26,18 @@ from agboss.store.rows import (
     pending_of,
 )
 from agboss.store.sql.dialect import KEY_END, Returns, Sql, settled
-from agboss.store.sql.driver import Driver, Shape, Work
-from agboss.store.sql.ops import (
-    acquire_lease,
-    cancel_pause,
-    delete_resolved_pauses,
-    release_lease,
-    renew_lease,
-    save_pause_answer,
-)
+from agboss.store.sql.driver import Driver
+from agboss.store.sql.ops import shape_of, work_of
 from agboss.store.times import from_micros, to_micros
+from agboss.store.writes import (
+    AcquireLease,
+    CancelPause,
+    DeleteResolvedPauses,
+    ReleaseLease,
+    RenewLease,
+    SavePauseAnswer,
+    Write,
+)
 
 __all__ = [
     "SqlBranchRepository",
@@ -70,9 +72,12 @@ class _Repository:
     def __init__(self, driver: Driver) -> None:
         self._driver = driver
 
-    async def _transact(self, work: Work[Any], **options: Any) -> Any:
-        """One unit of work as its own transaction; its result, settled after the commit."""
-        return settled(await self._driver.transact(work, **options))
+    async def _write(self, write: Write[Any]) -> Any:
+        """One write as its own transaction (what `SqlStore.write` does, for one)."""
+        [result] = settled(
+            await self._driver.transact(work_of([write]), shape=shape_of([write], None))
+        )
+        return result
 
 
 class SqlExecutionRepository(_Repository):
@@ -245,17 +250,15 @@ class SqlLeaseRepository(_Repository):
     async def acquire(
         self, root_execution_id: str, holder: str, *, now: datetime | None, ttl: timedelta
     ) -> Fence | None:
-        acquired = await self._transact(lambda: acquire_lease(root_execution_id, holder, ttl, now))
+        acquired = await self._write(AcquireLease(root_execution_id, holder, ttl, now))
         return None if acquired is None else acquired.fence
 
     async def renew(self, fence: Fence, *, now: datetime | None, ttl: timedelta) -> bool:
-        held: bool = await self._transact(
-            lambda: renew_lease(fence, ttl, now), shape=Shape(single=True, durable=False)
-        )
+        held: bool = await self._write(RenewLease(fence, ttl, now))
         return held
 
     async def release(self, fence: Fence) -> None:
-        await self._transact(lambda: release_lease(fence), shape=Shape(single=True, durable=False))
+        await self._write(ReleaseLease(fence))
 
 
 _PENDING_CACHE = 50_000
@@ -371,15 +374,13 @@ class SqlPausedExecutionRepository(_Repository):
         resolution: PauseResolution,
         now: datetime,
     ) -> PauseRecord | None:
-        closed: PauseRecord | None = await self._transact(
-            lambda: cancel_pause(tenant_id, pause_id, resolution, now)
+        closed: PauseRecord | None = await self._write(
+            CancelPause(tenant_id, pause_id, resolution, now)
         )
         return closed
 
     async def delete_resolved_before(self, cutoff: datetime) -> int:
-        deleted: int = await self._transact(
-            lambda: delete_resolved_pauses(cutoff), shape=Shape(single=True)
-        )
+        deleted: int = await self._write(DeleteResolvedPauses(cutoff))
         return deleted
 
 
@@ -389,7 +390,7 @@ class SqlExecutionRecordRepository(_Repository):
     async def save_pause_answer(
         self, tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord
     ) -> None:
-        await self._transact(lambda: save_pause_answer(tenant_id, root_execution_id, answer))
+        await self._write(SavePauseAnswer(tenant_id, root_execution_id, answer))
 
     async def find_pause_answers_by_tenant_id_and_root_execution_id(
         self, tenant_id: str, root_execution_id: str

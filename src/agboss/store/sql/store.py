@@ -8,9 +8,9 @@ from typing import Any
 
 from agboss.errors import StoreSchemaError
 from agboss.store.protocol import Fence
-from agboss.store.sql.dialect import Returns, Sql, settled
+from agboss.store.sql.dialect import settled
 from agboss.store.sql.driver import Driver
-from agboss.store.sql.migrations import LATEST_VERSION, migration, newer_schema
+from agboss.store.sql.migrations import LATEST_VERSION, migration, newer_schema, schema_version
 from agboss.store.sql.ops import shape_of, work_of
 from agboss.store.sql.reads import (
     SqlBranchRepository,
@@ -108,15 +108,17 @@ class SqlStore:
         return version
 
     async def schema_version(self) -> int:
-        # Two reads, no transaction: a plain start takes no lock.
-        driver = self._driver
-        exists = await driver.read(
-            Sql(driver.dialect.table_exists, ("agboss_schema",), Returns.ONE)
-        )
-        if exists is None:
-            return 0
-        row = await driver.read(Sql("SELECT version FROM agboss_schema", (), Returns.ONE))
-        return 0 if row is None else int(row[0])
+        # The migration's own reading of the version, run as plain reads: a plain start takes
+        # no lock.
+        steps = schema_version(self._driver.dialect)
+        rows = None
+        while True:
+            try:
+                statement = steps.send(rows)
+            except StopIteration as done:
+                version: int = done.value
+                return version
+            rows = await self._driver.read(statement)
 
     async def close(self) -> None:
         await self._driver.close()

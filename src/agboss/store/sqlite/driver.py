@@ -29,18 +29,17 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agboss.errors import (
-    LeaseLostError,
     StoreBusyError,
     StoreError,
     StoreSchemaError,
     StoreUnavailableError,
     StoreValueError,
 )
-from agboss.store.protocol import Fence
+from agboss.store.protocol import Fence, lease_lost
 from agboss.store.sql.dialect import SQLITE, Dialect, Later, Returns, Sql
 from agboss.store.sql.driver import PLAIN, Shape, Work
 
-__all__ = ["SqliteDriver", "lease_lost"]
+__all__ = ["SqliteDriver"]
 
 T = TypeVar("T")
 
@@ -52,14 +51,6 @@ CHECKPOINT_EVERY = 100
 """Inline commits between two checkpoints on the store's thread (a few hundred WAL pages)."""
 
 
-def lease_lost(fence: Fence) -> LeaseLostError:
-    """The error of a write whose pass no longer holds its tree's lease."""
-    return LeaseLostError(
-        f"this instance lost the lease on execution tree {fence.root_execution_id}",
-        hint="another instance took the tree over; its pass carries on the work",
-    )
-
-
 def _mapped(error: BaseException, path: Path) -> BaseException:
     """A driver's error as the store's."""
     text = str(error)
@@ -67,7 +58,7 @@ def _mapped(error: BaseException, path: Path) -> BaseException:
         return StoreValueError(f"the SQLite store cannot keep a value it was given: {text}")
     if isinstance(error, sqlite3.OperationalError):
         lowered = text.lower()
-        if "locked" in lowered or "busy" in lowered:
+        if _is_busy(error):
             return StoreBusyError(
                 f"the SQLite store at {path} stayed locked by another writer: {text}",
             )
