@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -220,6 +221,27 @@ async def test_a_pause_inside_a_child_is_listed_by_the_root_and_answered_by_id(
     assert done.output == SummaryDto(text="o0 shipped; o1 shipped; o2 shipped")
     assert [child.status for child in done.children] == [ExecutionStatus.COMPLETED] * 3
     assert done.children[0].output == CheckDto(verdict="o0 shipped")
+
+
+async def test_result_children_read_late_are_the_same_and_pickle_as_a_list(
+    env: TestEnv,
+) -> None:
+    for order in ("o0", "o1", "o2"):
+        item_pauses(env, order)
+    result = await env.app.execute(EachChildWorkflow, ORDERS, owner_id="u")
+    for order in ("o0", "o1", "o2"):
+        done = await approve(env, pause_of(result, order))
+    assert len(done.children) == 3
+    again = await env.app.get(done.execution_id)
+    assert done.children == list(again.children)  # read late, built from the same rows
+    recorded = await env.app.get(done.execution_id, record=True)
+    assert [(c.output, c.spend) for c in recorded.children] == [
+        (c.output, c.spend) for c in done.children
+    ]
+    assert done.spend.model_calls == sum(c.spend.model_calls for c in done.children)
+    copied = pickle.loads(pickle.dumps(done))
+    assert type(copied.children) is list
+    assert copied.children == done.children
 
 
 async def test_a_workflow_as_a_step_pauses_and_goes_on_with_the_id_it_paused_with(

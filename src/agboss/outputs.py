@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -53,7 +54,8 @@ class ExecutionOutput:
         output: The finish's output DTO when completed, else ``None``.
         pending: Every waiting pause; empty unless paused. The thread owner's pauses (which
             carry their ``pause_id``) come first, then the channels', each in the order asked.
-        children: The child executions' outputs.
+        children: The child executions' outputs, oldest first (a sequence built when first
+            read: a tree of many children costs nothing until they are looked at).
         record: The execution record with ``record=True``, else ``None``.
         spend: What the execution spent.
     """
@@ -63,7 +65,7 @@ class ExecutionOutput:
     status: ExecutionStatus
     output: BaseModel | None = None
     pending: list[PendingPause] = field(default_factory=list)
-    children: list[ExecutionOutput] = field(default_factory=list)
+    children: Sequence[ExecutionOutput] = field(default_factory=list)
     record: ExecutionRecord | None = None
     spend: Spend = field(default_factory=Spend)
 

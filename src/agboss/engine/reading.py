@@ -1,15 +1,16 @@
 """An execution's `ExecutionOutput`, read from the store: its children, spend and record.
 
-The tree's executions are read in one query (each row carries what its own steps spent), so
-building ``result.children`` and the spends costs the same whatever the tree's size beyond the
-rows themselves; only ``record=True`` reads each execution's journal.
+The tree's executions are read in one query of the few columns an output needs (each row
+carries what its own steps spent); the spends are summed as numbers and ``result.children`` is
+built when first read, so a call that moves a tree of hundreds of children does not decode
+them all. Only ``record=True`` reads each execution's journal (and builds the children then).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import overload
 
 from pydantic import BaseModel
 
@@ -25,37 +26,121 @@ from agboss.records.model import (
     Spend,
     StepRecord,
 )
-from agboss.store.protocol import ExecutionRow
+from agboss.store.protocol import ExecutionRow, TreeNode
 
 __all__ = ["TreeReader"]
 
 
 class _Tree:
-    """A tree's rows, by parent, with each subtree's spend."""
+    """A tree's executions, by parent, with each subtree's spend."""
 
-    def __init__(self, rows: list[ExecutionRow]) -> None:
-        self.children: dict[str, list[ExecutionRow]] = defaultdict(list)
-        for row in rows:
-            if row.parent_execution_id is not None:
-                self.children[row.parent_execution_id].append(row)
-        self._spend: dict[str, Usage] = {}
+    def __init__(self, nodes: Sequence[TreeNode]) -> None:
+        self.children: dict[str, list[TreeNode]] = defaultdict(list)
+        for node in nodes:
+            if node.parent_execution_id is not None:
+                self.children[node.parent_execution_id].append(node)
+        # Each subtree summed once as plain numbers: in reverse preorder every child comes
+        # before its parent, whatever order the rows were read in.
+        order = [node for node in nodes if node.parent_execution_id is None]
+        at = 0
+        while at < len(order):
+            order.extend(self.children.get(order[at].execution_id, ()))
+            at += 1
+        totals: dict[str, list[float]] = {}
+        for node in reversed(order):
+            total = totals.get(node.execution_id)
+            if total is None:
+                total = totals[node.execution_id] = [0, 0, 0.0, 0]
+            total[0] += node.input_tokens
+            total[1] += node.output_tokens
+            total[2] += node.cost
+            total[3] += node.calls
+            parent = node.parent_execution_id
+            if parent is not None:
+                above = totals.get(parent)
+                if above is None:
+                    totals[parent] = list(total)
+                else:
+                    above[0] += total[0]
+                    above[1] += total[1]
+                    above[2] += total[2]
+                    above[3] += total[3]
+        self._totals = totals
 
-    def spend(self, row: ExecutionRow) -> Usage:
+    def spend(self, node: TreeNode) -> Spend:
         """What an execution and its descendants spent."""
-        found = self._spend.get(row.execution_id)
-        if found is None:
-            children = self.children.get(row.execution_id)
-            found = row.spend
-            if children:  # summed as numbers: one Usage for the subtree, not one per child
-                parts = [row.spend, *(self.spend(child) for child in children)]
-                found = Usage.model_construct(
-                    input_tokens=sum(part.input_tokens for part in parts),
-                    output_tokens=sum(part.output_tokens for part in parts),
-                    cost=sum(part.cost for part in parts),
-                    calls=sum(part.calls for part in parts),
-                )
-            self._spend[row.execution_id] = found
-        return found
+        total = self._totals[node.execution_id]
+        return Spend.model_construct(
+            input_tokens=int(total[0]),
+            output_tokens=int(total[1]),
+            cost=total[2],
+            model_calls=int(total[3]),
+        )
+
+
+class _Children(Sequence[ExecutionOutput]):
+    """An execution's child outputs, built when first read.
+
+    A tree's outputs come back from every call that moves it; a caller that never reads
+    ``children`` does not pay for decoding hundreds of them. Pickled or copied as a list.
+    """
+
+    __slots__ = ("_build", "_items", "_length")
+
+    def __init__(self, length: int, build: Callable[[], list[ExecutionOutput]]) -> None:
+        self._length = length
+        self._build: Callable[[], list[ExecutionOutput]] | None = build
+        self._items: list[ExecutionOutput] | None = None
+
+    def _list(self) -> list[ExecutionOutput]:
+        if self._items is None:
+            assert self._build is not None
+            self._items, self._build = self._build(), None
+        return self._items
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> ExecutionOutput: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ExecutionOutput]: ...
+
+    def __getitem__(self, index: int | slice) -> ExecutionOutput | list[ExecutionOutput]:
+        return self._list()[index]
+
+    def __iter__(self) -> Iterator[ExecutionOutput]:
+        return iter(self._list())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return self._list() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # a sequence that compares by its items
+
+    def __repr__(self) -> str:
+        return repr(self._list())
+
+    def __reduce__(self) -> tuple[type[list[ExecutionOutput]], tuple[list[ExecutionOutput]]]:
+        return list, (self._list(),)
+
+
+def _node_of(row: ExecutionRow, spend: Usage) -> TreeNode:
+    return TreeNode(
+        execution_id=row.execution_id,
+        parent_execution_id=row.parent_execution_id,
+        thread_id=row.thread_id,
+        workflow=row.workflow,
+        workflow_version=row.workflow_version,
+        status=row.status,
+        output_json=row.output_json,
+        input_tokens=spend.input_tokens,
+        output_tokens=spend.output_tokens,
+        cost=spend.cost,
+        calls=spend.calls,
+    )
 
 
 class TreeReader:
@@ -64,7 +149,7 @@ class TreeReader:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
 
-    def decoded_output(self, row: ExecutionRow) -> BaseModel | None:
+    def decoded_output(self, row: ExecutionRow | TreeNode) -> BaseModel | None:
         """An execution's stored output as its workflow's finish DTO."""
         if row.output_json is None:
             return None
@@ -93,18 +178,20 @@ class TreeReader:
         store = self.runtime.store
         graph = self.runtime.assembly.workflows_by_name[row.workflow].graph
         if graph.has_children:
-            rows = await store.executions.find_tree(row.root_execution_id)
+            nodes = await store.executions.outline(row.root_execution_id)
         elif spent is not None:
-            rows = [replace(row, spend=row.spend + spent.get(row.execution_id, Usage()))]
+            nodes = [_node_of(row, row.spend + spent.get(row.execution_id, Usage()))]
         else:
-            found = await store.executions.find_by_id(row.execution_id)
-            rows = [found or row]
-        tree = _Tree(rows)
-        stored = next((r for r in rows if r.execution_id == row.execution_id), row)
+            found = await store.executions.find_by_id(row.execution_id) or row
+            nodes = [_node_of(found, found.spend)]
+        tree = _Tree(nodes)
+        node = next((n for n in nodes if n.execution_id == row.execution_id), nodes[0])
         pending = []
         if status is ExecutionStatus.PAUSED:
             pending = await store.pauses.list_pending(row.root_execution_id)
         execution_record = None
+        kids = tree.children.get(row.execution_id, [])
+        children: Sequence[ExecutionOutput]
         if record:
             pauses = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
                 row.tenant_id, row.root_execution_id
@@ -118,61 +205,70 @@ class TreeReader:
                 )
                 for entry in await store.ledger.entries(row.root_execution_id)
             ]
+            records = [await self._child_record(kid, tree, pauses) for kid in kids]
             execution_record = ExecutionRecord(
                 execution_id=row.execution_id,
                 workflow=row.workflow,
                 workflow_version=row.workflow_version,
-                steps=await self._steps(row),
+                steps=await self._steps(row.execution_id),
                 pauses=pauses,
-                spend=Spend.of(tree.spend(stored)),
+                spend=tree.spend(node),
                 ledger=ledger,
-                children=[
-                    await self._child_record(child, tree, pauses)
-                    for child in tree.children.get(row.execution_id, ())
-                ],
+                children=records,
             )
-        children_records = execution_record.children if execution_record else None
+            children = [
+                self._child_output(kid, tree, kid_record)
+                for kid, kid_record in zip(kids, records, strict=True)
+            ]
+        else:
+            children = self._children(kids, tree)
         return ExecutionOutput(
             thread_id=row.thread_id,
             execution_id=row.execution_id,
             status=status,
             output=output,
             pending=pending,
-            children=[
-                self._child_output(child, tree, children_records[i] if children_records else None)
-                for i, child in enumerate(tree.children.get(row.execution_id, ()))
-            ],
+            children=children,
             record=execution_record,
-            spend=Spend.of(tree.spend(stored)),
+            spend=tree.spend(node),
         )
+
+    def _children(self, kids: list[TreeNode], tree: _Tree) -> Sequence[ExecutionOutput]:
+        if not kids:
+            return []
+        return _Children(len(kids), lambda: [self._child_output(kid, tree, None) for kid in kids])
 
     def _child_output(
-        self, row: ExecutionRow, tree: _Tree, record: ChildExecutionRecord | None
+        self, node: TreeNode, tree: _Tree, record: ChildExecutionRecord | None
     ) -> ExecutionOutput:
-        grandchildren = tree.children.get(row.execution_id, [])
-        records = list(record.children) if record is not None else [None] * len(grandchildren)
+        kids = tree.children.get(node.execution_id, [])
+        children: Sequence[ExecutionOutput]
+        if record is None:
+            children = self._children(kids, tree)
+        else:
+            children = [
+                self._child_output(kid, tree, kid_record)
+                for kid, kid_record in zip(kids, record.children, strict=True)
+            ]
         return ExecutionOutput(
-            thread_id=row.thread_id,
-            execution_id=row.execution_id,
-            status=row.status,
-            output=self.decoded_output(row),
-            children=[
-                self._child_output(child, tree, child_record)
-                for child, child_record in zip(grandchildren, records, strict=True)
-            ],
+            thread_id=node.thread_id,
+            execution_id=node.execution_id,
+            status=node.status,
+            output=self.decoded_output(node),
+            children=children,
             record=record,
-            spend=Spend.of(tree.spend(row)),
+            spend=tree.spend(node),
         )
 
-    async def _steps(self, row: ExecutionRow) -> list[StepRecord]:
-        entries = await self.runtime.store.journal.load(row.execution_id)
+    async def _steps(self, execution_id: str) -> list[StepRecord]:
+        entries = await self.runtime.store.journal.load(execution_id)
         ordered = sorted(entries.values(), key=lambda entry: entry.seq)
         return [StepRecord.model_validate_json(entry.record_json) for entry in ordered]
 
     async def _child_record(
-        self, row: ExecutionRow, tree: _Tree, tree_pauses: list[PauseAnswerRecord]
+        self, row: TreeNode, tree: _Tree, tree_pauses: list[PauseAnswerRecord]
     ) -> ChildExecutionRecord:
-        steps = await self._steps(row)
+        steps = await self._steps(row.execution_id)
         item_index = next((s.item_index for s in steps if s.item_index is not None), None)
         return ChildExecutionRecord(
             execution_id=row.execution_id,
@@ -182,7 +278,12 @@ class TreeReader:
             item_index=item_index,
             steps=steps,
             pauses=[entry for entry in tree_pauses if entry.execution_id == row.execution_id],
-            spend=Spend.of(row.spend),
+            spend=Spend.model_construct(
+                input_tokens=row.input_tokens,
+                output_tokens=row.output_tokens,
+                cost=row.cost,
+                model_calls=row.calls,
+            ),
             children=[
                 await self._child_record(child, tree, tree_pauses)
                 for child in tree.children.get(row.execution_id, ())

@@ -16,6 +16,7 @@ from agboss.store.protocol import (
     StepJournalRepository,
     Store,
     ThreadRow,
+    TreeNode,
 )
 from agboss.store.sqlite import (
     SqliteExecutionRecordRepository,
@@ -43,5 +44,6 @@ __all__ = [
     "StepJournalRepository",
     "Store",
     "ThreadRow",
+    "TreeNode",
     "store_from",
 ]

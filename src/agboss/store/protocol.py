@@ -43,6 +43,7 @@ __all__ = [
     "StepJournalRepository",
     "Store",
     "ThreadRow",
+    "TreeNode",
     "lease_lost",
 ]
 
@@ -152,6 +153,26 @@ class StepEntry:
     usage: Usage | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class TreeNode:
+    """What an execution's output needs of its row: read for every execution of a tree.
+
+    The spend is the execution's own steps' (not its children's), as the store summed it.
+    """
+
+    execution_id: str
+    parent_execution_id: str | None
+    thread_id: str
+    workflow: str
+    workflow_version: str
+    status: ExecutionStatus
+    output_json: str | None
+    input_tokens: int
+    output_tokens: int
+    cost: float
+    calls: int
+
+
 class ExecutionRepository(Protocol):
     """Threads and executions."""
 
@@ -169,6 +190,11 @@ class ExecutionRepository(Protocol):
 
     async def find_tree(self, root_execution_id: str) -> list[ExecutionRow]:
         """Every execution of a tree, the root first, then in the order they were made."""
+        ...
+
+    async def outline(self, root_execution_id: str) -> list[TreeNode]:
+        """`find_tree`'s executions, only what their outputs need (a tree's outputs are built
+        on every call that moves it, so the read stays small however many children it has)."""
         ...
 
     async def find_children(self, execution_id: str) -> list[ExecutionRow]:

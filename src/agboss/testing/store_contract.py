@@ -193,6 +193,15 @@ class StoreContract:
             child.execution_id,
             grandchild.execution_id,
         ]
+        outline = await store.executions.outline("ex-1")
+        assert [(n.execution_id, n.parent_execution_id) for n in outline] == [
+            ("ex-1", None),
+            (child.execution_id, "ex-1"),
+            (grandchild.execution_id, child.execution_id),
+        ]
+        assert [(n.status, n.workflow, n.output_json, n.calls) for n in outline] == [
+            (r.status, r.workflow, r.output_json, r.spend.calls) for r in tree
+        ]
 
     async def test_a_status_is_set_with_its_output_or_failure_but_a_cancelled_one_stays(
         self, store: Store
@@ -253,6 +262,8 @@ class StoreContract:
         found = await store.executions.find_by_id(child.execution_id)
         assert found is not None
         assert found.spend == usage
+        [_, node] = await store.executions.outline("ex-1")
+        assert (node.input_tokens, node.output_tokens, node.cost, node.calls) == (3, 2, 0.5, 1)
 
     async def test_interrupted_trees_are_running_or_answered_with_a_free_lease(
         self, store: Store

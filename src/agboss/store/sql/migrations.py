@@ -92,7 +92,23 @@ def _data_not_pickles(dialect: Dialect) -> list[Sql]:
     return statements
 
 
-STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (_frozen, _data_not_pickles)
+def _pending_in_order(dialect: Dialect) -> list[Sql]:
+    """A tree's waiting pauses read in the order results list them, from the index alone: a
+    call that moves a tree lists them all, so among thousands it must not sort them."""
+    return [
+        Sql(
+            "CREATE INDEX pauses_pending ON pauses "
+            "(root_execution_id, (answered_by = 'channel'), seq, pause_id) "
+            "WHERE status = 'pending'"
+        )
+    ]
+
+
+STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
+    _frozen,
+    _data_not_pickles,
+    _pending_in_order,
+)
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 
 LATEST_VERSION = len(STEPS)

@@ -12,11 +12,19 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from agboss.enums import PauseResolution, PauseStatus
+from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.models.messages import Usage
 from agboss.outputs import PendingPause
 from agboss.pauses.model import PauseAnswerRecord, PauseRecord
-from agboss.store.protocol import BranchRow, ExecutionRow, Fence, LedgerEntry, StepEntry, ThreadRow
+from agboss.store.protocol import (
+    BranchRow,
+    ExecutionRow,
+    Fence,
+    LedgerEntry,
+    StepEntry,
+    ThreadRow,
+    TreeNode,
+)
 from agboss.store.rows import (
     EXECUTION_READ,
     PAUSE_COLUMNS,
@@ -48,6 +56,9 @@ __all__ = [
     "SqlPausedExecutionRepository",
     "SqlStepJournalRepository",
 ]
+
+
+_STATUS = {status.value: status for status in ExecutionStatus}
 
 
 def _one(text: str, *params: Any) -> Sql:
@@ -118,6 +129,34 @@ class SqlExecutionRepository(_Repository):
             )
         )
         return [execution_of(row) for row in rows]
+
+    async def outline(self, root_execution_id: str) -> list[TreeNode]:
+        rows = await self._driver.read(
+            _all(
+                "SELECT execution_id, parent_execution_id, thread_id, workflow, workflow_version, "
+                "status, output_json, input_tokens, output_tokens, cost, model_calls "
+                "FROM executions WHERE root_execution_id = ? "
+                "ORDER BY parent_execution_id IS NOT NULL, created_at, execution_id",
+                root_execution_id,
+            )
+        )
+        status = _STATUS.__getitem__
+        return [
+            TreeNode(
+                str(row[0]),
+                None if row[1] is None else str(row[1]),
+                str(row[2]),
+                str(row[3]),
+                str(row[4]),
+                status(row[5]),
+                None if row[6] is None else str(row[6]),
+                int(row[7]),
+                int(row[8]),
+                float(row[9]),
+                int(row[10]),
+            )
+            for row in rows
+        ]
 
     async def find_children(self, execution_id: str) -> list[ExecutionRow]:
         rows = await self._driver.read(
