@@ -6,6 +6,7 @@ from pydantic import BaseModel
 
 from agboss import (
     ExecutionContext,
+    ToolError,
     ToolHandler,
     WorkflowFinishTextDto,
     WorkflowStartTextDto,
@@ -60,7 +61,7 @@ class BookExpenseTool(ToolHandler[ExpenseDto, DeskDoneDto]):
     def run(self, args: ExpenseDto) -> DeskDoneDto:  # a sync tool: runs in a worker thread
         RUNS.append(f"book-expense {args.purpose}")
         if args.amount < 0:
-            raise ValueError("an expense cannot be negative")
+            raise ToolError("an expense cannot be negative")
         return DeskDoneDto(status=f"booked {args.purpose}")
 
 

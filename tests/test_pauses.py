@@ -313,12 +313,31 @@ async def test_a_channel_pause_with_owner_id_or_without_answered_by_is_pause_ans
     env: TestEnv,
 ) -> None:
     _, deposit_id, _ = await both_paused(env)
-    with pytest.raises(PauseAnswererError):
+    with pytest.raises(PauseAnswererError) as wrong:
         await env.app.resume(deposit_id, decision=approve(), tenant_id="acme", owner_id="user-1")
-    with pytest.raises(PauseAnswererError):
+    assert "not owner_id=" in str(wrong.value.hint)
+    with pytest.raises(PauseAnswererError) as missing:
         await env.app.resume(deposit_id, decision=approve(), tenant_id="acme")
-    with pytest.raises(PauseAnswererError):
-        await env.app.resume(deposit_id, decision=approve(), tenant_id="acme", answered_by="")
+    assert "answered_by=" in str(missing.value.hint)
+    assert "owner_id" not in str(missing.value.hint)  # it names the argument that is missing
+    for blank in ("", "   "):
+        with pytest.raises(DtoValidationError, match="answered_by is blank"):
+            await env.app.resume(
+                deposit_id, decision=approve(), tenant_id="acme", answered_by=blank
+            )
+    assert RUNS == []
+
+
+async def test_a_thread_owner_pause_without_owner_id_names_the_argument_it_needs(
+    env: TestEnv,
+) -> None:
+    _, _, owner_pause = await both_paused(env)
+    with pytest.raises(PauseAnswererError) as missing:
+        await env.app.resume(owner_pause, decision=approve(), tenant_id="acme")
+    assert missing.value.hint == "pass owner_id=<the thread's owner>"
+    with pytest.raises(PauseAnswererError) as wrong:
+        await env.app.resume(owner_pause, decision=approve(), tenant_id="acme", answered_by="x")
+    assert "not answered_by=" in str(wrong.value.hint)
     assert RUNS == []
 
 

@@ -60,12 +60,15 @@ from agboss.errors import (
     StoreUnavailableError,
     StoreValueError,
     ThreadOwnerError,
+    ToolError,
     UninterpretableReplyError,
     UnknownExecutionError,
     UnknownPauseError,
+    UnknownThreadError,
     UnknownWorkflowError,
 )
 from agboss.flow import Failure, QuorumGroup, start
+from agboss.inputs import InputLimits
 from agboss.interpreters import InterpreterInput, ReplyInterpretation, ReplyInterpreterHandler
 from agboss.models import FunctionProvider, OpenAICompatibleProvider
 from agboss.outputs import ExecutionOutput, PendingPause
@@ -120,6 +123,7 @@ __all__ = [
     "ExecutionStatus",
     "Failure",
     "FunctionProvider",
+    "InputLimits",
     "InterpreterInput",
     "JoinDeadlineError",
     "JoinHandler",
@@ -162,10 +166,12 @@ __all__ = [
     "ToolCallApprovalAskDto",
     "ToolCallApprovalDecisionDto",
     "ToolCallRecord",
+    "ToolError",
     "ToolHandler",
     "UninterpretableReplyError",
     "UnknownExecutionError",
     "UnknownPauseError",
+    "UnknownThreadError",
     "UnknownWorkflowError",
     "WorkflowFinishTextDto",
     "WorkflowStartTextDto",

@@ -15,6 +15,8 @@ from agboss.clock import Clock, SystemClock, TimerHandle
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine.engine import Engine
 from agboss.engine.runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
+from agboss.errors import DtoValidationError
+from agboss.inputs import InputLimits, check_id
 from agboss.models.provider import ModelProvider, ModelResolver
 from agboss.outputs import ExecutionOutput
 from agboss.pauses.answering import resume_pause
@@ -25,6 +27,19 @@ from agboss.store.url import store_from
 from agboss.store.writes import DeleteResolvedPauses
 
 __all__ = ["App"]
+
+
+def _optional_id(value: object, name: str, limits: InputLimits) -> str | None:
+    return None if value is None else check_id(value, name, limits)
+
+
+def _flag(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise DtoValidationError(
+            f"{name} must be True or False, not {type(value).__name__}",
+            hint=f"pass {name}=True or {name}=False",
+        )
+    return value
 
 
 class App:
@@ -102,6 +117,10 @@ class App:
         return self._runtime.store
 
     @property
+    def _limits(self) -> InputLimits:
+        return self._runtime.assembly.spec.limits
+
+    @property
     def clock(self) -> Clock:
         """The application's clock."""
         return self._runtime.clock
@@ -138,13 +157,14 @@ class App:
             ThreadOwnerError: The thread belongs to another owner.
             AgentFailedError: An agent's step failed (the execution is failed).
         """
+        limits = self._limits
         return await self._engine.execute(
             workflow,
             input,
-            tenant_id=tenant_id,
-            owner_id=owner_id,
-            thread_id=thread_id,
-            record=record,
+            tenant_id=_optional_id(tenant_id, "tenant_id", limits),
+            owner_id=check_id(owner_id, "owner_id", limits),
+            thread_id=_optional_id(thread_id, "thread_id", limits),
+            record=_flag(record, "record"),
         )
 
     @overload
@@ -211,15 +231,16 @@ class App:
             UninterpretableReplyError: The reply could not be read; the pause keeps waiting.
             NotPausedError: The pause is no longer waiting (answered, withdrawn, cancelled).
         """
+        limits = self._limits
         return await resume_pause(
             self._engine,
-            pause_id,
+            check_id(pause_id, "pause_id", limits),
             decision=decision,
             reply=reply,
-            tenant_id=tenant_id,
-            owner_id=owner_id,
-            answered_by=answered_by,
-            record=record,
+            tenant_id=_optional_id(tenant_id, "tenant_id", limits),
+            owner_id=_optional_id(owner_id, "owner_id", limits),
+            answered_by=_optional_id(answered_by, "answered_by", limits),
+            record=_flag(record, "record"),
         )
 
     async def cancel(
@@ -240,9 +261,18 @@ class App:
             The cancelled execution's output, or ``None`` when nothing was left to cancel.
 
         Raises:
+            UnknownThreadError: No such thread for this tenant (a typo is not "nothing to
+                cancel").
             ThreadOwnerError: ``owner_id`` is given and is not the thread's owner.
+            DtoValidationError: An id is not a non-blank string within the limits.
         """
-        return await cancel_thread(self._runtime, thread_id, tenant_id=tenant_id, owner_id=owner_id)
+        limits = self._limits
+        return await cancel_thread(
+            self._runtime,
+            check_id(thread_id, "thread_id", limits),
+            tenant_id=_optional_id(tenant_id, "tenant_id", limits),
+            owner_id=_optional_id(owner_id, "owner_id", limits),
+        )
 
     async def get(
         self, execution_id: str, *, tenant_id: str | None = None, record: bool = False
@@ -253,7 +283,12 @@ class App:
             UnknownExecutionError: No such execution for this tenant.
             AgbossError: The execution failed: the error it failed with.
         """
-        return await self._engine.get(execution_id, tenant_id=tenant_id, record=record)
+        limits = self._limits
+        return await self._engine.get(
+            check_id(execution_id, "execution_id", limits),
+            tenant_id=_optional_id(tenant_id, "tenant_id", limits),
+            record=_flag(record, "record"),
+        )
 
     async def recover(self) -> list[ExecutionOutput]:
         """Continues now the executions whose instance died mid-pass (their lease expired).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 __all__ = [
     "ToolCallApprovalAskDto",
@@ -60,8 +60,9 @@ class ToolCallApprovalDecisionDto(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    approved: bool
-    reason: str | None = None
+    # Strict: a webhook's "yes" or 0 is not a decision (no coercion to a boolean).
+    approved: StrictBool
+    reason: StrictStr | None = None
     override_arguments: dict[str, Any] | None = Field(default=None)
 
 

@@ -37,9 +37,11 @@ __all__ = [
     "StoreValueError",
     "TestSetupError",
     "ThreadOwnerError",
+    "ToolError",
     "UninterpretableReplyError",
     "UnknownExecutionError",
     "UnknownPauseError",
+    "UnknownThreadError",
     "UnknownWorkflowError",
 ]
 
@@ -247,6 +249,27 @@ class NotPausedError(AgbossError):
             f"the pause is not waiting for an answer (it is {status})",
             hint="nothing to do: an answer was already taken, or the question was withdrawn",
         )
+
+
+class ToolError(AgbossError):
+    """A tool's refusal in words the model reads: raise it from ``run`` to tell the model the
+    call did not work and why (``Tool error: <message>``), so that it can correct the call.
+
+    Only this, a validation error (pydantic's or `DtoValidationError`) and the tool's timeout
+    become text for the model. Any other exception from a tool is a bug or a domain failure:
+    it fails the agent's step (`AgentFailedError`, the exception as its cause).
+    """
+
+    code = "tool.refused"
+    default_message = "the tool refused the call"
+
+
+class UnknownThreadError(AgbossError):
+    """No thread has this id for this tenant (where the caller meant an existing one)."""
+
+    code = "thread.unknown"
+    default_message = "no thread has this id for this tenant"
+    default_hint = "pass the thread_id an ExecutionOutput gave, under the same tenant"
 
 
 class ThreadOwnerError(AgbossError):

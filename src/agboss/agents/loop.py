@@ -32,9 +32,11 @@ from agboss.enums import PauseStatus
 from agboss.errors import (
     AgbossError,
     AgentFailedError,
+    DtoValidationError,
     LeaseLostError,
     StoreError,
     TestSetupError,
+    ToolError,
 )
 from agboss.flow.graph import FlowNode
 from agboss.models.messages import (
@@ -465,15 +467,31 @@ class AgentRun:
                 f"Tool error: {spec.name} did not finish within its timeout of {spec.timeout}",
                 True,
             )
+        except ToolError as error:
+            return _ToolResult(f"Tool error: {error.message}", True)
+        except ValidationError as error:
+            return _ToolResult(f"Tool error: {describe_validation_error(error)}", True)
+        except DtoValidationError as error:
+            return _ToolResult(f"Tool error: {error.message}", True)
         except Exception as error:
-            return _ToolResult(f"Tool error: {_error_text(error)}", True)
-        if isinstance(result, dict):
-            result = spec.output.model_validate(result)
+            # A bug or a domain failure, not a refusal the model can correct: the step fails
+            # (and `.on_join_error` can match the error through the cause chain).
+            raise self._fail(
+                f"{spec.name} raised {type(error).__name__}: {_error_text(error)}",
+                hint="raise ToolError from the tool for a refusal the model should read",
+            ) from error
+        try:
+            if isinstance(result, dict):
+                result = spec.output.model_validate(result)
+        except ValidationError as error:
+            raise self._fail(
+                f"{spec.name} returned a mapping that is not a valid {spec.output.__name__}: "
+                f"{describe_validation_error(error)}"
+            ) from error
         if not isinstance(result, spec.output):
-            return _ToolResult(
-                f"Tool error: {spec.name} returned {type(result).__name__}, not "
-                f"{spec.output.__name__}",
-                True,
+            raise self._fail(
+                f"{spec.name} returned {type(result).__name__}, not {spec.output.__name__}",
+                hint=f"return a {spec.output.__name__} from run()",
             )
         return _ToolResult(result.model_dump_json(), False)
 

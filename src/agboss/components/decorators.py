@@ -28,6 +28,7 @@ from agboss.components.specs import (
     WorkflowStartSpec,
 )
 from agboss.enums import DecidedBy, PauseAnswerer
+from agboss.inputs import InputLimits
 
 if TYPE_CHECKING:
     from agboss.flow.dsl import Flow
@@ -305,6 +306,7 @@ def application(
     dependencies: Sequence[Any] = (),
     deps: Sequence[type[Any]] = (),
     budget: Budget | None = None,
+    limits: InputLimits | None = None,
 ) -> Callable[[C], C]:
     """Declares an application: what `App.create` assembles.
 
@@ -322,6 +324,8 @@ def application(
         dependencies: `provide(...)` registrations for types components list in ``deps``.
         deps: Types the container injects into the application class's constructor.
         budget: What each execution tree of the application may spend on models.
+        limits: The largest identifiers, replies, reasons and overrides its callers may
+            pass; `InputLimits`' defaults when ``None``.
     """
     return _attach(
         ApplicationSpec(
@@ -334,5 +338,6 @@ def application(
             dependencies=tuple(dependencies),
             deps=tuple(deps),
             budget=budget,
+            limits=InputLimits() if limits is None else limits,
         )
     )

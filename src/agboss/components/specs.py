@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from pydantic import BaseModel
 
 from agboss.enums import DecidedBy, PauseAnswerer
+from agboss.inputs import InputLimits
 
 if TYPE_CHECKING:
     from agboss.flow.dsl import Flow
@@ -166,6 +167,7 @@ class ApplicationSpec(ComponentSpec):
     pause_record_retention: timedelta = field(default=timedelta(hours=24))
     dependencies: tuple[Any, ...] = ()
     budget: Budget | None = None
+    limits: InputLimits = field(default_factory=InputLimits)
 
 
 @overload

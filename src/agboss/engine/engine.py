@@ -40,6 +40,7 @@ from agboss.errors import (
     UnknownExecutionError,
     UnknownWorkflowError,
 )
+from agboss.inputs import has_non_finite
 from agboss.observability.tracing import span
 from agboss.outputs import ExecutionOutput
 from agboss.pauses.model import ExecutionPauseEvent, PauseRecord
@@ -110,7 +111,7 @@ class Engine:
             owner_id=owner_id,
             workflow=definition.spec.name,
             workflow_version=definition.spec.version,
-            input_json=value.model_dump_json(),
+            input_json=_stored_input(start.input, value, definition.spec.name),
             now=now,
         )
         at = Lease.moment(runtime)
@@ -395,6 +396,23 @@ async def _let_go(runtime: Runtime, writes: PassWrites) -> None:
             writes.lease.fence.root_execution_id,
             error,
         )
+
+
+def _stored_input(dto: type[BaseModel], value: BaseModel, where: str) -> str:
+    """The input as stored: JSON that gives the same DTO back when a pass replays it."""
+    try:
+        text = value.model_dump_json()
+        if not has_non_finite(value.model_dump()) and (
+            dto.model_validate_json(text).model_dump_json() == text
+        ):
+            return text
+    except (ValueError, ValidationError):  # a lone surrogate; NaN read back as null
+        pass
+    raise DtoValidationError(
+        f"the input of {where} cannot be stored as it is: it holds a value JSON cannot carry "
+        "(a lone surrogate in a string, NaN or infinity)",
+        hint="pass valid Unicode text and finite numbers",
+    )
 
 
 def _validate_input(

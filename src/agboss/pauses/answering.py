@@ -23,6 +23,7 @@ from agboss.errors import (
     ThreadOwnerError,
     UnknownPauseError,
 )
+from agboss.inputs import InputLimits, check_text
 from agboss.outputs import ExecutionOutput
 from agboss.pauses.decisions import validate_decision
 from agboss.pauses.interpreting import interpret_reply
@@ -42,13 +43,17 @@ if TYPE_CHECKING:
 __all__ = ["resume_pause"]
 
 
-def _check_shape(decision: object, reply: str | None) -> None:
+def _check_shape(decision: object, reply: object, limits: InputLimits) -> None:
     if (decision is None) == (reply is None):
         raise DtoValidationError(
             "a resume takes exactly one of decision= or reply=",
             hint="pass decision=ToolCallApprovalDecisionDto(...) or reply='the answer in words'",
         )
-    if reply is not None and not reply.strip():
+    if reply is None:
+        return
+    check_text(reply, "reply", limits.reply_length, "reply_length")
+    assert isinstance(reply, str)
+    if not reply.strip():
         raise DtoValidationError(
             "the reply is empty", hint="pass the person's words, or answer with decision="
         )
@@ -60,18 +65,19 @@ def _check_answerer(
     """Who answers, once the credential fits the pause; raises otherwise."""
     if pause.answered_by is PauseAnswerer.THREAD_OWNER:
         if answered_by is not None or owner_id is None:
+            instead = ", not answered_by=" if answered_by is not None else ""
             raise PauseAnswererError(
                 "this pause is answered by the thread's owner",
-                hint="pass owner_id=<the thread's owner>, not answered_by=",
+                hint=f"pass owner_id=<the thread's owner>{instead}",
             )
         if owner_id != row.owner_id:
             raise ThreadOwnerError("owner_id is not the owner of the pause's thread")
         return owner_id
-    if owner_id is not None or not answered_by:
+    if owner_id is not None or answered_by is None:
+        instead = ", not owner_id=" if owner_id is not None else ""
         raise PauseAnswererError(
             "this pause is answered through its channel",
-            hint="pass answered_by=<who answered, as the channel authenticated them>, "
-            "not owner_id=",
+            hint="pass answered_by=<who answered, as the channel authenticated them>" + instead,
         )
     return answered_by
 
@@ -88,8 +94,9 @@ async def resume_pause(
     record: bool,
 ) -> ExecutionOutput:
     """Answers a pause; see `App.resume`."""
-    _check_shape(decision, reply)
     runtime = engine.runtime
+    limits = runtime.assembly.spec.limits
+    _check_shape(decision, reply, limits)
     store = runtime.store
     tenant = tenant_id or DEFAULT_TENANT_ID
     pause = await store.pauses.find_by_tenant_id_and_pause_id(tenant, pause_id)
@@ -107,7 +114,8 @@ async def resume_pause(
         interpretation = await interpret_reply(engine, pause, row, reply)
         valid, usage = interpretation.decision, interpretation.usage
     else:
-        valid, usage = validate_decision(decision, tool_spec.name, tool_spec.input), None
+        valid = validate_decision(decision, tool_spec.name, tool_spec.input, limits)
+        usage = None
     now = runtime.clock.now()
     answer = PauseAnswer(decision=valid, responder=responder, reply=reply, usage=usage)
     # The decision and its audit entry, and the tree's lease for the pass that takes it: one

@@ -172,7 +172,9 @@ async def _send(
         decision = (
             None
             if outcome.awaits_reply
-            else validate_decision(outcome.decision, tool.name, tool.input)
+            else validate_decision(
+                outcome.decision, tool.name, tool.input, frame.runtime.assembly.spec.limits
+            )
         )
     except LeaseLostError:
         raise

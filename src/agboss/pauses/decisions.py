@@ -2,76 +2,97 @@
 
 from __future__ import annotations
 
-import math
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from agboss.dto import ToolCallApprovalDecisionDto, validation_errors
 from agboss.errors import DtoValidationError
+from agboss.inputs import InputLimits, check_text, check_values
 
 __all__ = ["validate_decision"]
 
 
-def _non_finite(value: object, where: str) -> str | None:
-    """The path of the first NaN or infinity in a JSON-like value, if any."""
-    if isinstance(value, float):
-        return None if math.isfinite(value) else where
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = _non_finite(item, f"{where}.{key}")
-            if found is not None:
-                return found
-    if isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            found = _non_finite(item, f"{where}[{index}]")
-            if found is not None:
-                return found
-    return None
-
-
 def validate_decision(
-    decision: object, tool: str, tool_input: type[BaseModel]
+    decision: object, tool: str, tool_input: type[BaseModel], limits: InputLimits
 ) -> ToolCallApprovalDecisionDto:
     """A decision as a valid `ToolCallApprovalDecisionDto` for a call of ``tool``.
+
+    Strict: ``approved`` is a boolean (``"yes"`` and ``0`` are refused, not coerced),
+    ``override_arguments`` names only fields of the tool's input and holds finite numbers; the
+    decision returned carries the arguments as the tool's input validated them (what the
+    tool gets is what the audit trail records).
 
     Args:
         decision: A `ToolCallApprovalDecisionDto` or a mapping of its fields (a webhook's body).
         tool: The tool whose call it decides.
         tool_input: The tool's input DTO, which ``override_arguments`` must be.
+        limits: The application's input limits.
 
     Raises:
         DtoValidationError: It is not a decision, or ``override_arguments`` comes without
             ``approved=True`` or is not a valid input of the tool.
     """
-    raw: Any = decision.model_dump() if isinstance(decision, BaseModel) else decision
+    if isinstance(decision, ToolCallApprovalDecisionDto):
+        raw: Any = {
+            "approved": decision.approved,
+            "reason": decision.reason,
+            "override_arguments": decision.override_arguments,
+        }
+    elif isinstance(decision, Mapping):
+        raw = dict(decision)
+    else:
+        raise DtoValidationError(
+            f"the decision is a {type(decision).__name__}, not a ToolCallApprovalDecisionDto "
+            "or a mapping of its fields",
+            hint="pass decision=ToolCallApprovalDecisionDto(approved=True) or {'approved': True}",
+        )
     try:
         valid = ToolCallApprovalDecisionDto.model_validate(raw)
     except ValidationError as error:
         raise DtoValidationError(
             "the decision is not a valid ToolCallApprovalDecisionDto",
             errors=validation_errors(error),
-            hint="pass approved (a bool), and optionally reason and override_arguments",
+            hint="pass approved (true or false, not a string or a number), and optionally "
+            "reason (text) and override_arguments (the tool's input)",
         ) from error
+    if valid.reason is not None:
+        check_text(valid.reason, "reason", limits.reason_length, "reason_length")
     if valid.override_arguments is None:
         return valid
-    where = _non_finite(valid.override_arguments, "override_arguments")
-    if where is not None:
-        raise DtoValidationError(
-            f"{where} is not a finite number (NaN and infinity cannot be stored or replayed)",
-            hint="pass a finite number, or leave the field out to keep the model's argument",
-        )
+    check_values(
+        valid.override_arguments, "override_arguments", limits.override_bytes, "override_bytes"
+    )
     if not valid.approved:
         raise DtoValidationError(
             "override_arguments is only allowed with approved=True",
             hint="drop override_arguments from a rejection, or approve the call",
         )
+    known = {
+        name
+        for field_name, field in tool_input.model_fields.items()
+        for name in (field_name, field.alias)
+        if name is not None
+    }
+    unknown = sorted(set(valid.override_arguments) - known)
+    if unknown:
+        raise DtoValidationError(
+            f"override_arguments has fields {tool_input.__name__} does not have: "
+            f"{', '.join(unknown)}",
+            hint=f"give only {tool}'s input fields: {', '.join(sorted(tool_input.model_fields))}",
+        )
     try:
-        tool_input.model_validate(valid.override_arguments)
-    except ValidationError as error:
+        arguments = tool_input.model_validate(valid.override_arguments)
+        checked = arguments.model_dump(mode="json", by_alias=True)
+        # What is recorded must give the tool the same input when the step replays.
+        check_values(checked, "override_arguments", limits.override_bytes, "override_bytes")
+        if tool_input.model_validate(checked) != arguments:
+            raise ValueError("the arguments change when stored")
+    except (ValidationError, ValueError) as error:
         raise DtoValidationError(
             f"override_arguments is not a valid input of {tool} ({tool_input.__name__})",
-            errors=validation_errors(error),
+            errors=validation_errors(error) if isinstance(error, ValidationError) else [],
             hint=f"give every field {tool_input.__name__} requires, with valid values",
         ) from error
-    return valid
+    return valid.model_copy(update={"override_arguments": checked})

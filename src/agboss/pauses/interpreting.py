@@ -96,7 +96,12 @@ async def interpret_reply(
     else:
         decided, usage = await _by_model(engine, spec, row, reading)
     try:
-        decision = validate_decision(_PII.from_model(decided), tool_spec.name, tool_spec.input)
+        decision = validate_decision(
+            _PII.from_model(decided),
+            tool_spec.name,
+            tool_spec.input,
+            engine.runtime.assembly.spec.limits,
+        )
     except DtoValidationError as error:
         raise UninterpretableReplyError(
             f"{spec.name} gave an answer that is not valid for the role: {error.message}",

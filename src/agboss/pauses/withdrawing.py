@@ -22,7 +22,7 @@ from agboss.engine.lease import take_lease
 from agboss.engine.runtime import Runtime
 from agboss.engine.timeouts import run_within
 from agboss.enums import ExecutionStatus, PauseResolution
-from agboss.errors import ThreadOwnerError
+from agboss.errors import ThreadOwnerError, UnknownThreadError
 from agboss.observability.tracing import span
 from agboss.outputs import ExecutionOutput
 from agboss.pauses.model import PauseRecord
@@ -173,7 +173,7 @@ async def cancel_thread(
     tenant = tenant_id or DEFAULT_TENANT_ID
     thread = await store.executions.find_thread(tenant, thread_id)
     if thread is None:
-        return None
+        raise UnknownThreadError(f"no thread {thread_id!r} is known for this tenant")
     if owner_id is not None and thread.owner_id != owner_id:
         raise ThreadOwnerError(f"thread {thread_id} belongs to another owner")
     roots = await store.executions.find_roots(tenant, thread_id)
