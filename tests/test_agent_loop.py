@@ -81,6 +81,33 @@ async def test_the_model_reads_tool_results_in_its_next_turn() -> None:
     assert tool_messages(script.requests, 1) == ['{"status":"returned the deposit of L-7"}']
 
 
+async def test_a_tool_that_raises_a_bug_fails_the_step_and_the_model_never_reads_it() -> None:
+    async with test_with(OfficeApplication) as env:
+        script = env.mock_llm(OfficeAgent).then_return(
+            call_tools(tool_call(BookExpenseTool, purpose="taxi", amount=3)),
+            reply_with(WorkflowFinishTextDto, text="never"),
+        )
+        env.mock_of(BookExpenseTool).run.side_effect = KeyError("ledger")
+        with pytest.raises(AgentFailedError, match="book-expense-tool raised KeyError") as failed:
+            await env.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
+    assert isinstance(failed.value.__cause__, KeyError)
+    assert len(script.requests) == 1  # the model was not asked again
+
+
+async def test_a_tool_that_returns_the_wrong_type_fails_the_step() -> None:
+    async with test_with(OfficeApplication) as env:
+        env.mock_llm(OfficeAgent).then_return(
+            call_tools(tool_call(BookExpenseTool, purpose="taxi", amount=3)),
+        )
+
+        async def wrong(args: object) -> object:
+            return "booked"
+
+        env.mock_of(BookExpenseTool).run.side_effect = wrong
+        with pytest.raises(AgentFailedError, match="returned str, not"):
+            await env.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
+
+
 async def test_invalid_tool_arguments_are_a_tool_error_the_model_can_correct() -> None:
     async with test_with(OfficeApplication) as env:
         script = env.mock_llm(OfficeAgent).then_return(
@@ -95,7 +122,7 @@ async def test_invalid_tool_arguments_are_a_tool_error_the_model_can_correct() -
     assert result.status is ExecutionStatus.COMPLETED
 
 
-async def test_a_tool_that_raises_is_a_tool_error_the_model_reads() -> None:
+async def test_a_tool_that_raises_tool_error_is_a_tool_error_the_model_reads() -> None:
     async with test_with(OfficeApplication) as env:
         script = env.mock_llm(OfficeAgent).then_return(
             call_tools(tool_call(BookExpenseTool, purpose="taxi", amount=-1)),

@@ -591,3 +591,45 @@ async def test_the_launch_rules_are_checked_at_once() -> None:
 def test_on_join_error_comes_right_after_a_join() -> None:
     with pytest.raises(ConfigurationError, match="right after"):
         start(ItemsStart).returns(ItemsDto).on_join_error(ValueError, VerdictsJoin)
+
+
+@tool(
+    name="mistyped-tool", description="Declares A, handles B", input=SummaryDto, output=SummaryDto
+)
+class MistypedTool(ToolHandler[OrderDto, DeskDoneDto]):
+    async def run(self, args: OrderDto) -> DeskDoneDto:
+        return DeskDoneDto(status=args.order_id)
+
+
+@agent(
+    name="mistyped-agent",
+    description="d",
+    prompt="p",
+    model="test/model",
+    tools=[MistypedTool, LookupTool],
+)
+class MistypedAgent: ...
+
+
+@workflow(
+    name="mistyped-workflow",
+    version="1",
+    flow=[
+        start(BrokenStart)
+        .returns(WorkflowStartTextDto)
+        .to_agent(MistypedAgent)
+        .to_finish(BrokenFinish)
+    ],
+)
+class MistypedWorkflow: ...
+
+
+@application(name="mistyped-application", workflows=[MistypedWorkflow])
+class MistypedApplication: ...
+
+
+async def test_a_tools_input_and_output_must_be_its_tool_handlers_types() -> None:
+    assert await violations(MistypedApplication) == [
+        ("tool.handler-input", "mistyped-tool"),
+        ("tool.handler-output", "mistyped-tool"),
+    ]

@@ -11,7 +11,12 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agboss import ExecutionStatus, ToolCallApprovalDecisionDto, WorkflowFinishTextDto
+from agboss import (
+    AgentFailedError,
+    ExecutionStatus,
+    ToolCallApprovalDecisionDto,
+    WorkflowFinishTextDto,
+)
 from agboss.testing import call_tools, reply_with, test_with, tool_call
 from tests import replies_app
 from tests.replies_app import (
@@ -75,3 +80,43 @@ async def test_a_reply_interpreters_model_call_is_traced_under_the_pauses_execut
         str(v) for s in spans.get_finished_spans() for v in (s.attributes or {}).values()
     ]
     assert not any(pause_id in value for value in every_value)  # the id never leaves its channel
+
+
+async def test_a_channel_pauses_id_in_its_channels_error_is_redacted_everywhere_agboss_shows_it(
+    spans: InMemorySpanExporter,
+) -> None:
+    replies_app.clear()
+    sent: list[str] = []
+
+    async def leaky_send(ask: Any) -> Any:
+        sent.append(ask.pause_id)
+        raise ConnectionError(f"slack refused the post for pause {ask.pause_id}")
+
+    async with test_with(OfficeApplication) as env:
+        env.mock_llm(OfficeAgent).then_return(
+            call_tools(tool_call(RefundCardTool, order_id="7", amount=50.0))
+        )
+        env.mock_of(SlackRefundApprovalChannel).send.side_effect = leaky_send
+        with pytest.raises(AgentFailedError) as failed:
+            await env.app.execute(OfficeWorkflow, {"text": "refund 7"}, owner_id="u")
+        [secret] = sent
+        [send] = attributes(spans, "agboss.channel-send")
+        with pytest.raises(AgentFailedError) as stored:  # read back from the store
+            await env.app.get(str(send["agboss.execution_id"]))
+    shown = [failed.value, failed.value.__cause__, stored.value, stored.value.__cause__]
+    assert isinstance(failed.value.__cause__, ConnectionError)  # still matched by its class
+    for error in shown:
+        assert secret not in str(error)
+        assert "<pause id>" in str(error)
+    events = [
+        event
+        for finished in spans.get_finished_spans()
+        for event in finished.events
+        if event.name == "exception"
+    ]
+    assert events  # the failure is traced...
+    for event in events:
+        for value in (event.attributes or {}).values():
+            assert secret not in str(value)  # ...without the pause's id
+    for finished in spans.get_finished_spans():
+        assert secret not in str(finished.status.description)

@@ -104,6 +104,17 @@ class Assembly:
         return self.agent_tools[agent.name]
 
 
+def _handler_types(cls: type[Any]) -> tuple[object, object] | None:
+    """The ``(In, Out)`` a class gives `ToolHandler`, where it names them."""
+    for klass in cls.__mro__:
+        for base in getattr(klass, "__orig_bases__", ()):
+            if typing.get_origin(base) is ToolHandler:
+                args = typing.get_args(base)
+                if len(args) == 2:
+                    return args[0], args[1]
+    return None
+
+
 @dataclass
 class _Assembler:
     application: type[Any]
@@ -112,6 +123,7 @@ class _Assembler:
     components: dict[type[Any], ComponentSpec] = field(default_factory=dict)
     definitions: dict[type[Any], WorkflowDefinition | None] = field(default_factory=dict)
     compiling: set[type[Any]] = field(default_factory=set)
+    checked_tools: set[type[Any]] = field(default_factory=set)
 
     def violate(self, rule: str, component: str, message: str) -> None:
         self.violations.append(AssemblyViolation(rule, component, message))
@@ -489,6 +501,9 @@ class _Assembler:
     def take_tools(self, agent: AgentSpec) -> None:
         for tool in agent.tools:
             spec = self.take(tool, ToolSpec, ComponentKind.TOOL, f"the tools of {agent.name}")
+            if spec is not None and tool not in self.checked_tools:
+                self.checked_tools.add(tool)
+                self.check_tool_types(tool, spec)
             if spec is not None and spec.channel is not None:
                 channel = spec.channel
                 if (
@@ -501,6 +516,30 @@ class _Assembler:
                         f"channel={getattr(channel, '__qualname__', channel)!r} is neither a "
                         "@channel_role nor a @channel class",
                     )
+
+    def check_tool_types(self, tool: type[Any], spec: ToolSpec) -> None:
+        """``@tool(input=, output=)`` against the class's ``ToolHandler[In, Out]``: ``run``
+        gets the input DTO and its result is checked as the output DTO."""
+        declared = _handler_types(tool)
+        if declared is None:
+            return
+        handler_in, handler_out = declared
+        if isinstance(handler_in, type) and not issubclass(spec.input, handler_in):
+            self.violate(
+                "tool.handler-input",
+                spec.name,
+                f"declares input={spec.input.__name__} but its class is "
+                f"ToolHandler[{handler_in.__name__}, ...]: run() would get a "
+                f"{spec.input.__name__}",
+            )
+        if isinstance(handler_out, type) and not issubclass(handler_out, spec.output):
+            self.violate(
+                "tool.handler-output",
+                spec.name,
+                f"declares output={spec.output.__name__} but its class is "
+                f"ToolHandler[..., {handler_out.__name__}]: run() returns a "
+                f"{handler_out.__name__}",
+            )
 
     # ---- channels ------------------------------------------------------------------
 

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from opentelemetry import trace
-from opentelemetry.trace import Span
+from opentelemetry.trace import Span, Status, StatusCode
+
+from agboss.store.failures import redacted
 
 __all__ = ["span"]
 
@@ -22,12 +24,28 @@ Attribute = str | int | float | bool | None
 
 
 @contextmanager
-def span(name: str, **attributes: Attribute) -> Iterator[Span]:
-    """A span named ``agboss.<name>`` with ``agboss.<key>`` attributes (``None`` ones left out)."""
+def span(name: str, *, redact: str | None = None, **attributes: Attribute) -> Iterator[Span]:
+    """A span named ``agboss.<name>`` with ``agboss.<key>`` attributes (``None`` ones left out).
+
+    Args:
+        name: The span's name, after ``agboss.``.
+        redact: A secret (a channel pause's id) that an exception's event and status must not
+            show: it is masked in the error that is recorded.
+        **attributes: The span's attributes.
+    """
     with _TRACER.start_as_current_span(
         f"agboss.{name}",
         attributes={
             f"agboss.{key}": value for key, value in attributes.items() if value is not None
         },
+        record_exception=redact is None,
+        set_status_on_exception=redact is None,
     ) as current:
-        yield current
+        try:
+            yield current
+        except Exception as error:
+            if redact is not None:
+                shown = redacted(error, redact)
+                current.record_exception(shown)
+                current.set_status(Status(StatusCode.ERROR, f"{type(shown).__name__}: {shown}"))
+            raise

@@ -24,8 +24,9 @@ from agboss.enums import PauseResolution, PauseStatus
 from agboss.errors import AgentFailedError, DtoValidationError, LeaseLostError
 from agboss.observability.tracing import span
 from agboss.pauses.decisions import validate_decision
-from agboss.pauses.model import PauseAnswer, PauseRecord
+from agboss.pauses.model import PauseAnswer, PauseRecord, secret_of
 from agboss.records.model import StepRecord
+from agboss.store.failures import redacted
 from agboss.store.writes import CancelPause, InsertPause, MarkPauseSent, ResolvePause
 
 __all__ = ["Approval", "ask_approval", "new_pause_id"]
@@ -156,6 +157,7 @@ async def _send(
     try:
         with span(
             "channel-send",
+            redact=secret_of(pause),
             channel=channel.name,
             tool=tool.name,
             execution_id=pause.execution_id,
@@ -178,9 +180,10 @@ async def _send(
         )
     except LeaseLostError:
         raise
-    except Exception as error:
+    except Exception as raised:
         # Never sent (or decided nonsense): closed without a withdraw; the step fails.
         await _close_unsent(frame, pause)
+        error = redacted(raised, secret_of(pause))  # a channel pause's id stays with it
         what = "decided an invalid answer" if isinstance(error, DtoValidationError) else "failed"
         if isinstance(error, TimeoutError):
             what = f"did not answer within its tool's timeout of {tool.timeout}"
@@ -252,7 +255,7 @@ async def _bounded_send(
             runtime.logger.warning(
                 "channel.send-failed: %s failed while its branch was dropped: %r",
                 pause.channel,
-                error,
+                redacted(error, secret_of(pause)),
             )
         if isinstance(outcome, ChannelOutcome) and outcome.awaits_reply:
             await frame.writes.commit([MarkPauseSent(pause.tenant_id, pause.pause_id)])

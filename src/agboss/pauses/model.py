@@ -23,8 +23,14 @@ __all__ = [
     "PauseAnswer",
     "PauseAnswerRecord",
     "PauseRecord",
+    "secret_of",
     "shown_pause_id",
 ]
+
+
+def secret_of(pause: PauseRecord) -> str | None:
+    """The pause's id if it is a secret (a channel pause's: only its channel may show it)."""
+    return pause.pause_id if pause.answered_by is PauseAnswerer.CHANNEL else None
 
 
 def shown_pause_id(pause_id: str, answered_by: PauseAnswerer) -> str | None:

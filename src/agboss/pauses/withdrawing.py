@@ -25,7 +25,8 @@ from agboss.enums import ExecutionStatus, PauseResolution
 from agboss.errors import ThreadOwnerError, UnknownThreadError
 from agboss.observability.tracing import span
 from agboss.outputs import ExecutionOutput
-from agboss.pauses.model import PauseRecord
+from agboss.pauses.model import PauseRecord, secret_of
+from agboss.store.failures import redacted
 from agboss.store.protocol import ExecutionRow
 from agboss.store.writes import (
     CancelExecutions,
@@ -91,6 +92,7 @@ async def withdraw(
         withdrawal = ChannelWithdrawal(pause_id=pause.pause_id, value=value, resolution=resolution)
         with span(
             "channel-withdraw",
+            redact=secret_of(pause),
             channel=tool_channel.name,
             resolution=resolution.value,
             execution_id=row.execution_id,
@@ -108,7 +110,7 @@ async def withdraw(
             "channel.withdraw-failed: %s could not withdraw a question of execution %s: %r",
             tool_channel.name,
             row.execution_id,
-            error,
+            redacted(error, secret_of(pause)),
             extra={
                 "event": "channel.withdraw-failed",
                 "execution_id": row.execution_id,

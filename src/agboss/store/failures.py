@@ -19,7 +19,7 @@ from typing import Any
 
 from agboss.errors import AgbossError, ExecutionFailedError, RecordedError
 
-__all__ = ["decode_failure", "encode_failure", "failure_names", "qualified_name"]
+__all__ = ["decode_failure", "encode_failure", "failure_names", "qualified_name", "redacted"]
 
 _MAX_DEPTH = 16
 """How deep a cause chain is kept (a cycle, or a pathological chain, is cut there)."""
@@ -153,6 +153,33 @@ def decode_failure(text: str, known: Iterable[type[BaseException]] = ()) -> Base
         return ExecutionFailedError("the execution failed (its stored error cannot be read)")
     decoded: BaseException = _decode(data, _known_classes(known), 0)
     return decoded
+
+
+REDACTED = "<pause id>"
+"""What a channel pause's id reads as where it must not be shown."""
+
+
+def redacted(error: BaseException, secret: str | None) -> BaseException:
+    """The error with ``secret`` masked in its message, fields and cause chain.
+
+    A channel pause's id is the right to answer it: when a channel's own error text holds it,
+    what agboss shows of that error (the step's failure, spans, logs, the stored failure) shows
+    this copy. The copy keeps the classes (``.on_join_error`` matches it as the original) and
+    the traceback; an error that does not hold the secret is returned as it is.
+    """
+    if not secret:
+        return error
+    text = encode_failure(error)
+    escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
+    if escaped not in text:
+        return error
+    classes: list[type[BaseException]] = []
+    at: BaseException | None = error
+    while at is not None and len(classes) < _MAX_DEPTH:
+        classes.append(type(at))
+        at = at.__cause__
+    copy = decode_failure(text.replace(escaped, REDACTED), known=classes)
+    return copy.with_traceback(error.__traceback__)
 
 
 def failure_names(error: BaseException) -> list[str]:
