@@ -153,7 +153,9 @@ class App:
 
         Raises:
             UnknownWorkflowError: The workflow is not part of the application.
-            DtoValidationError: The input is not the start's DTO.
+            DtoValidationError: The input is not the start's DTO or cannot be stored (a lone
+                surrogate, NaN), or an id is not a non-blank string within
+                `InputLimits.id_length` (a ``thread_id`` that does not exist yet opens it).
             ThreadOwnerError: The thread belongs to another owner.
             AgentFailedError: An agent's step failed (the execution is failed).
         """
@@ -222,8 +224,10 @@ class App:
             The execution's output: paused with the other pauses in ``pending``, or finished.
 
         Raises:
-            DtoValidationError: Not exactly one of decision / reply, an empty reply, or an
-                invalid decision; the pause keeps waiting.
+            DtoValidationError: An id that is not a non-blank string within the limits, not
+                exactly one of decision / reply, a reply that is empty, not text or over
+                `InputLimits.reply_length`, or an invalid decision (strict: see
+                `ToolCallApprovalDecisionDto`); the pause keeps waiting.
             UnknownPauseError: No such pause for this tenant (or past retention).
             ThreadOwnerError: ``owner_id`` is not the thread's owner.
             PauseAnswererError: The credential does not fit who may answer.
@@ -281,6 +285,7 @@ class App:
 
         Raises:
             UnknownExecutionError: No such execution for this tenant.
+            DtoValidationError: An id is not a non-blank string within the limits.
             AgbossError: The execution failed: the error it failed with.
         """
         limits = self._limits
