@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +16,15 @@ from hypothesis import strategies as st
 
 from agboss import (
     AgbossError,
+    App,
+    ConfigurationError,
     DtoValidationError,
     ExecutionStatus,
     InputLimits,
     PauseAnswerer,
     PauseStatus,
     UnknownThreadError,
+    UnknownWorkflowError,
     application,
 )
 from agboss.testing import TestEnv, test_with
@@ -333,6 +337,20 @@ async def test_every_method_checks_its_identifiers(env: TestEnv) -> None:
     for call in calls:
         with pytest.raises(DtoValidationError):
             await call
+    with pytest.raises(UnknownWorkflowError):
+        await env.app.execute([DeskWorkflow], REQUEST, owner_id="u")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("lease_ttl", [timedelta(0), 30, None])
+async def test_app_create_refuses_a_lease_ttl_that_is_no_positive_timedelta(
+    lease_ttl: object, tmp_path: Path
+) -> None:
+    with pytest.raises(ConfigurationError, match="must be a positive timedelta"):
+        await App.create(
+            OfficeApplication,
+            store=f"sqlite:///{tmp_path / 'a.db'}",
+            lease_ttl=lease_ttl,  # type: ignore[arg-type]
+        )
 
 
 # ---- thousands of generated bad answers ---------------------------------------------------

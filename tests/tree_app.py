@@ -357,6 +357,27 @@ class EachChildWorkflow: ...
 
 
 @workflow(
+    name="order-step-workflow",
+    version="1",
+    flow=[start(OrderStart).returns(OrderDto).to_workflow(OrderWorkflow).to_finish(CheckFinish)],
+)
+class OrderStepWorkflow: ...
+
+
+@workflow(
+    name="each-grandchild-workflow",
+    version="1",
+    flow=[
+        _orders()
+        .to_each_workflow(OrderStepWorkflow, over="orders")
+        .join(ChecksJoin)
+        .to_finish(SummaryFinish)
+    ],
+)
+class EachGrandchildWorkflow: ...
+
+
+@workflow(
     name="step-child-workflow",
     version="1",
     flow=[_orders().to_workflow(AlphaChildWorkflow).to_finish(CheckFinish)],
@@ -414,6 +435,7 @@ class BudgetedWorkflow: ...
         GroupsWorkflow,
         DeadlineWorkflow,
         EachChildWorkflow,
+        EachGrandchildWorkflow,
         StepChildWorkflow,
         NestedFailFastWorkflow,
         NestedWorkflow,

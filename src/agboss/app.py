@@ -15,7 +15,7 @@ from agboss.clock import Clock, SystemClock, TimerHandle
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine.engine import Engine
 from agboss.engine.runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
-from agboss.errors import DtoValidationError
+from agboss.errors import ConfigurationError, DtoValidationError
 from agboss.inputs import InputLimits, check_id
 from agboss.models.provider import ModelProvider, ModelResolver
 from agboss.outputs import ExecutionOutput
@@ -87,7 +87,15 @@ class App:
         Raises:
             AssemblyError: Listing every broken rule of the application.
             StoreError: The store cannot be opened.
+            ConfigurationError: ``lease_ttl`` or ``resume_timeout`` is not a positive
+                timedelta.
         """
+        for name, value in (("lease_ttl", lease_ttl), ("resume_timeout", resume_timeout)):
+            if not isinstance(value, timedelta) or value <= timedelta(0):
+                raise ConfigurationError(
+                    f"App.create({name}={value!r}) must be a positive timedelta",
+                    hint=f"pass {name}=timedelta(seconds=...), or leave it out for the default",
+                )
         resolver = ModelResolver(providers)
         assembly = assemble(application, resolver)
         prompts = await load_prompts(assembly)

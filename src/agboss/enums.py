@@ -53,3 +53,6 @@ class PauseResolution(StrEnum):
     REPLIED = "replied"
     WITHDRAWN = "withdrawn"
     CANCELLED = "cancelled"
+    SEND_FAILED = "send-failed"
+    """Closed because its channel's ``send`` raised, timed out or decided an invalid answer:
+    nobody was asked (the step failed). An auditor tells it from a cancellation by this."""

@@ -28,7 +28,9 @@ class PendingPause:
         answered_by: Who may answer it.
         agent: The agent whose tool call waits.
         channel: The channel asked: a role's name, or a concrete channel's.
-        item_index: The item of a per-item launch it waits in, ``None`` outside one.
+        item_index: The item of the nearest per-item launch it waits in — through child
+            workflows: a grandchild's pause under a per-item child has that child's item —
+            ``None`` outside one.
         child_execution_id: The child execution it waits in, ``None`` in the root.
         ask: The question: the tool call and its arguments.
     """
@@ -54,6 +56,7 @@ class ExecutionOutput:
         output: The finish's output DTO when completed, else ``None``.
         pending: Every waiting pause; empty unless paused. The thread owner's pauses (which
             carry their ``pause_id``) come first, then the channels', each in the order asked.
+            A child's output (in ``children``) lists the waiting pauses of its own subtree.
         children: The child executions' outputs, oldest first (a sequence built when first
             read: a tree of many children costs nothing until they are looked at).
         record: The execution record with ``record=True``, else ``None``.

@@ -76,7 +76,10 @@ class Engine:
 
     def definition(self, workflow: type[Any]) -> WorkflowDefinition:
         """The workflow's definition in this application."""
-        definition = self.runtime.assembly.workflows.get(workflow)
+        try:
+            definition = self.runtime.assembly.workflows.get(workflow)
+        except TypeError:  # not even a class: unhashable
+            definition = None
         if definition is None:
             name = getattr(workflow, "__qualname__", repr(workflow))
             raise UnknownWorkflowError(f"{name} is not a workflow of this application")

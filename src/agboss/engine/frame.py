@@ -67,7 +67,7 @@ class ExecutionFrame:
 
     Attributes:
         path: The branch path of this execution in its tree (``""`` for the root).
-        item_index: The item of the per-item launch that started this execution, if any.
+        item_index: The item of the nearest per-item launch above this execution, if any.
     """
 
     def __init__(
@@ -102,9 +102,19 @@ class ExecutionFrame:
         return self.writes.lease.fence
 
     def child(self, row: ExecutionRow, *, path: str, item_index: int | None) -> ExecutionFrame:
-        """The frame of a child execution in the same pass."""
+        """The frame of a child execution in the same pass.
+
+        A child started outside a per-item launch (a workflow step, a parallel branch) is in
+        the item of the nearest per-item launch above it, if any: its pauses and steps carry
+        that ``item_index``.
+        """
         return ExecutionFrame(
-            self.runtime, row, self._writes, state=self.state, path=path, item_index=item_index
+            self.runtime,
+            row,
+            self._writes,
+            state=self.state,
+            path=path,
+            item_index=self.item_index if item_index is None else item_index,
         )
 
     def idempotency_key(self, step_key: str) -> str:

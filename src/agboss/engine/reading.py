@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from agboss.engine.runtime import Runtime
 from agboss.enums import ExecutionStatus
 from agboss.models.messages import Usage
-from agboss.outputs import ExecutionOutput
+from agboss.outputs import ExecutionOutput, PendingPause
 from agboss.pauses.model import PauseAnswerRecord
 from agboss.records.model import (
     ChildExecutionRecord,
@@ -66,6 +66,22 @@ class _Tree:
                     above[2] += total[2]
                     above[3] += total[3]
         self._totals = totals
+        self._pending: defaultdict[str, list[PendingPause]] | None = None
+
+    def pending_under(self, node: TreeNode, pending: list[PendingPause]) -> list[PendingPause]:
+        """The waiting pauses of an execution's subtree, in the root's order."""
+        if not pending:
+            return []
+        if self._pending is None:
+            # A child's id extends its parent's (``<parent>/<place>``): each pause belongs to
+            # its execution and every execution above it.
+            self._pending = defaultdict(list)
+            for pause in pending:
+                at = pause.child_execution_id
+                while at is not None and "/" in at:
+                    self._pending[at].append(pause)
+                    at = at.rsplit("/", 1)[0]
+        return list(self._pending.get(node.execution_id, ()))
 
     def spend(self, node: TreeNode) -> Spend:
         """What an execution and its descendants spent."""
@@ -217,11 +233,11 @@ class TreeReader:
                 children=records,
             )
             children = [
-                self._child_output(kid, tree, kid_record)
+                self._child_output(kid, tree, kid_record, pending)
                 for kid, kid_record in zip(kids, records, strict=True)
             ]
         else:
-            children = self._children(kids, tree)
+            children = self._children(kids, tree, pending)
         return ExecutionOutput(
             thread_id=row.thread_id,
             execution_id=row.execution_id,
@@ -233,21 +249,29 @@ class TreeReader:
             spend=tree.spend(node),
         )
 
-    def _children(self, kids: list[TreeNode], tree: _Tree) -> Sequence[ExecutionOutput]:
+    def _children(
+        self, kids: list[TreeNode], tree: _Tree, pending: list[PendingPause]
+    ) -> Sequence[ExecutionOutput]:
         if not kids:
             return []
-        return _Children(len(kids), lambda: [self._child_output(kid, tree, None) for kid in kids])
+        return _Children(
+            len(kids), lambda: [self._child_output(kid, tree, None, pending) for kid in kids]
+        )
 
     def _child_output(
-        self, node: TreeNode, tree: _Tree, record: ChildExecutionRecord | None
+        self,
+        node: TreeNode,
+        tree: _Tree,
+        record: ChildExecutionRecord | None,
+        pending: list[PendingPause],
     ) -> ExecutionOutput:
         kids = tree.children.get(node.execution_id, [])
         children: Sequence[ExecutionOutput]
         if record is None:
-            children = self._children(kids, tree)
+            children = self._children(kids, tree, pending)
         else:
             children = [
-                self._child_output(kid, tree, kid_record)
+                self._child_output(kid, tree, kid_record, pending)
                 for kid, kid_record in zip(kids, record.children, strict=True)
             ]
         return ExecutionOutput(
@@ -255,6 +279,7 @@ class TreeReader:
             execution_id=node.execution_id,
             status=node.status,
             output=self.decoded_output(node),
+            pending=tree.pending_under(node, pending),
             children=children,
             record=record,
             spend=tree.spend(node),

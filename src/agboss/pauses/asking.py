@@ -268,7 +268,7 @@ async def _close_unsent(frame: ExecutionFrame, pause: PauseRecord) -> None:
             CancelPause(
                 pause.tenant_id,
                 pause.pause_id,
-                PauseResolution.CANCELLED,
+                PauseResolution.SEND_FAILED,  # nobody was asked: not a cancellation
                 frame.runtime.clock.now(),
             )
         ]

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agboss.enums import ExecutionStatus
 from agboss.models.messages import Usage
 
 __all__ = [
@@ -59,7 +60,8 @@ class StepRecord(_StepRecordFields):
         visit: How many times the node ran before in this execution.
         copy: The branch of a parallel launch the step ran in (0 outside one); also readable
             as ``copy_index``.
-        item_index: The item of a per-item launch, ``None`` outside one.
+        item_index: The item of the nearest per-item launch the step runs in (through child
+            workflows), ``None`` outside one.
         tool_call: The tool call, for a tool's steps.
         tool_loop_iteration: The agent's model turn.
         validation_attempts: Invalid answers the agent gave before this step.
@@ -174,10 +176,11 @@ class ChildExecutionRecord(ExecutionRecord):
 
     Attributes:
         status: Where it stands.
-        item_index: The item of the per-item launch that started it, if any.
+        item_index: The item of the nearest per-item launch above it (the one that started
+            it, or its parent's), if any.
     """
 
-    status: str
+    status: ExecutionStatus
     item_index: int | None = None
 
 
