@@ -20,13 +20,16 @@ from agboss import (
     ConfigurationError,
     DtoValidationError,
     ExecutionStatus,
+    FunctionProvider,
     InputLimits,
     PauseAnswerer,
     PauseStatus,
+    StoreError,
     UnknownThreadError,
     UnknownWorkflowError,
     application,
 )
+from agboss.models import ChatResponse
 from agboss.testing import TestEnv, test_with
 from tests import desk
 from tests.desk import (
@@ -521,3 +524,26 @@ def test_thousands_of_bad_answers_each_get_an_agboss_error_and_change_nothing(
         finally:
             runner.run(env_context.__aexit__(None, None, None))
             runner.run(url_context.__aexit__(None, None, None))
+
+
+@pytest.mark.parametrize(
+    ("setup", "error"),
+    [
+        ({"store": 123}, StoreError),
+        ({"providers": "openai"}, ConfigurationError),
+        ({"providers": [object()]}, ConfigurationError),
+        ({"clock": "utc"}, ConfigurationError),
+        ({"migrate": "no"}, ConfigurationError),
+    ],
+)
+async def test_app_create_refuses_setup_it_cannot_use_with_an_agboss_error(
+    setup: dict[str, Any], error: type[AgbossError], tmp_path: Path
+) -> None:
+    provider = FunctionProvider(lambda request: ChatResponse(content="x"))
+    options: dict[str, Any] = {
+        "store": f"sqlite:///{tmp_path / 'a.db'}",
+        "providers": [provider],
+        **setup,
+    }
+    with pytest.raises(error):
+        await App.create(OfficeApplication, **options)

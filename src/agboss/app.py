@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
 from types import TracebackType
 from typing import Any, Self, overload
@@ -31,6 +31,28 @@ __all__ = ["App"]
 
 def _optional_id(value: object, name: str, limits: InputLimits) -> str | None:
     return None if value is None else check_id(value, name, limits)
+
+
+def _check_setup(providers: object, clock: object, migrate: object) -> None:
+    if (
+        isinstance(providers, str | bytes)
+        or not isinstance(providers, Iterable)
+        or not all(isinstance(provider, ModelProvider) for provider in providers)
+    ):
+        raise ConfigurationError(
+            f"App.create(providers={providers!r}) must be a list of model providers",
+            hint="pass providers=[OpenAIProvider(...)] or [FunctionProvider(...)]",
+        )
+    if clock is not None and not isinstance(clock, Clock):
+        raise ConfigurationError(
+            f"App.create(clock={clock!r}) is not a Clock",
+            hint="leave clock out for the system clock; tests take the test kit's clock",
+        )
+    if not isinstance(migrate, bool):
+        raise ConfigurationError(
+            f"App.create(migrate={migrate!r}) must be True or False",
+            hint="pass migrate=False to refuse an old schema instead of migrating it",
+        )
 
 
 def _flag(value: object, name: str) -> bool:
@@ -87,9 +109,11 @@ class App:
         Raises:
             AssemblyError: Listing every broken rule of the application.
             StoreError: The store cannot be opened.
-            ConfigurationError: ``lease_ttl`` or ``resume_timeout`` is not a positive
-                timedelta.
+            ConfigurationError: ``providers`` is not a list of model providers, ``clock`` not
+                a Clock, ``migrate`` not a bool, or ``lease_ttl`` / ``resume_timeout`` not a
+                positive timedelta.
         """
+        _check_setup(providers, clock, migrate)
         for name, value in (("lease_ttl", lease_ttl), ("resume_timeout", resume_timeout)):
             if not isinstance(value, timedelta) or value <= timedelta(0):
                 raise ConfigurationError(

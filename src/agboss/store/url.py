@@ -32,6 +32,11 @@ def store_from(store: str | Path | Store | None) -> Store:
     if isinstance(store, Path):
         return SqliteStore(store)
     if not isinstance(store, str):
+        if not all(callable(getattr(store, name, None)) for name in ("open", "write", "close")):
+            raise StoreError(
+                f"store={store!r} is neither a store URL nor a store object",
+                hint="pass 'sqlite:///relative.db', 'postgresql://…', a Path, or a Store",
+            )
         return store
     scheme, separator, rest = store.partition("://")
     if separator and scheme == "sqlite":
