@@ -51,6 +51,7 @@ from agboss.errors import (
     ModelUnservedError,
     NotPausedError,
     PauseAnswererError,
+    PiiRefusedError,
     RecordedError,
     ReplyInterpreterMissingError,
     StepFailedError,
@@ -79,6 +80,7 @@ from agboss.pauses import (
     PauseAnswerRecord,
     PauseRecord,
 )
+from agboss.pii import Pii, PiiKind, PiiRule, block_with_refusal, mask, replace_with_token
 from agboss.policies import Budget
 from agboss.records import (
     ChildExecutionRecord,
@@ -143,6 +145,10 @@ __all__ = [
     "PauseResolution",
     "PauseStatus",
     "PendingPause",
+    "Pii",
+    "PiiKind",
+    "PiiRefusedError",
+    "PiiRule",
     "QuorumGroup",
     "QuorumOutcome",
     "RecordedError",
@@ -177,10 +183,13 @@ __all__ = [
     "WorkflowStartTextDto",
     "agent",
     "application",
+    "block_with_refusal",
     "channel",
     "channel_role",
     "join",
+    "mask",
     "provide",
+    "replace_with_token",
     "reply_interpreter",
     "start",
     "tool",

@@ -27,6 +27,7 @@ __all__ = [
     "ModelUnservedError",
     "NotPausedError",
     "PauseAnswererError",
+    "PiiRefusedError",
     "RecordedError",
     "ReplyInterpreterMissingError",
     "StepFailedError",
@@ -249,6 +250,13 @@ class NotPausedError(AgbossError):
             f"the pause is not waiting for an answer (it is {status})",
             hint="nothing to do: an answer was already taken, or the question was withdrawn",
         )
+
+
+class PiiRefusedError(AgbossError):
+    """A model call would have read a value a ``block_with_refusal()`` PII rule covers."""
+
+    code = "pii.refused"
+    default_message = "a model call would read personal data a PII rule refuses"
 
 
 class ToolError(AgbossError):

@@ -18,7 +18,7 @@ import functools
 import inspect
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -50,6 +50,7 @@ from agboss.models.messages import (
 )
 from agboss.observability.tracing import span
 from agboss.pauses.asking import ask_approval
+from agboss.pii.policy import PiiSeam, UnknownTokenError
 from agboss.policies.budgets import check_budgets
 from agboss.records.model import ComponentRecord, StepRecord, ToolCallRecord
 from agboss.store.writes import AddLedgerEntry, TakePause
@@ -121,6 +122,9 @@ class AgentRun:
         self.tools = frame.runtime.assembly.tools_by_name(spec)
         self._component = ComponentRecord(kind="agent", name=spec.name)
         self._text_answer = is_text_dto(self.output)
+        self.pii: PiiSeam | None = None
+        self._bad_tokens: dict[str, str] = {}
+        """Tool calls whose arguments named a token nobody issued, by call id."""
 
     def _key(self, iteration: int, part: str) -> str:
         return f"{self.scope}/turn-{iteration}/{part}"
@@ -140,17 +144,23 @@ class AgentRun:
             AgentFailedError: The model failed, kept answering invalidly, or ran out of turns.
         """
         await self.frame.load(self.scope + "/")
+        self.pii = await self.frame.pii_seam()
+        if self.pii is not None:
+            self.pii.know(self.value, type(self.value))
         messages = self._first_messages()
         attempts = 0
         for iteration in range(self.spec.max_tool_loop_iterations):
-            response = await self._model_turn(iteration, attempts, messages)
-            messages.append(
-                Message(MessageRole.ASSISTANT, response.content or "", response.tool_calls)
-            )
+            seen = await self._model_turn(iteration, attempts, messages)
+            # The conversation keeps what the model wrote (its tokens); the loop reads it with
+            # the real values, so tools and validation never see a token.
+            messages.append(Message(MessageRole.ASSISTANT, seen.content or "", seen.tool_calls))
+            response, unknown = self._revealed(seen)
             answers = [call for call in response.tool_calls if call.name == ANSWER_TOOL]
             calls = [call for call in response.tool_calls if call.name != ANSWER_TOOL]
             invalid: str | None = None
-            if answers:
+            if unknown is not None and (answers or not calls):
+                invalid = f"it names {unknown}, a token nobody issued; use the ones you were given"
+            elif answers:
                 answer, invalid = self._read_answer(answers[0].arguments)
                 if answer is not None:
                     return answer
@@ -195,6 +205,49 @@ class AgentRun:
         raise self._fail(
             f"it did not answer within {self.spec.max_tool_loop_iterations} model turns",
             hint="raise @agent(max_tool_loop_iterations=...) or make the prompt more direct",
+        )
+
+    def _revealed(self, response: ChatResponse) -> tuple[ChatResponse, str | None]:
+        """The model's turn with its tokens turned back into values; the first token nobody
+        issued in its text or answer, if any (a tool call's is kept in ``_bad_tokens``)."""
+        seam = self.pii
+        if seam is None:
+            return response, None
+        unknown = None
+        try:
+            content = seam.reveal(response.content) if response.content else response.content
+        except UnknownTokenError as error:
+            content, unknown = response.content, error.token
+        calls = []
+        for call in response.tool_calls:
+            try:
+                calls.append(
+                    call.model_copy(update={"arguments": seam.reveal_json(call.arguments)})
+                )
+            except UnknownTokenError as error:
+                if call.name == ANSWER_TOOL:
+                    unknown = unknown or error.token
+                else:
+                    self._bad_tokens[call.id] = error.token
+                calls.append(call)
+        return response.model_copy(update={"content": content, "tool_calls": tuple(calls)}), unknown
+
+    def _to_model(self, messages: list[Message]) -> tuple[Message, ...]:
+        """The conversation as the model may read it (PII rules applied)."""
+        seam = self.pii
+        if seam is None:
+            return tuple(messages)
+        return tuple(
+            Message(
+                message.role,
+                seam.to_model(message.content),
+                tuple(
+                    call.model_copy(update={"arguments": seam.to_model(call.arguments)})
+                    for call in message.tool_calls
+                ),
+                message.tool_call_id,
+            )
+            for message in messages
         )
 
     def _first_messages(self) -> list[Message]:
@@ -256,7 +309,7 @@ class AgentRun:
         record = self._record("model-call", key, iteration, attempts)
         request = ChatRequest(
             model=self.spec.model,
-            messages=tuple(messages),
+            messages=(),  # the conversation goes through the PII seam when the call is made
             tools=self._tool_schemas(),
             caller=ModelCaller(
                 "agent", self.spec.name, self.frame.row.tenant_id, self.frame.row.execution_id
@@ -270,6 +323,8 @@ class AgentRun:
 
         async def call() -> ChatResponse:
             model = runtime.models.chat_model(self.spec.model)
+            # PiiRefusedError here: the model is never called, the step fails.
+            sent = replace(request, messages=self._to_model(messages))
             try:
                 await check_budgets(runtime, row, request.caller.label)
                 with span(
@@ -281,10 +336,12 @@ class AgentRun:
                     tenant_id=row.tenant_id,
                     step=record.key,
                 ) as current:
-                    response = await model.complete(request)
+                    response = await model.complete(sent)
                     current.set_attribute("agboss.input_tokens", response.usage.input_tokens)
                     current.set_attribute("agboss.output_tokens", response.usage.output_tokens)
-                # Counted with the step's journal row, in the same commit.
+                # Counted with the step's journal row, in the same commit (and the tokens
+                # the call issued, which its answer may name).
+                self.frame.keep_tokens(self.pii)
                 self.frame.writes.add(
                     AddLedgerEntry(
                         row.root_execution_id,
@@ -322,7 +379,14 @@ class AgentRun:
             return _ToolResult(
                 f"Tool error: there is no tool {call.name!r}; use one of {names}", True
             )
-        tool_cls, tool_spec = found
+        unknown = self._bad_tokens.get(call.id)
+        if unknown is not None:  # a decline: the tool never runs on a made-up value
+            return _ToolResult(
+                f"Tool error: the arguments name {unknown}, a token nobody issued; use the "
+                "tokens you were given",
+                True,
+            )
+        tool_spec = found[1]
         try:
             args = tool_spec.input.model_validate_json(call.arguments or "{}")
         except ValidationError as error:
@@ -331,6 +395,24 @@ class AgentRun:
                 f"{describe_validation_error(error)}",
                 True,
             )
+        result = await self._validated_call(iteration, attempts, index, call, args, found)
+        if self.pii is not None:
+            # The marked fields of what goes to the model next are known to the seam.
+            self.pii.know(args, tool_spec.input)
+            if result is not None and not result.error:
+                self.pii.know(json.loads(result.content), tool_spec.output)
+        return result
+
+    async def _validated_call(
+        self,
+        iteration: int,
+        attempts: int,
+        index: int,
+        call: ToolCall,
+        args: BaseModel,
+        found: tuple[type[Any], ToolSpec],
+    ) -> _ToolResult | None:
+        tool_cls, tool_spec = found
         key = self._key(iteration, f"tool-{index}")
         record = self._record(
             "tool-run",

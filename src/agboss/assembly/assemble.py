@@ -40,6 +40,9 @@ from agboss.flow.dsl import Flow, LaunchSpec, StepKind
 from agboss.flow.graph import CompiledBranch, CompiledLaunch, FlowGraph, FlowNode
 from agboss.interpreters import ReplyInterpreterHandler
 from agboss.models.provider import ModelResolver
+from agboss.pii.outside import PiiOutside
+from agboss.pii.policy import PiiPolicy
+from agboss.pii.rules import PiiRule
 
 __all__ = ["Assembly", "ToolChannel", "WorkflowDefinition", "assemble"]
 
@@ -92,6 +95,16 @@ class Assembly:
     """Whether the application or any workflow declares a budget (else nothing is checked)."""
     error_classes: tuple[type[BaseException], ...] = ()
     """The classes ``.on_join_error(...)`` names: a stored failure of one is read back as it."""
+    pii: dict[str, PiiPolicy] = field(default_factory=dict)
+    """The PII policy of each workflow's executions, by the workflow's name."""
+
+    pii_outside: PiiOutside = field(default_factory=lambda: PiiOutside({}, {}))
+    """What masks the application's pending asks, records and channels' asks."""
+
+    def pii_policy(self, workflow: str) -> PiiPolicy:
+        """The PII rules in force in an execution of a workflow."""
+        found = self.pii.get(workflow)
+        return _NO_PII if found is None else found
 
     def component_spec(self, cls: type[Any], spec_type: type[SpecT]) -> SpecT:
         """The spec of a component of this application."""
@@ -102,6 +115,9 @@ class Assembly:
     def tools_by_name(self, agent: AgentSpec) -> dict[str, tuple[type[Any], ToolSpec]]:
         """An agent's tools, by name."""
         return self.agent_tools[agent.name]
+
+
+_NO_PII = PiiPolicy({})
 
 
 def _handler_types(cls: type[Any]) -> tuple[object, object] | None:
@@ -180,12 +196,30 @@ class _Assembler:
             self.take(cls, ChannelSpec, ComponentKind.CHANNEL, "channels=[...]")
         tool_channels = self.check_channels(app_spec)
         self.check_names()
+        self.check_pii(app_spec.name, app_spec.pii)
+        for definition in self.definitions.values():
+            if definition is not None:
+                self.check_pii(definition.spec.name, definition.spec.pii)
         self.check_models()
         self.check_handlers()
         container = Container(self.registrations(app_spec))
         self.violations.extend(container.check(self.components))
         if self.violations:
             raise AssemblyError(app_spec.name, self.violations)
+        agent_tools = {
+            spec.name: {
+                tool_spec.name: (tool, tool_spec)
+                for tool in spec.tools
+                if isinstance(tool_spec := self.components[tool], ToolSpec)
+            }
+            for spec in self.components.values()
+            if isinstance(spec, AgentSpec)
+        }
+        pii = {
+            d.spec.name: PiiPolicy.of(app_spec.pii, d.spec.pii)
+            for d in self.definitions.values()
+            if d is not None
+        }
         return Assembly(
             application=self.application,
             spec=app_spec,
@@ -194,15 +228,9 @@ class _Assembler:
             components=self.components,
             tool_channels=tool_channels,
             container=container,
-            agent_tools={
-                spec.name: {
-                    tool_spec.name: (tool, tool_spec)
-                    for tool in spec.tools
-                    if isinstance(tool_spec := self.components[tool], ToolSpec)
-                }
-                for spec in self.components.values()
-                if isinstance(spec, AgentSpec)
-            },
+            agent_tools=agent_tools,
+            pii=pii,
+            pii_outside=PiiOutside(agent_tools, pii),
             declares_budgets=app_spec.budget is not None
             or any(d is not None and d.spec.budget is not None for d in self.definitions.values()),
             error_classes=tuple(
@@ -516,6 +544,25 @@ class _Assembler:
                         f"channel={getattr(channel, '__qualname__', channel)!r} is neither a "
                         "@channel_role nor a @channel class",
                     )
+
+    def check_pii(self, component: str, rules: tuple[Any, ...]) -> None:
+        kinds: set[str] = set()
+        for rule in rules:
+            if not isinstance(rule, PiiRule):
+                self.violate(
+                    "pii.not-a-rule",
+                    component,
+                    f"pii=[...] holds {rule!r}; give PiiRule(kind, replace_with_token() | "
+                    "mask() | block_with_refusal()) items",
+                )
+            elif rule.kind in kinds:
+                self.violate(
+                    "pii.duplicate-kind",
+                    component,
+                    f"pii=[...] has two rules for {rule.kind!r}; keep one per kind",
+                )
+            else:
+                kinds.add(rule.kind)
 
     def check_tool_types(self, tool: type[Any], spec: ToolSpec) -> None:
         """``@tool(input=, output=)`` against the class's ``ToolHandler[In, Out]``: ``run``

@@ -29,6 +29,7 @@ from agboss.components.specs import (
 )
 from agboss.enums import DecidedBy, PauseAnswerer
 from agboss.inputs import InputLimits
+from agboss.pii.rules import PiiRule
 
 if TYPE_CHECKING:
     from agboss.flow.dsl import Flow
@@ -274,6 +275,7 @@ def workflow(
     flow: Sequence[Flow],
     description: str = "",
     budget: Budget | None = None,
+    pii: Sequence[PiiRule] = (),
 ) -> Callable[[C], C]:
     """Declares a workflow.
 
@@ -283,6 +285,8 @@ def workflow(
         flow: Its flow, built with `start(...)` and ending in ``.to_finish(...)``.
         description: What it does.
         budget: What each of its execution trees may spend on models.
+        pii: PII rules for its executions, added to the application's (a rule for a kind the
+            application covers too replaces the application's for these executions).
     """
     return _attach(
         WorkflowSpec(
@@ -292,6 +296,7 @@ def workflow(
             version=version,
             flow=tuple(flow),
             budget=budget,
+            pii=tuple(pii),
         )
     )
 
@@ -307,6 +312,7 @@ def application(
     deps: Sequence[type[Any]] = (),
     budget: Budget | None = None,
     limits: InputLimits | None = None,
+    pii: Sequence[PiiRule] = (),
 ) -> Callable[[C], C]:
     """Declares an application: what `App.create` assembles.
 
@@ -326,6 +332,7 @@ def application(
         budget: What each execution tree of the application may spend on models.
         limits: The largest identifiers, replies, reasons and overrides its callers may
             pass; `InputLimits`' defaults when ``None``.
+        pii: PII rules for every execution tree (see ``docs/pii.md``).
     """
     return _attach(
         ApplicationSpec(
@@ -339,5 +346,6 @@ def application(
             deps=tuple(deps),
             budget=budget,
             limits=InputLimits() if limits is None else limits,
+            pii=tuple(pii),
         )
     )

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from agboss.enums import DecidedBy, PauseAnswerer
 from agboss.inputs import InputLimits
+from agboss.pii.rules import PiiRule
 
 if TYPE_CHECKING:
     from agboss.flow.dsl import Flow
@@ -156,6 +157,7 @@ class WorkflowSpec(ComponentSpec):
     version: str
     flow: tuple[Flow, ...]
     budget: Budget | None = None
+    pii: tuple[PiiRule, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,6 +170,7 @@ class ApplicationSpec(ComponentSpec):
     dependencies: tuple[Any, ...] = ()
     budget: Budget | None = None
     limits: InputLimits = field(default_factory=InputLimits)
+    pii: tuple[PiiRule, ...] = ()
 
 
 @overload

@@ -17,9 +17,10 @@ from typing import Any, TypeVar
 from agboss.context import ExecutionContext, StepContext, Tenant
 from agboss.engine.lease import PassWrites
 from agboss.engine.runtime import Runtime
+from agboss.pii.policy import PiiSeam, TreeTokens
 from agboss.records.model import StepRecord
 from agboss.store.protocol import ExecutionRow, Fence, StepEntry
-from agboss.store.writes import AppendStep, Write
+from agboss.store.writes import AppendStep, SavePiiTokens, Write
 
 __all__ = ["ExecutionFrame", "PassState", "maybe_await"]
 
@@ -52,6 +53,8 @@ class PassState:
     dropping: set[str] = field(default_factory=set)
     fresh: bool = False
     """The first run of a new tree's flow: nothing is stored for it yet, nothing is read."""
+    pii_tokens: TreeTokens | None = None
+    """The tree's PII tokens, read at the pass's first model call that needs them."""
 
     def affected(self, path: str) -> bool:
         """Whether a waiting branch or child at the branch path ``path`` is re-entered."""
@@ -116,6 +119,28 @@ class ExecutionFrame:
             path=path,
             item_index=self.item_index if item_index is None else item_index,
         )
+
+    async def pii_seam(self) -> PiiSeam | None:
+        """The seam this execution's model calls go through; ``None`` without PII rules."""
+        policy = self.runtime.assembly.pii_policy(self.row.workflow)
+        if not policy.active:
+            return None
+        state = self.state
+        if state.pii_tokens is None:
+            known = {}
+            if not state.fresh:
+                known = await self.runtime.store.executions.pii_tokens(self.row.root_execution_id)
+            state.pii_tokens = TreeTokens(known)
+        return PiiSeam(policy, state.pii_tokens)
+
+    def keep_tokens(self, seam: PiiSeam | None) -> None:
+        """Stores the tokens a model call issued with the pass's next commit — the one that
+        journals the call, so that a token and the answer that may name it are one."""
+        if seam is None:
+            return
+        issued = seam.tokens.take_issued()
+        if issued:
+            self.writes.add(SavePiiTokens(self.row.root_execution_id, tuple(issued)))
 
     def idempotency_key(self, step_key: str) -> str:
         """A step's idempotency key: unique in the store, the same on every re-entry."""

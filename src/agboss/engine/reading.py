@@ -164,6 +164,7 @@ class TreeReader:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
+        self.outside = runtime.assembly.pii_outside
 
     def decoded_output(self, row: ExecutionRow | TreeNode) -> BaseModel | None:
         """An execution's stored output as its workflow's finish DTO."""
@@ -205,13 +206,18 @@ class TreeReader:
         pending = []
         if status is ExecutionStatus.PAUSED:
             pending = await store.pauses.list_pending(row.root_execution_id)
+            if self.outside.masks:
+                policy = self.outside.policy(row.workflow)
+                pending = [self.outside.pending(pause, policy) for pause in pending]
         execution_record = None
         kids = tree.children.get(row.execution_id, [])
         children: Sequence[ExecutionOutput]
         if record:
-            pauses = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
+            policy = self.outside.policy(row.workflow)
+            trail = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
                 row.tenant_id, row.root_execution_id
             )
+            pauses = [self.outside.answer(entry, policy) for entry in trail]
             ledger = [
                 LedgerRecord(
                     caller=entry.caller,
@@ -226,7 +232,7 @@ class TreeReader:
                 execution_id=row.execution_id,
                 workflow=row.workflow,
                 workflow_version=row.workflow_version,
-                steps=await self._steps(row.execution_id),
+                steps=await self._steps(row.execution_id, row.workflow),
                 pauses=pauses,
                 spend=tree.spend(node),
                 ledger=ledger,
@@ -285,15 +291,19 @@ class TreeReader:
             spend=tree.spend(node),
         )
 
-    async def _steps(self, execution_id: str) -> list[StepRecord]:
+    async def _steps(self, execution_id: str, workflow: str) -> list[StepRecord]:
         entries = await self.runtime.store.journal.load(execution_id)
         ordered = sorted(entries.values(), key=lambda entry: entry.seq)
-        return [StepRecord.model_validate_json(entry.record_json) for entry in ordered]
+        policy = self.outside.policy(workflow)
+        return [
+            self.outside.step(StepRecord.model_validate_json(entry.record_json), policy)
+            for entry in ordered
+        ]
 
     async def _child_record(
         self, row: TreeNode, tree: _Tree, tree_pauses: list[PauseAnswerRecord]
     ) -> ChildExecutionRecord:
-        steps = await self._steps(row.execution_id)
+        steps = await self._steps(row.execution_id, row.workflow)
         item_index = next((s.item_index for s in steps if s.item_index is not None), None)
         return ChildExecutionRecord(
             execution_id=row.execution_id,

@@ -148,7 +148,15 @@ async def _send(
     )
     ask = ChannelAsk(
         pause_id=pause.pause_id,
-        value=ApprovalAsk(tool=tool.name, call_id=pause.ask.call_id, arguments=args),
+        # A channel leaves the process: it is sent the arguments masked (the tool gets them
+        # as they are).
+        value=ApprovalAsk(
+            tool=tool.name,
+            call_id=pause.ask.call_id,
+            arguments=runtime.assembly.pii_outside.dto(
+                args, runtime.assembly.pii_policy(frame.row.workflow)
+            ),
+        ),
         channel=channel.name,
         answered_by=channel.answered_by,
         agent=pause.agent,

@@ -41,8 +41,8 @@ from agboss.observability.tracing import span
 from agboss.pauses.decisions import validate_decision
 from agboss.pauses.model import PauseRecord
 from agboss.pauses.withdrawing import pause_context, tool_of
+from agboss.pii.policy import PiiSeam, TreeTokens, UnknownTokenError
 from agboss.policies.budgets import check_budgets, count_spend
-from agboss.policies.pii import PiiSeam
 from agboss.store.protocol import ExecutionRow
 
 if TYPE_CHECKING:
@@ -57,8 +57,6 @@ APPROVAL_QUESTION = (
     "under '### reply'. Does the reply approve the call? Answer with one word: yes or no."
 )
 """The framework's question to a decision model that reads an approval's reply."""
-
-_PII = PiiSeam()
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,10 +92,23 @@ async def interpret_reply(
     if spec.decided_by is DecidedBy.CODE:
         decided = await _by_code(engine, interpreter, spec, pause, row, reading)
     else:
-        decided, usage = await _by_model(engine, spec, row, reading)
+        # The model reads the question and the reply through the PII policies, as an agent
+        # does; tokens it answers with are the real values again before validation. Tokens
+        # issued here live for this call only: the answer keeps real values.
+        policy = runtime.assembly.pii_policy(row.workflow)
+        seam = PiiSeam(policy, TreeTokens(dict(await _tokens(engine, row, policy.active))))
+        seam.know(args, tool_spec.input)
+        decided, usage = await _by_model(engine, spec, row, reading, seam)
+        try:
+            decided = seam.reveal_value(decided)
+        except UnknownTokenError as error:  # a decline: the pause stays Pending
+            raise UninterpretableReplyError(
+                f"{spec.name}'s model answered with {error.token}, a token nobody issued",
+                cause=error,
+            ) from error
     try:
         decision = validate_decision(
-            _PII.from_model(decided),
+            decided,
             tool_spec.name,
             tool_spec.input,
             engine.runtime.assembly.spec.limits,
@@ -136,14 +147,24 @@ async def _by_code(
     return outcome.decision
 
 
-def _state(reading: InterpreterInput[Any]) -> str:
+async def _tokens(engine: Engine, row: ExecutionRow, active: bool) -> dict[str, str]:
+    if not active:
+        return {}
+    return await engine.runtime.store.executions.pii_tokens(row.root_execution_id)
+
+
+def _state(reading: InterpreterInput[Any], seam: PiiSeam) -> str:
     arguments = reading.ask.arguments.model_dump(mode="json")
     ask = {"tool": reading.ask.tool, "call_id": reading.ask.call_id, "arguments": arguments}
-    return _PII.to_model(f"### ask\n{json.dumps(ask, indent=2)}\n\n### reply\n{reading.reply}")
+    return seam.to_model(f"### ask\n{json.dumps(ask, indent=2)}\n\n### reply\n{reading.reply}")
 
 
 async def _by_model(
-    engine: Engine, spec: ReplyInterpreterSpec, row: ExecutionRow, reading: InterpreterInput[Any]
+    engine: Engine,
+    spec: ReplyInterpreterSpec,
+    row: ExecutionRow,
+    reading: InterpreterInput[Any],
+    seam: PiiSeam,
 ) -> tuple[object, Usage]:
     runtime = engine.runtime
     assert spec.model is not None
@@ -152,6 +173,7 @@ async def _by_model(
     instructions = runtime.prompts.get(spec.name, spec.prompt or "")
     subject = {"ask": reading.ask, "reply": reading.reply}
     decider = runtime.models.decision_model(spec.model)
+    state = _state(reading, seam)  # PiiRefusedError here: nothing was sent, the pause waits
     try:
         with span(
             "model-call",
@@ -163,7 +185,7 @@ async def _by_model(
             tenant_id=row.tenant_id,
         ):
             usage, p_yes, calls = await _read_with_model(
-                runtime, spec, caller, subject, instructions, reading, decider
+                runtime, spec, caller, subject, instructions, state, decider
             )
     except (TestSetupError, BudgetExceededError, UninterpretableReplyError):
         raise
@@ -184,7 +206,7 @@ async def _read_with_model(
     caller: ModelCaller,
     subject: dict[str, Any],
     instructions: str,
-    reading: InterpreterInput[Any],
+    state: str,
     decider: DecisionModel | None,
 ) -> tuple[Usage, float | None, tuple[Any, ...]]:
     """One call of the interpreter's model: (its usage, P(yes) of a decision model, the
@@ -195,7 +217,7 @@ async def _read_with_model(
             DecisionRequest(
                 model=spec.model,
                 instructions=instructions,
-                state=_state(reading),
+                state=state,
                 decisions=(Decision.noul("approved", APPROVAL_QUESTION),),
                 caller=caller,
                 subject=subject,
@@ -210,7 +232,7 @@ async def _read_with_model(
                     MessageRole.SYSTEM,
                     f"{instructions}\n\nAnswer by calling the `{ANSWER_TOOL}` tool.",
                 ),
-                Message(MessageRole.USER, _state(reading)),
+                Message(MessageRole.USER, state),
             ),
             tools=(
                 ToolSchema(

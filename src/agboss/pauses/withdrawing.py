@@ -87,7 +87,10 @@ async def withdraw(
         value = ApprovalAsk(
             tool=pause.ask.tool,
             call_id=pause.ask.call_id,
-            arguments=tool_spec.input.model_validate(pause.ask.arguments),
+            arguments=runtime.assembly.pii_outside.dto(
+                tool_spec.input.model_validate(pause.ask.arguments),
+                runtime.assembly.pii_policy(row.workflow),
+            ),
         )
         withdrawal = ChannelWithdrawal(pause_id=pause.pause_id, value=value, resolution=resolution)
         with span(

@@ -197,6 +197,10 @@ class ExecutionRepository(Protocol):
         on every call that moves it, so the read stays small however many children it has)."""
         ...
 
+    async def pii_tokens(self, root_execution_id: str) -> dict[str, str]:
+        """The tokens PII rules issued in a tree, and the values they stand for."""
+        ...
+
     async def find_children(self, execution_id: str) -> list[ExecutionRow]:
         """The executions a step of this execution started, oldest first."""
         ...

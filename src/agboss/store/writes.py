@@ -44,6 +44,7 @@ __all__ = [
     "ResolvePause",
     "SaveBranch",
     "SavePauseAnswer",
+    "SavePiiTokens",
     "SetExecutionStatus",
     "StartLaunch",
     "TakePause",
@@ -125,6 +126,15 @@ class AddLedgerEntry(Write[None]):
     caller: str
     usage: Usage
     now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SavePiiTokens(Write[None]):
+    """Tokens a PII rule issued in a tree, with the values they stand for (a token already
+    stored keeps its value)."""
+
+    root_execution_id: str
+    tokens: tuple[tuple[str, str], ...]
 
 
 # ---- pauses --------------------------------------------------------------------------------

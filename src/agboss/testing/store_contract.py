@@ -51,6 +51,7 @@ from agboss.store.writes import (
     ResolvePause,
     SaveBranch,
     SavePauseAnswer,
+    SavePiiTokens,
     SetExecutionStatus,
     StartLaunch,
     TakePause,
@@ -264,6 +265,22 @@ class StoreContract:
         assert found.spend == usage
         [_, node] = await store.executions.outline("ex-1")
         assert (node.input_tokens, node.output_tokens, node.cost, node.calls) == (3, 2, 0.5, 1)
+
+    async def test_pii_tokens_are_kept_per_tree_and_a_stored_token_keeps_its_value(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        assert await store.executions.pii_tokens("ex-1") == {}
+        await store.write(
+            [SavePiiTokens("ex-1", (("<IBAN_1>", "DE89 3704"), ("<EMAIL_1>", "a@b.example")))],
+            fence=fence,
+        )
+        await store.write([SavePiiTokens("ex-1", (("<IBAN_1>", "other"),))], fence=fence)
+        assert await store.executions.pii_tokens("ex-1") == {
+            "<IBAN_1>": "DE89 3704",
+            "<EMAIL_1>": "a@b.example",
+        }
+        assert await store.executions.pii_tokens("ex-2") == {}
 
     async def test_interrupted_trees_are_running_or_answered_with_a_free_lease(
         self, store: Store

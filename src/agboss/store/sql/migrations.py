@@ -104,10 +104,21 @@ def _pending_in_order(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _pii_tokens(dialect: Dialect) -> list[Sql]:
+    """The tokens PII rules issue in a tree, so that one survives a pause and a restart."""
+    return [
+        Sql(
+            "CREATE TABLE pii_tokens (root_execution_id TEXT NOT NULL, token TEXT NOT NULL, "
+            "value TEXT NOT NULL, PRIMARY KEY (root_execution_id, token))"
+        )
+    ]
+
+
 STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _frozen,
     _data_not_pickles,
     _pending_in_order,
+    _pii_tokens,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

@@ -45,6 +45,7 @@ from agboss.store.writes import (
     ResolvePause,
     SaveBranch,
     SavePauseAnswer,
+    SavePiiTokens,
     SetExecutionStatus,
     StartLaunch,
     TakePause,
@@ -232,6 +233,17 @@ def _add_ledger_entry(write: AddLedgerEntry) -> Ops:
         usage.calls,
         to_micros(write.now),
     )
+
+
+def _save_pii_tokens(write: SavePiiTokens) -> Ops:
+    for token, value in write.tokens:
+        yield _do(
+            "INSERT INTO pii_tokens (root_execution_id, token, value) VALUES (?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
+            write.root_execution_id,
+            token,
+            value,
+        )
 
 
 # ---- pauses --------------------------------------------------------------------------------
@@ -533,6 +545,7 @@ _OPS: dict[type[Any], Callable[[Any], Ops]] = {
     ResolvePause: _resolve_pause,
     SaveBranch: _save_branch,
     SavePauseAnswer: _save_pause_answer,
+    SavePiiTokens: _save_pii_tokens,
     SetExecutionStatus: _set_execution_status,
     StartLaunch: _start_launch,
     TakePause: _take_pause,

@@ -158,6 +158,15 @@ class SqlExecutionRepository(_Repository):
             for row in rows
         ]
 
+    async def pii_tokens(self, root_execution_id: str) -> dict[str, str]:
+        rows = await self._driver.read(
+            _all(
+                "SELECT token, value FROM pii_tokens WHERE root_execution_id = ?",
+                root_execution_id,
+            )
+        )
+        return {str(row[0]): str(row[1]) for row in rows}
+
     async def find_children(self, execution_id: str) -> list[ExecutionRow]:
         rows = await self._driver.read(
             _all(

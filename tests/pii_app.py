@@ -1,0 +1,199 @@
+"""An application whose refunds carry an IBAN, under PII rules."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel
+
+from agboss import (
+    ChannelAsk,
+    ChannelOf,
+    ChannelOutcome,
+    DecidedBy,
+    PauseAnswerer,
+    Pii,
+    PiiKind,
+    PiiRule,
+    ToolHandler,
+    WorkflowFinishTextDto,
+    WorkflowStartTextDto,
+    agent,
+    application,
+    block_with_refusal,
+    channel,
+    channel_role,
+    mask,
+    replace_with_token,
+    reply_interpreter,
+    start,
+    tool,
+    workflow,
+    workflow_finish,
+    workflow_start,
+)
+
+IBAN = "DE89370400440532013000"
+"""A valid IBAN (check digits and German format)."""
+OTHER_IBAN = "GB82WEST12345698765432"
+EMAIL = "ada.lovelace@example.org"
+CARD = "4111 1111 1111 1111"
+"""A test card number whose Luhn digit is valid."""
+
+RUNS: list[str] = []
+ASKED: list[ChannelAsk[RefundDto]] = []
+
+
+class RefundDto(BaseModel):
+    order_id: str
+    iban: Annotated[str, Pii(kind=PiiKind.IBAN)]
+
+
+class RefundedDto(BaseModel):
+    status: str
+    iban: Annotated[str, Pii(kind=PiiKind.IBAN)]
+
+
+class CustomerDto(BaseModel):
+    order_id: str
+    iban: Annotated[str, Pii(kind=PiiKind.IBAN)]
+    note: str = ""
+
+
+@reply_interpreter(
+    name="refund-reply-interpreter",
+    description="Reads a manager's words",
+    decided_by=DecidedBy.MODEL,
+    model="test/interpreter",
+    prompt="Read the manager's reply.",
+)
+class RefundReplyInterpreter: ...
+
+
+@channel_role(
+    name="refund-approval-channel",
+    description="The owner approves a refund",
+    approves=RefundDto,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+    reply_interpreter=RefundReplyInterpreter,
+)
+class RefundApprovalChannel(ChannelOf[RefundDto]): ...
+
+
+@channel(name="desk-refund-approval-channel", description="Asks at the desk")
+class DeskRefundApprovalChannel(RefundApprovalChannel):
+    async def send(self, ask: ChannelAsk[RefundDto]) -> ChannelOutcome:
+        ASKED.append(ask)
+        return ChannelOutcome.await_reply()
+
+
+@tool(
+    name="refund-tool",
+    description="Refunds an order to an IBAN",
+    input=RefundDto,
+    output=RefundedDto,
+    channel=RefundApprovalChannel,
+)
+class RefundTool(ToolHandler[RefundDto, RefundedDto]):
+    async def run(self, args: RefundDto) -> RefundedDto:
+        RUNS.append(f"refund {args.order_id} to {args.iban}")
+        return RefundedDto(status="refunded", iban=args.iban)
+
+
+@tool(name="lookup-tool", description="Finds an order's IBAN", input=RefundDto, output=RefundedDto)
+class LookupTool(ToolHandler[RefundDto, RefundedDto]):
+    async def run(self, args: RefundDto) -> RefundedDto:
+        RUNS.append(f"lookup {args.order_id} {args.iban}")
+        return RefundedDto(status="on file", iban=OTHER_IBAN)
+
+
+@agent(
+    name="refund-agent",
+    description="Refunds",
+    prompt="Refund the customer.",
+    model="test/model",
+    tools=[RefundTool, LookupTool],
+    input=CustomerDto,
+    output=WorkflowFinishTextDto,
+)
+class RefundAgent: ...
+
+
+@agent(
+    name="text-agent",
+    description="Reads a customer's message",
+    prompt="Answer the customer.",
+    model="test/model",
+    tools=[RefundTool],
+)
+class TextAgent: ...
+
+
+@workflow_start(name="customer-workflow-start", description="s", input=CustomerDto)
+class CustomerStart: ...
+
+
+@workflow_start(name="message-workflow-start", description="s", input=WorkflowStartTextDto)
+class MessageStart: ...
+
+
+@workflow_finish(name="refund-workflow-finish", description="f", output=WorkflowFinishTextDto)
+class RefundFinish: ...
+
+
+@workflow(
+    name="refund-workflow",
+    version="1",
+    flow=[start(CustomerStart).returns(CustomerDto).to_agent(RefundAgent).to_finish(RefundFinish)],
+)
+class RefundWorkflow: ...
+
+
+@workflow(
+    name="message-workflow",
+    version="1",
+    flow=[
+        start(MessageStart)
+        .returns(WorkflowStartTextDto)
+        .to_agent(TextAgent)
+        .to_finish(RefundFinish)
+    ],
+)
+class MessageWorkflow: ...
+
+
+@workflow(
+    name="strict-message-workflow",
+    version="1",
+    flow=[
+        start(MessageStart)
+        .returns(WorkflowStartTextDto)
+        .to_agent(TextAgent)
+        .to_finish(RefundFinish)
+    ],
+    pii=[PiiRule(PiiKind.EMAIL, block_with_refusal())],  # replaces the application's rule
+)
+class StrictMessageWorkflow: ...
+
+
+RULES = [
+    PiiRule(PiiKind.IBAN, replace_with_token()),
+    PiiRule(PiiKind.EMAIL, mask()),
+    PiiRule(PiiKind.CARD_NUMBER, block_with_refusal()),
+    PiiRule(PiiKind.PHONE, mask()),
+    PiiRule("customer-name", mask()),
+]
+
+
+@application(
+    name="pii-application",
+    workflows=[RefundWorkflow, MessageWorkflow, StrictMessageWorkflow],
+    channels=[DeskRefundApprovalChannel],
+    pii=RULES,
+)
+class PiiApplication: ...
+
+
+def clear() -> None:
+    RUNS.clear()
+    ASKED.clear()

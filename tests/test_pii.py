@@ -1,0 +1,299 @@
+"""PII policies: what models see, what pending / records / channels keep, what is refused."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agboss import (
+    AssemblyError,
+    ExecutionStatus,
+    Pii,
+    PiiKind,
+    PiiRefusedError,
+    PiiRule,
+    ToolCallApprovalDecisionDto,
+    UninterpretableReplyError,
+    WorkflowFinishTextDto,
+    application,
+    mask,
+    replace_with_token,
+)
+from agboss.models import ChatRequest, MessageRole
+from agboss.pii.detect import DETECTORS
+from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
+from tests import pii_app
+from tests.pii_app import (
+    CARD,
+    EMAIL,
+    IBAN,
+    OTHER_IBAN,
+    RUNS,
+    CustomerDto,
+    LookupTool,
+    MessageWorkflow,
+    PiiApplication,
+    RefundAgent,
+    RefundReplyInterpreter,
+    RefundTool,
+    RefundWorkflow,
+    StrictMessageWorkflow,
+    TextAgent,
+)
+from tests.stores import STORE_KINDS, store_url
+
+CUSTOMER = CustomerDto(order_id="o-7", iban=IBAN, note="")
+DONE = reply_with(WorkflowFinishTextDto, text="done")
+
+
+@pytest.fixture(params=STORE_KINDS)
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+async def env(kind: str, tmp_path: Path) -> AsyncIterator[TestEnv]:
+    pii_app.clear()
+    async with store_url(kind, tmp_path) as url, test_with(PiiApplication, store=url) as made:
+        yield made
+
+
+def sent(requests: list[Any]) -> str:
+    """Everything the model was sent: each message's text and each tool call's arguments."""
+    parts = []
+    for request in requests:
+        assert isinstance(request, ChatRequest)
+        for message in request.messages:
+            parts.append(message.content)
+            parts += [call.arguments for call in message.tool_calls]
+    return "\n".join(parts)
+
+
+# ---- what models see ---------------------------------------------------------------------
+
+
+async def test_a_marked_field_reaches_the_model_as_a_token_and_the_tool_gets_the_real_value(
+    env: TestEnv,
+) -> None:
+    script = env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(LookupTool, order_id="o-7", iban="<IBAN_1>")), DONE
+    )
+    result = await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
+    assert result.status is ExecutionStatus.COMPLETED
+    assert [f"lookup o-7 {IBAN}"] == RUNS  # revealed before validation
+    text = sent(script.requests)
+    assert IBAN not in text
+    assert "<IBAN_1>" in text
+    # The tool's result holds another IBAN, in a marked field: the model reads a new token.
+    [tool_message] = [
+        m.content
+        for m in script.requests[1].messages
+        if m.role is MessageRole.TOOL  # type: ignore[union-attr]
+    ]
+    assert OTHER_IBAN not in tool_message
+    assert "<IBAN_2>" in tool_message
+
+
+async def test_free_text_is_searched_by_the_detectors_of_the_rules_in_force(env: TestEnv) -> None:
+    script = env.mock_llm(TextAgent).then_return(DONE)
+    message = f"Refund to {IBAN[:4]} {IBAN[4:8]} {IBAN[8:12]} {IBAN[12:16]} {IBAN[16:20]} {IBAN[20:]}, mail {EMAIL}"
+    await env.app.execute(MessageWorkflow, {"text": message}, owner_id="u")
+    text = sent(script.requests)
+    assert EMAIL not in text
+    assert "****.org" in text  # mask(): the last four characters
+    assert "<IBAN_1>" in text
+    assert "DE89 3704" not in text
+
+
+async def test_a_value_a_refusal_rule_covers_never_reaches_a_model(env: TestEnv) -> None:
+    script = env.mock_llm(TextAgent).then_return(DONE)
+    with pytest.raises(PiiRefusedError) as refused:
+        await env.app.execute(MessageWorkflow, {"text": f"my card is {CARD}"}, owner_id="u")
+    assert refused.value.code == "pii.refused"
+    assert script.requests == []  # the model was never called
+
+
+async def test_a_workflows_rule_replaces_the_applications_for_its_executions(
+    env: TestEnv,
+) -> None:
+    env.mock_llm(TextAgent).then_return(DONE)
+    with pytest.raises(PiiRefusedError):  # the application masks e-mails; this workflow refuses
+        await env.app.execute(StrictMessageWorkflow, {"text": f"mail {EMAIL}"}, owner_id="u")
+    done = await env.app.execute(MessageWorkflow, {"text": f"mail {EMAIL}"}, owner_id="u")
+    assert done.status is ExecutionStatus.COMPLETED
+
+
+async def test_a_token_nobody_issued_is_a_tool_error_and_the_tool_never_runs(
+    env: TestEnv,
+) -> None:
+    script = env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(LookupTool, order_id="o-7", iban="<IBAN_9>")), DONE
+    )
+    await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
+    assert RUNS == []
+    [tool_message] = [
+        m.content
+        for m in script.requests[1].messages
+        if m.role is MessageRole.TOOL  # type: ignore[union-attr]
+    ]
+    assert "<IBAN_9>, a token nobody issued" in tool_message
+
+
+async def test_a_token_survives_a_pause_and_a_restart(kind: str, tmp_path: Path) -> None:
+    pii_app.clear()
+    async with store_url(kind, tmp_path) as url:
+        async with test_with(PiiApplication, store=url) as first:
+            first.mock_llm(RefundAgent).then_return(
+                call_tools(tool_call(RefundTool, order_id="o-7", iban="<IBAN_1>")), DONE
+            )
+            paused = await first.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
+        [pause] = paused.pending
+        assert pause.pause_id is not None
+        async with test_with(PiiApplication, store=url) as second:  # a new process
+            # The journaled turn is replayed here: its token is read back from the store.
+            second.mock_llm(RefundAgent).then_return(DONE)
+            done = await second.app.resume(
+                pause.pause_id, decision={"approved": True}, owner_id="u"
+            )
+    assert done.status is ExecutionStatus.COMPLETED
+    assert [f"refund o-7 to {IBAN}"] == RUNS
+
+
+# ---- what leaves the process ---------------------------------------------------------------
+
+
+async def test_pending_events_channels_and_records_show_the_value_masked(env: TestEnv) -> None:
+    env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(RefundTool, order_id="o-7", iban="<IBAN_1>")), DONE
+    )
+    paused = await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u", record=True)
+    [pause] = paused.pending
+    assert pause.ask.arguments == {"order_id": "o-7", "iban": "****3000"}
+    [asked] = pii_app.ASKED
+    assert asked.value.arguments.iban == "****3000"  # the channel is shown the mask
+    assert pause.pause_id is not None
+    done = await env.app.resume(
+        pause.pause_id,
+        decision=ToolCallApprovalDecisionDto(
+            approved=True, override_arguments={"order_id": "o-7", "iban": OTHER_IBAN}
+        ),
+        owner_id="u",
+        record=True,
+    )
+    assert [f"refund o-7 to {OTHER_IBAN}"] == RUNS  # the tool got the real override
+    assert done.record is not None
+    shown = done.record.model_dump_json()
+    assert IBAN not in shown
+    assert OTHER_IBAN not in shown
+    [entry] = done.record.pauses
+    assert entry.decision is not None
+    assert entry.decision.override_arguments == {"order_id": "o-7", "iban": "****5432"}
+    # What the engine stores for its own replay keeps the real value.
+    stored = await env.app.store.pauses.find_by_tenant_id_and_pause_id("default", pause.pause_id)
+    assert stored is not None
+    assert stored.ask.arguments["iban"] == IBAN
+
+
+# ---- reply interpreters ---------------------------------------------------------------------
+
+
+async def test_an_interpreters_model_reads_the_ask_with_tokens_and_a_stray_token_declines(
+    env: TestEnv,
+) -> None:
+    env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(RefundTool, order_id="o-7", iban="<IBAN_1>")), DONE
+    )
+    paused = await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
+    [pause] = paused.pending
+    assert pause.pause_id is not None
+    reader = env.mock_llm(RefundReplyInterpreter).then_return(
+        reply_with(
+            ToolCallApprovalDecisionDto,
+            approved=True,
+            override_arguments={"order_id": "o-7", "iban": "<IBAN_5>"},
+        ),
+        reply_with(
+            ToolCallApprovalDecisionDto,
+            approved=True,
+            override_arguments={"order_id": "o-7", "iban": "<IBAN_1>"},
+        ),
+    )
+    with pytest.raises(UninterpretableReplyError, match="a token nobody issued"):
+        await env.app.resume(pause.pause_id, reply=f"yes, and mail {EMAIL}", owner_id="u")
+    text = sent(reader.requests)
+    assert IBAN not in text
+    assert EMAIL not in text
+    assert "<IBAN_1>" in text
+    done = await env.app.resume(pause.pause_id, reply="yes", owner_id="u")
+    assert done.status is ExecutionStatus.COMPLETED
+    assert [f"refund o-7 to {IBAN}"] == RUNS  # the model's token is the real value again
+
+
+async def test_a_refused_value_in_a_reply_keeps_the_pause_waiting(env: TestEnv) -> None:
+    env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(RefundTool, order_id="o-7", iban="<IBAN_1>")), DONE
+    )
+    paused = await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
+    [pause] = paused.pending
+    assert pause.pause_id is not None
+    reader = env.mock_llm(RefundReplyInterpreter)
+    with pytest.raises(PiiRefusedError):
+        await env.app.resume(pause.pause_id, reply=f"pay with {CARD}", owner_id="u")
+    assert reader.requests == []
+    still = await env.app.get(paused.execution_id)
+    assert [p.pause_id for p in still.pending] == [pause.pause_id]
+
+
+# ---- rules and detectors -------------------------------------------------------------------
+
+
+@application(
+    name="bad-pii-application",
+    workflows=[RefundWorkflow],
+    channels=[pii_app.DeskRefundApprovalChannel],
+    pii=[
+        PiiRule(PiiKind.IBAN, mask()),
+        PiiRule(PiiKind.IBAN, replace_with_token()),
+        "iban",  # type: ignore[list-item]
+    ],
+)
+class BadPiiApplication: ...
+
+
+async def test_pii_rules_are_checked_at_assembly() -> None:
+    with pytest.raises(AssemblyError) as caught:
+        async with test_with(BadPiiApplication):
+            pass
+    assert {(v.rule, v.component) for v in caught.value.violations} == {
+        ("pii.duplicate-kind", "bad-pii-application"),
+        ("pii.not-a-rule", "bad-pii-application"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "found"),
+    [
+        (PiiKind.CARD_NUMBER, "card 4111-1111-1111-1111 ok", "4111-1111-1111-1111"),
+        (PiiKind.CARD_NUMBER, "order 4111111111111112 ok", None),  # Luhn digit wrong
+        (PiiKind.IBAN, f"to {IBAN} NOW", IBAN),
+        (PiiKind.IBAN, "to DE00370400440532013000 now", None),  # check digits wrong
+        (PiiKind.EMAIL, f"write to {EMAIL}.", EMAIL),
+        (PiiKind.PHONE, "call +44 20 7946 0958 today", "+44 20 7946 0958"),
+        (PiiKind.PHONE, "ticket 12345", None),
+    ],
+)
+def test_detectors_find_only_values_that_pass_their_kinds_check(
+    kind: str, text: str, found: str | None
+) -> None:
+    spans = DETECTORS[kind](text)
+    assert [text[a:b] for a, b in spans] == ([] if found is None else [found])
+
+
+def test_a_pii_marker_needs_a_kind() -> None:
+    with pytest.raises(Exception, match="needs a kind"):
+        Pii(kind="")
+    assert json.dumps(PiiKind.IBAN) == '"iban"'
