@@ -100,7 +100,8 @@ async def test_a_marked_field_reaches_the_model_as_a_token_and_the_tool_gets_the
 
 async def test_free_text_is_searched_by_the_detectors_of_the_rules_in_force(env: TestEnv) -> None:
     script = env.mock_llm(TextAgent).then_return(DONE)
-    message = f"Refund to {IBAN[:4]} {IBAN[4:8]} {IBAN[8:12]} {IBAN[12:16]} {IBAN[16:20]} {IBAN[20:]}, mail {EMAIL}"
+    grouped = " ".join(IBAN[start : start + 4] for start in range(0, len(IBAN), 4))
+    message = f"Refund to {grouped}, mail {EMAIL}"
     await env.app.execute(MessageWorkflow, {"text": message}, owner_id="u")
     text = sent(script.requests)
     assert EMAIL not in text
