@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -48,13 +49,14 @@ def test_the_approvals_example_pauses_on_both_calls_and_takes_piped_answers(
     tmp_path: Path,
 ) -> None:
     out = run_approvals(tmp_path, "maybe\ny\nn not this month\n")
-    assert "? office-agent asks to run return-deposit-tool(lease_id='L-7')" in out
+    # The IBAN is personal data: the terminal shows it masked, the tool gets the real one.
+    assert "? office-agent asks to run return-deposit-tool(lease_id='L-7', iban='****3000')" in out
     assert "? office-agent asks to book taxi for 12.50 EUR" in out
     assert "… the desk waits for 2 answer(s)" in out
     assert "has no reply interpreter to read a free-text reply — answer y, n <reason>" in out
     assert (
-        "answer: returned the deposit of L-7; the call was rejected by user-1: not this month"
-        in out
+        "answer: returned the deposit of L-7 to DE89 3704 0044 0532 0130 00; the call was "
+        "rejected by user-1: not this month" in out
     )
     assert "audit: book-expense-tool rejected by user-1 (replied)" in out
     assert out.rstrip().endswith("status: completed")
@@ -63,7 +65,10 @@ def test_the_approvals_example_pauses_on_both_calls_and_takes_piped_answers(
 def test_the_approvals_example_approves_with_other_arguments(tmp_path: Path) -> None:
     out = run_approvals(tmp_path, "y\ny amount=lots\ny amount=6.25\n")
     assert "override_arguments is not a valid input of book-expense-tool" in out
-    assert "answer: returned the deposit of L-7; booked taxi (6.25 EUR)" in out
+    assert (
+        "answer: returned the deposit of L-7 to DE89 3704 0044 0532 0130 00; booked taxi (6.25 EUR)"
+        in out
+    )
 
 
 def test_the_approvals_example_leaves_the_execution_paused_when_answers_run_out(
@@ -82,7 +87,10 @@ def test_the_approvals_example_reads_the_owners_own_words_with_a_reply_interpret
     assert "terminal-user-channel has no reply interpreter" in out  # the deposit: y / n only
     assert "could not read that (expense-reply-interpreter's model gave no answer)" in out
     assert "approved with {'purpose': 'taxi', 'amount': 6.25}" in out
-    assert "answer: returned the deposit of L-7; booked taxi (6.25 EUR)" in out
+    assert (
+        "answer: returned the deposit of L-7 to DE89 3704 0044 0532 0130 00; booked taxi (6.25 EUR)"
+        in out
+    )
 
 
 def test_the_parallel_variant_pauses_two_desks_at_once_and_joins_their_answers(
@@ -100,11 +108,15 @@ def test_the_parallel_variant_pauses_two_desks_at_once_and_joins_their_answers(
         timeout=60,
         check=True,
     ).stdout
-    assert "? deposit-desk-agent asks to run return-deposit-tool(lease_id='L-7')" in out
+    assert (
+        "? deposit-desk-agent asks to run return-deposit-tool(lease_id='L-7', iban='****3000')"
+        in out
+    )
     assert "? expense-desk-agent asks to book taxi for 12.50 EUR" in out
     assert "… the desk waits for 2 answer(s)" in out
     assert "approved with {'purpose': 'taxi', 'amount': 6.25}" in out
-    assert "answer: returned the deposit of L-7 | booked taxi (6.25 EUR)" in out
+    deposit = "returned the deposit of L-7 to DE89 3704 0044 0532 0130 00"
+    assert f"answer: {deposit} | booked taxi (6.25 EUR)" in out
 
 
 def test_the_approvals_example_runs_on_an_openai_compatible_provider_when_one_is_set(
@@ -117,7 +129,10 @@ def test_the_approvals_example_runs_on_an_openai_compatible_provider_when_one_is
             [
                 completion(
                     tool_calls=[
-                        {"name": "return-deposit-tool", "arguments": {"lease_id": "L-7"}},
+                        {
+                            "name": "return-deposit-tool",
+                            "arguments": {"lease_id": "L-7", "iban": "<IBAN_1>"},
+                        },
                         {
                             "name": "book-expense-tool",
                             "arguments": {"purpose": "taxi", "amount": 12.5},
@@ -148,5 +163,8 @@ def test_the_approvals_example_runs_on_an_openai_compatible_provider_when_one_is
     assert f"model: {server.base_url}" in out
     assert "answer: All done." in out
     assert server.headers[0]["authorization"] == "Bearer sk-loopback"
+    first = json.dumps(server.requests[0])
+    assert "DE89" not in first  # the provider is sent the token, never the IBAN
+    assert "<IBAN_1>" in first
     tools = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
     assert tools[1]["content"] == "Tool error: the call was rejected by user-1: not today"

@@ -298,3 +298,21 @@ def test_a_pii_marker_needs_a_kind() -> None:
     with pytest.raises(Exception, match="needs a kind"):
         Pii(kind="")
     assert json.dumps(PiiKind.IBAN) == '"iban"'
+
+
+async def test_an_override_that_hands_back_a_masked_value_as_shown_keeps_the_real_one(
+    env: TestEnv,
+) -> None:
+    env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(RefundTool, order_id="o-7", iban="<IBAN_1>")), DONE
+    )
+    paused = await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
+    [pause] = paused.pending
+    assert pause.pause_id is not None
+    changed = {**pause.ask.arguments, "order_id": "o-8"}  # the iban as shown: ****3000
+    await env.app.resume(
+        pause.pause_id,
+        decision={"approved": True, "override_arguments": changed},
+        owner_id="u",
+    )
+    assert [f"refund o-8 to {IBAN}"] == RUNS

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel
 
-__all__ = ["DepositReturnDto", "DeskDoneDto", "ExpenseDto"]
+from agboss import Pii, PiiKind
+
+__all__ = ["DepositRefundDto", "DepositReturnDto", "DeskDoneDto", "ExpenseDto"]
 
 
 class DepositReturnDto(BaseModel):
     """A lease whose deposit is returned."""
 
     lease_id: str
+
+
+class DepositRefundDto(BaseModel):
+    """A lease whose deposit is paid back to an account: the IBAN is personal data."""
+
+    lease_id: str
+    iban: Annotated[str, Pii(kind=PiiKind.IBAN)]
 
 
 class ExpenseDto(BaseModel):

@@ -14,6 +14,7 @@ from agboss.agents import ANSWER_TOOL
 from agboss.models import ChatRequest, ChatResponse, MessageRole, ToolCall, Usage
 
 _LEASE = re.compile(r"\b(L-\d+)\b")
+_TOKEN = re.compile(r"<IBAN_\d+>")
 _EXPENSE = re.compile(r"\b(taxi|train|hotel|lunch|dinner)\b(?:\D{0,20}?(\d+(?:[.,]\d+)?))?", re.I)
 
 
@@ -76,12 +77,17 @@ def office_model(request: ChatRequest) -> ChatResponse:
     text = next(m.content for m in request.messages if m.role is MessageRole.USER)
     offered = {tool.name for tool in request.tools}
     calls: list[ToolCall] = []
+    schemas = {tool.name: tool.parameters for tool in request.tools}
     for lease in _LEASE.findall(text) if "return-deposit-tool" in offered else []:
+        arguments: dict[str, object] = {"lease_id": lease}
+        if "iban" in schemas["return-deposit-tool"].get("properties", {}):
+            # The model reads an IBAN as the token a PII rule gave it, and writes it back.
+            arguments["iban"] = next(iter(_TOKEN.findall(text)), "")
         calls.append(
             ToolCall(
                 id=f"call-{len(calls)}",
                 name="return-deposit-tool",
-                arguments=json.dumps({"lease_id": lease}),
+                arguments=json.dumps(arguments),
             )
         )
     for purpose, amount in _EXPENSE.findall(text) if "book-expense-tool" in offered else []:

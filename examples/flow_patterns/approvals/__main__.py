@@ -44,7 +44,9 @@ from examples.flow_patterns.approvals.components import (
 )
 from examples.flow_patterns.desk_model import scripted_provider
 
-DEFAULT_REQUEST = "Return L-7's deposit and book the taxi, 12.50 euros."
+DEFAULT_REQUEST = (
+    "Return L-7's deposit to DE89 3704 0044 0532 0130 00 and book the taxi, 12.50 euros."
+)
 OWNER = "user-1"
 
 

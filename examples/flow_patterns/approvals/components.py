@@ -3,6 +3,9 @@
 The deposit names the built-in `TerminalUserChannel`; the expense names a role whose terminal
 implementation also accepts the owner's own words, read by a reply interpreter on a model. Both
 calls of one model turn pause at once, and the thread's owner answers each by its pause id.
+
+The deposit goes back to an IBAN, which a PII rule keeps from the model (it reads a token,
+``<IBAN_1>``) and from the terminal (it shows ``****3000``); the tool gets the real one.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from agboss import (
     JoinHandler,
     JoinInput,
     PauseAnswerer,
+    PiiKind,
+    PiiRule,
     TerminalUserChannel,
     ToolHandler,
     WorkflowFinishTextDto,
@@ -25,6 +30,7 @@ from agboss import (
     channel,
     channel_role,
     join,
+    replace_with_token,
     reply_interpreter,
     start,
     tool,
@@ -32,7 +38,7 @@ from agboss import (
     workflow_finish,
     workflow_start,
 )
-from examples.flow_patterns.desk_dtos import DepositReturnDto, DeskDoneDto, ExpenseDto
+from examples.flow_patterns.desk_dtos import DepositRefundDto, DeskDoneDto, ExpenseDto
 
 MODEL = "moonshotai/kimi-k2.6"
 
@@ -74,16 +80,16 @@ class TerminalExpenseApprovalChannel(ExpenseApprovalChannel):
 
 @tool(
     name="return-deposit-tool",
-    description="Returns the deposit of a lease",
-    input=DepositReturnDto,
+    description="Pays the deposit of a lease back to an IBAN",
+    input=DepositRefundDto,
     output=DeskDoneDto,
     channel=TerminalUserChannel,
 )
-class ReturnDepositTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
-    """Returns a deposit, once approved."""
+class ReturnDepositTool(ToolHandler[DepositRefundDto, DeskDoneDto]):
+    """Returns a deposit, once approved (to the real IBAN: tools never see a token)."""
 
-    async def run(self, args: DepositReturnDto) -> DeskDoneDto:
-        return DeskDoneDto(status=f"returned the deposit of {args.lease_id}")
+    async def run(self, args: DepositRefundDto) -> DeskDoneDto:
+        return DeskDoneDto(status=f"returned the deposit of {args.lease_id} to {args.iban}")
 
 
 @tool(
@@ -186,6 +192,7 @@ class ParallelOfficeWorkflow: ...
     name="office-application",
     workflows=[OfficeWorkflow, ParallelOfficeWorkflow],
     channels=[TerminalExpenseApprovalChannel],
+    pii=[PiiRule(PiiKind.IBAN, replace_with_token())],
 )
 class OfficeApplication:
     """Says when the desk waits for answers (on_execution_pause)."""

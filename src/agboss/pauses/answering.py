@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine.lease import Lease
@@ -82,6 +84,36 @@ def _check_answerer(
     return answered_by
 
 
+def _unmasked(
+    engine: Engine, decision: object, pause: PauseRecord, row: ExecutionRow, dto: type[BaseModel]
+) -> object:
+    """The decision with any argument handed back as ``pending`` showed it (masked) turned
+    back into the real value: an approver who changes one field and sends the rest as shown
+    does not send a mask to the tool."""
+    overrides = (
+        decision.override_arguments
+        if isinstance(decision, ToolCallApprovalDecisionDto)
+        else decision.get("override_arguments")
+        if isinstance(decision, Mapping)
+        else None
+    )
+    if not isinstance(overrides, Mapping):
+        return decision
+    assembly = engine.runtime.assembly
+    real = pause.ask.arguments
+    shown = assembly.pii_outside.arguments(real, dto, assembly.pii_policy(row.workflow))
+    if shown is real:
+        return decision
+    kept = {
+        key: real[key] if key in real and value == shown.get(key) != real[key] else value
+        for key, value in overrides.items()
+    }
+    if isinstance(decision, ToolCallApprovalDecisionDto):
+        return decision.model_copy(update={"override_arguments": kept})
+    assert isinstance(decision, Mapping)
+    return {**decision, "override_arguments": kept}
+
+
 async def resume_pause(
     engine: Engine,
     pause_id: str,
@@ -114,7 +146,8 @@ async def resume_pause(
         interpretation = await interpret_reply(engine, pause, row, reply)
         valid, usage = interpretation.decision, interpretation.usage
     else:
-        valid = validate_decision(decision, tool_spec.name, tool_spec.input, limits)
+        given = _unmasked(engine, decision, pause, row, tool_spec.input)
+        valid = validate_decision(given, tool_spec.name, tool_spec.input, limits)
         usage = None
     now = runtime.clock.now()
     answer = PauseAnswer(decision=valid, responder=responder, reply=reply, usage=usage)

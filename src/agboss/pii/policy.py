@@ -29,8 +29,10 @@ _TOKEN = re.compile(r"<([A-Z][A-Z0-9_]*)_(\d+)>")
 
 
 def masked(value: str) -> str:
-    """A value as everything outside the process shows it: its last four characters at most."""
-    return "****" + value[-4:] if len(value) >= 10 else "****"
+    """A value as everything outside the process shows it: its last four characters at most
+    (spaces and dashes left out)."""
+    compact = re.sub(r"[\s-]", "", value)
+    return "****" + compact[-4:] if len(compact) >= 10 else "****"
 
 
 def _kind_label(kind: str) -> str:
