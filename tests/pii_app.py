@@ -11,6 +11,7 @@ from agboss import (
     ChannelOf,
     ChannelOutcome,
     DecidedBy,
+    ExecutionPauseEvent,
     PauseAnswerer,
     Pii,
     PiiKind,
@@ -41,7 +42,10 @@ CARD = "4111 1111 1111 1111"
 """A test card number whose Luhn digit is valid."""
 
 RUNS: list[str] = []
+ON_FILE = [OTHER_IBAN]
+"""The IBAN the lookup tool finds (a test may set another)."""
 ASKED: list[ChannelAsk[RefundDto]] = []
+EVENTS: list[ExecutionPauseEvent] = []
 
 
 class RefundDto(BaseModel):
@@ -104,7 +108,7 @@ class RefundTool(ToolHandler[RefundDto, RefundedDto]):
 class LookupTool(ToolHandler[RefundDto, RefundedDto]):
     async def run(self, args: RefundDto) -> RefundedDto:
         RUNS.append(f"lookup {args.order_id} {args.iban}")
-        return RefundedDto(status="on file", iban=OTHER_IBAN)
+        return RefundedDto(status="on file", iban=ON_FILE[0])
 
 
 @agent(
@@ -191,9 +195,13 @@ RULES = [
     channels=[DeskRefundApprovalChannel],
     pii=RULES,
 )
-class PiiApplication: ...
+class PiiApplication:
+    def on_execution_pause(self, event: ExecutionPauseEvent) -> None:
+        EVENTS.append(event)
 
 
 def clear() -> None:
     RUNS.clear()
     ASKED.clear()
+    EVENTS.clear()
+    ON_FILE[:] = [OTHER_IBAN]

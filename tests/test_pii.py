@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from agboss import (
     AssemblyError,
@@ -176,6 +180,8 @@ async def test_pending_events_channels_and_records_show_the_value_masked(env: Te
     assert pause.ask.arguments == {"order_id": "o-7", "iban": "****3000"}
     [asked] = pii_app.ASKED
     assert asked.value.arguments.iban == "****3000"  # the channel is shown the mask
+    [event] = pii_app.EVENTS
+    assert event.pending[0].ask.arguments["iban"] == "****3000"
     assert pause.pause_id is not None
     done = await env.app.resume(
         pause.pause_id,
@@ -316,3 +322,68 @@ async def test_an_override_that_hands_back_a_masked_value_as_shown_keeps_the_rea
         owner_id="u",
     )
     assert [f"refund o-8 to {IBAN}"] == RUNS
+
+
+# ---- no marked value ever leaves: a property over generated values -----------------------
+
+_SECRET = st.text(
+    alphabet=st.characters(whitelist_categories=("Lu", "Ll", "Nd")), min_size=10, max_size=24
+).map(lambda text: "S3cr3t" + text)
+"""A marked field's value: long enough to be masked, unlike any other text of the run."""
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(iban=_SECRET, other=_SECRET, note=st.text(max_size=30))
+def test_no_marked_value_reaches_a_model_a_pending_entry_a_record_a_span_or_a_log(
+    iban: str, other: str, note: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    asyncio.run(_leak_check(iban, other, note, caplog))
+
+
+async def _leak_check(iban: str, other: str, note: str, caplog: pytest.LogCaptureFixture) -> None:
+    from tests.test_tracing import _EXPORTER
+
+    assume(other not in iban and iban not in other)
+    pii_app.clear()
+    pii_app.ON_FILE[:] = [other]
+    _EXPORTER.clear()
+    caplog.clear()
+    customer = CustomerDto(order_id="o-1", iban=iban, note=note)
+    with caplog.at_level(logging.DEBUG):
+        async with test_with(PiiApplication) as env:
+            script = env.mock_llm(RefundAgent).then_return(
+                call_tools(tool_call(LookupTool, order_id="o-1", iban="<IBAN_1>")),
+                call_tools(tool_call(RefundTool, order_id="o-1", iban="<IBAN_2>")),
+                DONE,
+            )
+            paused = await env.app.execute(RefundWorkflow, customer, owner_id="u", record=True)
+            [pause] = paused.pending
+            assert pause.pause_id is not None
+            done = await env.app.resume(
+                pause.pause_id, decision={"approved": True}, owner_id="u", record=True
+            )
+    assert [f"lookup o-1 {iban}", f"refund o-1 to {other}"] == RUNS  # tools get real values
+    seen = [
+        sent(script.requests),
+        repr(paused),
+        repr(pii_app.ASKED),
+        repr(pii_app.EVENTS),
+        done.record.model_dump_json() if done.record else "",
+        repr(done.pending),
+        json.dumps(
+            [
+                [dict(s.attributes or {}), [dict(e.attributes or {}) for e in s.events]]
+                for s in _EXPORTER.get_finished_spans()
+            ],
+            default=str,
+        ),
+        "\n".join(record.getMessage() for record in caplog.records),
+    ]
+    for where, text in enumerate(seen):
+        assert iban not in text, where
+        assert other not in text, where
