@@ -130,6 +130,8 @@ class AgentRun:
         return f"{self.scope}/turn-{iteration}/{part}"
 
     def _fail(self, message: str, hint: str | None = None) -> AgentFailedError:
+        if self.pii is not None:  # a failure's text leaves the process: masked like a record
+            message = self.pii.policy.outside(message, self.pii.values)
         return AgentFailedError(message, agent=self.spec.name, node_id=self.node.node_id, hint=hint)
 
     # ---- the loop ------------------------------------------------------------------
@@ -151,6 +153,10 @@ class AgentRun:
         attempts = 0
         for iteration in range(self.spec.max_tool_loop_iterations):
             seen = await self._model_turn(iteration, attempts, messages)
+            if self.pii is not None:
+                await self.pii.ready_for(
+                    [seen.content or "", *(c.arguments for c in seen.tool_calls)]
+                )
             # The conversation keeps what the model wrote (its tokens); the loop reads it with
             # the real values, so tools and validation never see a token.
             messages.append(Message(MessageRole.ASSISTANT, seen.content or "", seen.tool_calls))
@@ -324,6 +330,8 @@ class AgentRun:
         async def call() -> ChatResponse:
             model = runtime.models.chat_model(self.spec.model)
             # PiiRefusedError here: the model is never called, the step fails.
+            if self.pii is not None:
+                await self.pii.ready_for(_texts(messages))
             sent = replace(request, messages=self._to_model(messages))
             try:
                 await check_budgets(runtime, row, request.caller.label)
@@ -576,6 +584,14 @@ class AgentRun:
                 hint=f"return a {spec.output.__name__} from run()",
             )
         return _ToolResult(result.model_dump_json(), False)
+
+
+def _texts(messages: list[Message]) -> list[str]:
+    return [
+        text
+        for message in messages
+        for text in (message.content, *(call.arguments for call in message.tool_calls))
+    ]
 
 
 async def _in_thread(run: Callable[[BaseModel], Any], args: BaseModel) -> Any:

@@ -127,10 +127,11 @@ class ExecutionFrame:
             return None
         state = self.state
         if state.pii_tokens is None:
-            known = {}
-            if not state.fresh:
-                known = await self.runtime.store.executions.pii_tokens(self.row.root_execution_id)
-            state.pii_tokens = TreeTokens(known)
+            store, root = self.runtime.store, self.row.root_execution_id
+            # A new tree has none stored; another's are read when a call needs them.
+            state.pii_tokens = TreeTokens(
+                load=None if state.fresh else lambda: store.executions.pii_tokens(root)
+            )
         return PiiSeam(policy, state.pii_tokens)
 
     def keep_tokens(self, seam: PiiSeam | None) -> None:

@@ -261,9 +261,11 @@ async def _bounded_send(
             outcome = await sending
         except Exception as error:
             runtime.logger.warning(
-                "channel.send-failed: %s failed while its branch was dropped: %r",
+                "channel.send-failed: %s failed while its branch was dropped: %s",
                 pause.channel,
-                redacted(error, secret_of(pause)),
+                runtime.assembly.pii_policy(frame.row.workflow).outside(
+                    repr(redacted(error, secret_of(pause)))
+                ),
             )
         if isinstance(outcome, ChannelOutcome) and outcome.awaits_reply:
             await frame.writes.commit([MarkPauseSent(pause.tenant_id, pause.pause_id)])

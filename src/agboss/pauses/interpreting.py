@@ -96,10 +96,15 @@ async def interpret_reply(
         # does; tokens it answers with are the real values again before validation. Tokens
         # issued here live for this call only: the answer keeps real values.
         policy = runtime.assembly.pii_policy(row.workflow)
-        seam = PiiSeam(policy, TreeTokens(dict(await _tokens(engine, row, policy.active))))
+        store = runtime.store
+        seam = PiiSeam(
+            policy, TreeTokens(load=lambda: store.executions.pii_tokens(row.root_execution_id))
+        )
         seam.know(args, tool_spec.input)
+        await seam.ready_for([json.dumps(pause.ask.arguments), reply])
         decided, usage = await _by_model(engine, spec, row, reading, seam)
         try:
+            await seam.ready_for([json.dumps(decided, default=str)])
             decided = seam.reveal_value(decided)
         except UnknownTokenError as error:  # a decline: the pause stays Pending
             raise UninterpretableReplyError(
@@ -145,12 +150,6 @@ async def _by_code(
     if outcome.decision is None:
         raise UninterpretableReplyError(outcome.reason or f"{spec.name} did not understand it")
     return outcome.decision
-
-
-async def _tokens(engine: Engine, row: ExecutionRow, active: bool) -> dict[str, str]:
-    if not active:
-        return {}
-    return await engine.runtime.store.executions.pii_tokens(row.root_execution_id)
 
 
 def _state(reading: InterpreterInput[Any], seam: PiiSeam) -> str:

@@ -110,10 +110,12 @@ async def withdraw(
             )
     except Exception as error:
         runtime.logger.warning(
-            "channel.withdraw-failed: %s could not withdraw a question of execution %s: %r",
+            "channel.withdraw-failed: %s could not withdraw a question of execution %s: %s",
             tool_channel.name,
             row.execution_id,
-            redacted(error, secret_of(pause)),
+            runtime.assembly.pii_policy(row.workflow).outside(
+                repr(redacted(error, secret_of(pause)))
+            ),
             extra={
                 "event": "channel.withdraw-failed",
                 "execution_id": row.execution_id,

@@ -52,7 +52,12 @@ def _emails(text: str) -> list[Span]:
     return [match.span() for match in _EMAIL.finditer(text)]
 
 
+_INTERNATIONAL = re.compile(r"\+\s*\(?\d")
+
+
 def _phones(text: str) -> list[Span]:
+    if not _INTERNATIONAL.search(text):  # only +<country> numbers are read: skip the parser
+        return []
     return [
         (match.start, match.end)
         for match in phonenumbers.PhoneNumberMatcher(text, None, phonenumbers.Leniency.VALID)

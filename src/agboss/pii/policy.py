@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import re
 import typing
-from collections.abc import Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -25,6 +26,7 @@ from agboss.pii.rules import Pii, PiiAction, PiiRule
 
 __all__ = ["PiiPolicy", "PiiSeam", "TreeTokens", "UnknownTokenError", "marked_values", "masked"]
 
+_FOUND_CACHE = 512
 _TOKEN = re.compile(r"<([A-Z][A-Z0-9_]*)_(\d+)>")
 
 
@@ -106,16 +108,26 @@ class UnknownTokenError(Exception):
 
 @dataclass
 class TreeTokens:
-    """A tree's tokens: what each stands for, loaded from the store; the ones issued since,
-    to be stored with the pass's next commit."""
+    """A tree's tokens: what each stands for, read from the store when first needed (``load``);
+    the ones issued since, to be stored with the pass's next commit."""
 
     known: dict[str, str] = field(default_factory=dict)
     issued: list[tuple[str, str]] = field(default_factory=list)
+    load: Callable[[], Awaitable[dict[str, str]]] | None = None
 
     def __post_init__(self) -> None:
         self._by_value = {value: token for token, value in self.known.items()}
 
+    async def ready(self) -> None:
+        """Reads the stored tokens, once: before a token is issued or revealed."""
+        if self.load is not None:
+            load, self.load = self.load, None
+            for token, value in (await load()).items():
+                self.known.setdefault(token, value)
+                self._by_value.setdefault(value, token)
+
     def token_for(self, value: str, kind: str) -> str:
+        assert self.load is None, "the tree's stored tokens are read first (ready())"
         found = self._by_value.get(value)
         if found is not None:
             return found
@@ -137,6 +149,11 @@ class PiiPolicy:
     """The rules in force for one workflow's executions, by kind."""
 
     rules: dict[str, PiiRule]
+    _found: OrderedDict[str, list[tuple[Span, str]]] = field(
+        default_factory=OrderedDict, compare=False, repr=False
+    )
+    """What the detectors found in recent texts: a conversation's prompt and input are sent
+    again on every turn and every pass."""
 
     @classmethod
     def of(cls, *layers: Sequence[PiiRule]) -> PiiPolicy:
@@ -158,6 +175,17 @@ class PiiPolicy:
 
     def detected(self, text: str) -> list[tuple[Span, str]]:
         """What the detectors of the rules in force find in a text, without overlaps."""
+        found = self._found.get(text)
+        if found is not None:
+            self._found.move_to_end(text)
+            return found
+        found = self._detect(text)
+        self._found[text] = found
+        if len(self._found) > _FOUND_CACHE:
+            self._found.popitem(last=False)
+        return found
+
+    def _detect(self, text: str) -> list[tuple[Span, str]]:
         spans: list[tuple[Span, str]] = []
         for kind, rule in self.rules.items():
             detector = DETECTORS.get(kind)
@@ -213,6 +241,9 @@ class PiiSeam:
     policy: PiiPolicy
     tokens: TreeTokens
     values: list[tuple[str, str]] = field(default_factory=list)
+    _seen: dict[tuple[str, int], str] = field(default_factory=dict)
+    """Texts already shown to the model, by the number of values known then: a conversation
+    sends its earlier messages again on every turn."""
 
     def know(self, data: Any, dto: type[BaseModel] | None) -> None:
         """Registers the marked fields of a DTO on its way to the model."""
@@ -226,6 +257,13 @@ class PiiSeam:
         """
         if not text:
             return text
+        key = (text, len(self.values))
+        shown = self._seen.get(key)
+        if shown is None:
+            shown = self._seen[key] = self._shown_text(text)
+        return shown
+
+    def _shown_text(self, text: str) -> str:
         for value, kind in sorted(set(self.values), key=lambda item: -len(item[0])):
             if value in text or json.dumps(value, ensure_ascii=False)[1:-1] in text:
                 text = _replace(text, value, self._shown(value, kind))
@@ -248,6 +286,22 @@ class PiiSeam:
         if action is PiiAction.TOKEN:
             return self.tokens.token_for(value, kind)
         return masked(value)
+
+    async def ready_for(self, texts: Iterable[str]) -> None:
+        """Reads the tree's tokens if showing or revealing these texts needs them: a value a
+        token rule covers is in them, or a token is (else a pass reads nothing more)."""
+        if self.tokens.load is None:
+            return
+        tokening = {k for k, r in self.policy.rules.items() if r.action is PiiAction.TOKEN}
+        for text in texts:
+            if not text:
+                continue
+            if _TOKEN.search(text) or any(kind in tokening for _, kind in self.values):
+                await self.tokens.ready()
+                return
+            if tokening and any(kind in tokening for _, kind in self.policy.detected(text)):
+                await self.tokens.ready()
+                return
 
     def reveal(self, text: str) -> str:
         """A model's text with its tokens turned back into values.
