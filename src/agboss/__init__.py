@@ -80,6 +80,8 @@ from agboss.pauses import (
     PauseAnswerRecord,
     PauseRecord,
 )
+from agboss.pauses.answering import AnswerReceipt
+from agboss.pauses.inbox import InboxEntry, InboxPage
 from agboss.pii import Pii, PiiKind, PiiRule, block_with_refusal, mask, replace_with_token
 from agboss.policies import Budget
 from agboss.records import (
@@ -96,6 +98,7 @@ __all__ = [
     "AbortSignal",
     "AgbossError",
     "AgentFailedError",
+    "AnswerReceipt",
     "App",
     "ApprovalAsk",
     "AssemblyError",
@@ -125,6 +128,8 @@ __all__ = [
     "ExecutionStatus",
     "Failure",
     "FunctionProvider",
+    "InboxEntry",
+    "InboxPage",
     "InputLimits",
     "InterpreterInput",
     "JoinDeadlineError",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self, overload
 
@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from agboss.assembly.assemble import Assembly, assemble
 from agboss.clock import Clock, SystemClock, TimerHandle
+from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine.engine import Engine
 from agboss.engine.runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
@@ -19,7 +20,8 @@ from agboss.errors import ConfigurationError, DtoValidationError
 from agboss.inputs import InputLimits, check_id
 from agboss.models.provider import ModelProvider, ModelResolver
 from agboss.outputs import ExecutionOutput
-from agboss.pauses.answering import resume_pause
+from agboss.pauses.answering import AnswerReceipt, answer_pause, resume_pause
+from agboss.pauses.inbox import InboxPage, list_inbox, query_of
 from agboss.pauses.prompts import load_prompts
 from agboss.pauses.withdrawing import cancel_thread
 from agboss.store.protocol import Store
@@ -279,6 +281,101 @@ class App:
             record=_flag(record, "record"),
         )
 
+    async def answer(
+        self,
+        pause_id: str,
+        *,
+        decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None = None,
+        reply: str | None = None,
+        tenant_id: str | None = None,
+        owner_id: str | None = None,
+        answered_by: str | None = None,
+    ) -> AnswerReceipt:
+        """Records an answer and returns at once; the tree moves in the background.
+
+        Every check of `resume` runs first — the shape, the lookup, who may answer, the
+        decision's validation, a reply's interpretation — and the decision is recorded before
+        this returns: a rejected answer leaves the pause waiting, an accepted one is durable.
+        Then this instance moves the tree in the background (tools included); if it cannot
+        (it stops, or another instance holds the tree), any instance's pass or sweep takes the
+        answer. For a webhook that must answer within seconds (Slack: 3 s); `resume` when the
+        caller wants the tree's new output.
+
+        Returns:
+            What was recorded; `get(receipt.execution_id)` reads where the tree stands.
+
+        Raises:
+            The same errors as `resume`, before anything is recorded.
+        """
+        limits = self._limits
+        return await answer_pause(
+            self._engine,
+            check_id(pause_id, "pause_id", limits),
+            decision=decision,
+            reply=reply,
+            tenant_id=_optional_id(tenant_id, "tenant_id", limits),
+            owner_id=_optional_id(owner_id, "owner_id", limits),
+            answered_by=_optional_id(answered_by, "answered_by", limits),
+        )
+
+    async def pending(
+        self,
+        *,
+        tenant_id: str | None = None,
+        owner_id: str | None = None,
+        channel: str | None = None,
+        asked_before: datetime | None = None,
+        limit: int = 50,
+        after: str | None = None,
+    ) -> InboxPage:
+        """The pauses waiting across executions, oldest first: an approvals screen's list.
+
+        Masked like ``ExecutionOutput.pending``; a `PauseAnswerer.CHANNEL` pause is listed
+        without its id. Read by keyset from an index, so a page costs the same however many
+        pauses wait.
+
+        Args:
+            tenant_id: The tenant; the default tenant when ``None``.
+            owner_id: Only the pauses of this owner's threads.
+            channel: Only the pauses asked through this channel (a role's or a channel's name).
+            asked_before: Only the pauses asked before this time (a reminder job's filter).
+            limit: The most entries on the page, 1 to 500.
+            after: ``page.next`` of the page before; ``None`` for the first page.
+
+        Raises:
+            DtoValidationError: An argument is not one of the above.
+        """
+        limits = self._limits
+        return await list_inbox(
+            self._runtime,
+            query_of(
+                tenant_id=_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
+                owner_id=_optional_id(owner_id, "owner_id", limits),
+                channel=_optional_id(channel, "channel", limits),
+                asked_before=asked_before,
+                limit=limit,
+                after=after,
+            ),
+        )
+
+    async def count_pending(
+        self,
+        *,
+        tenant_id: str | None = None,
+        owner_id: str | None = None,
+        channel: str | None = None,
+        asked_before: datetime | None = None,
+    ) -> int:
+        """How many pauses `pending` would list with these filters, over every page."""
+        limits = self._limits
+        query = query_of(
+            tenant_id=_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
+            owner_id=_optional_id(owner_id, "owner_id", limits),
+            channel=_optional_id(channel, "channel", limits),
+            asked_before=asked_before,
+        )
+        return await self._runtime.store.pauses.count_waiting(query)
+
     async def cancel(
         self, thread_id: str, *, tenant_id: str | None = None, owner_id: str | None = None
     ) -> ExecutionOutput | None:
@@ -368,6 +465,7 @@ class App:
         self._closed = True
         if self._sweep is not None:
             self._sweep.cancel()
+        await self._engine.settle(self._runtime.lease_ttl)
         await asyncio.sleep(0)
         await self._runtime.store.close()
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Coroutine
+from datetime import timedelta
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -71,6 +73,43 @@ class Engine:
         self.hooks = ApplicationHooks(runtime)
         self.flows = FlowRunner(runtime)
         self.reader = TreeReader(runtime)
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # ---- moving in the background ----------------------------------------------------
+
+    def in_background(self, work: Coroutine[Any, Any, Any], root_execution_id: str) -> None:
+        """Runs a move without a caller waiting for it. What it raises is logged: the answer
+        is recorded either way, and the sweep moves a tree no pass took."""
+
+        async def guarded() -> None:
+            try:
+                await work
+            except AgbossError as error:
+                self.runtime.logger.warning(
+                    "execution.background-move-failed: execution %s: %s",
+                    root_execution_id,
+                    error.message,
+                    extra={"event": "execution.background-move-failed"},
+                )
+            except Exception:
+                self.runtime.logger.exception(
+                    "execution.background-move-failed: execution %s", root_execution_id
+                )
+
+        task = asyncio.get_running_loop().create_task(guarded())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def settle(self, within: timedelta) -> None:
+        """Waits up to ``within`` for the background moves, then cuts off the rest (a cut-off
+        pass is recovered from what is stored, by any instance)."""
+        if not self._background:
+            return
+        _, late = await asyncio.wait(set(self._background), timeout=within.total_seconds())
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.wait(late)
 
     # ---- beginning -----------------------------------------------------------------
 

@@ -9,6 +9,7 @@ its lease and run a pass, which takes every resolved pause.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -37,12 +38,12 @@ from agboss.pauses.model import (
 )
 from agboss.pauses.withdrawing import tool_of
 from agboss.store.protocol import ExecutionRow
-from agboss.store.writes import AcquireLease, ReleaseLease, ResolvePause
+from agboss.store.writes import Acquired, AcquireLease, ReleaseLease, ResolvePause
 
 if TYPE_CHECKING:
     from agboss.engine.engine import Engine
 
-__all__ = ["resume_pause"]
+__all__ = ["AnswerReceipt", "answer_pause", "record_answer", "resume_pause"]
 
 
 def _check_shape(decision: object, reply: object, limits: InputLimits) -> None:
@@ -114,6 +115,32 @@ def _unmasked(
     return {**decision, "override_arguments": kept}
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerReceipt:
+    """An answer recorded: what `App.answer` returns at once, before the tree moves.
+
+    Attributes:
+        pause_id: The pause answered, as results may show it (``None`` for a channel pause).
+        execution_id: The root execution it waits in; `App.get` reads where it stands.
+        thread_id: Its thread.
+        decision: The decision recorded (validated; read from the reply for ``reply=``).
+        responder: Who answered.
+    """
+
+    pause_id: str | None
+    execution_id: str
+    thread_id: str
+    decision: ToolCallApprovalDecisionDto
+    responder: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Recorded:
+    receipt: AnswerReceipt
+    acquired: Acquired | None
+    granted_at: float
+
+
 async def resume_pause(
     engine: Engine,
     pause_id: str,
@@ -125,7 +152,67 @@ async def resume_pause(
     answered_by: str | None,
     record: bool,
 ) -> ExecutionOutput:
-    """Answers a pause; see `App.resume`."""
+    """Answers a pause and moves its tree; see `App.resume`."""
+    recorded = await record_answer(
+        engine,
+        pause_id,
+        decision=decision,
+        reply=reply,
+        tenant_id=tenant_id,
+        owner_id=owner_id,
+        answered_by=answered_by,
+    )
+    return await _move(engine, recorded, record=record)
+
+
+async def _move(engine: Engine, recorded: _Recorded, *, record: bool) -> ExecutionOutput:
+    acquired = recorded.acquired
+    lease = (
+        None
+        if acquired is None
+        else Lease(engine.runtime, acquired.fence, granted_at=recorded.granted_at)
+    )
+    return await engine.move(
+        recorded.receipt.execution_id, record=record, acquired=acquired, lease=lease
+    )
+
+
+async def answer_pause(
+    engine: Engine,
+    pause_id: str,
+    *,
+    decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
+    reply: str | None,
+    tenant_id: str | None,
+    owner_id: str | None,
+    answered_by: str | None,
+) -> AnswerReceipt:
+    """Records an answer and returns; its tree moves in the background; see `App.answer`."""
+    recorded = await record_answer(
+        engine,
+        pause_id,
+        decision=decision,
+        reply=reply,
+        tenant_id=tenant_id,
+        owner_id=owner_id,
+        answered_by=answered_by,
+    )
+    engine.in_background(_move(engine, recorded, record=False), recorded.receipt.execution_id)
+    return recorded.receipt
+
+
+async def record_answer(
+    engine: Engine,
+    pause_id: str,
+    *,
+    decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
+    reply: str | None,
+    tenant_id: str | None,
+    owner_id: str | None,
+    answered_by: str | None,
+) -> _Recorded:
+    """The first phase of an answer: every check, then the decision recorded (with the
+    tree's lease taken in the same commit when it is free)."""
     runtime = engine.runtime
     limits = runtime.assembly.spec.limits
     _check_shape(decision, reply, limits)
@@ -189,7 +276,11 @@ async def resume_pause(
             decision=valid,
         )
     )
-    lease = None if acquired is None else Lease(runtime, acquired.fence, granted_at=at)
-    return await engine.move(
-        resolved.root_execution_id, record=record, acquired=acquired, lease=lease
+    receipt = AnswerReceipt(
+        pause_id=shown_pause_id(resolved.pause_id, resolved.answered_by),
+        execution_id=resolved.root_execution_id,
+        thread_id=row.thread_id,
+        decision=valid,
+        responder=responder,
     )
+    return _Recorded(receipt, acquired, at)

@@ -44,6 +44,8 @@ __all__ = [
     "Store",
     "ThreadRow",
     "TreeNode",
+    "WaitingPause",
+    "WaitingQuery",
     "lease_lost",
 ]
 
@@ -171,6 +173,41 @@ class TreeNode:
     output_tokens: int
     cost: float
     calls: int
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingQuery:
+    """Which waiting pauses an inbox lists: a tenant's, narrowed by the optional fields.
+
+    Attributes:
+        tenant_id: The tenant.
+        owner_id: Only the pauses of this owner's threads.
+        channel: Only the pauses asked through this channel (a role's name, or a channel's).
+        asked_before: Only the pauses asked before this time.
+        after: The keyset of the last pause of the page before: ``(asked_at, root, seq)``.
+        limit: The most to list.
+    """
+
+    tenant_id: str
+    owner_id: str | None = None
+    channel: str | None = None
+    asked_before: datetime | None = None
+    after: tuple[datetime, str, int] | None = None
+    limit: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingPause:
+    """A pause waiting anywhere in a tenant, as an inbox lists it (its id shown only for a
+    thread-owner pause, as in ``pending``)."""
+
+    pause: PendingPause
+    root_execution_id: str
+    workflow: str
+    thread_id: str
+    owner_id: str
+    asked_at: datetime
+    seq: int
 
 
 class ExecutionRepository(Protocol):
@@ -309,6 +346,15 @@ class PausedExecutionRepository(Protocol):
         """A tree's Pending pauses as ``ExecutionOutput.pending`` lists them: the thread
         owner's (which carry their id) first, then the channels', each in the order asked
         (read without the records' full detail: it is on every resume's path)."""
+        ...
+
+    async def list_waiting(self, query: WaitingQuery) -> list[WaitingPause]:
+        """A tenant's waiting pauses, oldest first (then by tree and order asked), from the
+        keyset ``query.after`` on: an index serves it, however many pauses wait."""
+        ...
+
+    async def count_waiting(self, query: WaitingQuery) -> int:
+        """How many waiting pauses ``query`` would list without its limit and keyset."""
         ...
 
     async def find_under(

@@ -22,6 +22,7 @@ and, for leases, the store's own (``now=None``).
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -32,7 +33,14 @@ from agboss.models.messages import Usage
 from agboss.pauses.model import PauseAnswer, PauseAnswerRecord, PauseRecord
 from agboss.records.model import ComponentRecord, StepRecord
 from agboss.store.failures import decode_failure, encode_failure
-from agboss.store.protocol import BranchRow, ExecutionRow, Fence, StepEntry, Store
+from agboss.store.protocol import (
+    BranchRow,
+    ExecutionRow,
+    Fence,
+    StepEntry,
+    Store,
+    WaitingQuery,
+)
 from agboss.store.writes import (
     AcquireLease,
     AddLedgerEntry,
@@ -580,6 +588,56 @@ class StoreContract:
         assert pending[0].pause_id == "o" * 32
         assert pending[1].pause_id != "c" * 32
         assert pending[0].ask.arguments == {"n": 1}
+
+    async def test_an_inbox_lists_a_tenants_waiting_pauses_oldest_first_by_keyset(
+        self, store: Store
+    ) -> None:
+        first = await self._begin(store)
+        second = await self._begin(store, _row("ex-2", thread_id="th-2", owner_id="v"))
+        later = NOW + timedelta(minutes=5)
+        await store.write(
+            [
+                InsertPause(_pause("a" * 32, "k1")),
+                InsertPause(
+                    replace(
+                        _pause("b" * 32, "k2", answered_by=PauseAnswerer.CHANNEL), asked_at=later
+                    )
+                ),
+            ],
+            fence=first,
+        )
+        await store.write(
+            [
+                InsertPause(
+                    replace(
+                        _pause("c" * 32, "k1"),
+                        root_execution_id="ex-2",
+                        execution_id="ex-2",
+                        child_execution_id=None,
+                        asked_at=later + timedelta(minutes=1),
+                    )
+                )
+            ],
+            fence=second,
+        )
+        everything = await store.pauses.list_waiting(WaitingQuery("acme"))
+        assert [w.pause.pause_id for w in everything] == ["a" * 32, None, "c" * 32]
+        assert [w.owner_id for w in everything] == ["u", "u", "v"]
+        assert everything[2].thread_id == "th-2"
+        assert await store.pauses.count_waiting(WaitingQuery("acme")) == 3
+        page = await store.pauses.list_waiting(WaitingQuery("acme", limit=2))
+        last = page[-1]
+        rest = await store.pauses.list_waiting(
+            WaitingQuery("acme", after=(last.asked_at, last.root_execution_id, last.seq))
+        )
+        assert [w.pause.pause_id for w in page + rest] == ["a" * 32, None, "c" * 32]
+        mine = WaitingQuery("acme", owner_id="v")
+        assert [w.pause.pause_id for w in await store.pauses.list_waiting(mine)] == ["c" * 32]
+        early = WaitingQuery("acme", asked_before=later)
+        assert await store.pauses.count_waiting(early) == 1
+        assert await store.pauses.count_waiting(WaitingQuery("other")) == 0
+        elsewhere = WaitingQuery("acme", channel="another-channel")
+        assert await store.pauses.list_waiting(elsewhere) == []
 
     async def test_a_pause_is_found_only_under_its_own_tenant(self, store: Store) -> None:
         fence = await self._begin(store)

@@ -114,11 +114,22 @@ def _pii_tokens(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _inbox(dialect: Dialect) -> list[Sql]:
+    """A tenant's waiting pauses listed oldest first by keyset, from the index alone."""
+    return [
+        Sql(
+            "CREATE INDEX pauses_inbox ON pauses (tenant_id, asked_at, root_execution_id, seq) "
+            "WHERE status = 'pending'"
+        )
+    ]
+
+
 STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _frozen,
     _data_not_pickles,
     _pending_in_order,
     _pii_tokens,
+    _inbox,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

@@ -24,6 +24,8 @@ from agboss.store.protocol import (
     StepEntry,
     ThreadRow,
     TreeNode,
+    WaitingPause,
+    WaitingQuery,
 )
 from agboss.store.rows import (
     EXECUTION_READ,
@@ -59,6 +61,21 @@ __all__ = [
 
 
 _STATUS = {status.value: status for status in ExecutionStatus}
+
+
+def _waiting_where(query: WaitingQuery) -> tuple[str, list[Any]]:
+    where = "p.tenant_id = ? AND p.status = 'pending'"
+    params: list[Any] = [query.tenant_id]
+    if query.owner_id is not None:
+        where += " AND e.owner_id = ?"
+        params.append(query.owner_id)
+    if query.channel is not None:
+        where += " AND p.channel = ?"
+        params.append(query.channel)
+    if query.asked_before is not None:
+        where += " AND p.asked_at < ?"
+        params.append(to_micros(query.asked_before))
+    return where, params
 
 
 def _one(text: str, *params: Any) -> Sql:
@@ -387,6 +404,47 @@ class SqlPausedExecutionRepository(_Repository):
         while len(cache) > _PENDING_CACHE:
             cache.popitem(last=False)
         return [cache[(root_execution_id, str(row[0]))] for row in rows]
+
+    async def list_waiting(self, query: WaitingQuery) -> list[WaitingPause]:
+        where, params = _waiting_where(query)
+        if query.after is not None:
+            at, root, seq = query.after
+            where += " AND (p.asked_at, p.root_execution_id, p.seq) > (?, ?, ?)"
+            params += [to_micros(at), root, seq]
+        columns = ", ".join(f"p.{name.strip()}" for name in PENDING_COLUMNS.split(","))
+        rows = await self._driver.read(
+            _all(
+                f"SELECT {columns}, p.root_execution_id, e.workflow, e.thread_id, e.owner_id, "
+                f"p.asked_at, p.seq FROM pauses p JOIN executions e "
+                f"ON e.execution_id = p.root_execution_id WHERE {where} "
+                "ORDER BY p.asked_at, p.root_execution_id, p.seq LIMIT ?",
+                *params,
+                query.limit,
+            )
+        )
+        return [
+            WaitingPause(
+                pause=pending_of(row, str(row[7])),
+                root_execution_id=str(row[7]),
+                workflow=str(row[8]),
+                thread_id=str(row[9]),
+                owner_id=str(row[10]),
+                asked_at=from_micros(int(row[11])),
+                seq=int(row[12]),
+            )
+            for row in rows
+        ]
+
+    async def count_waiting(self, query: WaitingQuery) -> int:
+        where, params = _waiting_where(query)
+        row = await self._driver.read(
+            _one(
+                "SELECT COUNT(*) FROM pauses p JOIN executions e "
+                f"ON e.execution_id = p.root_execution_id WHERE {where}",
+                *params,
+            )
+        )
+        return 0 if row is None else int(row[0])
 
     async def find_under(
         self, root_execution_id: str, path: str, statuses: tuple[PauseStatus, ...]

@@ -1,0 +1,189 @@
+"""Answering from outside: the inbox across executions, and an answer that returns at once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agboss import (
+    DtoValidationError,
+    ExecutionStatus,
+    PauseAnswerer,
+    PauseStatus,
+)
+from agboss.store.writes import AcquireLease
+from agboss.testing import TestEnv, test_with
+from tests import desk
+from tests.desk import RUNS, BookExpenseTool, DeskDepositApprovalChannel, OfficeAgent
+from tests.desk import OfficeApplication as DeskApplication
+from tests.desk import OfficeWorkflow as DeskWorkflow
+from tests.stores import STORE_KINDS, store_url
+from tests.test_pauses import BOTH, REQUEST
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
+    desk.clear()
+    async with (
+        store_url(request.param, tmp_path) as url,
+        test_with(DeskApplication, store=url) as made,
+    ):
+        yield made
+
+
+async def paused(env: TestEnv, owner: str, tenant: str = "acme") -> Any:
+    env.mock_llm(OfficeAgent).then_return(BOTH)
+    env.mock_of(DeskDepositApprovalChannel)
+    return await env.app.execute(DeskWorkflow, REQUEST, tenant_id=tenant, owner_id=owner)
+
+
+# ---- the inbox -------------------------------------------------------------------------------
+
+
+async def test_the_inbox_lists_waiting_pauses_across_executions_oldest_first(
+    env: TestEnv,
+) -> None:
+    first = await paused(env, "ada")
+    await env.clock.advance(timedelta(minutes=10))
+    second = await paused(env, "bob")
+    await paused(env, "eve", tenant="globex")
+    page = await env.app.pending(tenant_id="acme")
+    assert [e.execution_id for e in page.entries] == [first.execution_id] * 2 + [
+        second.execution_id
+    ] * 2
+    assert page.next is None
+    assert await env.app.count_pending(tenant_id="acme") == 4
+    assert [e.owner_id for e in page.entries] == ["ada", "ada", "bob", "bob"]
+    assert page.entries[0].thread_id == first.thread_id
+    # A channel pause is listed without its id, as everywhere outside its channel.
+    by_answerer = {e.pause.answered_by: e.pause.pause_id for e in page.entries[:2]}
+    assert by_answerer[PauseAnswerer.CHANNEL] is None
+    assert by_answerer[PauseAnswerer.THREAD_OWNER] is not None
+
+
+async def test_the_inbox_filters_by_owner_channel_and_age(env: TestEnv) -> None:
+    old = await paused(env, "ada")
+    await env.clock.advance(timedelta(hours=5))
+    await paused(env, "bob")
+    mine = await env.app.pending(tenant_id="acme", owner_id="ada")
+    assert {e.execution_id for e in mine.entries} == {old.execution_id}
+    expenses = await env.app.pending(tenant_id="acme", channel="expense-approval-channel")
+    assert [e.pause.channel for e in expenses.entries] == ["expense-approval-channel"] * 2
+    stale = env.clock.now() - timedelta(hours=4)
+    assert await env.app.count_pending(tenant_id="acme", asked_before=stale) == 2
+    reminders = await env.app.pending(tenant_id="acme", asked_before=stale)
+    assert {e.owner_id for e in reminders.entries} == {"ada"}
+
+
+async def test_the_inbox_pages_by_cursor_and_an_answered_pause_leaves_it(env: TestEnv) -> None:
+    for owner in ("a", "b", "c"):
+        await paused(env, owner)
+    seen: list[str] = []
+    page = await env.app.pending(tenant_id="acme", limit=4)
+    while True:
+        seen += [f"{e.execution_id}/{e.pause.agent}/{e.pause.ask.tool}" for e in page.entries]
+        if page.next is None:
+            break
+        page = await env.app.pending(tenant_id="acme", limit=4, after=page.next)
+    assert len(seen) == len(set(seen)) == 6
+    entry = next(
+        e
+        for e in (await env.app.pending(tenant_id="acme", owner_id="a")).entries
+        if e.pause.pause_id is not None
+    )
+    assert entry.pause.pause_id is not None
+    await env.app.resume(
+        entry.pause.pause_id, decision={"approved": False}, tenant_id="acme", owner_id="a"
+    )
+    assert await env.app.count_pending(tenant_id="acme") == 5
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"limit": 0}, {"limit": 501}, {"limit": "10"}, {"after": "not-a-cursor"}, {"after": 7}],
+)
+async def test_bad_inbox_arguments_are_dto_validation_error(
+    env: TestEnv, options: dict[str, Any]
+) -> None:
+    with pytest.raises(DtoValidationError):
+        await env.app.pending(tenant_id="acme", **options)
+
+
+# ---- an answer that returns at once ---------------------------------------------------------
+
+
+async def test_answer_records_the_decision_and_returns_before_the_tool_runs(
+    env: TestEnv,
+) -> None:
+    result = await paused(env, "ada")
+    gate = asyncio.Event()
+
+    async def slow_booking(args: Any) -> Any:
+        await gate.wait()
+        return desk.DeskDoneDto(status="booked")
+
+    env.mock_of(BookExpenseTool).run.side_effect = slow_booking
+    [owner_pause] = [p for p in result.pending if p.answered_by is PauseAnswerer.THREAD_OWNER]
+    assert owner_pause.pause_id is not None
+    receipt = await env.app.answer(
+        owner_pause.pause_id, decision={"approved": True}, tenant_id="acme", owner_id="ada"
+    )
+    assert receipt.execution_id == result.execution_id
+    assert receipt.decision.approved is True
+    assert receipt.responder == "ada"
+    stored = await env.app.store.pauses.find_by_tenant_id_and_pause_id("acme", owner_pause.pause_id)
+    assert stored is not None
+    assert stored.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN)  # recorded, durable
+    gate.set()
+    for _ in range(500):  # the tree moves in the background
+        if "book-expense taxi 12.5" in RUNS or "booked" in str(RUNS):
+            break
+        await asyncio.sleep(0.01)
+    now = await env.app.get(result.execution_id, tenant_id="acme")
+    for _ in range(500):
+        if [p.answered_by for p in now.pending] == [PauseAnswerer.CHANNEL]:
+            break
+        await asyncio.sleep(0.01)
+        now = await env.app.get(result.execution_id, tenant_id="acme")
+    assert [p.answered_by for p in now.pending] == [PauseAnswerer.CHANNEL]
+
+
+async def test_a_rejected_answer_is_refused_at_once_and_the_pause_keeps_waiting(
+    env: TestEnv,
+) -> None:
+    result = await paused(env, "ada")
+    [owner_pause] = [p for p in result.pending if p.answered_by is PauseAnswerer.THREAD_OWNER]
+    assert owner_pause.pause_id is not None
+    with pytest.raises(DtoValidationError):
+        await env.app.answer(
+            owner_pause.pause_id, decision={"approved": "yes"}, tenant_id="acme", owner_id="ada"
+        )
+    assert await env.app.count_pending(tenant_id="acme") == 2
+
+
+async def test_an_answer_while_a_dead_holder_keeps_the_tree_returns_at_once(
+    env: TestEnv,
+) -> None:
+    result = await paused(env, "ada")
+    [owner_pause] = [p for p in result.pending if p.answered_by is PauseAnswerer.THREAD_OWNER]
+    assert owner_pause.pause_id is not None
+    # Another instance took the tree's lease and died.
+    [taken] = await env.app.store.write(
+        [AcquireLease(result.execution_id, "dead-instance", timedelta(seconds=30), env.clock.now())]
+    )
+    assert taken is not None
+    receipt = await env.app.answer(
+        owner_pause.pause_id, decision={"approved": True}, tenant_id="acme", owner_id="ada"
+    )
+    assert receipt.responder == "ada"  # returned without waiting for the lease
+    await env.clock.advance(timedelta(seconds=31))
+    await env.app.recover()
+    now = await env.app.get(result.execution_id, tenant_id="acme")
+    assert now.status is ExecutionStatus.PAUSED
+    assert [p.answered_by for p in now.pending] == [PauseAnswerer.CHANNEL]
+    assert RUNS == ["book-expense taxi 12.5"]
