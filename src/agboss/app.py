@@ -290,6 +290,7 @@ class App:
         tenant_id: str | None = None,
         owner_id: str | None = None,
         answered_by: str | None = None,
+        move: bool = True,
     ) -> AnswerReceipt:
         """Records an answer and returns at once; the tree moves in the background.
 
@@ -300,6 +301,17 @@ class App:
         (it stops, or another instance holds the tree), any instance's pass or sweep takes the
         answer. For a webhook that must answer within seconds (Slack: 3 s); `resume` when the
         caller wants the tree's new output.
+
+        Args:
+            pause_id: As for `resume`.
+            decision: As for `resume`.
+            reply: As for `resume`.
+            tenant_id: As for `resume`.
+            owner_id: As for `resume`.
+            answered_by: As for `resume`.
+            move: ``False``: only record the answer, and leave the tree to whichever instance
+                moves it next (its sweep finds an answer nobody moved within 30 seconds) —
+                for a process without the application's models, such as the command line.
 
         Returns:
             What was recorded; `get(receipt.execution_id)` reads where the tree stands.
@@ -316,6 +328,7 @@ class App:
             tenant_id=_optional_id(tenant_id, "tenant_id", limits),
             owner_id=_optional_id(owner_id, "owner_id", limits),
             answered_by=_optional_id(answered_by, "answered_by", limits),
+            move=_flag(move, "move"),
         )
 
     async def pending(

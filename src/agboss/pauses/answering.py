@@ -186,6 +186,7 @@ async def answer_pause(
     tenant_id: str | None,
     owner_id: str | None,
     answered_by: str | None,
+    move: bool,
 ) -> AnswerReceipt:
     """Records an answer and returns; its tree moves in the background; see `App.answer`."""
     recorded = await record_answer(
@@ -196,8 +197,10 @@ async def answer_pause(
         tenant_id=tenant_id,
         owner_id=owner_id,
         answered_by=answered_by,
+        take_lease=move,
     )
-    engine.in_background(_move(engine, recorded, record=False), recorded.receipt.execution_id)
+    if move:
+        engine.in_background(_move(engine, recorded, record=False), recorded.receipt.execution_id)
     return recorded.receipt
 
 
@@ -210,9 +213,11 @@ async def record_answer(
     tenant_id: str | None,
     owner_id: str | None,
     answered_by: str | None,
+    take_lease: bool = True,
 ) -> _Recorded:
     """The first phase of an answer: every check, then the decision recorded (with the
-    tree's lease taken in the same commit when it is free)."""
+    tree's lease taken in the same commit when it is free, unless ``take_lease=False``: the
+    answer is then left for any instance's pass or sweep)."""
     runtime = engine.runtime
     limits = runtime.assembly.spec.limits
     _check_shape(decision, reply, limits)
@@ -241,25 +246,25 @@ async def record_answer(
     # The decision and its audit entry, and the tree's lease for the pass that takes it: one
     # commit.
     at = Lease.moment(runtime)
-    resolved, acquired = await store.write(
-        [
-            ResolvePause(
-                tenant,
-                pause_id,
-                PauseStatus.RESOLVED,
-                PauseResolution.REPLIED,
-                answer,
-                now,
-            ),
-            AcquireLease(
-                pause.root_execution_id,
-                runtime.holder,
-                runtime.lease_ttl,
-                Lease.store_now(runtime),
-                start_pass=True,
-            ),
-        ]
+    resolve = ResolvePause(
+        tenant, pause_id, PauseStatus.RESOLVED, PauseResolution.REPLIED, answer, now
     )
+    acquired: Acquired | None = None
+    if take_lease:
+        resolved, acquired = await store.write(
+            [
+                resolve,
+                AcquireLease(
+                    pause.root_execution_id,
+                    runtime.holder,
+                    runtime.lease_ttl,
+                    Lease.store_now(runtime),
+                    start_pass=True,
+                ),
+            ]
+        )
+    else:
+        [resolved] = await store.write([resolve])
     if resolved is None:
         if acquired is not None:  # not this call's to move (the tree was left as it was)
             await store.write([ReleaseLease(acquired.fence)], fence=acquired.fence)

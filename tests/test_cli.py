@@ -1,0 +1,89 @@
+"""The `agboss` command line, over a real SQLite store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from agboss.cli.main import cli
+from agboss.testing import test_with
+from tests import desk
+from tests.desk import DeskDepositApprovalChannel, OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.test_pauses import BOTH, REQUEST
+
+APP = "tests.desk:OfficeApplication"
+
+
+async def _paused(url: str) -> str:
+    desk.clear()
+    async with test_with(OfficeApplication, store=url) as env:
+        env.mock_llm(OfficeAgent).then_return(BOTH)
+        env.mock_of(DeskDepositApprovalChannel)
+        result = await env.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
+        return result.execution_id
+
+
+def test_migrate_list_resume_and_cancel_from_the_command_line(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'agboss.db'}"
+    runner = CliRunner()
+    migrated = runner.invoke(cli, ["migrate", "--store", url])
+    assert migrated.exit_code == 0, migrated.output
+    assert "schema version" in migrated.output
+    execution_id = asyncio.run(_paused(url))
+    listed = runner.invoke(cli, ["pauses", "list", "--app", APP, "--store", url, "--json"])
+    assert listed.exit_code == 0, listed.output
+    entries = [json.loads(line) for line in listed.output.splitlines()]
+    assert {e["execution_id"] for e in entries} == {execution_id}
+    [owner] = [e for e in entries if e["pause_id"] is not None]
+    assert [e["pause_id"] for e in entries if e["answered_by"] == "channel"] == [None]
+    shown = runner.invoke(cli, ["pauses", "show", owner["pause_id"], "--app", APP, "--store", url])
+    assert shown.exit_code == 0, shown.output
+    assert "pending" in shown.output
+    answered = runner.invoke(
+        cli,
+        [
+            "resume",
+            owner["pause_id"],
+            "--app",
+            APP,
+            "--store",
+            url,
+            "--reject",
+            "--reason",
+            "not now",
+            "--owner",
+            "user-1",
+            "--json",
+        ],
+    )
+    assert answered.exit_code == 0, answered.output
+    assert json.loads(answered.output)["approved"] is False
+    again = runner.invoke(
+        cli,
+        [
+            "resume",
+            owner["pause_id"],
+            "--app",
+            APP,
+            "--store",
+            url,
+            "--approve",
+            "--owner",
+            "user-1",
+        ],
+    )
+    assert again.exit_code == 1
+    assert "run.not-paused" in again.output
+    cancelled = runner.invoke(cli, ["cancel", "th-typo", "--app", APP, "--store", url])
+    assert cancelled.exit_code == 1
+    assert "thread.unknown" in cancelled.output
+
+
+def test_recover_refuses_to_run_passes_without_the_applications_models(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'agboss.db'}"
+    done = CliRunner().invoke(cli, ["recover", "--app", APP, "--store", url])
+    assert done.exit_code != 0
+    assert "AGBOSS_MODEL_BASE_URL" in done.output
