@@ -97,6 +97,13 @@ async def refused(env: TestEnv, paused: Paused, **answer: Any) -> AgbossError:
     return caught.value
 
 
+async def owner_refused(env: TestEnv, paused: Paused, **answer: Any) -> AgbossError:
+    """`refused` for an answer to the owner's pause, with its right identifiers."""
+    return await refused(
+        env, paused, pause_id=paused.owner_id, tenant_id="acme", owner_id="user-1", **answer
+    )
+
+
 # ---- identifiers -------------------------------------------------------------------------
 
 
@@ -160,12 +167,9 @@ async def test_an_empty_tenant_id_is_not_the_default_tenant(env: TestEnv) -> Non
 @pytest.mark.parametrize("approved", ["yes", "true", 0, 1, None, 1.0, [True]])
 async def test_approved_is_a_boolean_never_coerced(env: TestEnv, approved: object) -> None:
     paused = await Paused(env).start()
-    error = await refused(
+    error = await owner_refused(
         env,
         paused,
-        pause_id=paused.owner_id,
-        tenant_id="acme",
-        owner_id="user-1",
         decision={"approved": approved},
     )
     assert isinstance(error, DtoValidationError)
@@ -174,12 +178,9 @@ async def test_approved_is_a_boolean_never_coerced(env: TestEnv, approved: objec
 
 async def test_override_arguments_may_only_name_the_tools_input_fields(env: TestEnv) -> None:
     paused = await Paused(env).start()
-    error = await refused(
+    error = await owner_refused(
         env,
         paused,
-        pause_id=paused.owner_id,
-        tenant_id="acme",
-        owner_id="user-1",
         decision={
             "approved": True,
             "override_arguments": {"purpose": "taxi", "amount": 3, "iban": "XX"},
@@ -191,12 +192,9 @@ async def test_override_arguments_may_only_name_the_tools_input_fields(env: Test
 @pytest.mark.parametrize("number", [math.nan, math.inf, -math.inf, "nan", "inf"])
 async def test_override_arguments_hold_finite_numbers_only(env: TestEnv, number: object) -> None:
     paused = await Paused(env).start()
-    error = await refused(
+    error = await owner_refused(
         env,
         paused,
-        pause_id=paused.owner_id,
-        tenant_id="acme",
-        owner_id="user-1",
         decision={"approved": True, "override_arguments": {"purpose": "taxi", "amount": number}},
     )
     assert error.code == "dto.invalid"
@@ -238,21 +236,15 @@ async def test_a_reply_that_is_not_storable_text_is_dto_validation_error(
 
 async def test_a_reply_or_a_reason_over_its_limit_names_the_limit(env: TestEnv) -> None:
     paused = await Paused(env).start()
-    long_reply = await refused(
+    long_reply = await owner_refused(
         env,
         paused,
-        pause_id=paused.owner_id,
-        tenant_id="acme",
-        owner_id="user-1",
         reply="x" * 8_001,
     )
     assert "InputLimits.reply_length" in long_reply.message
-    long_reason = await refused(
+    long_reason = await owner_refused(
         env,
         paused,
-        pause_id=paused.owner_id,
-        tenant_id="acme",
-        owner_id="user-1",
         decision={"approved": False, "reason": "no" * 1_001},
     )
     assert "InputLimits.reason_length" in long_reason.message
@@ -271,12 +263,9 @@ async def test_the_limits_are_set_on_the_application(tmp_path: Path) -> None:
     desk.clear()
     async with test_with(StrictOfficeApplication, store=f"sqlite:///{tmp_path / 'a.db'}") as env:
         paused = await Paused(env).start()
-        error = await refused(
+        error = await owner_refused(
             env,
             paused,
-            pause_id=paused.owner_id,
-            tenant_id="acme",
-            owner_id="user-1",
             decision={"approved": False, "reason": "far too long a reason"},
         )
         assert "over the limit of 10 (InputLimits.reason_length)" in error.message

@@ -387,3 +387,20 @@ async def _leak_check(iban: str, other: str, note: str, caplog: pytest.LogCaptur
     for where, text in enumerate(seen):
         assert iban not in text, where
         assert other not in text, where
+
+
+async def test_a_channels_error_is_logged_with_its_personal_data_masked(
+    env: TestEnv, caplog: pytest.LogCaptureFixture
+) -> None:
+    env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(RefundTool, order_id="o-7", iban="<IBAN_1>")), DONE
+    )
+    paused = await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
+    env.mock_of(pii_app.DeskRefundApprovalChannel).withdraw.side_effect = RuntimeError(
+        f"could not take back the refund to {IBAN}"
+    )
+    with caplog.at_level(logging.WARNING):
+        await env.app.cancel(paused.thread_id)
+    [line] = [r.getMessage() for r in caplog.records if "withdraw-failed" in r.getMessage()]
+    assert IBAN not in line
+    assert "****3000" in line

@@ -20,11 +20,11 @@ from agboss.errors import ConfigurationError, DtoValidationError
 from agboss.inputs import InputLimits, check_id
 from agboss.models.provider import ModelProvider, ModelResolver
 from agboss.outputs import ExecutionOutput
-from agboss.pauses.answering import AnswerReceipt, answer_pause, resume_pause
+from agboss.pauses.answering import AnswerReceipt, move_answered, record_answer
 from agboss.pauses.inbox import InboxPage, list_inbox, query_of
 from agboss.pauses.prompts import load_prompts
 from agboss.pauses.withdrawing import cancel_thread
-from agboss.store.protocol import Store
+from agboss.store.protocol import Store, WaitingQuery
 from agboss.store.url import store_from
 from agboss.store.writes import DeleteResolvedPauses
 
@@ -269,17 +269,14 @@ class App:
             UninterpretableReplyError: The reply could not be read; the pause keeps waiting.
             NotPausedError: The pause is no longer waiting (answered, withdrawn, cancelled).
         """
-        limits = self._limits
-        return await resume_pause(
+        wanted = _flag(record, "record")
+        recorded = await record_answer(
             self._engine,
-            check_id(pause_id, "pause_id", limits),
             decision=decision,
             reply=reply,
-            tenant_id=_optional_id(tenant_id, "tenant_id", limits),
-            owner_id=_optional_id(owner_id, "owner_id", limits),
-            answered_by=_optional_id(answered_by, "answered_by", limits),
-            record=_flag(record, "record"),
+            **self._credentials(pause_id, tenant_id, owner_id, answered_by),
         )
+        return await move_answered(self._engine, recorded, record=wanted)
 
     async def answer(
         self,
@@ -319,16 +316,51 @@ class App:
         Raises:
             The same errors as `resume`, before anything is recorded.
         """
-        limits = self._limits
-        return await answer_pause(
+        moving = _flag(move, "move")
+        recorded = await record_answer(
             self._engine,
-            check_id(pause_id, "pause_id", limits),
             decision=decision,
             reply=reply,
-            tenant_id=_optional_id(tenant_id, "tenant_id", limits),
+            take_lease=moving,
+            **self._credentials(pause_id, tenant_id, owner_id, answered_by),
+        )
+        if moving:  # any instance's pass or sweep takes an answer this one does not move
+            self._engine.in_background(
+                move_answered(self._engine, recorded, record=False),
+                recorded.receipt.execution_id,
+            )
+        return recorded.receipt
+
+    def _credentials(
+        self, pause_id: object, tenant_id: object, owner_id: object, answered_by: object
+    ) -> dict[str, Any]:
+        """An answer's identifiers, checked at the edge."""
+        limits = self._limits
+        return {
+            "pause_id": check_id(pause_id, "pause_id", limits),
+            "tenant_id": _optional_id(tenant_id, "tenant_id", limits),
+            "owner_id": _optional_id(owner_id, "owner_id", limits),
+            "answered_by": _optional_id(answered_by, "answered_by", limits),
+        }
+
+    def _inbox(
+        self,
+        tenant_id: object,
+        owner_id: object,
+        channel: object,
+        asked_before: datetime | None,
+        limit: int = 50,
+        after: str | None = None,
+    ) -> WaitingQuery:
+        """An inbox query, its arguments checked at the edge."""
+        limits = self._limits
+        return query_of(
+            tenant_id=_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
             owner_id=_optional_id(owner_id, "owner_id", limits),
-            answered_by=_optional_id(answered_by, "answered_by", limits),
-            move=_flag(move, "move"),
+            channel=_optional_id(channel, "channel", limits),
+            asked_before=asked_before,
+            limit=limit,
+            after=after,
         )
 
     async def pending(
@@ -358,17 +390,8 @@ class App:
         Raises:
             DtoValidationError: An argument is not one of the above.
         """
-        limits = self._limits
         return await list_inbox(
-            self._runtime,
-            query_of(
-                tenant_id=_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
-                owner_id=_optional_id(owner_id, "owner_id", limits),
-                channel=_optional_id(channel, "channel", limits),
-                asked_before=asked_before,
-                limit=limit,
-                after=after,
-            ),
+            self._runtime, self._inbox(tenant_id, owner_id, channel, asked_before, limit, after)
         )
 
     async def count_pending(
@@ -380,13 +403,7 @@ class App:
         asked_before: datetime | None = None,
     ) -> int:
         """How many pauses `pending` would list with these filters, over every page."""
-        limits = self._limits
-        query = query_of(
-            tenant_id=_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
-            owner_id=_optional_id(owner_id, "owner_id", limits),
-            channel=_optional_id(channel, "channel", limits),
-            asked_before=asked_before,
-        )
+        query = self._inbox(tenant_id, owner_id, channel, asked_before)
         return await self._runtime.store.pauses.count_waiting(query)
 
     async def cancel(

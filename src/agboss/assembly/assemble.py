@@ -95,16 +95,13 @@ class Assembly:
     """Whether the application or any workflow declares a budget (else nothing is checked)."""
     error_classes: tuple[type[BaseException], ...] = ()
     """The classes ``.on_join_error(...)`` names: a stored failure of one is read back as it."""
-    pii: dict[str, PiiPolicy] = field(default_factory=dict)
-    """The PII policy of each workflow's executions, by the workflow's name."""
-
     pii_outside: PiiOutside = field(default_factory=lambda: PiiOutside({}, {}))
-    """What masks the application's pending asks, records and channels' asks."""
+    """Each workflow's PII policy, and what masks the application's pending asks, records and
+    channels' asks with it."""
 
     def pii_policy(self, workflow: str) -> PiiPolicy:
         """The PII rules in force in an execution of a workflow."""
-        found = self.pii.get(workflow)
-        return _NO_PII if found is None else found
+        return self.pii_outside.policy(workflow)
 
     def component_spec(self, cls: type[Any], spec_type: type[SpecT]) -> SpecT:
         """The spec of a component of this application."""
@@ -115,9 +112,6 @@ class Assembly:
     def tools_by_name(self, agent: AgentSpec) -> dict[str, tuple[type[Any], ToolSpec]]:
         """An agent's tools, by name."""
         return self.agent_tools[agent.name]
-
-
-_NO_PII = PiiPolicy({})
 
 
 def _handler_types(cls: type[Any]) -> tuple[object, object] | None:
@@ -229,7 +223,6 @@ class _Assembler:
             tool_channels=tool_channels,
             container=container,
             agent_tools=agent_tools,
-            pii=pii,
             pii_outside=PiiOutside(agent_tools, pii),
             declares_budgets=app_spec.budget is not None
             or any(d is not None and d.spec.budget is not None for d in self.definitions.values()),

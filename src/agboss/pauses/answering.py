@@ -43,7 +43,7 @@ from agboss.store.writes import Acquired, AcquireLease, ReleaseLease, ResolvePau
 if TYPE_CHECKING:
     from agboss.engine.engine import Engine
 
-__all__ = ["AnswerReceipt", "answer_pause", "record_answer", "resume_pause"]
+__all__ = ["AnswerReceipt", "Recorded", "move_answered", "record_answer"]
 
 
 def _check_shape(decision: object, reply: object, limits: InputLimits) -> None:
@@ -88,30 +88,24 @@ def _check_answerer(
 def _unmasked(
     engine: Engine, decision: object, pause: PauseRecord, row: ExecutionRow, dto: type[BaseModel]
 ) -> object:
-    """The decision with any argument handed back as ``pending`` showed it (masked) turned
-    back into the real value: an approver who changes one field and sends the rest as shown
-    does not send a mask to the tool."""
-    overrides = (
-        decision.override_arguments
-        if isinstance(decision, ToolCallApprovalDecisionDto)
-        else decision.get("override_arguments")
-        if isinstance(decision, Mapping)
-        else None
-    )
+    """The decision with its override arguments handed back as ``pending`` showed them turned
+    back into the real values (see `PiiOutside.unmasked`)."""
+    if isinstance(decision, ToolCallApprovalDecisionDto):
+        overrides: object = decision.override_arguments
+    elif isinstance(decision, Mapping):
+        overrides = decision.get("override_arguments")
+    else:
+        return decision
     if not isinstance(overrides, Mapping):
         return decision
     assembly = engine.runtime.assembly
-    real = pause.ask.arguments
-    shown = assembly.pii_outside.arguments(real, dto, assembly.pii_policy(row.workflow))
-    if shown is real:
+    kept = assembly.pii_outside.unmasked(
+        overrides, pause.ask.arguments, dto, assembly.pii_policy(row.workflow)
+    )
+    if kept is overrides:
         return decision
-    kept = {
-        key: real[key] if key in real and value == shown.get(key) != real[key] else value
-        for key, value in overrides.items()
-    }
     if isinstance(decision, ToolCallApprovalDecisionDto):
         return decision.model_copy(update={"override_arguments": kept})
-    assert isinstance(decision, Mapping)
     return {**decision, "override_arguments": kept}
 
 
@@ -135,37 +129,17 @@ class AnswerReceipt:
 
 
 @dataclass(frozen=True, slots=True)
-class _Recorded:
+class Recorded:
+    """What the first phase of an answer recorded, and the lease it took for the second."""
+
     receipt: AnswerReceipt
     acquired: Acquired | None
     granted_at: float
 
 
-async def resume_pause(
-    engine: Engine,
-    pause_id: str,
-    *,
-    decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
-    reply: str | None,
-    tenant_id: str | None,
-    owner_id: str | None,
-    answered_by: str | None,
-    record: bool,
-) -> ExecutionOutput:
-    """Answers a pause and moves its tree; see `App.resume`."""
-    recorded = await record_answer(
-        engine,
-        pause_id,
-        decision=decision,
-        reply=reply,
-        tenant_id=tenant_id,
-        owner_id=owner_id,
-        answered_by=answered_by,
-    )
-    return await _move(engine, recorded, record=record)
-
-
-async def _move(engine: Engine, recorded: _Recorded, *, record: bool) -> ExecutionOutput:
+async def move_answered(engine: Engine, recorded: Recorded, *, record: bool) -> ExecutionOutput:
+    """The second phase of an answer: the tree moved, with the lease the first phase took (or
+    waiting for it); see `App.resume`."""
     acquired = recorded.acquired
     lease = (
         None
@@ -175,33 +149,6 @@ async def _move(engine: Engine, recorded: _Recorded, *, record: bool) -> Executi
     return await engine.move(
         recorded.receipt.execution_id, record=record, acquired=acquired, lease=lease
     )
-
-
-async def answer_pause(
-    engine: Engine,
-    pause_id: str,
-    *,
-    decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
-    reply: str | None,
-    tenant_id: str | None,
-    owner_id: str | None,
-    answered_by: str | None,
-    move: bool,
-) -> AnswerReceipt:
-    """Records an answer and returns; its tree moves in the background; see `App.answer`."""
-    recorded = await record_answer(
-        engine,
-        pause_id,
-        decision=decision,
-        reply=reply,
-        tenant_id=tenant_id,
-        owner_id=owner_id,
-        answered_by=answered_by,
-        take_lease=move,
-    )
-    if move:
-        engine.in_background(_move(engine, recorded, record=False), recorded.receipt.execution_id)
-    return recorded.receipt
 
 
 async def record_answer(
@@ -214,7 +161,7 @@ async def record_answer(
     owner_id: str | None,
     answered_by: str | None,
     take_lease: bool = True,
-) -> _Recorded:
+) -> Recorded:
     """The first phase of an answer: every check, then the decision recorded (with the
     tree's lease taken in the same commit when it is free, unless ``take_lease=False``: the
     answer is then left for any instance's pass or sweep)."""
@@ -288,4 +235,4 @@ async def record_answer(
         decision=valid,
         responder=responder,
     )
-    return _Recorded(receipt, acquired, at)
+    return Recorded(receipt, acquired, at)

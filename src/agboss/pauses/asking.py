@@ -25,6 +25,7 @@ from agboss.errors import AgentFailedError, DtoValidationError, LeaseLostError
 from agboss.observability.tracing import span
 from agboss.pauses.decisions import validate_decision
 from agboss.pauses.model import PauseAnswer, PauseRecord, secret_of
+from agboss.pauses.withdrawing import shown_error
 from agboss.records.model import StepRecord
 from agboss.store.failures import redacted
 from agboss.store.writes import CancelPause, InsertPause, MarkPauseSent, ResolvePause
@@ -263,9 +264,7 @@ async def _bounded_send(
             runtime.logger.warning(
                 "channel.send-failed: %s failed while its branch was dropped: %s",
                 pause.channel,
-                runtime.assembly.pii_policy(frame.row.workflow).outside(
-                    repr(redacted(error, secret_of(pause)))
-                ),
+                shown_error(runtime, frame.row.workflow, pause, error),
             )
         if isinstance(outcome, ChannelOutcome) and outcome.awaits_reply:
             await frame.writes.commit([MarkPauseSent(pause.tenant_id, pause.pause_id)])

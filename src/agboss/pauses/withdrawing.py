@@ -46,6 +46,12 @@ def tool_of(runtime: Runtime, pause: PauseRecord) -> tuple[ToolSpec, ToolChannel
     return tool_spec, assembly.tool_channels[tool_cls]
 
 
+def shown_error(runtime: Runtime, workflow: str, pause: PauseRecord, error: BaseException) -> str:
+    """A channel's error as a log line shows it: a channel pause's id and personal data
+    masked."""
+    return runtime.assembly.pii_policy(workflow).outside(repr(redacted(error, secret_of(pause))))
+
+
 def pause_context(row: ExecutionRow, pause: PauseRecord, kind: str) -> ExecutionContext:
     """The pause's execution frame, at its waiting step."""
     return ExecutionContext(
@@ -113,9 +119,7 @@ async def withdraw(
             "channel.withdraw-failed: %s could not withdraw a question of execution %s: %s",
             tool_channel.name,
             row.execution_id,
-            runtime.assembly.pii_policy(row.workflow).outside(
-                repr(redacted(error, secret_of(pause)))
-            ),
+            shown_error(runtime, row.workflow, pause, error),
             extra={
                 "event": "channel.withdraw-failed",
                 "execution_id": row.execution_id,

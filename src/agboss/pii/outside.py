@@ -8,6 +8,7 @@ real values.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -56,6 +57,25 @@ class PiiOutside:
         if not self._needed(policy, dto):
             return data
         return policy.outside_value(data, dto)
+
+    def unmasked(
+        self,
+        overrides: Mapping[str, Any],
+        real: Mapping[str, Any],
+        dto: type[BaseModel] | None,
+        policy: PiiPolicy,
+    ) -> Mapping[str, Any]:
+        """Override arguments with each one handed back as it was shown (masked) turned back
+        into the real value: an approver who changes one field and sends the others as
+        ``pending`` showed them sends no mask to the tool. The same mapping if none was."""
+        if not self._needed(policy, dto):
+            return overrides
+        shown = policy.outside_value(dict(real), dto)
+        kept = {
+            key: real[key] if key in real and value == shown.get(key) != real[key] else value
+            for key, value in overrides.items()
+        }
+        return overrides if kept == dict(overrides) else kept
 
     def dto(self, value: BaseModel, policy: PiiPolicy) -> BaseModel:
         """A tool's arguments DTO as a channel may be sent it."""

@@ -117,6 +117,15 @@ class TreeTokens:
 
     def __post_init__(self) -> None:
         self._by_value = {value: token for token, value in self.known.items()}
+        self._counts: dict[str, int] = {}
+        for token in self.known:
+            self._count(token)
+
+    def _count(self, token: str) -> None:
+        found = _TOKEN.fullmatch(token)
+        if found is not None:
+            label, number = found.group(1), int(found.group(2))
+            self._counts[label] = max(self._counts.get(label, 0), number)
 
     async def ready(self) -> None:
         """Reads the stored tokens, once: before a token is issued or revealed."""
@@ -125,6 +134,7 @@ class TreeTokens:
             for token, value in (await load()).items():
                 self.known.setdefault(token, value)
                 self._by_value.setdefault(value, token)
+                self._count(token)
 
     def token_for(self, value: str, kind: str) -> str:
         assert self.load is None, "the tree's stored tokens are read first (ready())"
@@ -132,7 +142,8 @@ class TreeTokens:
         if found is not None:
             return found
         label = _kind_label(kind)
-        number = sum(1 for token in self.known if token.startswith(f"<{label}_")) + 1
+        number = self._counts.get(label, 0) + 1
+        self._counts[label] = number
         token = f"<{label}_{number}>"
         self.known[token] = value
         self._by_value[value] = token
@@ -240,14 +251,22 @@ class PiiSeam:
 
     policy: PiiPolicy
     tokens: TreeTokens
-    values: list[tuple[str, str]] = field(default_factory=list)
+    known: dict[str, str] = field(default_factory=dict)
+    """The marked values on their way to the model, and their kinds (each once: a pass
+    re-enters the same calls, and tools return the same values)."""
     _seen: dict[tuple[str, int], str] = field(default_factory=dict)
     """Texts already shown to the model, by the number of values known then: a conversation
     sends its earlier messages again on every turn."""
 
+    @property
+    def values(self) -> list[tuple[str, str]]:
+        """The known ``(value, kind)`` pairs."""
+        return list(self.known.items())
+
     def know(self, data: Any, dto: type[BaseModel] | None) -> None:
         """Registers the marked fields of a DTO on its way to the model."""
-        self.values += marked_values(data, dto)
+        for value, kind in marked_values(data, dto):
+            self.known.setdefault(value, kind)
 
     def to_model(self, text: str) -> str:
         """The text as the model may read it.
@@ -257,14 +276,14 @@ class PiiSeam:
         """
         if not text:
             return text
-        key = (text, len(self.values))
+        key = (text, len(self.known))
         shown = self._seen.get(key)
         if shown is None:
             shown = self._seen[key] = self._shown_text(text)
         return shown
 
     def _shown_text(self, text: str) -> str:
-        for value, kind in sorted(set(self.values), key=lambda item: -len(item[0])):
+        for value, kind in sorted(self.known.items(), key=lambda item: -len(item[0])):
             if value in text or json.dumps(value, ensure_ascii=False)[1:-1] in text:
                 text = _replace(text, value, self._shown(value, kind))
         spans = [
@@ -293,13 +312,14 @@ class PiiSeam:
         if self.tokens.load is None:
             return
         tokening = {k for k, r in self.policy.rules.items() if r.action is PiiAction.TOKEN}
+        if any(kind in tokening for kind in self.known.values()):
+            await self.tokens.ready()  # a known value a token rule covers: it gets its token
+            return
         for text in texts:
-            if not text:
-                continue
-            if _TOKEN.search(text) or any(kind in tokening for _, kind in self.values):
-                await self.tokens.ready()
-                return
-            if tokening and any(kind in tokening for _, kind in self.policy.detected(text)):
+            if text and (
+                _TOKEN.search(text)
+                or (tokening and any(kind in tokening for _, kind in self.policy.detected(text)))
+            ):
                 await self.tokens.ready()
                 return
 
