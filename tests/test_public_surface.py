@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import agboss
+import agboss.cli
 import agboss.testing
+import agboss.web
 
 PUBLIC = [
     "AbortSignal",
@@ -139,6 +141,25 @@ TESTING = sorted(
 def test_the_public_names_are_pinned() -> None:
     assert sorted(agboss.__all__) == PUBLIC
     assert all(hasattr(agboss, name) for name in agboss.__all__)
+
+
+WEB = [
+    "Authenticator",
+    "Caller",
+    "NotAuthenticatedError",
+    "RequestTooLargeError",
+    "UnreadableRequestError",
+    "pause_router",
+]
+
+
+def test_the_web_names_are_pinned() -> None:
+    assert sorted(agboss.web.__all__) == WEB
+    assert all(hasattr(agboss.web, name) for name in WEB)
+
+
+def test_the_command_line_names_are_pinned() -> None:
+    assert agboss.cli.__all__ == ["main"]
 
 
 def test_the_test_kit_names_are_pinned() -> None:

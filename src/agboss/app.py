@@ -299,6 +299,11 @@ class App:
         answer. For a webhook that must answer within seconds (Slack: 3 s); `resume` when the
         caller wants the tree's new output.
 
+        Idempotent for a retried webhook: an answer that repeats the one recorded (the same
+        answerer, the same decision once validated or the same words) gets that answer's
+        receipt again, with ``repeated=True``, and moves nothing; any other answer to a pause
+        no longer waiting is `NotPausedError`.
+
         Args:
             pause_id: As for `resume`.
             decision: As for `resume`.
@@ -322,9 +327,11 @@ class App:
             decision=decision,
             reply=reply,
             take_lease=moving,
+            repeat_ok=True,
             **self._credentials(pause_id, tenant_id, owner_id, answered_by),
         )
-        if moving:  # any instance's pass or sweep takes an answer this one does not move
+        # Any instance's pass or sweep takes an answer this one does not move.
+        if moving and not recorded.receipt.repeated:
             self._engine.in_background(
                 move_answered(self._engine, recorded, record=False),
                 recorded.receipt.execution_id,

@@ -19,6 +19,7 @@ from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine.lease import Lease
 from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
 from agboss.errors import (
+    AgbossError,
     DtoValidationError,
     NotPausedError,
     PauseAnswererError,
@@ -119,6 +120,8 @@ class AnswerReceipt:
         thread_id: Its thread.
         decision: The decision recorded (validated; read from the reply for ``reply=``).
         responder: Who answered.
+        repeated: This answer repeats one already recorded (a retried webhook: the same
+            answerer, the same decision or words); nothing new was recorded.
     """
 
     pause_id: str | None
@@ -126,6 +129,7 @@ class AnswerReceipt:
     thread_id: str
     decision: ToolCallApprovalDecisionDto
     responder: str
+    repeated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,10 +165,16 @@ async def record_answer(
     owner_id: str | None,
     answered_by: str | None,
     take_lease: bool = True,
+    repeat_ok: bool = False,
 ) -> Recorded:
     """The first phase of an answer: every check, then the decision recorded (with the
     tree's lease taken in the same commit when it is free, unless ``take_lease=False``: the
-    answer is then left for any instance's pass or sweep)."""
+    answer is then left for any instance's pass or sweep).
+
+    With ``repeat_ok``, an answer that repeats the one recorded gets its receipt again
+    (``repeated=True``, nothing to move) instead of `NotPausedError`; checked before a reply
+    is read, so a retried reply costs no second model call.
+    """
     runtime = engine.runtime
     limits = runtime.assembly.spec.limits
     _check_shape(decision, reply, limits)
@@ -175,6 +185,10 @@ async def record_answer(
     if pause is None or row is None:
         raise UnknownPauseError()
     responder = _check_answerer(pause, row, owner_id, answered_by)
+    if repeat_ok and pause.status is not PauseStatus.PENDING:
+        repeated = _repeated(engine, pause, row, responder, decision, reply)
+        if repeated is not None:
+            return Recorded(repeated, None, 0.0)
     tool_spec, channel = tool_of(runtime, pause)
     if reply is not None:
         if channel.role is None or channel.role.reply_interpreter is None:
@@ -216,6 +230,10 @@ async def record_answer(
         if acquired is not None:  # not this call's to move (the tree was left as it was)
             await store.write([ReleaseLease(acquired.fence)], fence=acquired.fence)
         current = await store.pauses.find_by_tenant_id_and_pause_id(tenant, pause_id)
+        if repeat_ok and current is not None:  # the same answer, recorded by a retry meanwhile
+            repeated = _repeated(engine, current, row, responder, decision, reply)
+            if repeated is not None:
+                return Recorded(repeated, None, 0.0)
         raise NotPausedError(current.status.value if current else "gone")
     await engine.hooks.on_resume(
         ExecutionResumeEvent(
@@ -236,3 +254,46 @@ async def record_answer(
         responder=responder,
     )
     return Recorded(receipt, acquired, at)
+
+
+def _repeated(
+    engine: Engine,
+    pause: PauseRecord,
+    row: ExecutionRow,
+    responder: str,
+    decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
+    reply: str | None,
+) -> AnswerReceipt | None:
+    """The receipt of the answer already recorded on this pause when this one repeats it (the
+    same answerer, and the same words or the same decision once validated): a retried
+    webhook. ``None`` when it was answered otherwise, withdrawn, or still waits."""
+    recorded = pause.answer
+    if (
+        recorded is None
+        or pause.status is PauseStatus.PENDING
+        or pause.resolution is not PauseResolution.REPLIED
+        or recorded.responder != responder
+    ):
+        return None
+    if reply is not None:
+        if recorded.reply != reply:
+            return None
+    else:
+        tool_spec, _ = tool_of(engine.runtime, pause)
+        try:
+            given = _unmasked(engine, decision, pause, row, tool_spec.input)
+            valid = validate_decision(
+                given, tool_spec.name, tool_spec.input, engine.runtime.assembly.spec.limits
+            )
+        except AgbossError:
+            return None
+        if recorded.reply is not None or valid != recorded.decision:
+            return None
+    return AnswerReceipt(
+        pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
+        execution_id=pause.root_execution_id,
+        thread_id=row.thread_id,
+        decision=recorded.decision,
+        responder=responder,
+        repeated=True,
+    )

@@ -1,0 +1,24 @@
+"""``agboss.web``: answering pauses over HTTP, on Starlette (mountable in FastAPI).
+
+    from agboss.web import Caller, pause_router
+
+    async def authenticate(request):           # the application's own sign-in
+        user = await sessions.user_of(request)
+        return None if user is None else Caller(owner_id=user.id, tenant_id=user.tenant)
+
+    api.mount("/agboss", pause_router(app, authenticate=authenticate))
+
+Needs the ``web`` extra: ``pip install 'agboss[web]'``.
+"""
+
+from agboss.web.problems import NotAuthenticatedError, RequestTooLargeError, UnreadableRequestError
+from agboss.web.router import Authenticator, Caller, pause_router
+
+__all__ = [
+    "Authenticator",
+    "Caller",
+    "NotAuthenticatedError",
+    "RequestTooLargeError",
+    "UnreadableRequestError",
+    "pause_router",
+]

@@ -1,0 +1,138 @@
+"""Errors as HTTP: each `AgbossError` becomes a status and a JSON problem body (RFC 9457).
+
+The body carries the error's stable ``code``, its sentence and its hint; nothing else of the
+error (no cause, no traceback) leaves the process. An error that is not an `AgbossError` is
+logged and answered ``500`` with ``web.internal``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Final
+
+from starlette.responses import JSONResponse
+
+from agboss.errors import (
+    AgbossError,
+    BudgetExceededError,
+    DtoValidationError,
+    LeaseBusyError,
+    ModelProviderError,
+    ModelUnservedError,
+    NotPausedError,
+    PauseAnswererError,
+    PiiRefusedError,
+    ReplyInterpreterMissingError,
+    StoreError,
+    ThreadOwnerError,
+    UninterpretableReplyError,
+    UnknownExecutionError,
+    UnknownPauseError,
+    UnknownThreadError,
+)
+
+__all__ = [
+    "NotAuthenticatedError",
+    "RequestTooLargeError",
+    "UnreadableRequestError",
+    "problem",
+    "status_of",
+]
+
+log = logging.getLogger("agboss.web")
+
+PROBLEM_TYPE: Final = "application/problem+json"
+
+
+class NotAuthenticatedError(AgbossError):
+    """The application's authenticator did not recognise the caller."""
+
+    code = "web.not-authenticated"
+    default_message = "the request carries no credential the application recognises"
+    default_hint = "sign in, or send the credential the application's authenticator reads"
+
+
+class RequestTooLargeError(AgbossError):
+    """The request's body is over the router's limit."""
+
+    code = "web.too-large"
+    default_message = "the request's body is over the size limit"
+    default_hint = "send a shorter reply or fewer override arguments"
+
+
+class UnreadableRequestError(AgbossError):
+    """The request's body is not JSON, or not sent as ``application/json``."""
+
+    code = "web.unreadable"
+    default_message = "the request's body is not a JSON object sent as application/json"
+    default_hint = (
+        'send Content-Type: application/json and {"decision": {"approved": true}} '
+        'or {"reply": "the words"}'
+    )
+
+
+# The first matching class wins: subclasses before their bases.
+_STATUSES: Final[tuple[tuple[type[AgbossError], int], ...]] = (
+    (NotAuthenticatedError, 401),
+    (UnknownPauseError, 404),
+    (UnknownExecutionError, 404),
+    (UnknownThreadError, 404),
+    (NotPausedError, 409),
+    (RequestTooLargeError, 413),
+    (UnreadableRequestError, 400),
+    (DtoValidationError, 422),
+    (UninterpretableReplyError, 422),
+    (ReplyInterpreterMissingError, 422),
+    (PiiRefusedError, 422),
+    (PauseAnswererError, 403),
+    (ThreadOwnerError, 403),
+    (BudgetExceededError, 429),
+    (ModelProviderError, 502),
+    (ModelUnservedError, 502),
+    (StoreError, 503),
+    (LeaseBusyError, 503),
+)
+
+
+def status_of(error: AgbossError) -> int:
+    """The HTTP status an error is answered with (``400`` for any other `AgbossError`)."""
+    for kind, status in _STATUSES:
+        if isinstance(error, kind):
+            return status
+    return 400
+
+
+def problem(error: BaseException) -> JSONResponse:
+    """The response for an error raised while serving a request."""
+    if not isinstance(error, AgbossError):
+        log.exception("agboss.web: an unexpected error while serving a request", exc_info=error)
+        return JSONResponse(
+            {
+                "type": "about:blank",
+                "title": "web.internal",
+                "status": 500,
+                "code": "web.internal",
+                "detail": "the server failed while serving the request",
+                "hint": "retry; the server's log has the cause",
+            },
+            status_code=500,
+            media_type=PROBLEM_TYPE,
+        )
+    status = status_of(error)
+    headers = {"Retry-After": "1"} if status == 503 else None
+    body: dict[str, object] = {
+        "type": "about:blank",
+        "title": error.code,
+        "status": status,
+        "code": error.code,
+        "detail": error.message,
+        "hint": error.hint,
+    }
+    if isinstance(error, DtoValidationError) and error.errors:
+        body["errors"] = error.errors
+    return JSONResponse(
+        body,
+        status_code=status,
+        media_type=PROBLEM_TYPE,
+        headers=headers,
+    )

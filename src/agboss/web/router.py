@@ -1,0 +1,225 @@
+"""The webhook router: answer a pause by its id over HTTP, and list a signed-in owner's inbox."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final, TypeAlias
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route, Router
+
+from agboss.app import App
+from agboss.errors import ConfigurationError, DtoValidationError, PauseAnswererError
+from agboss.pauses.inbox import InboxEntry
+from agboss.web.bodies import AnswerBody, InboxBody, InboxEntryBody, ReceiptBody, read_answer
+from agboss.web.openapi import openapi_schema
+from agboss.web.problems import NotAuthenticatedError, problem
+
+__all__ = ["Authenticator", "Caller", "pause_router"]
+
+DEFAULT_MAX_BODY: Final = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who calls, as the application's authenticator established it — never read from the
+    request's body or query.
+
+    Exactly one of ``owner_id`` and ``answered_by``.
+
+    Attributes:
+        owner_id: A signed-in person: they answer the pauses of their own threads
+            (`PauseAnswerer.THREAD_OWNER`) and see their inbox.
+        answered_by: A channel's side (a Slack or mail integration): who answered there, for
+            the `PauseAnswerer.CHANNEL` pauses whose secret id that channel was sent.
+        tenant_id: The caller's tenant; the default tenant when ``None``.
+    """
+
+    owner_id: str | None = None
+    answered_by: str | None = None
+    tenant_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.owner_id is None) == (self.answered_by is None):
+            raise ConfigurationError(
+                "a Caller is exactly one of owner_id= and answered_by=",
+                hint="Caller(owner_id=user.id) for a signed-in person, "
+                "Caller(answered_by=slack_user) for a channel's side",
+            )
+
+
+Authenticator: TypeAlias = Callable[[Request], "Awaitable[Caller | None] | Caller | None"]
+"""Reads the caller from a request (a session cookie, a bearer token, a signed webhook);
+``None`` when it carries no credential it recognises (answered ``401``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Routes:
+    app: App
+    authenticate: Authenticator
+    max_body: int
+
+    async def caller(self, request: Request) -> Caller:
+        found: Any = self.authenticate(request)
+        if inspect.isawaitable(found):
+            found = await found
+        if found is None:
+            raise NotAuthenticatedError()
+        if not isinstance(found, Caller):
+            raise ConfigurationError(
+                f"the authenticator returned {type(found).__name__}, not a Caller or None",
+                hint="return agboss.web.Caller(owner_id=…) or Caller(answered_by=…)",
+            )
+        return found
+
+    async def answer(self, request: Request) -> Response:
+        try:
+            caller = await self.caller(request)
+            body: AnswerBody = await read_answer(request, self.max_body)
+            receipt = await self.app.answer(
+                request.path_params["pause_id"],
+                decision=body.decision,
+                reply=body.reply,
+                tenant_id=caller.tenant_id,
+                owner_id=caller.owner_id,
+                answered_by=caller.answered_by,
+            )
+        except Exception as error:  # every error becomes a problem body (see problems.py)
+            return problem(error)
+        return JSONResponse(
+            ReceiptBody.of(receipt).model_dump(mode="json"),
+            status_code=200 if receipt.repeated else 202,
+        )
+
+    async def inbox(self, request: Request) -> Response:
+        try:
+            caller = await self.caller(request)
+            if caller.owner_id is None:
+                raise PauseAnswererError(
+                    "the inbox lists a signed-in owner's pauses; a channel's side has none",
+                    hint="authenticate the person as Caller(owner_id=…)",
+                )
+            query = request.query_params
+            page = await self.app.pending(
+                tenant_id=caller.tenant_id,
+                owner_id=caller.owner_id,
+                channel=query.get("channel"),
+                asked_before=_moment(query.get("asked_before")),
+                limit=_whole(query.get("limit"), 50),
+                after=query.get("after"),
+            )
+            now = self.app.clock.now()
+            body = InboxBody(
+                entries=[self.entry(entry, now) for entry in page.entries], next=page.next
+            )
+        except Exception as error:  # every error becomes a problem body (see problems.py)
+            return problem(error)
+        return JSONResponse(body.model_dump(mode="json"))
+
+    def entry(self, entry: InboxEntry, now: datetime) -> InboxEntryBody:
+        pause = entry.pause
+        assembly = self.app.assembly
+        tool_cls, tool_spec = assembly.agent_tools[pause.agent][pause.ask.tool]
+        role = assembly.tool_channels[tool_cls].role
+        return InboxEntryBody(
+            pause_id=pause.pause_id,
+            answered_by=pause.answered_by,
+            agent=pause.agent,
+            channel=pause.channel,
+            item_index=pause.item_index,
+            child_execution_id=pause.child_execution_id,
+            ask=pause.ask,
+            execution_id=entry.execution_id,
+            thread_id=entry.thread_id,
+            asked_at=entry.asked_at,
+            waited_seconds=max(0.0, (now - entry.asked_at).total_seconds()),
+            accepts_reply=role is not None and role.reply_interpreter is not None,
+            arguments_schema=_schema(tool_spec.input),
+        )
+
+    async def openapi(self, request: Request) -> Response:
+        return JSONResponse(openapi_schema(request.scope.get("root_path", "")))
+
+
+_SCHEMAS: dict[type[Any], dict[str, Any]] = {}
+
+
+def _schema(dto: type[Any]) -> dict[str, Any]:
+    """A tool's input schema, built once per DTO class."""
+    found = _SCHEMAS.get(dto)
+    if found is None:
+        found = _SCHEMAS[dto] = dto.model_json_schema()
+    return found
+
+
+def _whole(text: str | None, default: int) -> int:
+    if text is None:
+        return default
+    if not text.isdigit():
+        raise DtoValidationError(
+            f"limit={text!r} is not a whole number", hint="pass e.g. ?limit=50 (1 to 500)"
+        )
+    return int(text)
+
+
+def _moment(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError as error:
+        raise DtoValidationError(
+            f"asked_before={text!r} is not an ISO 8601 time",
+            hint="pass e.g. ?asked_before=2026-12-03T09:00:00%2B00:00 (with its offset)",
+        ) from error
+
+
+def pause_router(
+    app: App, *, authenticate: Authenticator, max_body: int = DEFAULT_MAX_BODY
+) -> Router:
+    """The HTTP face of an application's pauses, to mount in a Starlette or FastAPI app.
+
+    ``POST /pauses/{pause_id}`` answers a pause (`App.answer`: recorded, then moved in the
+    background; ``202``, or ``200`` with ``repeated`` for a retried answer);
+    ``GET /pauses`` lists the caller's inbox (`App.pending`); ``GET /openapi.json`` describes
+    both. Who answers comes from ``authenticate`` alone. Errors are JSON problem bodies with
+    the error's ``code``: unknown ``404``, not waiting ``409``, invalid or unreadable ``422``,
+    wrong answerer or owner ``403``, budget ``429``, store ``503`` (see `problems.py`).
+
+    The router does not open or close ``app``: the host application does, in its lifespan.
+
+    Args:
+        app: The application whose pauses it answers.
+        authenticate: Reads the `Caller` from a request; ``None`` for no credential.
+        max_body: The largest request body, in bytes (``413`` over it).
+
+    Raises:
+        ConfigurationError: ``authenticate`` is not callable, or ``max_body`` not a positive
+            whole number.
+    """
+    if not isinstance(app, App):
+        raise ConfigurationError(
+            f"pause_router takes an App, not {type(app).__name__}",
+            hint="pass the App that App.create returned",
+        )
+    if not callable(authenticate):
+        raise ConfigurationError(
+            "authenticate= must be a function of the request returning a Caller or None",
+            hint="async def authenticate(request): return Caller(owner_id=…)",
+        )
+    if not isinstance(max_body, int) or isinstance(max_body, bool) or max_body < 1:
+        raise ConfigurationError(
+            f"max_body={max_body!r} must be a positive whole number of bytes",
+            hint="leave it out for 64 KiB",
+        )
+    routes = _Routes(app, authenticate, max_body)
+    table: list[BaseRoute] = [
+        Route("/pauses", routes.inbox, methods=["GET"]),
+        Route("/pauses/{pause_id}", routes.answer, methods=["POST"]),
+        Route("/openapi.json", routes.openapi, methods=["GET"]),
+    ]
+    return Router(routes=table)
