@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -53,12 +54,12 @@ def test_the_approvals_example_pauses_on_both_calls_and_takes_piped_answers(
     assert "? office-agent asks to run return-deposit-tool(lease_id='L-7', iban='****3000')" in out
     assert "? office-agent asks to book taxi for 12.50 EUR" in out
     assert "… the desk waits for 2 answer(s)" in out
-    assert "has no reply interpreter to read a free-text reply — answer y, n <reason>" in out
+    assert "  answer y, n <reason>, or y key=value …" in out  # the deposit takes no words
     assert (
         "answer: returned the deposit of L-7 to DE89 3704 0044 0532 0130 00; the call was "
         "rejected by user-1: not this month" in out
     )
-    assert "audit: book-expense-tool rejected by user-1 (replied)" in out
+    assert "audit: book-expense-tool rejected by user-1 (a decision)" in out
     assert out.rstrip().endswith("status: completed")
 
 
@@ -83,14 +84,93 @@ def test_the_approvals_example_reads_the_owners_own_words_with_a_reply_interpret
     tmp_path: Path,
 ) -> None:
     out = run_approvals(tmp_path, "fine\ny\nhmm\nwell, ok, but only half\n")
-    assert "return-deposit-tool has no reply interpreter" not in out
-    assert "terminal-user-channel has no reply interpreter" in out  # the deposit: y / n only
+    # The deposit's role has no reply interpreter: its prompt does not offer words.
+    assert "iban='****3000')?  [y | n <reason> | y key=value] " in out
+    assert "amount=12.5)?  [y | n <reason> | y key=value | your words] " in out
     assert "could not read that (expense-reply-interpreter's model gave no answer)" in out
     assert "approved with {'purpose': 'taxi', 'amount': 6.25}" in out
     assert (
         "answer: returned the deposit of L-7 to DE89 3704 0044 0532 0130 00; booked taxi (6.25 EUR)"
         in out
     )
+    assert (
+        "audit: book-expense-tool approved by user-1 (in words: 'well, ok, but only half')" in out
+    )
+
+
+def test_the_approvals_example_shows_how_to_answer_later_and_answers_them_on_the_next_run(
+    tmp_path: Path,
+) -> None:
+    out = run_approvals(tmp_path, "y\n")
+    [command] = [line.strip() for line in out.splitlines() if "agboss resume" in line]
+    pause_id = command.split()[2]
+    assert command == (
+        f"agboss resume {pause_id} --app "
+        "examples.flow_patterns.approvals.components:OfficeApplication --owner user-1 --approve"
+    )
+    again = run_approvals(tmp_path, "n not this month\n")
+    assert "an earlier run waits on 1 answer(s): answering those first" in again
+    assert "rejected by user-1: not this month" in again
+    assert again.rstrip().endswith("status: completed")
+
+
+def test_the_resume_command_the_example_shows_answers_the_pause(tmp_path: Path) -> None:
+    out = run_approvals(tmp_path, "y\n")
+    [command] = [line.strip() for line in out.splitlines() if "agboss resume" in line]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGBOSS_")}
+    env["PYTHONPATH"] = str(ROOT)
+    agboss = [sys.executable, "-c", "import sys; from agboss.cli import main; sys.exit(main())"]
+    subprocess.run(
+        [*agboss, *command.split()[1:]], cwd=tmp_path, env=env, check=True, capture_output=True
+    )
+    again = run_approvals(tmp_path, "")
+    assert "an earlier run's answers were recorded meanwhile; it finished:" in again
+    assert "audit: book-expense-tool approved by user-1 (a decision)" in again
+
+
+def test_ctrl_c_at_a_prompt_stops_the_example_at_once_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGBOSS_MODEL")}
+    env["PYTHONPATH"] = str(ROOT)
+    with subprocess.Popen(
+        [sys.executable, "-u", "-m", "examples.flow_patterns.approvals"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as running:
+        assert running.stdout is not None
+        seen = ""
+        while "approve " not in seen:  # the first prompt: the example waits for a line
+            seen += running.stdout.read(1)
+        running.send_signal(signal.SIGINT)  # once: the prompt must not swallow it
+        out, err = running.communicate(timeout=30)
+    assert running.returncode == 130
+    assert "Traceback" not in err
+    assert "interrupted." in out
+    assert "agboss resume" in out
+
+
+def test_an_unreachable_model_is_one_error_with_a_hint_not_a_traceback(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGBOSS_MODEL")}
+    env |= {"PYTHONPATH": str(ROOT), "AGBOSS_MODEL_BASE_URL": "http://127.0.0.1:9/v1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "examples.flow_patterns.approvals"],
+        cwd=tmp_path,
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "[agent.failed]" in done.stderr
+    assert "hint: check the provider's base URL" in done.stderr
+    assert len(done.stderr.strip().splitlines()) <= 3
 
 
 def test_the_parallel_variant_pauses_two_desks_at_once_and_joins_their_answers(

@@ -13,6 +13,7 @@ import pytest
 from agboss import (
     DtoValidationError,
     ExecutionStatus,
+    NotPausedError,
     PauseAnswerer,
     PauseStatus,
 )
@@ -187,3 +188,34 @@ async def test_an_answer_while_a_dead_holder_keeps_the_tree_returns_at_once(
     assert now.status is ExecutionStatus.PAUSED
     assert [p.answered_by for p in now.pending] == [PauseAnswerer.CHANNEL]
     assert RUNS == ["book-expense taxi 12.5"]
+
+
+async def test_a_repeated_answer_gets_its_receipt_again_and_another_is_not_paused(
+    env: TestEnv,
+) -> None:
+    result = await paused(env, "ada")
+    [owner_pause] = [p for p in result.pending if p.answered_by is PauseAnswerer.THREAD_OWNER]
+    assert owner_pause.pause_id is not None
+    answer = {"pause_id": owner_pause.pause_id, "tenant_id": "acme", "owner_id": "ada"}
+    first = await env.app.answer(**answer, decision={"approved": False, "reason": "no"})
+    again = await env.app.answer(**answer, decision={"approved": False, "reason": "no"})
+    assert (first.repeated, again.repeated) == (False, True)
+    assert again.decision == first.decision
+    with pytest.raises(NotPausedError):
+        await env.app.answer(**answer, decision={"approved": True})
+    with pytest.raises(NotPausedError):  # resume keeps the spec's rule: a second answer fails
+        await env.app.resume(**answer, decision={"approved": False, "reason": "no"})
+
+
+async def test_a_pause_says_whether_it_takes_words_and_the_shape_of_its_arguments(
+    env: TestEnv,
+) -> None:
+    result = await paused(env, "ada")
+    by_answerer = {p.answered_by: p for p in result.pending}
+    expense = by_answerer[PauseAnswerer.THREAD_OWNER]
+    assert env.app.accepts_reply(expense) is True  # its role names a reply interpreter
+    assert env.app.accepts_reply(by_answerer[PauseAnswerer.CHANNEL]) is False
+    schema = env.app.arguments_schema(expense)
+    assert set(schema["properties"]) == set(expense.ask.arguments)
+    schema["properties"].clear()  # a copy: the next caller gets the whole schema
+    assert env.app.arguments_schema(expense)["properties"]

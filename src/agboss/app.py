@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
+from functools import cache
 from types import TracebackType
 from typing import Any, Self, overload
 
@@ -19,7 +21,7 @@ from agboss.engine.runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, 
 from agboss.errors import ConfigurationError, DtoValidationError
 from agboss.inputs import InputLimits, check_id
 from agboss.models.provider import ModelProvider, ModelResolver
-from agboss.outputs import ExecutionOutput
+from agboss.outputs import ExecutionOutput, PendingPause
 from agboss.pauses.answering import AnswerReceipt, move_answered, record_answer
 from agboss.pauses.inbox import InboxPage, list_inbox, query_of
 from agboss.pauses.prompts import load_prompts
@@ -413,6 +415,21 @@ class App:
         query = self._inbox(tenant_id, owner_id, channel, asked_before)
         return await self._runtime.store.pauses.count_waiting(query)
 
+    def accepts_reply(self, pause: PendingPause) -> bool:
+        """Whether a pause takes the answerer's own words (``reply=``): its channel role
+        names a reply interpreter. An answering screen offers a text box when it does."""
+        found = self._runtime.assembly.agent_tools.get(pause.agent, {}).get(pause.ask.tool)
+        if found is None:  # a pause of a tool this build no longer has
+            return False
+        role = self._runtime.assembly.tool_channels[found[0]].role
+        return role is not None and role.reply_interpreter is not None
+
+    def arguments_schema(self, pause: PendingPause) -> dict[str, Any]:
+        """The JSON schema of the tool's input: the shape ``override_arguments`` must have
+        (an answering screen's form). Empty for a tool this build no longer has."""
+        found = self._runtime.assembly.agent_tools.get(pause.agent, {}).get(pause.ask.tool)
+        return {} if found is None else copy.deepcopy(_input_schema(found[1].input))
+
     async def cancel(
         self, thread_id: str, *, tenant_id: str | None = None, owner_id: str | None = None
     ) -> ExecutionOutput | None:
@@ -516,3 +533,9 @@ class App:
         traceback: TracebackType | None,
     ) -> None:
         await self.close()
+
+
+@cache
+def _input_schema(dto: type[BaseModel]) -> dict[str, Any]:
+    """A tool input's JSON schema, built once per class."""
+    return dto.model_json_schema()

@@ -13,6 +13,10 @@ launched at once on the same request, each pausing on its own approval, joined a
 
 With ``AGBOSS_MODEL_BASE_URL`` (and ``AGBOSS_MODEL_API_KEY``, ``AGBOSS_MODEL_NAME``) set, the
 agent runs on that OpenAI-compatible provider; otherwise a scripted model stands in.
+
+The pauses are durable: stop it (Ctrl-C, or the end of piped answers) and it prints the pause
+ids with the ``agboss resume`` command that answers each; the next run answers what still
+waits (from the inbox) before it takes a new request.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ import asyncio
 import json
 import os
 import sys
+import threading
 from typing import Any
 
 from agboss import (
+    AgbossError,
     App,
     DtoValidationError,
     ExecutionOutput,
@@ -48,6 +54,28 @@ DEFAULT_REQUEST = (
     "Return L-7's deposit to DE89 3704 0044 0532 0130 00 and book the taxi, 12.50 euros."
 )
 OWNER = "user-1"
+APPLICATION = "examples.flow_patterns.approvals.components:OfficeApplication"
+
+
+class Lines:
+    """The terminal's lines, read on a daemon thread: a blocking ``readline`` on the event
+    loop's thread would hold Ctrl-C until Enter, and would keep the process alive after."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._lines: asyncio.Queue[str] = asyncio.Queue()
+        threading.Thread(target=self._read, daemon=True, name="terminal").start()
+
+    def _read(self) -> None:
+        while True:
+            line = sys.stdin.readline()
+            self._loop.call_soon_threadsafe(self._lines.put_nowait, line)
+            if not line:
+                return
+
+    async def next(self) -> str:
+        """The next line; ``""`` at the end of the input."""
+        return await self._lines.get()
 
 
 def provider() -> tuple[ModelProvider, str]:
@@ -102,21 +130,41 @@ def verdict_of(result: ExecutionOutput, pause: PendingPause) -> str:
     return "answered"
 
 
-async def answer_all(app: App, result: ExecutionOutput) -> ExecutionOutput:
+def how_to_answer_later(pending: list[PendingPause]) -> None:
+    """The waiting pauses, and the commands that answer them from any terminal."""
+    print("the execution stays paused; its pauses are durable. Answer them later with")
+    for pause in pending:
+        print(f"  {show(pause)}:")
+        print(f"    agboss resume {pause.pause_id} --app {APPLICATION} --owner {OWNER} --approve")
+    print("  (or --reject --reason '…'), then `make demo` again to see the tree finish;")
+    print("  or just `make demo` again: it answers what still waits first.")
+
+
+async def answer_all(app: App, result: ExecutionOutput, lines: Lines) -> ExecutionOutput:
     """Asks in the terminal for each pending pause, and resumes each by its id."""
     while result.status is ExecutionStatus.PAUSED:
         pause = result.pending[0]
         assert pause.pause_id is not None  # thread-owner pauses list their id
+        words = " | your words" if app.accepts_reply(pause) else ""
         while True:
-            print(f"approve {show(pause)}?  [y | n <reason> | y key=value | your words] ", end="")
+            print(f"approve {show(pause)}?  [y | n <reason> | y key=value{words}] ", end="")
             sys.stdout.flush()
-            line = sys.stdin.readline()
+            try:
+                line = await lines.next()
+            except asyncio.CancelledError:  # Ctrl-C
+                print("\ninterrupted.")
+                how_to_answer_later(result.pending)
+                raise
             if not line:
-                print("\nno more answers: the execution stays paused; its pauses are durable.")
+                print("\nno more answers.")
+                how_to_answer_later(result.pending)
                 return result
             if not sys.stdin.isatty():
                 print(line.rstrip())  # echo piped answers, so the transcript reads like a session
             decision = parse_answer(line, pause.ask.arguments)
+            if decision is None and not words:
+                print("  answer y, n <reason>, or y key=value …")
+                continue
             try:
                 if decision is not None:
                     result = await app.resume(
@@ -137,27 +185,71 @@ async def answer_all(app: App, result: ExecutionOutput) -> ExecutionOutput:
     return result
 
 
+def report(result: ExecutionOutput) -> None:
+    """The finished execution's audit trail and answer."""
+    if result.status is ExecutionStatus.COMPLETED:
+        assert result.record is not None
+        for entry in result.record.pauses:
+            tool = entry.step.tool_call.tool if entry.step.tool_call else "?"
+            verdict = "approved" if entry.decision and entry.decision.approved else "rejected"
+            how = f"in words: {entry.reply!r}" if entry.reply is not None else "a decision"
+            print(f"  audit: {tool} {verdict} by {entry.responder} ({how})")
+        print(f"answer: {result.output_as(WorkflowFinishTextDto).text}")
+    print(f"status: {result.status.value}")
+
+
+async def earlier(app: App) -> ExecutionOutput | None:
+    """An execution of an earlier run that still waits for this owner, if any (the inbox),
+    after moving any answer recorded meanwhile (``agboss resume`` only records it)."""
+    for moved in await app.recover():
+        if moved.status is ExecutionStatus.COMPLETED:
+            print("an earlier run's answers were recorded meanwhile; it finished:")
+            report(await app.get(moved.execution_id, record=True))
+    page = await app.pending(owner_id=OWNER, limit=1)
+    if not page.entries:
+        return None
+    return await app.get(page.entries[0].execution_id, record=True)
+
+
 async def main(request: str, *, parallel: bool = False) -> None:
-    """Runs one request, answering its approvals in the terminal."""
+    """Answers what an earlier run left waiting, else runs one request, answering its
+    approvals in the terminal."""
     model_provider, label = provider()
     workflow = ParallelOfficeWorkflow if parallel else OfficeWorkflow
     shape = "two desks in parallel" if parallel else "one desk"
     print(f"office desk with approvals ({shape}) — model: {label}")
-    print(f"request: {request}")
-    async with await App.create(OfficeApplication, providers=[model_provider]) as app:
-        result = await app.execute(workflow, WorkflowStartTextDto(text=request), owner_id=OWNER)
-        result = await answer_all(app, result)
-        if result.status is ExecutionStatus.COMPLETED:
-            assert result.record is not None
-            for entry in result.record.pauses:
-                tool = entry.step.tool_call.tool if entry.step.tool_call else "?"
-                verdict = "approved" if entry.decision and entry.decision.approved else "rejected"
-                print(f"  audit: {tool} {verdict} by {entry.responder} ({entry.resolution.value})")
-            print(f"answer: {result.output_as(WorkflowFinishTextDto).text}")
-        print(f"status: {result.status.value}")
-    await model_provider.aclose()
+    lines = Lines()
+    try:
+        async with await App.create(OfficeApplication, providers=[model_provider]) as app:
+            result = await earlier(app)
+            if result is not None:
+                waiting = len(result.pending)
+                print(f"an earlier run waits on {waiting} answer(s): answering those first")
+            else:
+                print(f"request: {request}")
+                result = await app.execute(
+                    workflow, WorkflowStartTextDto(text=request), owner_id=OWNER
+                )
+            report(await answer_all(app, result, lines))
+    finally:
+        await model_provider.aclose()
+
+
+def run(argv: list[str]) -> int:
+    """The command: its exit status, with an error shown as one sentence and a hint."""
+    words = [word for word in argv if word != "--parallel"]
+    try:
+        asyncio.run(main(" ".join(words) or DEFAULT_REQUEST, parallel="--parallel" in argv))
+    except KeyboardInterrupt:
+        return 130
+    except AgbossError as error:
+        print(f"\nerror: {error}", file=sys.stderr)
+        cause = error.__cause__
+        if error.hint is None and isinstance(cause, AgbossError) and cause.hint:
+            print(f"  hint: {cause.hint}", file=sys.stderr)  # the model's, under the agent's
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    words = [word for word in sys.argv[1:] if word != "--parallel"]
-    asyncio.run(main(" ".join(words) or DEFAULT_REQUEST, parallel="--parallel" in sys.argv[1:]))
+    sys.exit(run(sys.argv[1:]))

@@ -122,9 +122,6 @@ class _Routes:
 
     def entry(self, entry: InboxEntry, now: datetime) -> InboxEntryBody:
         pause = entry.pause
-        assembly = self.app.assembly
-        tool_cls, tool_spec = assembly.agent_tools[pause.agent][pause.ask.tool]
-        role = assembly.tool_channels[tool_cls].role
         return InboxEntryBody(
             pause_id=pause.pause_id,
             answered_by=pause.answered_by,
@@ -137,23 +134,12 @@ class _Routes:
             thread_id=entry.thread_id,
             asked_at=entry.asked_at,
             waited_seconds=max(0.0, (now - entry.asked_at).total_seconds()),
-            accepts_reply=role is not None and role.reply_interpreter is not None,
-            arguments_schema=_schema(tool_spec.input),
+            accepts_reply=self.app.accepts_reply(pause),
+            arguments_schema=self.app.arguments_schema(pause),
         )
 
     async def openapi(self, request: Request) -> Response:
         return JSONResponse(openapi_schema(request.scope.get("root_path", "")))
-
-
-_SCHEMAS: dict[type[Any], dict[str, Any]] = {}
-
-
-def _schema(dto: type[Any]) -> dict[str, Any]:
-    """A tool's input schema, built once per DTO class."""
-    found = _SCHEMAS.get(dto)
-    if found is None:
-        found = _SCHEMAS[dto] = dto.model_json_schema()
-    return found
 
 
 def _whole(text: str | None, default: int) -> int:
