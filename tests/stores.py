@@ -40,10 +40,10 @@ async def store_url(kind: str, folder: Path) -> AsyncIterator[str]:
     try:
         yield f"{POSTGRES_URL}?schema={schema}"
     finally:
-        await _drop(schema)
+        await drop_schema(schema)
 
 
-async def _drop(schema: str) -> None:
+async def drop_schema(schema: str) -> None:
     from psycopg import AsyncConnection, sql
 
     assert POSTGRES_URL is not None
@@ -66,4 +66,4 @@ async def made_store(kind: str, folder: Path) -> AsyncIterator[Store]:
     try:
         yield PostgresStore(POSTGRES_URL, schema, max_connections=4)
     finally:
-        await _drop(schema)
+        await drop_schema(schema)

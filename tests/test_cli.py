@@ -1,17 +1,21 @@
-"""The `agboss` command line, over a real SQLite store."""
+"""The `agboss` command line, over a real store of each kind."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from agboss.cli.main import cli
 from agboss.testing import test_with
 from tests import desk
 from tests.desk import DeskDepositApprovalChannel, OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.stores import POSTGRES_URL, STORE_KINDS, drop_schema
 from tests.test_pauses import BOTH, REQUEST
 
 APP = "tests.desk:OfficeApplication"
@@ -26,8 +30,20 @@ async def _paused(url: str) -> str:
         return result.execution_id
 
 
-def test_migrate_list_resume_and_cancel_from_the_command_line(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'agboss.db'}"
+@pytest.fixture(params=STORE_KINDS)
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A store URL the commands open themselves (each in its own event loop)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'agboss.db'}"
+        return
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield f"{POSTGRES_URL}?schema={schema}"
+    finally:
+        asyncio.run(drop_schema(schema))
+
+
+def test_migrate_list_resume_and_cancel_from_the_command_line(url: str) -> None:
     runner = CliRunner()
     migrated = runner.invoke(cli, ["migrate", "--store", url])
     assert migrated.exit_code == 0, migrated.output
@@ -82,8 +98,7 @@ def test_migrate_list_resume_and_cancel_from_the_command_line(tmp_path: Path) ->
     assert "thread.unknown" in cancelled.output
 
 
-def test_recover_refuses_to_run_passes_without_the_applications_models(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'agboss.db'}"
+def test_recover_refuses_to_run_passes_without_the_applications_models(url: str) -> None:
     done = CliRunner().invoke(cli, ["recover", "--app", APP, "--store", url])
     assert done.exit_code != 0
     assert "AGBOSS_MODEL_BASE_URL" in done.output
