@@ -13,8 +13,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
 
+# `make demo ARGS=--web` answers on the approvals page; ARGS=--parallel runs two desks.
 demo: $(STAMP)
-	$(BIN)/python -m examples.flow_patterns.approvals
+	$(BIN)/python -m examples.flow_patterns.approvals $(ARGS)
 
 test: lint typecheck unit
 

@@ -8,6 +8,9 @@ in::
 
     printf 'y\\nn not this month\\n' | python -m examples.flow_patterns.approvals
 
+``--web`` answers on the approvals page of `agboss.web` instead, served on 127.0.0.1 (``--port``,
+8765 by default; 0 for any free port): open the link it prints.
+
 ``--parallel`` runs the parallel variant: a deposit desk and an expense desk, two agents
 launched at once on the same request, each pausing on its own approval, joined at the end.
 
@@ -21,6 +24,7 @@ waits (from the inbox) before it takes a new request.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -211,14 +215,16 @@ async def earlier(app: App) -> ExecutionOutput | None:
     return await app.get(page.entries[0].execution_id, record=True)
 
 
-async def main(request: str, *, parallel: bool = False) -> None:
+async def main(
+    request: str, *, parallel: bool = False, web: bool = False, port: int = 8765
+) -> None:
     """Answers what an earlier run left waiting, else runs one request, answering its
-    approvals in the terminal."""
+    approvals in the terminal (or on the approvals page, with ``web``)."""
     model_provider, label = provider()
     workflow = ParallelOfficeWorkflow if parallel else OfficeWorkflow
     shape = "two desks in parallel" if parallel else "one desk"
     print(f"office desk with approvals ({shape}) — model: {label}")
-    lines = Lines()
+    lines = None if web else Lines()
     try:
         async with await App.create(OfficeApplication, providers=[model_provider]) as app:
             result = await earlier(app)
@@ -230,16 +236,32 @@ async def main(request: str, *, parallel: bool = False) -> None:
                 result = await app.execute(
                     workflow, WorkflowStartTextDto(text=request), owner_id=OWNER
                 )
-            report(await answer_all(app, result, lines))
+            if lines is None:
+                from examples.flow_patterns.approvals.web import serve_page  # needs uvicorn
+
+                try:
+                    await serve_page(app, result, owner=OWNER, port=port, report=report)
+                except asyncio.CancelledError:  # Ctrl-C
+                    print("\ninterrupted.")
+                    how_to_answer_later((await app.get(result.execution_id)).pending)
+                    raise
+            else:
+                report(await answer_all(app, result, lines))
     finally:
         await model_provider.aclose()
 
 
 def run(argv: list[str]) -> int:
     """The command: its exit status, with an error shown as one sentence and a hint."""
-    words = [word for word in argv if word != "--parallel"]
+    parser = argparse.ArgumentParser(prog="python -m examples.flow_patterns.approvals")
+    parser.add_argument("request", nargs="*", help="what the office is asked to do")
+    parser.add_argument("--parallel", action="store_true", help="two desks at once")
+    parser.add_argument("--web", action="store_true", help="answer on the approvals page")
+    parser.add_argument("--port", type=int, default=8765, help="the page's port (0: any)")
+    options = parser.parse_args(argv)
+    request = " ".join(options.request) or DEFAULT_REQUEST
     try:
-        asyncio.run(main(" ".join(words) or DEFAULT_REQUEST, parallel="--parallel" in argv))
+        asyncio.run(main(request, parallel=options.parallel, web=options.web, port=options.port))
     except KeyboardInterrupt:
         return 130
     except AgbossError as error:

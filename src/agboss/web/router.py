@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -9,19 +10,21 @@ from datetime import datetime
 from typing import Any, Final, TypeAlias
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route, Router
 
 from agboss.app import App
-from agboss.errors import ConfigurationError, DtoValidationError, PauseAnswererError
+from agboss.errors import AgbossError, ConfigurationError, DtoValidationError, PauseAnswererError
 from agboss.pauses.inbox import InboxEntry
 from agboss.web.bodies import AnswerBody, InboxBody, InboxEntryBody, ReceiptBody, read_answer
 from agboss.web.openapi import openapi_schema
-from agboss.web.problems import NotAuthenticatedError, problem
+from agboss.web.page import page, static
+from agboss.web.problems import NotAuthenticatedError, problem, status_of
 
 __all__ = ["Authenticator", "Caller", "pause_router"]
 
 DEFAULT_MAX_BODY: Final = 64 * 1024
+DEFAULT_POLL_MS: Final = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,7 @@ class _Routes:
     app: App
     authenticate: Authenticator
     max_body: int
+    poll_ms: int
 
     async def caller(self, request: Request) -> Caller:
         found: Any = self.authenticate(request)
@@ -138,8 +142,31 @@ class _Routes:
             arguments_schema=self.app.arguments_schema(pause),
         )
 
+    async def page(self, request: Request) -> Response:
+        try:
+            caller = await self.caller(request)
+        except Exception as error:  # shown as a page, with the problem's sentence and hint
+            return _refused(error)
+        return page(request, caller.owner_id or caller.answered_by or "", self.poll_ms)
+
+    async def static(self, request: Request) -> Response:
+        return static(request.path_params["name"])
+
     async def openapi(self, request: Request) -> Response:
         return JSONResponse(openapi_schema(request.scope.get("root_path", "")))
+
+
+def _refused(error: BaseException) -> Response:
+    """The page's answer when the caller is not signed in (or the authenticator failed)."""
+    if not isinstance(error, AgbossError):
+        problem(error)  # logged there, as for the JSON routes
+        return HTMLResponse("<!doctype html><p>The page failed; the server's log has why.</p>", 500)
+    text, hint = html.escape(error.message), html.escape(error.hint or "")
+    return HTMLResponse(
+        f"<!doctype html><title>Approvals</title><p>You are not signed in: {text}.</p>"
+        f"<p>{hint}</p>",
+        status_code=status_of(error),
+    )
 
 
 def _whole(text: str | None, default: int) -> int:
@@ -165,14 +192,20 @@ def _moment(text: str | None) -> datetime | None:
 
 
 def pause_router(
-    app: App, *, authenticate: Authenticator, max_body: int = DEFAULT_MAX_BODY
+    app: App,
+    *,
+    authenticate: Authenticator,
+    max_body: int = DEFAULT_MAX_BODY,
+    page: bool = True,
+    poll_ms: int = DEFAULT_POLL_MS,
 ) -> Router:
     """The HTTP face of an application's pauses, to mount in a Starlette or FastAPI app.
 
     ``POST /pauses/{pause_id}`` answers a pause (`App.answer`: recorded, then moved in the
     background; ``202``, or ``200`` with ``repeated`` for a retried answer);
     ``GET /pauses`` lists the caller's inbox (`App.pending`); ``GET /openapi.json`` describes
-    both. Who answers comes from ``authenticate`` alone. Errors are JSON problem bodies with
+    both; ``GET /`` is the approvals page, which answers through those same routes.
+    Who answers comes from ``authenticate`` alone. Errors are JSON problem bodies with
     the error's ``code``: unknown ``404``, not waiting ``409``, invalid or unreadable ``422``,
     wrong answerer or owner ``403``, budget ``429``, store ``503`` (see `problems.py`).
 
@@ -182,10 +215,13 @@ def pause_router(
         app: The application whose pauses it answers.
         authenticate: Reads the `Caller` from a request; ``None`` for no credential.
         max_body: The largest request body, in bytes (``413`` over it).
+        page: Serve the approvals page at ``/`` (its files under ``/static/``).
+        poll_ms: How often the page reads the inbox again, in milliseconds: how soon it shows
+            a pause answered elsewhere.
 
     Raises:
-        ConfigurationError: ``authenticate`` is not callable, or ``max_body`` not a positive
-            whole number.
+        ConfigurationError: ``authenticate`` is not callable, or ``max_body`` or ``poll_ms``
+            not a positive whole number.
     """
     if not isinstance(app, App):
         raise ConfigurationError(
@@ -197,15 +233,21 @@ def pause_router(
             "authenticate= must be a function of the request returning a Caller or None",
             hint="async def authenticate(request): return Caller(owner_id=…)",
         )
-    if not isinstance(max_body, int) or isinstance(max_body, bool) or max_body < 1:
-        raise ConfigurationError(
-            f"max_body={max_body!r} must be a positive whole number of bytes",
-            hint="leave it out for 64 KiB",
-        )
-    routes = _Routes(app, authenticate, max_body)
+    for name, value, hint in (
+        ("max_body", max_body, "leave it out for 64 KiB"),
+        ("poll_ms", poll_ms, "leave it out for every 2 seconds"),
+    ):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigurationError(f"{name}={value!r} must be a positive whole number", hint=hint)
+    routes = _Routes(app, authenticate, max_body, poll_ms)
     table: list[BaseRoute] = [
         Route("/pauses", routes.inbox, methods=["GET"]),
         Route("/pauses/{pause_id}", routes.answer, methods=["POST"]),
         Route("/openapi.json", routes.openapi, methods=["GET"]),
     ]
+    if page:
+        table += [
+            Route("/", routes.page, methods=["GET"]),
+            Route("/static/{name}", routes.static, methods=["GET"]),
+        ]
     return Router(routes=table)

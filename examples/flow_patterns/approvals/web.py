@@ -1,0 +1,90 @@
+"""The approvals example's ``--web`` mode: the approvals page of `agboss.web`, on 127.0.0.1.
+
+The page is signed in by a one-time link: the example prints ``/login?token=…``, which sets a
+session cookie (HttpOnly, SameSite=Strict) that the authenticator reads. A real application
+reads its own sign-in here instead; the router never trusts a name the browser sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+
+from agboss import App, ExecutionOutput, ExecutionStatus
+from agboss.web import Caller, pause_router
+
+__all__ = ["serve_page"]
+
+COOKIE = "agboss_demo_session"
+
+
+def site(app: App, owner: str, token: str) -> Starlette:
+    """The example's web application: the login link, and the page mounted at /approvals."""
+
+    async def authenticate(request: Request) -> Caller | None:
+        given = request.cookies.get(COOKIE, "")
+        return Caller(owner_id=owner) if secrets.compare_digest(given, token) else None
+
+    async def login(request: Request) -> Response:
+        if not secrets.compare_digest(request.query_params.get("token", ""), token):
+            return PlainTextResponse("this link is not the one the example printed", 403)
+        response = RedirectResponse("/approvals/", status_code=303)
+        response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
+        return response
+
+    return Starlette(
+        routes=[
+            Route("/login", login),
+            Mount("/approvals", pause_router(app, authenticate=authenticate)),
+        ]
+    )
+
+
+async def serve_page(
+    app: App,
+    result: ExecutionOutput,
+    *,
+    owner: str,
+    port: int,
+    report: Callable[[ExecutionOutput], None],
+) -> ExecutionOutput:
+    """Serves the page until the execution stops waiting, then reports it.
+
+    Args:
+        app: The application, open.
+        result: The paused execution the page answers.
+        owner: Who the login link signs in.
+        port: The port on 127.0.0.1; 0 for any free one.
+        report: Prints the finished execution.
+
+    Returns:
+        The execution once it no longer waits.
+    """
+    token = secrets.token_urlsafe(24)
+    config = uvicorn.Config(
+        site(app, owner, token), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
+    )
+    server = uvicorn.Server(config)
+    serving = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            if serving.done():
+                serving.result()  # the port was taken: its error
+            await asyncio.sleep(0.05)
+        bound = server.servers[0].sockets[0].getsockname()[1]
+        print(f"open http://127.0.0.1:{bound}/login?token={token} to answer on the page")
+        while result.status in (ExecutionStatus.PAUSED, ExecutionStatus.RUNNING):
+            await asyncio.sleep(0.2)
+            result = await app.get(result.execution_id, record=True)
+        report(result)
+        return result
+    finally:
+        server.should_exit = True
+        await serving

@@ -1,0 +1,278 @@
+// The approvals page: the signed-in owner's waiting pauses, answered through the router's
+// JSON routes (GET pauses, POST pauses/{id}). Everything shown is set as text, never as HTML.
+"use strict";
+
+(() => {
+  const list = document.getElementById("pauses");
+  const status = document.getElementById("status");
+  const empty = document.getElementById("empty");
+  const pollMs = Number(document.body.dataset.pollMs) || 2000;
+  const cards = new Map(); // key → the card's <li>
+
+  function el(tag, attributes, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes || {})) {
+      if (name === "text") node.textContent = value;
+      else if (value !== undefined && value !== null && value !== false) node.setAttribute(name, value);
+    }
+    for (const child of children) if (child) node.append(child);
+    return node;
+  }
+
+  // A channel pause has no id here (only its channel was sent it): keyed by where it waits.
+  function keyOf(entry) {
+    return entry.pause_id
+      ? `pause:${entry.pause_id}`
+      : `channel:${entry.execution_id}:${entry.child_execution_id}:${entry.agent}:${entry.ask.call_id}:${entry.item_index}`;
+  }
+
+  function waited(seconds) {
+    const minutes = Math.floor(seconds / 60);
+    if (minutes < 1) return "just now";
+    if (minutes < 60) return `${minutes} min`;
+    const hours = Math.floor(minutes / 60);
+    if (hours < 24) return `${hours} h ${minutes % 60} min`;
+    return `${Math.floor(hours / 24)} d ${hours % 24} h`;
+  }
+
+  function shown(value) {
+    return typeof value === "string" ? value : JSON.stringify(value);
+  }
+
+  function note(card, text, kind, errors) {
+    const box = card.querySelector(".note");
+    box.textContent = text;
+    box.className = `note ${kind}`;
+    const old = card.querySelector("ul.errors");
+    if (old) old.remove();
+    if (errors && errors.length) {
+      box.after(el("ul", { class: "errors" }, ...errors.map((line) => el("li", { text: line }))));
+    }
+  }
+
+  function settle(card, state) {
+    card.dataset.state = state;
+    for (const control of card.querySelectorAll("button, input, textarea, select")) {
+      control.disabled = true;
+    }
+  }
+
+  async function answer(card, entry, body) {
+    for (const button of card.querySelectorAll("button")) button.disabled = true;
+    note(card, "Sending…", "");
+    let response;
+    try {
+      response = await fetch(`pauses/${encodeURIComponent(entry.pause_id)}`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json" },
+        credentials: "same-origin",
+        body: JSON.stringify(body),
+      });
+    } catch (error) {
+      note(card, "The server cannot be reached; nothing was recorded. Try again.", "error");
+      for (const button of card.querySelectorAll("button")) button.disabled = false;
+      return;
+    }
+    const reply = await response.json().catch(() => ({}));
+    if (response.ok) {
+      const what = reply.decision && reply.decision.approved ? "Approved" : "Rejected";
+      note(card, `${what} — recorded.`, "ok");
+      settle(card, "done");
+      return;
+    }
+    if (response.status === 409 || response.status === 404) {
+      note(
+        card,
+        "This pause no longer waits: it was answered elsewhere or withdrawn. Nothing was changed.",
+        "warn",
+      );
+      settle(card, "gone");
+      return;
+    }
+    const hint = reply.hint ? ` ${reply.hint}.` : "";
+    note(card, `${reply.detail || "The answer was refused."}${hint}`, "error", reply.errors);
+    for (const button of card.querySelectorAll("button")) button.disabled = false;
+  }
+
+  // An input for each field of the tool's input schema; anything nested is edited as JSON.
+  function field(name, schema, value, required) {
+    const resolved = schema.anyOf ? schema.anyOf.find((s) => s.type !== "null") || {} : schema;
+    let input;
+    if (Array.isArray(resolved.enum)) {
+      input = el("select", { name });
+      for (const option of resolved.enum) {
+        input.append(el("option", { value: JSON.stringify(option), text: shown(option), selected: option === value }));
+      }
+      input.dataset.kind = "enum";
+    } else if (resolved.type === "boolean") {
+      input = el("input", { type: "checkbox", name, checked: value === true });
+      input.dataset.kind = "boolean";
+    } else if (resolved.type === "number" || resolved.type === "integer") {
+      input = el("input", { type: "number", name, step: resolved.type === "integer" ? "1" : "any" });
+      input.value = value === undefined || value === null ? "" : String(value);
+      input.dataset.kind = resolved.type;
+    } else if (resolved.type === "string") {
+      input = el("input", { type: "text", name });
+      input.value = value === undefined || value === null ? "" : value;
+      input.dataset.kind = "string";
+    } else {
+      input = el("textarea", { name });
+      input.value = value === undefined ? "" : JSON.stringify(value, null, 2);
+      input.dataset.kind = "json";
+    }
+    if (required) input.setAttribute("aria-required", "true"); // checked by the server, as any override
+    const label = schema.title || resolved.title || name;
+    return el("label", {}, el("span", { text: label }), input);
+  }
+
+  function readForm(form) {
+    const values = {};
+    for (const input of form.querySelectorAll("[name]")) {
+      const kind = input.dataset.kind;
+      if (kind === "boolean") values[input.name] = input.checked;
+      else if (kind === "number" || kind === "integer") {
+        values[input.name] = input.value === "" ? null : Number(input.value);
+      } else if (kind === "enum") values[input.name] = JSON.parse(input.value);
+      else if (kind === "json") {
+        try {
+          values[input.name] = input.value.trim() === "" ? null : JSON.parse(input.value);
+        } catch (error) {
+          throw new Error(`${input.name}: not JSON`);
+        }
+      } else values[input.name] = input.value;
+    }
+    return values;
+  }
+
+  function editForm(card, entry) {
+    const schema = entry.arguments_schema || {};
+    const properties = schema.properties || {};
+    const required = new Set(schema.required || []);
+    const form = el("form", { class: "edit", hidden: true, "aria-label": "Edit the arguments" });
+    for (const [name, property] of Object.entries(properties)) {
+      form.append(field(name, property, entry.ask.arguments[name], required.has(name)));
+    }
+    form.append(el("div", { class: "actions" }, el("button", { type: "submit", class: "primary", text: "Approve with these arguments" })));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      let overrides;
+      try {
+        overrides = readForm(form);
+      } catch (error) {
+        note(card, error.message, "error");
+        return;
+      }
+      answer(card, entry, { decision: { approved: true, override_arguments: overrides } });
+    });
+    return form;
+  }
+
+  function replyForm(card, entry) {
+    const text = el("textarea", { name: "reply", "aria-label": "Your answer in words", placeholder: "e.g. ok, but only half" });
+    const form = el("form", { class: "reply", hidden: true, "aria-label": "Answer in words" }, text,
+      el("div", { class: "actions" }, el("button", { type: "submit", class: "primary", text: "Send reply" })));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (text.value.trim() === "") {
+        note(card, "Write an answer first.", "error");
+        return;
+      }
+      answer(card, entry, { reply: text.value });
+    });
+    return form;
+  }
+
+  function card(entry) {
+    const rows = Object.entries(entry.ask.arguments).map(([name, value]) =>
+      el("tr", {}, el("th", { scope: "row", text: name }), el("td", { text: shown(value) })));
+    const waitedFor = el("span", { class: "waited", text: `waiting ${waited(entry.waited_seconds)}` });
+    const item = el("li", { class: "pause", "data-key": keyOf(entry), "data-tool": entry.ask.tool, "data-state": "waiting" },
+      el("h2", {}, document.createTextNode(`${entry.agent} asks to run `), el("code", { text: entry.ask.tool })),
+      el("p", { class: "meta" }, el("span", { text: `channel: ${entry.channel}` }), waitedFor,
+        entry.item_index === null ? null : el("span", { text: `item ${entry.item_index}` })),
+      el("table", { class: "arguments" }, ...rows));
+    if (!entry.pause_id) {
+      item.append(el("p", { class: "elsewhere", text: `Answered through ${entry.channel}, not here.` }));
+      item.dataset.state = "elsewhere";
+      return item;
+    }
+    const reason = el("input", { type: "text", name: "reason", placeholder: "Reason (the agent reads it)", "aria-label": "Reason" });
+    const approve = el("button", { type: "button", class: "approve", text: "Approve" });
+    const reject = el("button", { type: "button", class: "reject", text: "Reject" });
+    const edit = el("button", { type: "button", class: "edit", text: "Edit arguments" });
+    const actions = el("div", { class: "actions" }, approve, reject, reason, edit);
+    const editing = editForm(item, entry);
+    item.append(actions, editing);
+    approve.addEventListener("click", () => {
+      const decision = { approved: true };
+      if (reason.value.trim()) decision.reason = reason.value.trim();
+      answer(item, entry, { decision });
+    });
+    reject.addEventListener("click", () => {
+      const decision = { approved: false };
+      if (reason.value.trim()) decision.reason = reason.value.trim();
+      answer(item, entry, { decision });
+    });
+    edit.addEventListener("click", () => { editing.hidden = !editing.hidden; });
+    if (entry.accepts_reply) {
+      const words = el("button", { type: "button", class: "words", text: "Answer in words" });
+      const replying = replyForm(item, entry);
+      actions.append(words);
+      item.append(replying);
+      words.addEventListener("click", () => { replying.hidden = !replying.hidden; });
+    }
+    item.append(el("p", { class: "note" }));
+    return item;
+  }
+
+  function show(entries) {
+    const seen = new Set();
+    for (const entry of entries) {
+      const key = keyOf(entry);
+      seen.add(key);
+      const existing = cards.get(key);
+      if (existing) {
+        existing.querySelector(".waited").textContent = `waiting ${waited(entry.waited_seconds)}`;
+        continue;
+      }
+      const made = card(entry);
+      cards.set(key, made);
+      list.append(made);
+    }
+    for (const [key, existing] of cards) {
+      if (seen.has(key)) continue;
+      const state = existing.dataset.state;
+      if (state === "waiting" || state === "elsewhere") {
+        // Answered on another device, or withdrawn: said on the card, removed on the next poll.
+        note(existing, "No longer waiting: answered elsewhere or withdrawn.", "warn");
+        settle(existing, "gone");
+      } else {
+        existing.remove();
+        cards.delete(key);
+      }
+    }
+    empty.hidden = cards.size > 0;
+  }
+
+  async function refresh() {
+    try {
+      const response = await fetch("pauses?limit=200", { credentials: "same-origin", headers: { Accept: "application/json" } });
+      const body = await response.json();
+      if (!response.ok) {
+        status.textContent = `${body.detail || "The list cannot be read"} (${body.code || response.status})`;
+        status.className = "error";
+        return;
+      }
+      show(body.entries);
+      const waiting = body.entries.filter((entry) => entry.pause_id).length;
+      status.textContent = `${waiting} waiting for you`;
+      status.className = "";
+    } catch (error) {
+      status.textContent = "The server cannot be reached; retrying.";
+      status.className = "error";
+    }
+  }
+
+  refresh();
+  setInterval(refresh, pollMs);
+})();

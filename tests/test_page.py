@@ -1,0 +1,309 @@
+"""The approvals page, end to end in headless Chromium (Debian's, driven by Playwright) against
+a real uvicorn server on loopback, on both stores."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from playwright.async_api import Browser, Page, async_playwright, expect
+from starlette.requests import Request
+
+from agboss import ExecutionStatus, PauseAnswerer
+from agboss.testing import TestEnv, test_with
+from agboss.web import Caller, pause_router
+from tests import desk
+from tests.desk import (
+    RUNS,
+    DeskDepositApprovalChannel,
+    OfficeAgent,
+    OfficeApplication,
+    OfficeWorkflow,
+)
+from tests.stores import STORE_KINDS, store_url
+from tests.test_pauses import BOTH, DONE, REQUEST
+from tests.test_web import serve
+
+CHROMIUM = os.environ.get("AGBOSS_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
+# As root on a closed network: no sandbox, and none of Chromium's own connections.
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = os.environ.get("AGBOSS_SCREENSHOTS")  # a folder: the docs' screenshots are made so
+
+# .ci/run installs Chromium and sets AGBOSS_REQUIRE_CHROMIUM: there, a missing browser fails.
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists() and not os.environ.get("AGBOSS_REQUIRE_CHROMIUM"),
+    reason="no Chromium (.ci/run installs Debian's chromium)",
+)
+
+SESSIONS = {"s-ada": Caller(owner_id="ada", tenant_id="acme")}
+
+
+async def by_cookie(request: Request) -> Caller | None:
+    """The application's sign-in: a session cookie."""
+    return SESSIONS.get(request.cookies.get("session", ""))
+
+
+@dataclass
+class Site:
+    env: TestEnv
+    browser: Browser
+    base: str
+    errors: list[str] = field(default_factory=list)
+
+    async def open(self, session: str = "s-ada") -> Page:
+        context = await self.browser.new_context(viewport={"width": 1000, "height": 900})
+        await context.add_cookies([{"name": "session", "value": session, "url": self.base}])
+        page = await context.new_page()
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+        await page.goto(f"{self.base}/agboss/")
+        return page
+
+    async def paused(self, owner: str = "ada") -> Any:
+        self.env.mock_llm(OfficeAgent).then_return(BOTH, DONE)
+        self.env.mock_of(DeskDepositApprovalChannel)
+        result = await self.env.app.execute(
+            OfficeWorkflow, REQUEST, tenant_id="acme", owner_id=owner
+        )
+        assert result.status is ExecutionStatus.PAUSED
+        return result
+
+
+async def site_for(kind: str, folder: Path, poll_ms: int) -> AsyncIterator[Site]:
+    desk.clear()
+    async with (
+        store_url(kind, folder) as url,
+        test_with(OfficeApplication, store=url) as env,
+        async_playwright() as playwright,
+    ):
+        api = FastAPI()
+        api.mount("/agboss", pause_router(env.app, authenticate=by_cookie, poll_ms=poll_ms))
+        server, task, port = await serve(api)
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        site = Site(env, browser, f"http://127.0.0.1:{port}")
+        try:
+            yield site
+            assert site.errors == []  # the page never crashed
+        finally:
+            await browser.close()
+            server.should_exit = True
+            await task
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Site]:
+    async for made in site_for(request.param, tmp_path, poll_ms=250):
+        yield made
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def stale_site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Site]:
+    """A page that does not refresh on its own (an hour between polls): a stale tab."""
+    async for made in site_for(request.param, tmp_path, poll_ms=3_600_000):
+        yield made
+
+
+def expense_card(page: Page) -> Any:
+    return page.locator('li.pause[data-tool="book-expense-tool"]')
+
+
+async def ran(expected: str) -> None:
+    for _ in range(500):
+        if expected in RUNS:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{expected!r} never ran; ran {RUNS}")
+
+
+async def test_the_owner_sees_the_masked_ask_and_approves_it(site: Site) -> None:
+    await site.paused()
+    page = await site.open()
+    card = expense_card(page)
+    await expect(card).to_contain_text("office-agent asks to run book-expense-tool")
+    await expect(card).to_contain_text("expense-approval-channel")
+    await expect(card).to_contain_text("waiting just now")
+    await expect(card.locator("table.arguments")).to_contain_text("12.5")
+    await card.get_by_role("button", name="Approve", exact=True).click()
+    await expect(card.locator(".note")).to_have_text("Approved — recorded.")
+    await ran("book-expense taxi 12.5")
+
+
+async def test_a_rejection_carries_its_reason_to_the_audit_trail(site: Site) -> None:
+    result = await site.paused()
+    page = await site.open()
+    card = expense_card(page)
+    await card.get_by_label("Reason").fill("no taxis this month")
+    await card.get_by_role("button", name="Reject").click()
+    await expect(card.locator(".note")).to_have_text("Rejected — recorded.")
+    for _ in range(500):
+        record = (await site.env.app.get(result.execution_id, tenant_id="acme", record=True)).record
+        assert record is not None
+        decided = [e.decision for e in record.pauses if e.decision is not None]
+        if decided:
+            break
+        await asyncio.sleep(0.01)
+    assert [(d.approved, d.reason) for d in decided] == [(False, "no taxis this month")]
+    assert not any(run.startswith("book-expense") for run in RUNS)
+
+
+async def test_an_edited_argument_is_what_the_tool_gets(site: Site) -> None:
+    await site.paused()
+    page = await site.open()
+    card = expense_card(page)
+    await card.get_by_role("button", name="Edit arguments").click()
+    form = card.get_by_role("form", name="Edit the arguments")
+    await form.get_by_label("Amount").fill("6.25")
+    if SCREENSHOTS:
+        await page.screenshot(path=f"{SCREENSHOTS}/approvals-edit.png", full_page=True)
+    await form.get_by_role("button", name="Approve with these arguments").click()
+    await expect(card.locator(".note")).to_have_text("Approved — recorded.")
+    await ran("book-expense taxi 6.25")
+
+
+async def test_an_invalid_edit_shows_the_errors_and_the_pause_keeps_waiting(site: Site) -> None:
+    await site.paused()
+    page = await site.open()
+    card = expense_card(page)
+    await card.get_by_role("button", name="Edit arguments").click()
+    form = card.get_by_role("form", name="Edit the arguments")
+    await form.get_by_label("Amount").fill("")
+    await form.get_by_role("button", name="Approve with these arguments").click()
+    await expect(card.locator(".note")).to_contain_text("override_arguments")
+    await expect(card.locator("ul.errors")).to_contain_text("amount")
+    assert await site.env.app.count_pending(tenant_id="acme", owner_id="ada") == 2
+    await expect(card.get_by_role("button", name="Approve", exact=True)).to_be_enabled()
+
+
+async def test_an_answer_in_words_is_read_by_the_roles_interpreter(site: Site) -> None:
+    await site.paused()
+    page = await site.open()
+    card = expense_card(page)
+    await card.get_by_role("button", name="Answer in words").click()
+    await card.get_by_label("Your answer in words").fill('{"approved": false}')
+    await card.get_by_role("button", name="Send reply").click()
+    await expect(card.locator(".note")).to_have_text("Rejected — recorded.")
+
+
+async def test_a_stale_page_answering_a_pause_answered_elsewhere_says_so(
+    stale_site: Site,
+) -> None:
+    result = await stale_site.paused()
+    page = await stale_site.open()
+    card = expense_card(page)
+    await expect(card).to_be_visible()
+    [owner_pause] = [p for p in result.pending if p.answered_by is PauseAnswerer.THREAD_OWNER]
+    assert owner_pause.pause_id is not None
+    await stale_site.env.app.answer(  # from another device
+        owner_pause.pause_id, decision={"approved": False}, tenant_id="acme", owner_id="ada"
+    )
+    await card.get_by_role("button", name="Approve", exact=True).click()
+    await expect(card.locator(".note")).to_contain_text("answered elsewhere or withdrawn")
+    await expect(card).to_have_attribute("data-state", "gone")
+
+
+async def test_the_list_updates_when_a_pause_is_answered_elsewhere(site: Site) -> None:
+    result = await site.paused()
+    page = await site.open()
+    card = expense_card(page)
+    await expect(card).to_have_attribute("data-state", "waiting")
+    [owner_pause] = [p for p in result.pending if p.answered_by is PauseAnswerer.THREAD_OWNER]
+    assert owner_pause.pause_id is not None
+    await site.env.app.answer(
+        owner_pause.pause_id, decision={"approved": True}, tenant_id="acme", owner_id="ada"
+    )
+    await expect(card).to_have_count(0, timeout=10_000)  # said on the card, then removed
+
+
+async def test_another_owners_pause_is_not_on_the_page(site: Site) -> None:
+    await site.paused(owner="bob")
+    page = await site.open()
+    await expect(page.locator("#status")).to_have_text("0 waiting for you")
+    await expect(page.locator("li.pause")).to_have_count(0)
+    await expect(page.locator("#empty")).to_be_visible()
+
+
+async def test_a_channel_pause_is_shown_without_its_id_and_cannot_be_answered_here(
+    site: Site,
+) -> None:
+    await site.paused()
+    secret = site.env.mock_of(DeskDepositApprovalChannel).send.call_args.args[0].pause_id
+    page = await site.open()
+    deposit = page.locator('li.pause[data-tool="return-deposit-tool"]')
+    await expect(deposit).to_contain_text("Answered through deposit-approval-channel, not here.")
+    await expect(deposit.get_by_role("button")).to_have_count(0)
+    assert secret not in await page.content()
+
+
+async def test_without_a_session_the_page_says_to_sign_in(site: Site) -> None:
+    page = await site.open(session="nobody")
+    await expect(page.locator("body")).to_contain_text("not signed in")
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+async def test_the_demo_serves_the_page_on_loopback_and_finishes_when_it_is_answered(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGBOSS_MODEL")}
+    env["PYTHONPATH"] = str(ROOT)
+    demo = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-u",
+        "-m",
+        "examples.flow_patterns.approvals",
+        "--web",
+        "--port",
+        "0",
+        cwd=tmp_path,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert demo.stdout is not None
+    try:
+        link = ""
+        while not link.startswith("open http://127.0.0.1:"):
+            link = (await asyncio.wait_for(demo.stdout.readline(), 30)).decode()
+            assert link, "the demo ended before it served the page"
+        url = link.split()[1]
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            page = await browser.new_page(viewport={"width": 1000, "height": 760})
+            await page.goto(url)  # the login link: a session cookie, then the page
+            deposit = page.locator('li.pause[data-tool="return-deposit-tool"]')
+            await expect(deposit).to_contain_text("****3000")  # the IBAN, masked
+            assert "DE89 3704" not in await page.content()
+            if SCREENSHOTS:
+                await page.screenshot(path=f"{SCREENSHOTS}/approvals-page.png", full_page=True)
+            await deposit.get_by_role("button", name="Approve", exact=True).click()
+            await expect(deposit.locator(".note")).to_have_text("Approved — recorded.")
+            expense = page.locator('li.pause[data-tool="book-expense-tool"]')
+            await expense.get_by_label("Reason").fill("not this month")
+            await expense.get_by_role("button", name="Reject").click()
+            await expect(expense.locator(".note")).to_have_text("Rejected — recorded.")
+            await browser.close()
+        out = (await asyncio.wait_for(demo.stdout.read(), 30)).decode()
+        assert await asyncio.wait_for(demo.wait(), 30) == 0
+    finally:
+        if demo.returncode is None:
+            demo.kill()
+            await demo.wait()
+    # The tool got the real IBAN the page never showed.
+    assert "returned the deposit of L-7 to DE89 3704 0044 0532 0130 00" in out
+    assert "rejected by user-1: not this month" in out
+    assert out.rstrip().endswith("status: completed")
