@@ -229,6 +229,16 @@ async def test_the_list_updates_when_a_pause_is_answered_elsewhere(site: Site) -
     await expect(card).to_have_count(0, timeout=10_000)  # said on the card, then removed
 
 
+async def test_a_withdrawn_question_leaves_the_list(site: Site) -> None:
+    result = await site.paused()
+    page = await site.open()
+    card = expense_card(page)
+    await expect(card).to_have_attribute("data-state", "waiting")
+    await site.env.app.cancel(result.thread_id, tenant_id="acme")  # every pause withdrawn
+    await expect(page.locator("li.pause")).to_have_count(0, timeout=10_000)
+    await expect(page.locator("#empty")).to_be_visible()
+
+
 async def test_another_owners_pause_is_not_on_the_page(site: Site) -> None:
     await site.paused(owner="bob")
     page = await site.open()

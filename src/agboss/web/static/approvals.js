@@ -192,7 +192,7 @@
         entry.item_index === null ? null : el("span", { text: `item ${entry.item_index}` })),
       el("table", { class: "arguments" }, ...rows));
     if (!entry.pause_id) {
-      item.append(el("p", { class: "elsewhere", text: `Answered through ${entry.channel}, not here.` }));
+      item.append(el("p", { class: "elsewhere", text: `Answered through ${entry.channel}, not here.` }), el("p", { class: "note" }));
       item.dataset.state = "elsewhere";
       return item;
     }
@@ -255,22 +255,25 @@
   }
 
   async function refresh() {
+    let response;
+    let body;
     try {
-      const response = await fetch("pauses?limit=200", { credentials: "same-origin", headers: { Accept: "application/json" } });
-      const body = await response.json();
-      if (!response.ok) {
-        status.textContent = `${body.detail || "The list cannot be read"} (${body.code || response.status})`;
-        status.className = "error";
-        return;
-      }
-      show(body.entries);
-      const waiting = body.entries.filter((entry) => entry.pause_id).length;
-      status.textContent = `${waiting} waiting for you`;
-      status.className = "";
+      response = await fetch("pauses?limit=200", { credentials: "same-origin", headers: { Accept: "application/json" } });
+      body = await response.json();
     } catch (error) {
       status.textContent = "The server cannot be reached; retrying.";
       status.className = "error";
+      return;
     }
+    if (!response.ok) {
+      status.textContent = `${body.detail || "The list cannot be read"} (${body.code || response.status})`;
+      status.className = "error";
+      return;
+    }
+    show(body.entries); // a failure here is the page's own: it surfaces as an error, not as "offline"
+    const waiting = body.entries.filter((entry) => entry.pause_id).length;
+    status.textContent = `${waiting} waiting for you`;
+    status.className = "";
   }
 
   refresh();
