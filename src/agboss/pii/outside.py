@@ -8,6 +8,7 @@ real values.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -95,15 +96,7 @@ class PiiOutside:
         ask = pause.ask.model_copy(
             update={"arguments": policy.outside_value(pause.ask.arguments, dto)}
         )
-        return PendingPause(
-            pause_id=pause.pause_id,
-            answered_by=pause.answered_by,
-            agent=pause.agent,
-            channel=pause.channel,
-            item_index=pause.item_index,
-            child_execution_id=pause.child_execution_id,
-            ask=ask,
-        )
+        return dataclasses.replace(pause, ask=ask)
 
     def step(self, record: StepRecord, policy: PiiPolicy) -> StepRecord:
         call = record.tool_call

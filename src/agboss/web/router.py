@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import inspect
 from collections.abc import Awaitable, Callable
@@ -126,14 +127,9 @@ class _Routes:
 
     def entry(self, entry: InboxEntry, now: datetime) -> InboxEntryBody:
         pause = entry.pause
+        shown = {spec.name: getattr(pause, spec.name) for spec in dataclasses.fields(pause)}
         return InboxEntryBody(
-            pause_id=pause.pause_id,
-            answered_by=pause.answered_by,
-            agent=pause.agent,
-            channel=pause.channel,
-            item_index=pause.item_index,
-            child_execution_id=pause.child_execution_id,
-            ask=pause.ask,
+            **shown,
             execution_id=entry.execution_id,
             thread_id=entry.thread_id,
             asked_at=entry.asked_at,
