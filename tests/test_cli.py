@@ -77,6 +77,24 @@ def test_migrate_list_resume_and_cancel_from_the_command_line(url: str) -> None:
     )
     assert answered.exit_code == 0, answered.output
     assert json.loads(answered.output)["approved"] is False
+    retried = runner.invoke(
+        cli,
+        [
+            "resume",
+            owner["pause_id"],
+            "--app",
+            APP,
+            "--store",
+            url,
+            "--reject",
+            "--reason",
+            "not now",
+            "--owner",
+            "user-1",
+        ],
+    )
+    assert retried.exit_code == 0, retried.output
+    assert "already rejected by user-1: nothing new recorded" in retried.output
     again = runner.invoke(
         cli,
         [

@@ -74,8 +74,10 @@ class Site:
         await page.goto(f"{self.base}/agboss/")
         return page
 
-    async def paused(self, owner: str = "ada") -> Any:
-        self.env.mock_llm(OfficeAgent).then_return(BOTH, DONE)
+    async def paused(self, owner: str = "ada", *, then_done: bool = True) -> Any:
+        script = self.env.mock_llm(OfficeAgent).then_return(BOTH)
+        if then_done:  # the agent's turn after the answer
+            script.then_return(DONE)
         self.env.mock_of(DeskDepositApprovalChannel)
         result = await self.env.app.execute(
             OfficeWorkflow, REQUEST, tenant_id="acme", owner_id=owner
@@ -237,6 +239,14 @@ async def test_a_withdrawn_question_leaves_the_list(site: Site) -> None:
     await site.env.app.cancel(result.thread_id, tenant_id="acme")  # every pause withdrawn
     await expect(page.locator("li.pause")).to_have_count(0, timeout=10_000)
     await expect(page.locator("#empty")).to_be_visible()
+
+
+async def test_the_page_reads_every_page_of_the_inbox(site: Site) -> None:
+    for _ in range(101):  # 202 waiting pauses: more than one page of 200
+        await site.paused(then_done=False)
+    page = await site.open()
+    await expect(page.locator("#status")).to_have_text("101 waiting for you")
+    await expect(page.locator("li.pause")).to_have_count(202)
 
 
 async def test_another_owners_pause_is_not_on_the_page(site: Site) -> None:

@@ -349,6 +349,7 @@ def resume(
             "approved": receipt.decision.approved,
             "reason": receipt.decision.reason,
             "responder": receipt.responder,
+            "repeated": receipt.repeated,
         }
 
     done = _with_app(target, store, action)
@@ -356,6 +357,9 @@ def resume(
         click.echo(json.dumps(done))
         return
     verdict_text = "[green]approved[/green]" if done["approved"] else "[red]rejected[/red]"
+    if done["repeated"]:
+        Console().print(f"already {verdict_text} by {done['responder']}: nothing new recorded")
+        return
     Console().print(
         f"{verdict_text} by {done['responder']}; execution {done['execution_id']} moves on "
         "with the application's next pass (its sweep, or any call that moves it)"

@@ -254,24 +254,41 @@
     empty.hidden = cards.size > 0;
   }
 
+  // Every page of the inbox, oldest first (at most MAX_PAGES of 200: a screen, not an export).
+  const MAX_PAGES = 10;
+
+  async function inbox() {
+    const entries = [];
+    let after = null;
+    for (let page = 0; page < MAX_PAGES; page += 1) {
+      const query = new URLSearchParams({ limit: "200" });
+      if (after) query.set("after", after);
+      const response = await fetch(`pauses?${query}`, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      const body = await response.json();
+      if (!response.ok) return { problem: body, status: response.status };
+      entries.push(...body.entries);
+      after = body.next;
+      if (!after) break;
+    }
+    return { entries };
+  }
+
   async function refresh() {
-    let response;
-    let body;
+    let read;
     try {
-      response = await fetch("pauses?limit=200", { credentials: "same-origin", headers: { Accept: "application/json" } });
-      body = await response.json();
+      read = await inbox();
     } catch (error) {
       status.textContent = "The server cannot be reached; retrying.";
       status.className = "error";
       return;
     }
-    if (!response.ok) {
-      status.textContent = `${body.detail || "The list cannot be read"} (${body.code || response.status})`;
+    if (read.problem) {
+      status.textContent = `${read.problem.detail || "The list cannot be read"} (${read.problem.code || read.status})`;
       status.className = "error";
       return;
     }
-    show(body.entries); // a failure here is the page's own: it surfaces as an error, not as "offline"
-    const waiting = body.entries.filter((entry) => entry.pause_id).length;
+    show(read.entries); // a failure here is the page's own: it surfaces as an error, not as "offline"
+    const waiting = read.entries.filter((entry) => entry.pause_id).length;
     status.textContent = `${waiting} waiting for you`;
     status.className = "";
   }
