@@ -356,6 +356,7 @@ def test_each_error_has_its_http_status() -> None:
     assert status_of(StoreUnavailableError()) == 503
     assert status_of(LeaseBusyError()) == 503
     assert status_of(ModelProviderError("down")) == 502
+    assert status_of(ConfigurationError()) == 500  # the server's wiring, not the caller's
 
 
 def test_a_caller_is_exactly_one_of_owner_and_answerer() -> None:
@@ -363,6 +364,22 @@ def test_a_caller_is_exactly_one_of_owner_and_answerer() -> None:
         Caller()
     with pytest.raises(ConfigurationError):
         Caller(owner_id="a", answered_by="b")
+
+
+async def test_an_authenticator_that_returns_no_caller_is_a_500_not_an_answer(
+    tmp_path: Path,
+) -> None:
+    async with test_with(OfficeApplication, store=f"sqlite:///{tmp_path}/w.db") as env:
+        router = pause_router(env.app, authenticate=lambda request: "user-1")  # type: ignore[arg-type,return-value]
+        server, task, port = await serve(router)
+        try:
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+                response = await http.post("/pauses/p-1", json={"decision": {"approved": True}})
+        finally:
+            server.should_exit = True
+            await task
+    assert response.status_code == 500
+    assert response.json()["code"] == "config.invalid"
 
 
 async def test_the_router_refuses_a_bad_wiring(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse
 from agboss.errors import (
     AgbossError,
     BudgetExceededError,
+    ConfigurationError,
     DtoValidationError,
     LeaseBusyError,
     ModelProviderError,
@@ -91,6 +92,7 @@ _STATUSES: Final[tuple[tuple[type[AgbossError], int], ...]] = (
     (ModelUnservedError, 502),
     (StoreError, 503),
     (LeaseBusyError, 503),
+    (ConfigurationError, 500),  # the server's own wiring (an authenticator's wrong return)
 )
 
 
@@ -119,6 +121,8 @@ def problem(error: BaseException) -> JSONResponse:
             media_type=PROBLEM_TYPE,
         )
     status = status_of(error)
+    if status == 500:
+        log.error("agboss.web: %s", error, exc_info=error)
     headers = {"Retry-After": "1"} if status == 503 else None
     body: dict[str, object] = {
         "type": "about:blank",
