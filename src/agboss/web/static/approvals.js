@@ -50,8 +50,12 @@
     }
   }
 
+  // An answered or withdrawn card stays this long, saying so, before it leaves the list.
+  const KEEP_MS = 4000;
+
   function settle(card, state) {
     card.dataset.state = state;
+    card.dataset.settledAt = String(Date.now());
     for (const control of card.querySelectorAll("button, input, textarea, select")) {
       control.disabled = true;
     }
@@ -243,10 +247,10 @@
       if (seen.has(key)) continue;
       const state = existing.dataset.state;
       if (state === "waiting" || state === "elsewhere") {
-        // Answered on another device, or withdrawn: said on the card, removed on the next poll.
+        // Answered on another device, or withdrawn: said on the card, removed after KEEP_MS.
         note(existing, "No longer waiting: answered elsewhere or withdrawn.", "warn");
         settle(existing, "gone");
-      } else {
+      } else if (Date.now() - Number(existing.dataset.settledAt) >= KEEP_MS) {
         existing.remove();
         cards.delete(key);
       }
