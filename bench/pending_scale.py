@@ -185,9 +185,13 @@ def scripted(request: ChatRequest) -> ChatResponse:
     return ChatResponse(tool_calls=(ToolCall(id="c", name="handle-item-tool", arguments=item),))
 
 
+LATER = 10
+"""How many resumes after the first are timed too (their median: "next resumes")."""
+
+
 async def agboss_resume(
     folder: Path, size: int, run: int, workflow: type[Any] = ItemsWorkflow
-) -> tuple[float, float]:
+) -> tuple[float, float, float | None]:
     app = await App.create(
         ItemsApplication,
         store=folder / f"agboss-{workflow.__name__}-{size}-{run}.db",
@@ -199,17 +203,23 @@ async def agboss_resume(
         paused = await app.execute(workflow, items, owner_id="u")
         setup = time.perf_counter() - began
         assert len(paused.pending) == size
-        pause_id = paused.pending[0].pause_id
-        assert pause_id is not None
-        began = time.perf_counter()
-        after = await app.resume(pause_id, decision={"approved": True}, owner_id="u")
-        elapsed = time.perf_counter() - began
-        expected = ExecutionStatus.COMPLETED if size == 1 else ExecutionStatus.PAUSED
-        assert after.status is expected
-        assert len(after.pending) == size - 1
+        ids = [pause.pause_id for pause in paused.pending[: LATER + 1]]
+        later: list[float] = []
+        for index, pause_id in enumerate(ids):
+            assert pause_id is not None
+            began = time.perf_counter()
+            after = await app.resume(pause_id, decision={"approved": True}, owner_id="u")
+            took = time.perf_counter() - began
+            if index == 0:
+                elapsed = took
+            else:
+                later.append(took)
+            expected = ExecutionStatus.COMPLETED if size == index + 1 else ExecutionStatus.PAUSED
+            assert after.status is expected
+            assert len(after.pending) == size - index - 1
     finally:
         await app.close()
-    return elapsed, setup
+    return elapsed, setup, statistics.median(later) if later else None
 
 
 class State(TypedDict, total=False):
@@ -255,51 +265,68 @@ async def langgraph_resume(folder: Path, size: int, run: int) -> tuple[float, fl
 async def main(sizes: list[int], children: list[int], repeat: int, peer_max: int) -> None:
     print("one resume with N pauses pending in a per-item launch (SQLite file, same run)")
     print(
-        f"{'N':>6}  {'agboss resume':>14}  {'LangGraph resume':>17}  {'ratio':>6}  "
-        f"{'agboss setup':>13}  {'LangGraph setup':>16}"
+        f"{'N':>6}  {'agboss resume':>14}  {'next resumes':>13}  {'LangGraph resume':>17}  "
+        f"{'ratio':>6}  {'agboss setup':>13}  {'LangGraph setup':>16}"
     )
     resumes: dict[int, float] = {}
+    nexts: dict[int, float] = {}
     setups: dict[int, float] = {}
     with tempfile.TemporaryDirectory(prefix="agboss-bench-") as name:
         folder = Path(name)
         for size in sizes:
             ours = [await agboss_resume(folder, size, run) for run in range(repeat)]
-            mine = resumes[size] = statistics.median(t for t, _ in ours)
-            setup = setups[size] = statistics.median(s for _, s in ours)
+            mine = resumes[size] = statistics.median(t for t, _, _ in ours)
+            setup = setups[size] = statistics.median(s for _, s, _ in ours)
+            nexts[size] = _later(ours, mine)
+            shown = f"{nexts[size] * 1000:>10.2f} ms" if size > 1 else f"{'—':>13}"
             if size > peer_max:  # LangGraph re-runs every paused branch: minutes at this size
                 print(
-                    f"{size:>6}  {mine * 1000:>11.2f} ms  {'—':>17}  {'':>6}  "
+                    f"{size:>6}  {mine * 1000:>11.2f} ms  {shown}  {'—':>17}  {'':>6}  "
                     f"{setup * 1000:>10.1f} ms"
                 )
                 continue
             theirs = [await langgraph_resume(folder, size, run) for run in range(repeat)]
             peer = statistics.median(t for t, _ in theirs)
             print(
-                f"{size:>6}  {mine * 1000:>11.2f} ms  {peer * 1000:>14.2f} ms  "
+                f"{size:>6}  {mine * 1000:>11.2f} ms  {shown}  {peer * 1000:>14.2f} ms  "
                 f"{mine / peer:>6.3f}  {setup * 1000:>10.1f} ms  "
                 f"{statistics.median(s for _, s in theirs) * 1000:>13.1f} ms"
             )
         print()
         print("one resume in a tree of N per-item child workflows, each paused (SQLite file)")
-        print(f"{'N':>6}  {'agboss resume':>14}  {'agboss setup':>13}")
+        print(f"{'N':>6}  {'agboss resume':>14}  {'next resumes':>13}  {'agboss setup':>13}")
         in_children: dict[int, float] = {}
+        children_next: dict[int, float] = {}
         for size in children:
             ours = [
                 await agboss_resume(folder, size, run, ChildrenWorkflow) for run in range(repeat)
             ]
-            in_children[size] = statistics.median(t for t, _ in ours)
+            in_children[size] = statistics.median(t for t, _, _ in ours)
+            children_next[size] = _later(ours, in_children[size])
             print(
                 f"{size:>6}  {in_children[size] * 1000:>11.2f} ms  "
-                f"{statistics.median(s for _, s in ours) * 1000:>10.1f} ms"
+                f"{children_next[size] * 1000:>10.2f} ms  "
+                f"{statistics.median(s for _, s, _ in ours) * 1000:>10.1f} ms"
             )
     print()
-    _ratio("resume among 1000 / among 1", resumes, 1000, 1, 2)
+    # The first resume after a fan-out reads the tree's index pages cold; the next ones are
+    # the steady state. Both are printed: bench/README.md says which meets the goal.
+    _ratio("resume among 1000 / among 1 (first resume)", resumes, 1000, 1, 2)
+    _ratio(
+        "resume among 1000 / among 1 (next resumes)", {**nexts, 1: resumes.get(1, 0)}, 1000, 1, 2
+    )
     _ratio("fan-out of 5000 / of 1000", setups, 5000, 1000, 6)
-    _ratio("resume among 400 children / among 10", in_children, 400, 10, 2)
+    _ratio("resume among 400 children / among 10 (first)", in_children, 400, 10, 2)
+    _ratio("resume among 400 children / among 10 (next)", children_next, 400, 10, 2)
+
+
+def _later(runs: list[tuple[float, float, float | None]], first: float) -> float:
+    """The median of the runs' next resumes (the first one's when a tree has no other)."""
+    return statistics.median(later if later is not None else first for _, _, later in runs)
 
 
 def _ratio(what: str, times: dict[int, float], big: int, small: int, goal: float) -> None:
-    if big in times and small in times:
+    if times.get(big) and times.get(small):
         print(f"{what}: {times[big] / times[small]:.2f}  (goal: {goal} or less)")
 
 
