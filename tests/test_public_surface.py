@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import agboss
@@ -178,3 +180,21 @@ def test_test_kit_names_are_not_collected_by_pytest() -> None:
     assert agboss.testing.test_with.__test__ is False  # type: ignore[attr-defined]
     assert agboss.testing.TestEnv.__test__ is False
     assert agboss.testing.TestClock.__test__ is False
+
+
+def _run(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+def test_without_the_web_extra_importing_agboss_web_names_the_extra() -> None:
+    done = _run(
+        "import sys\nsys.modules['starlette'] = None\n"
+        "try:\n    import agboss.web\nexcept ModuleNotFoundError as error:\n    print(error)"
+    )
+    assert "pip install 'agboss[web]'" in done.stdout
+
+
+def test_without_the_cli_extra_the_command_names_the_extra() -> None:
+    done = _run("import sys\nsys.modules['click'] = None\nfrom agboss.cli import main\nmain()")
+    assert done.returncode == 1
+    assert "pip install 'agboss[cli]'" in done.stderr

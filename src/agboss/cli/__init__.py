@@ -18,6 +18,25 @@ the application's models: ``AGBOSS_MODEL_BASE_URL`` or an ``--app`` function.
 Needs the ``cli`` extra: ``pip install 'agboss[cli]'``.
 """
 
-from agboss.cli.main import main
+import sys
+from collections.abc import Callable
 
 __all__ = ["main"]
+
+
+def _missing(error: ModuleNotFoundError) -> Callable[[], None]:
+    def main() -> None:
+        sys.exit(
+            f"agboss: the command line needs the cli extra ({error.name} is missing): "
+            "pip install 'agboss[cli]'"
+        )
+
+    return main
+
+
+try:
+    from agboss.cli.main import main
+except ModuleNotFoundError as missing:  # the console script exists without its extra
+    if missing.name not in ("click", "rich"):
+        raise
+    main = _missing(missing)

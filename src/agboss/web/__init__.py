@@ -11,6 +11,14 @@
 Needs the ``web`` extra: ``pip install 'agboss[web]'``.
 """
 
+try:
+    import starlette  # noqa: F401 - only to say which extra is missing
+except ModuleNotFoundError as missing:
+    raise ModuleNotFoundError(
+        "agboss.web needs the web extra (starlette): pip install 'agboss[web]'",
+        name=missing.name,
+    ) from missing
+
 from agboss.web.problems import NotAuthenticatedError, RequestTooLargeError, UnreadableRequestError
 from agboss.web.router import Authenticator, Caller, pause_router
 
