@@ -18,11 +18,12 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 from starlette.requests import Request
 
 from agboss import ExecutionStatus, PauseAnswerer
-from agboss.testing import TestEnv, test_with
+from agboss.testing import TestEnv, call_tools, test_with, tool_call
 from agboss.web import Caller, pause_router
 from tests import desk
 from tests.desk import (
     RUNS,
+    BookExpenseTool,
     DeskDepositApprovalChannel,
     OfficeAgent,
     OfficeApplication,
@@ -247,6 +248,19 @@ async def test_the_page_reads_every_page_of_the_inbox(site: Site) -> None:
     page = await site.open()
     await expect(page.locator("#status")).to_have_text("101 waiting for you")
     await expect(page.locator("li.pause")).to_have_count(202)
+
+
+async def test_what_the_model_wrote_is_shown_as_text_never_run_as_html(site: Site) -> None:
+    hostile = '<img src=x onerror="document.title=1">'
+    site.env.mock_llm(OfficeAgent).then_return(
+        call_tools(tool_call(BookExpenseTool, purpose=hostile, amount=1.0))
+    )
+    await site.env.app.execute(OfficeWorkflow, REQUEST, tenant_id="acme", owner_id="ada")
+    page = await site.open()
+    card = expense_card(page)
+    await expect(card.locator("table.arguments")).to_contain_text(hostile)
+    assert await card.locator("img").count() == 0
+    assert await page.title() == "Approvals"
 
 
 async def test_another_owners_pause_is_not_on_the_page(site: Site) -> None:

@@ -177,6 +177,21 @@ async def test_a_retried_post_of_the_same_answer_gets_the_same_receipt(served: S
     assert other.headers["content-type"] == "application/problem+json"
 
 
+async def test_two_identical_posts_at_once_record_one_answer_and_both_succeed(
+    served: Served,
+) -> None:
+    pause_id = await served.paused_on(EXPENSE)
+    body = {"decision": {"approved": True}}
+    first, second = await asyncio.gather(served.post(pause_id, body), served.post(pause_id, body))
+    assert sorted([first.status_code, second.status_code]) == [200, 202]
+    assert first.json()["decision"] == second.json()["decision"]
+
+    async def booked_once() -> bool:
+        return RUNS == ["book-expense taxi"]
+
+    await eventually(booked_once)
+
+
 async def test_a_retried_reply_is_not_read_again(served: Served) -> None:
     pause_id = await served.paused_on(REFUND)
     script = served.env.mock_llm(RefundReplyInterpreter).then_return(
