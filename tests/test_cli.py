@@ -7,6 +7,7 @@ import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -58,57 +59,18 @@ def test_migrate_list_resume_and_cancel_from_the_command_line(url: str) -> None:
     shown = runner.invoke(cli, ["pauses", "show", owner["pause_id"], "--app", APP, "--store", url])
     assert shown.exit_code == 0, shown.output
     assert "pending" in shown.output
-    answered = runner.invoke(
-        cli,
-        [
-            "resume",
-            owner["pause_id"],
-            "--app",
-            APP,
-            "--store",
-            url,
-            "--reject",
-            "--reason",
-            "not now",
-            "--owner",
-            "user-1",
-            "--json",
-        ],
-    )
+
+    def resume(*answer: str) -> Any:
+        command = ["resume", owner["pause_id"], "--app", APP, "--store", url, "--owner", "user-1"]
+        return runner.invoke(cli, [*command, *answer])
+
+    answered = resume("--reject", "--reason", "not now", "--json")
     assert answered.exit_code == 0, answered.output
     assert json.loads(answered.output)["approved"] is False
-    retried = runner.invoke(
-        cli,
-        [
-            "resume",
-            owner["pause_id"],
-            "--app",
-            APP,
-            "--store",
-            url,
-            "--reject",
-            "--reason",
-            "not now",
-            "--owner",
-            "user-1",
-        ],
-    )
+    retried = resume("--reject", "--reason", "not now")
     assert retried.exit_code == 0, retried.output
     assert "already rejected by user-1: nothing new recorded" in retried.output
-    again = runner.invoke(
-        cli,
-        [
-            "resume",
-            owner["pause_id"],
-            "--app",
-            APP,
-            "--store",
-            url,
-            "--approve",
-            "--owner",
-            "user-1",
-        ],
-    )
+    again = resume("--approve")
     assert again.exit_code == 1
     assert "run.not-paused" in again.output
     cancelled = runner.invoke(cli, ["cancel", "th-typo", "--app", APP, "--store", url])

@@ -12,9 +12,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def example_env(dropped: str = "AGBOSS_MODEL", **extra: str) -> dict[str, str]:
+    """The environment an example runs in: this checkout importable, no model configured
+    (the scripted one runs) unless ``extra`` sets one."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
+    return {**env, "PYTHONPATH": str(ROOT), **extra}
+
+
 def test_the_office_example_runs_end_to_end_on_the_scripted_model(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGBOSS_MODEL")}
-    env["PYTHONPATH"] = str(ROOT)
+    env = example_env()
     done = subprocess.run(
         [sys.executable, "-m", "examples.flow_patterns.office"],
         cwd=tmp_path,
@@ -31,8 +37,7 @@ def test_the_office_example_runs_end_to_end_on_the_scripted_model(tmp_path: Path
 
 
 def run_approvals(tmp_path: Path, answers: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGBOSS_MODEL")}
-    env["PYTHONPATH"] = str(ROOT)
+    env = example_env()
     done = subprocess.run(
         [sys.executable, "-m", "examples.flow_patterns.approvals"],
         cwd=tmp_path,
@@ -117,8 +122,7 @@ def test_the_approvals_example_shows_how_to_answer_later_and_answers_them_on_the
 def test_the_resume_command_the_example_shows_answers_the_pause(tmp_path: Path) -> None:
     out = run_approvals(tmp_path, "y\n")
     [command] = [line.strip() for line in out.splitlines() if "agboss resume" in line]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGBOSS_")}
-    env["PYTHONPATH"] = str(ROOT)
+    env = example_env("AGBOSS_")
     agboss = [sys.executable, "-c", "import sys; from agboss.cli import main; sys.exit(main())"]
     subprocess.run(
         [*agboss, *command.split()[1:]], cwd=tmp_path, env=env, check=True, capture_output=True
@@ -131,8 +135,7 @@ def test_the_resume_command_the_example_shows_answers_the_pause(tmp_path: Path) 
 def test_ctrl_c_at_a_prompt_stops_the_example_at_once_without_a_traceback(
     tmp_path: Path,
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGBOSS_MODEL")}
-    env["PYTHONPATH"] = str(ROOT)
+    env = example_env()
     with subprocess.Popen(
         [sys.executable, "-u", "-m", "examples.flow_patterns.approvals"],
         cwd=tmp_path,
@@ -155,8 +158,7 @@ def test_ctrl_c_at_a_prompt_stops_the_example_at_once_without_a_traceback(
 
 
 def test_an_unreachable_model_is_one_error_with_a_hint_not_a_traceback(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGBOSS_MODEL")}
-    env |= {"PYTHONPATH": str(ROOT), "AGBOSS_MODEL_BASE_URL": "http://127.0.0.1:9/v1"}
+    env = example_env(AGBOSS_MODEL_BASE_URL="http://127.0.0.1:9/v1")
     done = subprocess.run(
         [sys.executable, "-m", "examples.flow_patterns.approvals"],
         cwd=tmp_path,
@@ -176,8 +178,7 @@ def test_an_unreachable_model_is_one_error_with_a_hint_not_a_traceback(tmp_path:
 def test_the_parallel_variant_pauses_two_desks_at_once_and_joins_their_answers(
     tmp_path: Path,
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGBOSS_MODEL")}
-    env["PYTHONPATH"] = str(ROOT)
+    env = example_env()
     out = subprocess.run(
         [sys.executable, "-m", "examples.flow_patterns.approvals", "--parallel"],
         cwd=tmp_path,
@@ -224,12 +225,7 @@ def test_the_approvals_example_runs_on_an_openai_compatible_provider_when_one_is
                 ),
             ]
         )
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AGBOSS_MODEL")}
-        env |= {
-            "PYTHONPATH": str(ROOT),
-            "AGBOSS_MODEL_BASE_URL": server.base_url,
-            "AGBOSS_MODEL_API_KEY": "sk-loopback",
-        }
+        env = example_env(AGBOSS_MODEL_BASE_URL=server.base_url, AGBOSS_MODEL_API_KEY="sk-loopback")
         out = subprocess.run(
             [sys.executable, "-m", "examples.flow_patterns.approvals"],
             cwd=tmp_path,

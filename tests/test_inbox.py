@@ -43,6 +43,13 @@ async def paused(env: TestEnv, owner: str, tenant: str = "acme") -> Any:
     return await env.app.execute(DeskWorkflow, REQUEST, tenant_id=tenant, owner_id=owner)
 
 
+def owner_pause_of(result: Any) -> str:
+    """The id of the thread owner's pause (the expense) of a paused desk execution."""
+    [owner_pause] = [p for p in result.pending if p.answered_by is PauseAnswerer.THREAD_OWNER]
+    assert owner_pause.pause_id is not None
+    return owner_pause.pause_id
+
+
 # ---- the inbox -------------------------------------------------------------------------------
 
 
@@ -129,19 +136,18 @@ async def test_answer_records_the_decision_and_returns_before_the_tool_runs(
         return desk.DeskDoneDto(status="booked")
 
     env.mock_of(BookExpenseTool).run.side_effect = slow_booking
-    [owner_pause] = [p for p in result.pending if p.answered_by is PauseAnswerer.THREAD_OWNER]
-    assert owner_pause.pause_id is not None
+    owner_pause_id = owner_pause_of(result)
     # The tool waits for the gate: an answer that waited for the pass would time out here.
     receipt = await asyncio.wait_for(
         env.app.answer(
-            owner_pause.pause_id, decision={"approved": True}, tenant_id="acme", owner_id="ada"
+            owner_pause_id, decision={"approved": True}, tenant_id="acme", owner_id="ada"
         ),
         timeout=5,
     )
     assert receipt.execution_id == result.execution_id
     assert receipt.decision.approved is True
     assert receipt.responder == "ada"
-    stored = await env.app.store.pauses.find_by_tenant_id_and_pause_id("acme", owner_pause.pause_id)
+    stored = await env.app.store.pauses.find_by_tenant_id_and_pause_id("acme", owner_pause_id)
     assert stored is not None
     assert stored.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN)  # recorded, durable
     gate.set()
@@ -158,11 +164,10 @@ async def test_a_rejected_answer_is_refused_at_once_and_the_pause_keeps_waiting(
     env: TestEnv,
 ) -> None:
     result = await paused(env, "ada")
-    [owner_pause] = [p for p in result.pending if p.answered_by is PauseAnswerer.THREAD_OWNER]
-    assert owner_pause.pause_id is not None
+    owner_pause_id = owner_pause_of(result)
     with pytest.raises(DtoValidationError):
         await env.app.answer(
-            owner_pause.pause_id, decision={"approved": "yes"}, tenant_id="acme", owner_id="ada"
+            owner_pause_id, decision={"approved": "yes"}, tenant_id="acme", owner_id="ada"
         )
     assert await env.app.count_pending(tenant_id="acme") == 2
 
@@ -171,15 +176,14 @@ async def test_an_answer_while_a_dead_holder_keeps_the_tree_returns_at_once(
     env: TestEnv,
 ) -> None:
     result = await paused(env, "ada")
-    [owner_pause] = [p for p in result.pending if p.answered_by is PauseAnswerer.THREAD_OWNER]
-    assert owner_pause.pause_id is not None
+    owner_pause_id = owner_pause_of(result)
     # Another instance took the tree's lease and died.
     [taken] = await env.app.store.write(
         [AcquireLease(result.execution_id, "dead-instance", timedelta(seconds=30), env.clock.now())]
     )
     assert taken is not None
     receipt = await env.app.answer(
-        owner_pause.pause_id, decision={"approved": True}, tenant_id="acme", owner_id="ada"
+        owner_pause_id, decision={"approved": True}, tenant_id="acme", owner_id="ada"
     )
     assert receipt.responder == "ada"  # returned without waiting for the lease
     await env.clock.advance(timedelta(seconds=31))
@@ -194,9 +198,8 @@ async def test_a_repeated_answer_gets_its_receipt_again_and_another_is_not_pause
     env: TestEnv,
 ) -> None:
     result = await paused(env, "ada")
-    [owner_pause] = [p for p in result.pending if p.answered_by is PauseAnswerer.THREAD_OWNER]
-    assert owner_pause.pause_id is not None
-    answer = {"pause_id": owner_pause.pause_id, "tenant_id": "acme", "owner_id": "ada"}
+    owner_pause_id = owner_pause_of(result)
+    answer = {"pause_id": owner_pause_id, "tenant_id": "acme", "owner_id": "ada"}
     first = await env.app.answer(**answer, decision={"approved": False, "reason": "no"})
     again = await env.app.answer(**answer, decision={"approved": False, "reason": "no"})
     assert (first.repeated, again.repeated) == (False, True)

@@ -30,6 +30,7 @@ from tests.desk import (
     OfficeWorkflow,
 )
 from tests.stores import STORE_KINDS, store_url
+from tests.test_examples import example_env
 from tests.test_pauses import BOTH, DONE, REQUEST
 from tests.test_web import serve
 
@@ -164,12 +165,17 @@ async def test_a_rejection_carries_its_reason_to_the_audit_trail(site: Site) -> 
     assert not any(run.startswith("book-expense") for run in RUNS)
 
 
-async def test_an_edited_argument_is_what_the_tool_gets(site: Site) -> None:
+async def editing(site: Site) -> tuple[Page, Any, Any]:
+    """The page, the expense's card and its open form of the tool's arguments."""
     await site.paused()
     page = await site.open()
     card = expense_card(page)
     await card.get_by_role("button", name="Edit arguments").click()
-    form = card.get_by_role("form", name="Edit the arguments")
+    return page, card, card.get_by_role("form", name="Edit the arguments")
+
+
+async def test_an_edited_argument_is_what_the_tool_gets(site: Site) -> None:
+    page, card, form = await editing(site)
     await form.get_by_label("Amount").fill("6.25")
     if SCREENSHOTS:
         await page.screenshot(path=f"{SCREENSHOTS}/approvals-edit.png", full_page=True)
@@ -179,11 +185,7 @@ async def test_an_edited_argument_is_what_the_tool_gets(site: Site) -> None:
 
 
 async def test_an_invalid_edit_shows_the_errors_and_the_pause_keeps_waiting(site: Site) -> None:
-    await site.paused()
-    page = await site.open()
-    card = expense_card(page)
-    await card.get_by_role("button", name="Edit arguments").click()
-    form = card.get_by_role("form", name="Edit the arguments")
+    _, card, form = await editing(site)
     await form.get_by_label("Amount").fill("")
     await form.get_by_role("button", name="Approve with these arguments").click()
     await expect(card.locator(".note")).to_contain_text("override_arguments")
@@ -288,14 +290,10 @@ async def test_without_a_session_the_page_says_to_sign_in(site: Site) -> None:
     await expect(page.locator("body")).to_contain_text("not signed in")
 
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
 async def test_the_demo_serves_the_page_on_loopback_and_finishes_when_it_is_answered(
     tmp_path: Path,
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGBOSS_MODEL")}
-    env["PYTHONPATH"] = str(ROOT)
+    env = example_env()
     demo = await asyncio.create_subprocess_exec(
         sys.executable,
         "-u",
