@@ -20,7 +20,7 @@ from starlette.requests import Request
 from agboss import ExecutionStatus, PauseAnswerer
 from agboss.testing import TestEnv, call_tools, test_with, tool_call
 from agboss.web import Caller, pause_router
-from tests import desk
+from tests import desk, travel_app
 from tests.desk import (
     RUNS,
     BookExpenseTool,
@@ -88,11 +88,14 @@ class Site:
         return result
 
 
-async def site_for(kind: str, folder: Path, poll_ms: int) -> AsyncIterator[Site]:
+async def site_for(
+    kind: str, folder: Path, poll_ms: int, application: type[Any] = OfficeApplication
+) -> AsyncIterator[Site]:
     desk.clear()
+    travel_app.BOOKED.clear()
     async with (
         store_url(kind, folder) as url,
-        test_with(OfficeApplication, store=url) as env,
+        test_with(application, store=url) as env,
         async_playwright() as playwright,
     ):
         api = FastAPI()
@@ -119,6 +122,13 @@ async def site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[
 async def stale_site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Site]:
     """A page that does not refresh on its own (an hour between polls): a stale tab."""
     async for made in site_for(request.param, tmp_path, poll_ms=3_600_000):
+        yield made
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def travel_site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Site]:
+    """The page over an application whose tool input has a field of every kind."""
+    async for made in site_for(request.param, tmp_path, 250, travel_app.TravelApplication):
         yield made
 
 
@@ -182,6 +192,48 @@ async def test_an_edited_argument_is_what_the_tool_gets(site: Site) -> None:
     await form.get_by_role("button", name="Approve with these arguments").click()
     await expect(card.locator(".note")).to_have_text("Approved — recorded.")
     await ran("book-expense taxi 6.25")
+
+
+async def test_the_form_has_a_control_for_each_kind_of_field_and_sends_what_it_shows(
+    travel_site: Site,
+) -> None:
+    env = travel_site.env
+    trip = tool_call(
+        travel_app.BookTripTool,
+        city="Lyon",
+        note="window seat",
+        nights=2,
+        refundable=False,
+        cabin="economy",
+        travellers=["ada"],
+    )
+    env.mock_llm(travel_app.TravelAgent).then_return(call_tools(trip), DONE)
+    await env.app.execute(travel_app.TravelWorkflow, REQUEST, tenant_id="acme", owner_id="ada")
+    page = await travel_site.open()
+    card = page.locator('li.pause[data-tool="book-trip-tool"]')
+    await card.get_by_role("button", name="Edit arguments").click()
+    form = card.get_by_role("form", name="Edit the arguments")
+    await expect(form.get_by_label("City")).to_have_value("Lyon")
+    await form.get_by_label("Note").fill("")  # optional text left empty: none
+    await form.get_by_label("Nights").fill("3")
+    await form.get_by_label("Refundable").check()
+    await form.get_by_label("Cabin").select_option(label="business")
+    await form.get_by_label("Travellers").fill('["ada", "bob"]')
+    await form.get_by_role("button", name="Approve with these arguments").click()
+    await expect(card.locator(".note")).to_have_text("Approved — recorded.")
+    for _ in range(500):
+        if travel_app.BOOKED:
+            break
+        await asyncio.sleep(0.01)
+    expected = travel_app.TripDto(
+        city="Lyon",
+        note=None,
+        nights=3,
+        refundable=True,
+        cabin="business",
+        travellers=["ada", "bob"],
+    )
+    assert [expected] == travel_app.BOOKED
 
 
 async def test_an_invalid_edit_shows_the_errors_and_the_pause_keeps_waiting(site: Site) -> None:

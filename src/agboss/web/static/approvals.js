@@ -125,6 +125,7 @@
       input.dataset.kind = "json";
     }
     if (required) input.setAttribute("aria-required", "true"); // checked by the server, as any override
+    if (schema.anyOf && schema.anyOf.some((s) => s.type === "null")) input.dataset.nullable = "true";
     const label = schema.title || resolved.title || name;
     return el("label", {}, el("span", { text: label }), input);
   }
@@ -143,7 +144,7 @@
         } catch (error) {
           throw new Error(`${input.name}: not JSON`);
         }
-      } else values[input.name] = input.value;
+      } else values[input.name] = input.value === "" && input.dataset.nullable ? null : input.value;
     }
     return values;
   }
