@@ -374,7 +374,13 @@ async def test_the_demo_serves_the_page_on_loopback_and_finishes_when_it_is_answ
             assert "DE89 3704" not in await page.content()
             if SCREENSHOTS:
                 await page.screenshot(path=f"{SCREENSHOTS}/approvals-page.png", full_page=True)
-            await deposit.get_by_role("button", name="Approve", exact=True).click()
+            # Another lease, the IBAN left as the page shows it (masked): the tool must get
+            # the real one.
+            await deposit.get_by_role("button", name="Edit arguments").click()
+            form = deposit.get_by_role("form", name="Edit the arguments")
+            await expect(form.get_by_label("Iban")).to_have_value("****3000")
+            await form.get_by_label("Lease Id").fill("L-8")
+            await form.get_by_role("button", name="Approve with these arguments").click()
             await expect(deposit.locator(".note")).to_have_text("Approved — recorded.")
             expense = page.locator('li.pause[data-tool="book-expense-tool"]')
             await expense.get_by_label("Reason").fill("not this month")
@@ -387,7 +393,7 @@ async def test_the_demo_serves_the_page_on_loopback_and_finishes_when_it_is_answ
         if demo.returncode is None:
             demo.kill()
             await demo.wait()
-    # The tool got the real IBAN the page never showed.
-    assert "returned the deposit of L-7 to DE89 3704 0044 0532 0130 00" in out
+    # The tool got the edited lease, and the real IBAN the page never showed.
+    assert "returned the deposit of L-8 to DE89 3704 0044 0532 0130 00" in out
     assert "rejected by user-1: not this month" in out
     assert out.rstrip().endswith("status: completed")
