@@ -7,6 +7,7 @@ import pickle
 import pytest
 
 import agboss
+import agboss.web
 from agboss import (
     AgbossError,
     AgentFailedError,
@@ -20,8 +21,9 @@ from agboss import (
 
 ERROR_CLASSES = [
     value
-    for name in agboss.__all__
-    if isinstance(value := getattr(agboss, name), type) and issubclass(value, AgbossError)
+    for module in (agboss, agboss.web)
+    for name in module.__all__
+    if isinstance(value := getattr(module, name), type) and issubclass(value, AgbossError)
 ]
 
 
