@@ -382,7 +382,7 @@ def test_a_caller_is_exactly_one_of_owner_and_answerer() -> None:
 
 
 async def test_an_authenticator_that_returns_no_caller_is_a_500_not_an_answer(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     async with test_with(OfficeApplication, store=f"sqlite:///{tmp_path}/w.db") as env:
         router = pause_router(env.app, authenticate=lambda request: "user-1")  # type: ignore[arg-type,return-value]
@@ -395,6 +395,7 @@ async def test_an_authenticator_that_returns_no_caller_is_a_500_not_an_answer(
             await task
     assert response.status_code == 500
     assert response.json()["code"] == "config.invalid"
+    assert any("config.invalid" in record.getMessage() for record in caplog.records)  # logged
 
 
 async def test_the_router_refuses_a_bad_wiring(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "NotAuthenticatedError",
     "RequestTooLargeError",
     "UnreadableRequestError",
+    "log_failure",
     "problem",
     "status_of",
 ]
@@ -104,10 +105,19 @@ def status_of(error: AgbossError) -> int:
     return 400
 
 
+def log_failure(error: BaseException) -> None:
+    """Logs an error that is the server's, not the caller's: any that is not an `AgbossError`,
+    and a `ConfigurationError` (the server's own wiring)."""
+    if not isinstance(error, AgbossError):
+        log.error("agboss.web: an unexpected error while serving a request", exc_info=error)
+    elif status_of(error) == 500:
+        log.error("agboss.web: %s", error, exc_info=error)
+
+
 def problem(error: BaseException) -> JSONResponse:
     """The response for an error raised while serving a request."""
+    log_failure(error)
     if not isinstance(error, AgbossError):
-        log.exception("agboss.web: an unexpected error while serving a request", exc_info=error)
         return JSONResponse(
             {
                 "type": "about:blank",
@@ -121,8 +131,6 @@ def problem(error: BaseException) -> JSONResponse:
             media_type=PROBLEM_TYPE,
         )
     status = status_of(error)
-    if status == 500:
-        log.error("agboss.web: %s", error, exc_info=error)
     headers = {"Retry-After": "1"} if status == 503 else None
     body: dict[str, object] = {
         "type": "about:blank",

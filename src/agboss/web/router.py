@@ -20,7 +20,7 @@ from agboss.pauses.inbox import InboxEntry
 from agboss.web.bodies import AnswerBody, InboxBody, InboxEntryBody, ReceiptBody, read_answer
 from agboss.web.openapi import openapi_schema
 from agboss.web.page import page, static
-from agboss.web.problems import NotAuthenticatedError, problem, status_of
+from agboss.web.problems import NotAuthenticatedError, log_failure, problem, status_of
 
 __all__ = ["Authenticator", "Caller", "pause_router"]
 
@@ -154,14 +154,15 @@ class _Routes:
 
 def _refused(error: BaseException) -> Response:
     """The page's answer when the caller is not signed in (or the authenticator failed)."""
+    log_failure(error)
     if not isinstance(error, AgbossError):
-        problem(error)  # logged there, as for the JSON routes
         return HTMLResponse("<!doctype html><p>The page failed; the server's log has why.</p>", 500)
+    status = status_of(error)
+    said = "You are not signed in" if isinstance(error, NotAuthenticatedError) else "Not shown"
     text, hint = html.escape(error.message), html.escape(error.hint or "")
     return HTMLResponse(
-        f"<!doctype html><title>Approvals</title><p>You are not signed in: {text}.</p>"
-        f"<p>{hint}</p>",
-        status_code=status_of(error),
+        f"<!doctype html><title>Approvals</title><p>{said}: {text}.</p><p>{hint}</p>",
+        status_code=status,
     )
 
 
@@ -202,8 +203,9 @@ def pause_router(
     ``GET /pauses`` lists the caller's inbox (`App.pending`); ``GET /openapi.json`` describes
     both; ``GET /`` is the approvals page, which answers through those same routes.
     Who answers comes from ``authenticate`` alone. Errors are JSON problem bodies with
-    the error's ``code``: unknown ``404``, not waiting ``409``, invalid or unreadable ``422``,
-    wrong answerer or owner ``403``, budget ``429``, store ``503`` (see `problems.py`).
+    the error's ``code``: unknown ``404``, not waiting ``409``, invalid ``422``, not a JSON
+    object ``400``, wrong answerer or owner ``403``, budget ``429``, store ``503`` (see
+    `problems.py`).
 
     The router does not open or close ``app``: the host application does, in its lifespan.
 
