@@ -1,12 +1,60 @@
 """Shared test setup: the office components live in tests/office.py."""
 
-import tempfile
+from __future__ import annotations
 
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # Tests write only under temporary folders: no example database, and hypothesis's own cache
 # (of the constants it finds in the code) in a folder of the run's, not in the checkout.
 set_hypothesis_home_dir(tempfile.mkdtemp(prefix="agboss-hypothesis-"))
 settings.register_profile("agboss", database=None)
 settings.load_profile("agboss")
+
+# What Python and the tools write for themselves; anything else new in the checkout is a test's.
+_TOOLING = ("__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv", ".egg-info")
+
+
+def _untracked() -> set[str] | None:
+    """The checkout's untracked and ignored paths (folders collapsed); ``None`` outside git."""
+    try:
+        done = subprocess.run(
+            ["git", "status", "--porcelain", "--ignored", "--untracked-files=normal"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    paths = {line[3:] for line in done.stdout.splitlines() if line[:2] in ("??", "!!")}
+    return {path for path in paths if not any(part in path for part in _TOOLING)}
+
+
+_BEFORE: set[str] | None = None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _BEFORE
+    _BEFORE = _untracked()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fails the run when a test wrote into the checkout (issue 14: stores were once committed
+    under folders named ``sqlite:``)."""
+    after = _untracked()
+    if _BEFORE is None or after is None:
+        return
+    strays = sorted(after - _BEFORE)
+    if strays:
+        print(f"\nthe tests wrote into the checkout, outside their temporary folders: {strays}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

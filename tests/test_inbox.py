@@ -25,6 +25,7 @@ from tests.desk import OfficeApplication as DeskApplication
 from tests.desk import OfficeWorkflow as DeskWorkflow
 from tests.stores import STORE_KINDS, store_url
 from tests.test_pauses import BOTH, REQUEST
+from tests.waiting import eventually
 
 
 @pytest.fixture(params=STORE_KINDS)
@@ -151,12 +152,13 @@ async def test_answer_records_the_decision_and_returns_before_the_tool_runs(
     assert stored is not None
     assert stored.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN)  # recorded, durable
     gate.set()
-    now = await env.app.get(result.execution_id, tenant_id="acme")
-    for _ in range(500):  # the tree moves in the background
-        if [p.answered_by for p in now.pending] == [PauseAnswerer.CHANNEL]:
-            break
-        await asyncio.sleep(0.01)
+
+    async def moved() -> bool:  # the tree moves in the background
         now = await env.app.get(result.execution_id, tenant_id="acme")
+        return [p.answered_by for p in now.pending] == [PauseAnswerer.CHANNEL]
+
+    await eventually(moved, "the tree's move")
+    now = await env.app.get(result.execution_id, tenant_id="acme")
     assert [p.answered_by for p in now.pending] == [PauseAnswerer.CHANNEL]
 
 

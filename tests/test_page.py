@@ -33,6 +33,7 @@ from tests.stores import STORE_KINDS, store_url
 from tests.test_examples import example_env
 from tests.test_pauses import BOTH, DONE, REQUEST
 from tests.test_web import serve
+from tests.waiting import eventually
 
 CHROMIUM = os.environ.get("AGBOSS_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 # As root on a closed network: no sandbox, and none of Chromium's own connections.
@@ -137,11 +138,7 @@ def expense_card(page: Page) -> Any:
 
 
 async def ran(expected: str) -> None:
-    for _ in range(500):
-        if expected in RUNS:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"{expected!r} never ran; ran {RUNS}")
+    await eventually(lambda: expected in RUNS, f"{expected!r} (ran {RUNS})")
 
 
 async def test_the_owner_sees_the_masked_ask_and_approves_it(site: Site) -> None:
@@ -164,13 +161,15 @@ async def test_a_rejection_carries_its_reason_to_the_audit_trail(site: Site) -> 
     await card.get_by_label("Reason").fill("no taxis this month")
     await card.get_by_role("button", name="Reject").click()
     await expect(card.locator(".note")).to_have_text("Rejected — recorded.")
-    for _ in range(500):
+    decided: list[Any] = []
+
+    async def recorded() -> bool:
         record = (await site.env.app.get(result.execution_id, tenant_id="acme", record=True)).record
         assert record is not None
-        decided = [e.decision for e in record.pauses if e.decision is not None]
-        if decided:
-            break
-        await asyncio.sleep(0.01)
+        decided[:] = [e.decision for e in record.pauses if e.decision is not None]
+        return bool(decided)
+
+    await eventually(recorded, "the rejection in the audit trail")
     assert [(d.approved, d.reason) for d in decided] == [(False, "no taxis this month")]
     assert not any(run.startswith("book-expense") for run in RUNS)
 
@@ -221,10 +220,7 @@ async def test_the_form_has_a_control_for_each_kind_of_field_and_sends_what_it_s
     await form.get_by_label("Travellers").fill('["ada", "bob"]')
     await form.get_by_role("button", name="Approve with these arguments").click()
     await expect(card.locator(".note")).to_have_text("Approved — recorded.")
-    for _ in range(500):
-        if travel_app.BOOKED:
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: bool(travel_app.BOOKED), "the booking")
     expected = travel_app.TripDto(
         city="Lyon",
         note=None,

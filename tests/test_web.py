@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from tests.replies_app import (
 )
 from tests.stores import STORE_KINDS, store_url
 from tests.test_replies import DONE, EXPENSE, REFUND
+from tests.waiting import eventually
 
 CALLERS = {
     "tok-owner": Caller(owner_id="user-1"),
@@ -125,14 +126,6 @@ async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
             await task
 
 
-async def eventually(check: Callable[[], Awaitable[bool]]) -> None:
-    for _ in range(500):
-        if await check():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the tree did not move")
-
-
 # ---- answering -------------------------------------------------------------------------------
 
 
@@ -145,11 +138,7 @@ async def test_a_post_records_the_owners_decision_and_the_tree_moves(served: Ser
     assert receipt["responder"] == "user-1"
     assert receipt["decision"] == {"approved": True, "reason": "fine", "override_arguments": None}
     assert receipt["repeated"] is False
-
-    async def booked() -> bool:
-        return RUNS == ["book-expense taxi"]
-
-    await eventually(booked)
+    await eventually(lambda: RUNS == ["book-expense taxi"], "the booking")
 
 
 async def test_a_channels_side_answers_with_a_reply_its_interpreter_reads(served: Served) -> None:
@@ -185,11 +174,7 @@ async def test_two_identical_posts_at_once_record_one_answer_and_both_succeed(
     first, second = await asyncio.gather(served.post(pause_id, body), served.post(pause_id, body))
     assert sorted([first.status_code, second.status_code]) == [200, 202]
     assert first.json()["decision"] == second.json()["decision"]
-
-    async def booked_once() -> bool:
-        return RUNS == ["book-expense taxi"]
-
-    await eventually(booked_once)
+    await eventually(lambda: RUNS == ["book-expense taxi"], "one booking")
 
 
 async def test_a_retried_reply_is_not_read_again(served: Served) -> None:

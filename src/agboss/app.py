@@ -6,7 +6,6 @@ import asyncio
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from functools import cache
 from types import TracebackType
 from typing import Any, Self, overload
 
@@ -15,7 +14,7 @@ from pydantic import BaseModel
 from agboss.assembly.assemble import Assembly, assemble
 from agboss.clock import Clock, SystemClock, TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
-from agboss.dto import ToolCallApprovalDecisionDto
+from agboss.dto import ToolCallApprovalDecisionDto, schema_of
 from agboss.engine.engine import Engine
 from agboss.engine.runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
 from agboss.errors import ConfigurationError, DtoValidationError
@@ -418,17 +417,18 @@ class App:
     def accepts_reply(self, pause: PendingPause) -> bool:
         """Whether a pause takes the answerer's own words (``reply=``): its channel role
         names a reply interpreter. An answering screen offers a text box when it does."""
-        found = self._runtime.assembly.agent_tools.get(pause.agent, {}).get(pause.ask.tool)
+        assembly = self._runtime.assembly
+        found = assembly.tool_named(pause.agent, pause.ask.tool)
         if found is None:  # a pause of a tool this build no longer has
             return False
-        role = self._runtime.assembly.tool_channels[found[0]].role
+        role = assembly.tool_channels[found[0]].role
         return role is not None and role.reply_interpreter is not None
 
     def arguments_schema(self, pause: PendingPause) -> dict[str, Any]:
         """The JSON schema of the tool's input: the shape ``override_arguments`` must have
         (an answering screen's form). Empty for a tool this build no longer has."""
-        found = self._runtime.assembly.agent_tools.get(pause.agent, {}).get(pause.ask.tool)
-        return {} if found is None else copy.deepcopy(_input_schema(found[1].input))
+        found = self._runtime.assembly.tool_named(pause.agent, pause.ask.tool)
+        return {} if found is None else copy.deepcopy(schema_of(found[1].input))
 
     async def cancel(
         self, thread_id: str, *, tenant_id: str | None = None, owner_id: str | None = None
@@ -533,9 +533,3 @@ class App:
         traceback: TracebackType | None,
     ) -> None:
         await self.close()
-
-
-@cache
-def _input_schema(dto: type[BaseModel]) -> dict[str, Any]:
-    """A tool input's JSON schema, built once per class."""
-    return dto.model_json_schema()

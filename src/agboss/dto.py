@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
@@ -12,6 +13,7 @@ __all__ = [
     "WorkflowFinishTextDto",
     "WorkflowStartTextDto",
     "is_text_dto",
+    "schema_of",
     "validation_errors",
 ]
 
@@ -64,6 +66,12 @@ class ToolCallApprovalDecisionDto(BaseModel):
     approved: StrictBool
     reason: StrictStr | None = None
     override_arguments: dict[str, Any] | None = Field(default=None)
+
+
+@functools.cache
+def schema_of(dto: type[BaseModel]) -> dict[str, Any]:
+    """A DTO's JSON schema, built once per class (shared: do not change it)."""
+    return dto.model_json_schema()
 
 
 def is_text_dto(dto: type[BaseModel]) -> bool:

@@ -82,7 +82,8 @@ async def serve_page(
         print(f"open http://127.0.0.1:{bound}/login?token={token} to answer on the page")
         while result.status in (ExecutionStatus.PAUSED, ExecutionStatus.RUNNING):
             await asyncio.sleep(0.2)
-            result = await app.get(result.execution_id, record=True)
+            result = await app.get(result.execution_id)
+        result = await app.get(result.execution_id, record=True)  # the audit trail, once
         report(result)
         return result
     finally:

@@ -14,7 +14,6 @@ the journaled model turns and tool results, and repeats no model call and no too
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 import json
 from collections.abc import Awaitable, Callable
@@ -25,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from agboss.components.specs import AgentSpec, ToolSpec
 from agboss.context import StepContext
-from agboss.dto import is_text_dto, validation_errors
+from agboss.dto import is_text_dto, schema_of, validation_errors
 from agboss.engine.frame import ExecutionFrame, maybe_await
 from agboss.engine.timeouts import run_within
 from agboss.enums import PauseStatus
@@ -68,11 +67,6 @@ class Waiting:
 
 
 WAITING = Waiting()
-
-
-@functools.cache
-def _schema(dto: type[BaseModel]) -> dict[str, Any]:
-    return dto.model_json_schema()
 
 
 def describe_validation_error(error: ValidationError) -> str:
@@ -273,10 +267,10 @@ class AgentRun:
 
     def _tool_schemas(self) -> tuple[ToolSchema, ...]:
         schemas = [
-            ToolSchema(name, spec.description, _schema(spec.input))
+            ToolSchema(name, spec.description, schema_of(spec.input))
             for name, (_, spec) in self.tools.items()
         ]
-        schemas.append(ToolSchema(ANSWER_TOOL, "Gives your final answer.", _schema(self.output)))
+        schemas.append(ToolSchema(ANSWER_TOOL, "Gives your final answer.", schema_of(self.output)))
         return tuple(schemas)
 
     def _read_answer(self, arguments: str) -> tuple[BaseModel | None, str | None]:

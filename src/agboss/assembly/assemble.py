@@ -113,6 +113,11 @@ class Assembly:
         """An agent's tools, by name."""
         return self.agent_tools[agent.name]
 
+    def tool_named(self, agent: str, tool: str) -> tuple[type[Any], ToolSpec] | None:
+        """An agent's tool by the names a pause records; ``None`` when this build has no such
+        agent or tool (a pause stored by an earlier version)."""
+        return self.agent_tools.get(agent, {}).get(tool)
+
 
 def _handler_types(cls: type[Any]) -> tuple[object, object] | None:
     """The ``(In, Out)`` a class gives `ToolHandler`, where it names them."""

@@ -19,7 +19,8 @@ from rich.table import Table
 
 from agboss.app import App
 from agboss.components.specs import ApplicationSpec, spec_of
-from agboss.errors import AgbossError, ModelProviderError
+from agboss.context import DEFAULT_TENANT_ID
+from agboss.errors import AgbossError, ModelProviderError, UnknownPauseError
 from agboss.models.messages import ChatRequest, ChatResponse
 from agboss.models.openai import OpenAICompatibleProvider
 from agboss.models.provider import ChatModel, ModelProvider
@@ -259,18 +260,18 @@ def show_pause(
     """Shows one pause by its id: its question, who may answer, where it stands."""
 
     async def action(app: App) -> dict[str, Any]:
-        from agboss.context import DEFAULT_TENANT_ID
-        from agboss.errors import UnknownPauseError
-
         found = await app.store.pauses.find_by_tenant_id_and_pause_id(
             tenant or DEFAULT_TENANT_ID, pause_id
         )
-        if found is None:
-            raise UnknownPauseError()
-        policy = app.assembly.pii_policy(
-            (await app.store.executions.find_by_id(found.root_execution_id) or _missing()).workflow
+        root = (
+            None
+            if found is None
+            else await app.store.executions.find_by_id(found.root_execution_id)
         )
-        tool = app.assembly.agent_tools.get(found.agent, {}).get(found.ask.tool)
+        if found is None or root is None:
+            raise UnknownPauseError()
+        policy = app.assembly.pii_policy(root.workflow)
+        tool = app.assembly.tool_named(found.agent, found.ask.tool)
         shown = app.assembly.pii_outside.arguments(
             found.ask.arguments, None if tool is None else tool[1].input, policy
         )
@@ -294,12 +295,6 @@ def show_pause(
     for key, value in shown.items():
         table.add_row(key, json.dumps(value) if isinstance(value, dict) else str(value))
     Console().print(table)
-
-
-def _missing() -> Any:
-    from agboss.errors import UnknownExecutionError
-
-    raise UnknownExecutionError()
 
 
 @cli.command()

@@ -185,10 +185,9 @@ async def record_answer(
     if pause is None or row is None:
         raise UnknownPauseError()
     responder = _check_answerer(pause, row, owner_id, answered_by)
-    if repeat_ok and pause.status is not PauseStatus.PENDING:
-        repeated = _repeated(engine, pause, row, responder, decision, reply)
-        if repeated is not None:
-            return Recorded(repeated, None, 0.0)
+    repeated = _repeated(engine, pause, row, responder, decision, reply) if repeat_ok else None
+    if repeated is not None:
+        return Recorded(repeated, None, 0.0)
     tool_spec, channel = tool_of(runtime, pause)
     if reply is not None:
         if channel.role is None or channel.role.reply_interpreter is None:
@@ -231,9 +230,9 @@ async def record_answer(
             await store.write([ReleaseLease(acquired.fence)], fence=acquired.fence)
         current = await store.pauses.find_by_tenant_id_and_pause_id(tenant, pause_id)
         if repeat_ok and current is not None:  # the same answer, recorded by a retry meanwhile
-            repeated = _repeated(engine, current, row, responder, decision, reply)
-            if repeated is not None:
-                return Recorded(repeated, None, 0.0)
+            again = _repeated(engine, current, row, responder, decision, reply)
+            if again is not None:
+                return Recorded(again, None, 0.0)
         raise NotPausedError(current.status.value if current else "gone")
     await engine.hooks.on_resume(
         ExecutionResumeEvent(

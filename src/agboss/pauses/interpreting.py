@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from agboss.components.channels import ApprovalAsk
 from agboss.components.specs import ReplyInterpreterSpec
-from agboss.dto import ToolCallApprovalDecisionDto
+from agboss.dto import ToolCallApprovalDecisionDto, schema_of
 from agboss.engine.frame import maybe_await
 from agboss.enums import DecidedBy
 from agboss.errors import (
@@ -237,7 +237,7 @@ async def _read_with_model(
                 ToolSchema(
                     ANSWER_TOOL,
                     "Gives the decision the reply expresses.",
-                    ToolCallApprovalDecisionDto.model_json_schema(),
+                    schema_of(ToolCallApprovalDecisionDto),
                 ),
             ),
             caller=caller,

@@ -3,6 +3,7 @@ writing and for the OpenAPI schema alike."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime
 from typing import Any
@@ -26,8 +27,15 @@ __all__ = [
     "InboxEntryBody",
     "ProblemBody",
     "ReceiptBody",
+    "fields_of",
     "read_answer",
 ]
+
+
+def fields_of(value: Any) -> dict[str, Any]:
+    """A dataclass's fields as they are (not copied deep, as `dataclasses.asdict` would):
+    a body takes the library's own value objects field for field."""
+    return {spec.name: getattr(value, spec.name) for spec in dataclasses.fields(value)}
 
 
 class AnswerBody(BaseModel):
@@ -52,14 +60,7 @@ class ReceiptBody(BaseModel):
 
     @classmethod
     def of(cls, receipt: AnswerReceipt) -> ReceiptBody:
-        return cls(
-            pause_id=receipt.pause_id,
-            execution_id=receipt.execution_id,
-            thread_id=receipt.thread_id,
-            decision=receipt.decision,
-            responder=receipt.responder,
-            repeated=receipt.repeated,
-        )
+        return cls(**fields_of(receipt))
 
 
 class InboxEntryBody(BaseModel):

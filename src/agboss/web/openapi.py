@@ -15,22 +15,16 @@ __all__ = ["openapi_schema"]
 _REF = "#/components/schemas/{model}"
 
 
-def _problem(description: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {"application/problem+json": {"schema": {"$ref": _ref("ProblemBody")}}},
-    }
-
-
 def _ref(name: str) -> str:
     return _REF.format(model=name)
 
 
-def _json(name: str, description: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {"application/json": {"schema": {"$ref": _ref(name)}}},
-    }
+def _json(name: str, description: str, media: str = "application/json") -> dict[str, Any]:
+    return {"description": description, "content": {media: {"schema": {"$ref": _ref(name)}}}}
+
+
+def _problem(description: str) -> dict[str, Any]:
+    return _json("ProblemBody", description, "application/problem+json")
 
 
 @cache

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import inspect
 from collections.abc import Awaitable, Callable
@@ -17,7 +16,14 @@ from starlette.routing import BaseRoute, Route, Router
 from agboss.app import App
 from agboss.errors import AgbossError, ConfigurationError, DtoValidationError, PauseAnswererError
 from agboss.pauses.inbox import InboxEntry
-from agboss.web.bodies import AnswerBody, InboxBody, InboxEntryBody, ReceiptBody, read_answer
+from agboss.web.bodies import (
+    AnswerBody,
+    InboxBody,
+    InboxEntryBody,
+    ReceiptBody,
+    fields_of,
+    read_answer,
+)
 from agboss.web.openapi import openapi_schema
 from agboss.web.page import page, static
 from agboss.web.problems import NotAuthenticatedError, log_failure, problem, status_of
@@ -127,9 +133,8 @@ class _Routes:
 
     def entry(self, entry: InboxEntry, now: datetime) -> InboxEntryBody:
         pause = entry.pause
-        shown = {spec.name: getattr(pause, spec.name) for spec in dataclasses.fields(pause)}
         return InboxEntryBody(
-            **shown,
+            **fields_of(pause),
             execution_id=entry.execution_id,
             thread_id=entry.thread_id,
             asked_at=entry.asked_at,
