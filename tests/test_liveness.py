@@ -23,6 +23,7 @@ from agboss import (
     FunctionProvider,
     LeaseBusyError,
     PauseAnswer,
+    PauseRecord,
     PauseResolution,
     PauseStatus,
     ToolCallApprovalDecisionDto,
@@ -147,8 +148,7 @@ async def test_a_poisoned_tree_is_failed_and_logged_once_and_the_sweep_goes_on(
             await app.store.write(
                 [
                     ResolvePause(
-                        "default",
-                        str(pending.pause_id),
+                        await _stored(app, str(pending.pause_id)),
                         PauseStatus.RESOLVED,
                         PauseResolution.REPLIED,
                         PauseAnswer(decision=decision, responder="u"),
@@ -184,8 +184,7 @@ async def test_a_takeover_and_a_recovery_are_logged_at_info(
         await app.store.write(
             [
                 ResolvePause(
-                    "default",
-                    str(pending.pause_id),
+                    await _stored(app, str(pending.pause_id)),
                     PauseStatus.RESOLVED,
                     PauseResolution.REPLIED,
                     PauseAnswer(decision=ToolCallApprovalDecisionDto(approved=True)),
@@ -202,3 +201,10 @@ async def test_a_takeover_and_a_recovery_are_logged_at_info(
         assert any("run.recovering" in m and paused.execution_id in m for m in messages)
     finally:
         await app.close()
+
+
+async def _stored(app: App, pause_id: str) -> PauseRecord:
+    """A pause as the store has it (what `ResolvePause` is given)."""
+    found = await app.store.pauses.find_by_tenant_id_and_pause_id("default", pause_id)
+    assert found is not None
+    return found

@@ -180,10 +180,10 @@ async def record_answer(
     _check_shape(decision, reply, limits)
     store = runtime.store
     tenant = tenant_id or DEFAULT_TENANT_ID
-    pause = await store.pauses.find_by_tenant_id_and_pause_id(tenant, pause_id)
-    row = None if pause is None else await store.executions.find_by_id(pause.execution_id)
-    if pause is None or row is None:
+    found = await store.pauses.find_with_execution(tenant, pause_id)
+    if found is None:
         raise UnknownPauseError()
+    pause, row = found
     responder = _check_answerer(pause, row, owner_id, answered_by)
     repeated = _repeated(engine, pause, row, responder, decision, reply) if repeat_ok else None
     if repeated is not None:
@@ -206,9 +206,7 @@ async def record_answer(
     # The decision and its audit entry, and the tree's lease for the pass that takes it: one
     # commit.
     at = Lease.moment(runtime)
-    resolve = ResolvePause(
-        tenant, pause_id, PauseStatus.RESOLVED, PauseResolution.REPLIED, answer, now
-    )
+    resolve = ResolvePause(pause, PauseStatus.RESOLVED, PauseResolution.REPLIED, answer, now)
     acquired: Acquired | None = None
     if take_lease:
         resolved, acquired = await store.write(

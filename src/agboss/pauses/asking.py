@@ -207,8 +207,7 @@ async def _send(
         [decided] = await frame.writes.commit(
             [
                 ResolvePause(
-                    pause.tenant_id,
-                    pause.pause_id,
+                    pause,
                     PauseStatus.TAKEN,
                     PauseResolution.DECIDED,
                     answer,

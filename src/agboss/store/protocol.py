@@ -336,6 +336,13 @@ class PausedExecutionRepository(Protocol):
         """The pause with this id of this tenant, or ``None`` (unknown, or past retention)."""
         ...
 
+    async def find_with_execution(
+        self, tenant_id: str, pause_id: str
+    ) -> tuple[PauseRecord, ExecutionRow] | None:
+        """The pause with this id of this tenant and the execution it waits in, in one read
+        (an answer's checks need both), or ``None``."""
+        ...
+
     async def find_by_root(
         self, root_execution_id: str, statuses: tuple[PauseStatus, ...]
     ) -> list[PauseRecord]:

@@ -22,7 +22,13 @@ __all__ = [
     "execution_of",
     "pause_of",
     "pending_of",
+    "qualified",
 ]
+
+def qualified(columns: str, alias: str) -> str:
+    """Columns as ``alias.column``, for a query that joins tables."""
+    return ", ".join(f"{alias}.{name.strip()}" for name in columns.split(","))
+
 
 EXECUTION_COLUMNS = (
     "execution_id, root_execution_id, parent_execution_id, tenant_id, thread_id, owner_id, "

@@ -158,10 +158,14 @@ class MarkPauseSent(Write[PauseStatus | None]):
 @dataclass(frozen=True, slots=True)
 class ResolvePause(Write[PauseRecord | None]):
     """Pending → ``status`` (Resolved, or Taken when its channel decided at once), with the
-    pause's audit entry; ``None`` (and nothing written) when the pause was not Pending."""
+    pause's audit entry; ``None`` (and nothing written) when the pause was not Pending.
 
-    tenant_id: str
-    pause_id: str
+    ``pause`` is the record as the store gave it (read, or returned by `InsertPause`): a
+    pause's fields other than its state never change, so its audit entry is made from it and
+    the write needs no read of its own.
+    """
+
+    pause: PauseRecord
     status: PauseStatus
     resolution: PauseResolution
     answer: PauseAnswer

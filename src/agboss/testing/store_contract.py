@@ -134,8 +134,13 @@ def _entry(key: str, usage: Usage | None = None) -> StepEntry:
     return StepEntry(key=key, kind="model-call", result_json="{}", record_json="{}", usage=usage)
 
 
-def _resolve(pause_id: str = "p" * 32, status: PauseStatus = PauseStatus.RESOLVED) -> ResolvePause:
-    return ResolvePause("acme", pause_id, status, PauseResolution.REPLIED, ANSWER, NOW)
+async def _resolve(
+    store: Store, pause_id: str = "p" * 32, status: PauseStatus = PauseStatus.RESOLVED
+) -> ResolvePause:
+    """The answer of a stored pause (`ResolvePause` is given the record the store has)."""
+    pause = await store.pauses.find_by_tenant_id_and_pause_id("acme", pause_id)
+    assert pause is not None
+    return ResolvePause(pause, status, PauseResolution.REPLIED, ANSWER, NOW)
 
 
 class StoreContract:
@@ -302,7 +307,7 @@ class StoreContract:
             fence=fence,
         )
         assert await store.executions.find_interrupted(NOW, 10) == []  # rests on a question
-        await store.write([_resolve()])
+        await store.write([await _resolve(store)])
         assert await store.executions.find_interrupted(NOW, 10) == ["ex-1"]
 
     async def test_a_tree_that_owes_a_withdraw_is_interrupted_even_when_finished(
@@ -483,7 +488,8 @@ class StoreContract:
     ) -> None:
         fence = await self._begin(store)
         await store.write([InsertPause(_pause())], fence=fence)
-        first, second = await store.write([_resolve(), _resolve()])
+        resolve = await _resolve(store)
+        first, second = await store.write([resolve, resolve])
         assert first is not None
         assert first.status is PauseStatus.RESOLVED
         assert first.answer == ANSWER
@@ -501,7 +507,7 @@ class StoreContract:
     async def test_a_resolved_pause_is_taken_once(self, store: Store) -> None:
         fence = await self._begin(store)
         await store.write([InsertPause(_pause())], fence=fence)
-        await store.write([_resolve()])
+        await store.write([await _resolve(store)])
         await store.write([TakePause("acme", "p" * 32), TakePause("acme", "p" * 32)], fence=fence)
         found = await store.pauses.find_by_tenant_id_and_pause_id("acme", "p" * 32)
         assert found is not None
@@ -554,7 +560,7 @@ class StoreContract:
             ],
             fence=fence,
         )
-        await store.write([_resolve("2" * 32)])
+        await store.write([await _resolve(store, "2" * 32)])
         under = await store.pauses.find_under("ex-1", a, (PauseStatus.PENDING,))
         assert [p.pause_id for p in under] == ["1" * 32]
         closed, taken = await store.write(
@@ -639,6 +645,49 @@ class StoreContract:
         elsewhere = WaitingQuery("acme", channel="another-channel")
         assert await store.pauses.list_waiting(elsewhere) == []
 
+    async def test_a_pause_is_found_with_the_execution_it_waits_in(self, store: Store) -> None:
+        fence = await self._begin(store)
+        child = _row("ex-1/2:launch#0@0", parent=_row())
+        await store.write([InsertChild(child)], fence=fence)
+        await store.write(
+            [
+                InsertPause(_pause("a" * 32, "k1")),
+                InsertPause(_pause("b" * 32, "k2", execution_id=child.execution_id)),
+            ],
+            fence=fence,
+        )
+        found = await store.pauses.find_with_execution("acme", "b" * 32)
+        assert found is not None
+        pause, execution = found
+        assert pause == await store.pauses.find_by_tenant_id_and_pause_id("acme", "b" * 32)
+        assert execution == await store.executions.find_by_id(child.execution_id)
+        at_root = await store.pauses.find_with_execution("acme", "a" * 32)
+        assert at_root is not None
+        assert at_root[1].execution_id == "ex-1"
+        assert await store.pauses.find_with_execution("other", "a" * 32) is None
+        assert await store.pauses.find_with_execution("acme", "c" * 32) is None
+
+    async def test_an_answer_to_a_pause_answered_before_adds_no_audit_entry(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write([InsertPause(_pause())], fence=fence)
+        stored = await store.pauses.find_by_tenant_id_and_pause_id("acme", "p" * 32)
+        assert stored is not None
+        await store.write([await _resolve(store)])
+        later = PauseAnswer(decision=ToolCallApprovalDecisionDto(approved=False), responder="v")
+        late = ResolvePause(
+            stored, PauseStatus.RESOLVED, PauseResolution.REPLIED, later, NOW + TTL
+        )
+        assert await store.write([late]) == [None]
+        [entry] = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
+            "acme", "ex-1"
+        )
+        assert entry.responder == "u"
+        found = await store.pauses.find_by_tenant_id_and_pause_id("acme", "p" * 32)
+        assert found is not None
+        assert found.answer == ANSWER
+
     async def test_a_pause_is_found_only_under_its_own_tenant(self, store: Store) -> None:
         fence = await self._begin(store)
         await store.write([InsertPause(_pause())], fence=fence)
@@ -656,8 +705,8 @@ class StoreContract:
         await store.write([MarkPauseSent("acme", "4" * 32)])
         await store.write(
             [
-                _resolve("1" * 32),
-                _resolve("2" * 32, PauseStatus.TAKEN),
+                await _resolve(store, "1" * 32),
+                await _resolve(store, "2" * 32, PauseStatus.TAKEN),
                 CancelPause("acme", "3" * 32, PauseResolution.CANCELLED, NOW),
                 CancelPause("acme", "4" * 32, PauseResolution.CANCELLED, NOW),
             ]

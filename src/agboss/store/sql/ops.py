@@ -310,23 +310,47 @@ def _save_answer(tenant_id: str, root_execution_id: str, answer: PauseAnswerReco
 
 
 def _resolve_pause(write: ResolvePause) -> Ops:
-    answer: PauseAnswer = write.answer
-    row = yield _one(
+    pause, answer = write.pause, write.answer
+    at = to_micros(write.now)
+    row = yield _one_later(
         "UPDATE pauses SET status = ?, resolution = ?, answer_json = ?, resolved_at = ? "
-        "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
-        f"RETURNING {PAUSE_COLUMNS}",
+        "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' RETURNING is_sent",
         write.status.value,
         write.resolution.value,
         answer.model_dump_json(),
-        to_micros(write.now),
-        write.tenant_id,
-        write.pause_id,
+        at,
+        pause.tenant_id,
+        pause.pause_id,
     )
-    if row is None:
-        return None
-    pause = pause_of(row)
-    yield _audit(pause, write.resolution, write.now, answer)
-    return pause
+    # Its audit entry, only if the update above resolved it: sent with it, nothing read first.
+    # A pause another call resolved (at another moment, or already audited) adds no entry.
+    entry = PauseAnswerRecord.of(pause, write.resolution, write.now, answer)
+    yield _do(
+        "INSERT INTO pause_answers "
+        "(tenant_id, root_execution_id, seq, step_key, execution_id, entry_json) "
+        "SELECT tenant_id, root_execution_id, seq, step_key, execution_id, ? FROM pauses "
+        "WHERE tenant_id = ? AND pause_id = ? AND status = ? AND resolved_at = ? "
+        "ON CONFLICT DO NOTHING",
+        entry.model_dump_json(),
+        pause.tenant_id,
+        pause.pause_id,
+        write.status.value,
+        at,
+    )
+
+    def resolved(found: Any) -> PauseRecord | None:
+        if found is None:
+            return None
+        return replace(
+            pause,
+            status=write.status,
+            resolution=write.resolution,
+            answer=answer,
+            resolved_at=write.now,
+            is_sent=bool(found[0]),
+        )
+
+    return _when(row, resolved)
 
 
 def _take_pause(write: TakePause) -> Ops:

@@ -34,6 +34,7 @@ from agboss.store.rows import (
     execution_of,
     pause_of,
     pending_of,
+    qualified,
 )
 from agboss.store.sql.dialect import KEY_END, Returns, Sql, settled
 from agboss.store.sql.driver import Driver
@@ -327,6 +328,13 @@ class SqlLeaseRepository(_Repository):
 
 
 _PENDING_CACHE = 50_000
+
+_PAUSE_WITH_EXECUTION = (
+    f"SELECT {qualified(PAUSE_COLUMNS, 'p')}, {qualified(EXECUTION_READ, 'e')} "
+    "FROM pauses p JOIN executions e ON e.execution_id = p.execution_id "
+    "WHERE p.tenant_id = ? AND p.pause_id = ?"
+)
+_PAUSE_WIDTH = PAUSE_COLUMNS.count(",") + 1
 """How many listed pending pauses a store keeps decoded (a pending pause never changes: it is
 only ever closed, after which it is no longer listed)."""
 
@@ -359,6 +367,20 @@ class SqlPausedExecutionRepository(_Repository):
             )
         )
         return None if row is None else pause_of(row)
+
+    async def find_with_execution(
+        self, tenant_id: str, pause_id: str
+    ) -> tuple[PauseRecord, ExecutionRow] | None:
+        row = await self._driver.read(
+            _one(
+                _PAUSE_WITH_EXECUTION,
+                tenant_id,
+                pause_id,
+            )
+        )
+        if row is None:
+            return None
+        return pause_of(row[:_PAUSE_WIDTH]), execution_of(row[_PAUSE_WIDTH:])
 
     async def find_by_root(
         self, root_execution_id: str, statuses: tuple[PauseStatus, ...]
@@ -411,7 +433,7 @@ class SqlPausedExecutionRepository(_Repository):
             at, root, seq = query.after
             where += " AND (p.asked_at, p.root_execution_id, p.seq) > (?, ?, ?)"
             params += [to_micros(at), root, seq]
-        columns = ", ".join(f"p.{name.strip()}" for name in PENDING_COLUMNS.split(","))
+        columns = qualified(PENDING_COLUMNS, "p")
         rows = await self._driver.read(
             _all(
                 f"SELECT {columns}, p.root_execution_id, e.workflow, e.thread_id, e.owner_id, "
