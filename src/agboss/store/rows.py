@@ -22,6 +22,7 @@ __all__ = [
     "execution_of",
     "pause_of",
     "pending_of",
+    "pending_pause",
     "qualified",
 ]
 
@@ -124,4 +125,17 @@ def pending_of(row: Any, root_execution_id: str) -> PendingPause:
         child_execution_id=None if execution_id == root_execution_id else execution_id,
         # Written by the store from a validated DTO: constructed, not validated again.
         ask=ToolCallApprovalAskDto.model_construct(**json.loads(row[6])),
+    )
+
+
+def pending_pause(pause: PauseRecord) -> PendingPause:
+    """A pause just inserted as `pending_of` would read it back."""
+    return PendingPause(
+        pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
+        answered_by=pause.answered_by,
+        agent=pause.agent,
+        channel=pause.channel,
+        item_index=pause.item_index,
+        child_execution_id=pause.child_execution_id,
+        ask=pause.ask,
     )

@@ -594,6 +594,10 @@ class StoreContract:
         assert pending[0].pause_id == "o" * 32
         assert pending[1].pause_id != "c" * 32
         assert pending[0].ask.arguments == {"n": 1}
+        # As every instance reads them back from the database (a store may keep what it
+        # inserted): the inbox decodes each row.
+        waiting = await store.pauses.list_waiting(WaitingQuery("acme"))
+        assert sorted(pending, key=repr) == sorted((w.pause for w in waiting), key=repr)
 
     async def test_an_inbox_lists_a_tenants_waiting_pauses_oldest_first_by_keyset(
         self, store: Store

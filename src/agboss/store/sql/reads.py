@@ -34,6 +34,7 @@ from agboss.store.rows import (
     execution_of,
     pause_of,
     pending_of,
+    pending_pause,
     qualified,
 )
 from agboss.store.sql.dialect import KEY_END, Returns, Sql, settled
@@ -345,6 +346,14 @@ class SqlPausedExecutionRepository(_Repository):
     def __init__(self, driver: Driver) -> None:
         super().__init__(driver)
         self._pending: OrderedDict[tuple[str, str], PendingPause] = OrderedDict()
+
+    def remember(self, pause: PauseRecord) -> None:
+        """Keeps a pause this instance just inserted as `list_pending` lists it: the result
+        that lists it next reads only its id."""
+        cache = self._pending
+        cache[(pause.root_execution_id, pause.pause_id)] = pending_pause(pause)
+        if len(cache) > _PENDING_CACHE:
+            cache.popitem(last=False)
 
     async def find_by_step(self, execution_id: str, step_key: str) -> PauseRecord | None:
         row = await self._driver.read(

@@ -21,7 +21,7 @@ from agboss.store.sql.reads import (
     SqlPausedExecutionRepository,
     SqlStepJournalRepository,
 )
-from agboss.store.writes import Write
+from agboss.store.writes import InsertPause, Write
 
 __all__ = ["SqlStore"]
 
@@ -79,6 +79,9 @@ class SqlStore:
         results: list[Any] = settled(
             await self._driver.transact(work_of(writes), fence=fence, shape=shape_of(writes, fence))
         )
+        for write, result in zip(writes, results, strict=True):
+            if isinstance(write, InsertPause):
+                self._pauses.remember(result)
         return results
 
     def session(self) -> AbstractAsyncContextManager[None]:
