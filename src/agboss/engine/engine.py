@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -174,6 +174,7 @@ class Engine:
         record: bool,
         fresh: bool = False,
         recovering: bool = False,
+        resolved: Sequence[PauseRecord] | None = None,
     ) -> ExecutionOutput:
         with span(
             "pass",
@@ -184,14 +185,21 @@ class Engine:
             epoch=lease.fence.epoch,
         ) as current:
             result = await self._moved(
-                row, lease, record=record, fresh=fresh, recovering=recovering
+                row, lease, record=record, fresh=fresh, recovering=recovering, resolved=resolved
             )
             current.set_attribute("agboss.status", result.status.value)
             current.set_attribute("agboss.pending", len(result.pending))
             return result
 
     async def _moved(
-        self, row: ExecutionRow, lease: Lease, *, record: bool, fresh: bool, recovering: bool
+        self,
+        row: ExecutionRow,
+        lease: Lease,
+        *,
+        record: bool,
+        fresh: bool,
+        recovering: bool,
+        resolved: Sequence[PauseRecord] | None,
     ) -> ExecutionOutput:
         runtime = self.runtime
         writes = PassWrites(lease)
@@ -204,7 +212,7 @@ class Engine:
         async with runtime.store.session():
             keeper = asyncio.ensure_future(lease.keep())
             try:
-                status, output, due = await self._run(row, writes, state, fresh=fresh)
+                status, output, due = await self._run(row, writes, state, resolved=resolved)
             except LeaseLostError:
                 writes.discard()  # the new holder redoes it
                 raise
@@ -228,17 +236,24 @@ class Engine:
         return result
 
     async def _run(
-        self, row: ExecutionRow, writes: PassWrites, state: PassState, *, fresh: bool
+        self,
+        row: ExecutionRow,
+        writes: PassWrites,
+        state: PassState,
+        *,
+        resolved: Sequence[PauseRecord] | None,
     ) -> tuple[ExecutionStatus, BaseModel | None, bool]:
         """Runs the flow until it rests; its status, its output, and whether a channel is
-        owed a withdraw. The last commit releases the lease."""
+        owed a withdraw. The last commit releases the lease. ``resolved``: the tree's resolved
+        pauses when they were read with its lease (else they are read here)."""
         runtime = self.runtime
         root = row.execution_id
-        resolved = [] if fresh else await self._resolved(row)  # a new tree: no answers
+        if resolved is None:
+            resolved = [] if state.fresh else await self._resolved(row)  # a new tree: none
         tried: set[str] = set()
         while True:
             tried.update(pause.pause_id for pause in resolved)
-            state.resolved_paths = [pause.path for pause in resolved]
+            state.take(resolved)
             frame = ExecutionFrame(runtime, row, writes, state=state)
             try:
                 outcome = await self.flows.run_flow(frame)
@@ -340,12 +355,21 @@ class Engine:
         assert row is not None
         moving = (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED)
         # Read only after a wait: a lease taken at once with the answer has it to move.
-        rests = waited and row.status is ExecutionStatus.PAUSED and not await self._resolved(row)
+        resolved: Sequence[PauseRecord] | None = acquired.resolved
+        if waited and row.status is ExecutionStatus.PAUSED:
+            resolved = resolved if resolved is not None else await self._resolved(row)
+            rests = not resolved
+        else:
+            rests = False
         if row.status not in moving or rests:
             await runtime.store.write([ReleaseLease(lease.fence)])
             return await self.get(root_execution_id, tenant_id=row.tenant_id, record=record)
         return await self._pass(
-            row, lease, record=record, recovering=acquired.status is ExecutionStatus.RUNNING
+            row,
+            lease,
+            record=record,
+            recovering=acquired.status is ExecutionStatus.RUNNING,
+            resolved=resolved,
         )
 
     # ---- reading and recovery ------------------------------------------------------
@@ -402,7 +426,11 @@ class Engine:
                 extra={"event": "run.recovering", "execution_id": execution_id},
             )
             try:
-                outputs.append(await self._pass(row, lease, record=False, recovering=cut_off))
+                outputs.append(
+                    await self._pass(
+                        row, lease, record=False, recovering=cut_off, resolved=acquired.resolved
+                    )
+                )
             except StoreError:
                 raise  # the store is failing: the next sweep tries again
             except LeaseLostError:

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from agboss.context import ExecutionContext, StepContext, Tenant
 from agboss.engine.lease import PassWrites
 from agboss.engine.runtime import Runtime
+from agboss.pauses.model import PauseRecord
 from agboss.pii.policy import PiiSeam, TreeTokens
 from agboss.records.model import StepRecord
 from agboss.store.protocol import ExecutionRow, Fence, StepEntry
@@ -55,6 +56,15 @@ class PassState:
     """The first run of a new tree's flow: nothing is stored for it yet, nothing is read."""
     pii_tokens: TreeTokens | None = None
     """The tree's PII tokens, read at the pass's first model call that needs them."""
+
+    resolved: dict[tuple[str, str], PauseRecord] = field(default_factory=dict)
+    """The pauses resolved for this pass, by their execution and step: a step re-entered
+    finds its answer here, without a read."""
+
+    def take(self, resolved: Sequence[PauseRecord]) -> None:
+        """Sets the pauses resolved for the next run of the flow."""
+        self.resolved_paths = [pause.path for pause in resolved]
+        self.resolved = {(pause.execution_id, pause.step_key): pause for pause in resolved}
 
     def affected(self, path: str) -> bool:
         """Whether a waiting branch or child at the branch path ``path`` is re-entered."""

@@ -70,8 +70,11 @@ async def ask_approval(
     runtime = frame.runtime
     row = frame.row
     assert step.tool_call is not None
-    fresh = frame.state.fresh  # a new tree has no pauses yet
-    pause = None if fresh else await runtime.store.pauses.find_by_step(row.execution_id, step_key)
+    state = frame.state
+    # A new tree has no pauses yet; an answered one was read with the pass's lease.
+    pause = state.resolved.get((row.execution_id, step_key))
+    if pause is None and not state.fresh:
+        pause = await runtime.store.pauses.find_by_step(row.execution_id, step_key)
     if pause is None:
         # Committed before its channel is asked: the id the channel gets is durable.
         [pause] = await frame.writes.commit(

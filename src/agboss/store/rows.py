@@ -19,12 +19,14 @@ __all__ = [
     "EXECUTION_READ",
     "PAUSE_COLUMNS",
     "PENDING_COLUMNS",
+    "by_seq",
     "execution_of",
     "pause_of",
     "pending_of",
     "pending_pause",
     "qualified",
 ]
+
 
 def qualified(columns: str, alias: str) -> str:
     """Columns as ``alias.column``, for a query that joins tables."""
@@ -78,6 +80,11 @@ PAUSE_COLUMNS = (
     "is_sent, answered_by, channel, agent, ask_json, step_json, answer_json, asked_at, "
     "resolved_at, branch_path, item_index"
 )
+
+
+def by_seq(pause: PauseRecord) -> int:
+    """Sorts pauses in the order they were asked."""
+    return pause.seq
 
 
 def pause_of(row: Any) -> PauseRecord:

@@ -270,12 +270,15 @@ class Acquired:
         status: The root execution's status when the lease was taken (``None`` if it has no
             row): `ExecutionStatus.RUNNING` means a pass was cut off.
         row: The root execution as it is now (``None`` if it has no row).
+        resolved: With ``start_pass``: the tree's Resolved pauses, in the order asked, read in
+            the same transaction (what the pass takes first); ``None`` otherwise.
     """
 
     fence: Fence
     previous_holder: str | None
     status: ExecutionStatus | None
     row: ExecutionRow | None = None
+    resolved: tuple[PauseRecord, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

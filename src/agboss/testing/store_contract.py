@@ -680,9 +680,7 @@ class StoreContract:
         assert stored is not None
         await store.write([await _resolve(store)])
         later = PauseAnswer(decision=ToolCallApprovalDecisionDto(approved=False), responder="v")
-        late = ResolvePause(
-            stored, PauseStatus.RESOLVED, PauseResolution.REPLIED, later, NOW + TTL
-        )
+        late = ResolvePause(stored, PauseStatus.RESOLVED, PauseResolution.REPLIED, later, NOW + TTL)
         assert await store.write([late]) == [None]
         [entry] = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
             "acme", "ex-1"

@@ -14,12 +14,13 @@ from typing import Any
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import ThreadOwnerError
-from agboss.pauses.model import PauseAnswer, PauseAnswerRecord, PauseRecord
+from agboss.pauses.model import PauseAnswerRecord, PauseRecord
 from agboss.store.protocol import ExecutionRow, Fence
 from agboss.store.rows import (
     EXECUTION_COLUMNS,
     EXECUTION_READ,
     PAUSE_COLUMNS,
+    by_seq,
     execution_of,
     pause_of,
 )
@@ -405,7 +406,7 @@ def _cancel_pending_under(write: CancelPendingUnder) -> Ops:
         write.path,
         write.path + KEY_END,
     )
-    pauses = sorted((pause_of(row) for row in rows), key=lambda pause: pause.seq)
+    pauses = sorted((pause_of(row) for row in rows), key=by_seq)
     for pause in pauses:
         yield _audit(pause, write.resolution, write.now, None)
     return pauses
@@ -491,7 +492,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
     found = yield _one_later(
         f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ?", root_execution_id
     )
-    started = None
+    started = resolved = None
     if start_pass:
         # Only if this call took the lease (the row is ours, just granted) and an answer waits
         # to be moved: a pass begins, and one cut off leaves the tree running, which is how
@@ -508,6 +509,12 @@ def _acquire_lease(write: AcquireLease) -> Ops:
             at,
             root_execution_id,
         )
+        # What the pass takes first, read here so that it starts without a read of its own.
+        resolved = yield _all_later(
+            f"SELECT {PAUSE_COLUMNS} FROM pauses "
+            "WHERE root_execution_id = ? AND status = 'resolved'",
+            root_execution_id,
+        )
 
     def acquired() -> Acquired | None:
         if taken.rows is None:
@@ -521,6 +528,11 @@ def _acquire_lease(write: AcquireLease) -> Ops:
             previous_holder=None if taken.rows[1] is None else str(taken.rows[1]),
             status=status,
             row=root,
+            resolved=(
+                None
+                if resolved is None
+                else tuple(sorted((pause_of(row) for row in resolved.rows), key=by_seq))
+            ),
         )
 
     return Deferred(acquired)

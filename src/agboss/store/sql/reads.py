@@ -31,6 +31,7 @@ from agboss.store.rows import (
     EXECUTION_READ,
     PAUSE_COLUMNS,
     PENDING_COLUMNS,
+    by_seq,
     execution_of,
     pause_of,
     pending_of,
@@ -86,10 +87,6 @@ def _one(text: str, *params: Any) -> Sql:
 
 def _all(text: str, *params: Any) -> Sql:
     return Sql(text, params, Returns.ALL)
-
-
-def _by_seq(pause: PauseRecord) -> int:
-    return pause.seq
 
 
 def _usage(row: Any) -> Usage:
@@ -405,7 +402,7 @@ class SqlPausedExecutionRepository(_Repository):
                 *(status.value for status in statuses),
             )
         )
-        return sorted((pause_of(row) for row in rows), key=_by_seq)
+        return sorted((pause_of(row) for row in rows), key=by_seq)
 
     async def list_pending(self, root_execution_id: str) -> list[PendingPause]:
         rows = await self._driver.read(
@@ -491,7 +488,7 @@ class SqlPausedExecutionRepository(_Repository):
                 path + KEY_END,
             )
         )
-        return sorted((pause_of(row) for row in rows), key=_by_seq)
+        return sorted((pause_of(row) for row in rows), key=by_seq)
 
     async def find_due_withdrawals(self, root_execution_id: str) -> list[PauseRecord]:
         rows = await self._driver.read(
