@@ -188,6 +188,10 @@ class StoreContract:
         else:
             raise AssertionError("a second owner was accepted")
         assert await store.executions.find_by_id("ex-2") is None
+        # No lease was left behind either: the refused root's lease is free to take.
+        [taken] = await store.write([AcquireLease("ex-2", "b", TTL, NOW)])
+        assert taken is not None
+        assert taken.fence.epoch == 1
 
     async def test_children_are_inserted_once_and_read_with_their_tree(self, store: Store) -> None:
         fence = await self._begin(store)

@@ -31,8 +31,8 @@ class Shape:
     Attributes:
         single: It is one statement (with no fence): it may run without ``BEGIN``/``COMMIT``.
         durable: ``False`` for work whose loss in a crash of the database server costs nothing
-            (a lease's renewal or release: the lease expires anyway); the commit need not wait
-            for the disk.
+            (a lease's renewal or release, an execution's beginning: see
+            ``agboss.store.sql.ops``); the commit need not wait for the disk.
     """
 
     single: bool = False

@@ -98,12 +98,12 @@ def _when(later: Later, make: Callable[[Any], Any]) -> Deferred:
 # ---- executions ----------------------------------------------------------------------------
 
 
-def _insert_execution(row: ExecutionRow) -> Sql:
-    # A second insert of the same id (a child re-entered after a crash) changes nothing.
+_THREAD_OWNED = "SELECT 1 FROM threads WHERE tenant_id = ? AND thread_id = ? AND owner_id = ?"
+
+
+def _execution_values(row: ExecutionRow) -> tuple[Any, ...]:
     created = to_micros(row.created_at)
-    return _do(
-        f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+    return (
         row.execution_id,
         row.root_execution_id,
         row.parent_execution_id,
@@ -121,36 +121,57 @@ def _insert_execution(row: ExecutionRow) -> Sql:
     )
 
 
+def _insert_execution(row: ExecutionRow) -> Sql:
+    # A second insert of the same id (a child re-entered after a crash) changes nothing.
+    return _do(
+        f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        *_execution_values(row),
+    )
+
+
 def _begin_execution(write: BeginExecution) -> Ops:
+    # One round trip: the execution and its lease are written only if the thread is the
+    # owner's, and whose it is is read with them (nothing is written for another owner).
     row = write.row
+    owned = (row.tenant_id, row.thread_id, row.owner_id)
     yield _do(
         "INSERT INTO threads (tenant_id, thread_id, owner_id, created_at) "
         "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-        row.tenant_id,
-        row.thread_id,
-        row.owner_id,
+        *owned,
         to_micros(row.created_at),
     )
-    owner = yield _one(
-        "SELECT owner_id FROM threads WHERE tenant_id = ? AND thread_id = ?",
-        row.tenant_id,
-        row.thread_id,
+    yield _do(
+        f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
+        "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
+        f"WHERE EXISTS ({_THREAD_OWNED})",
+        *_execution_values(row),
+        *owned,
     )
-    if owner[0] != row.owner_id:
-        raise ThreadOwnerError(
-            f"thread {row.thread_id} belongs to another owner",
-            hint="pass the thread's owner as owner_id, or start a new thread",
-        )
-    yield _insert_execution(row)
     yield _do(
         "INSERT INTO leases (root_execution_id, holder, epoch, expires_at) "
-        f"VALUES (?, ?, 1, {_LEASE_NOW} + ?)",
+        f"SELECT ?, ?, 1, {_LEASE_NOW} + ? WHERE EXISTS ({_THREAD_OWNED})",
         row.root_execution_id,
         write.holder,
         _micros(write.now),
         _ttl(write.ttl),
+        *owned,
     )
-    return Fence(row.root_execution_id, write.holder, 1)
+    owner = yield _one_later(
+        "SELECT owner_id FROM threads WHERE tenant_id = ? AND thread_id = ?",
+        row.tenant_id,
+        row.thread_id,
+    )
+
+    def begun() -> Fence:
+        if owner.rows[0] != row.owner_id:
+            raise ThreadOwnerError(
+                f"thread {row.thread_id} belongs to another owner",
+                hint="pass the thread's owner as owner_id, or start a new thread",
+            )
+        return Fence(row.root_execution_id, write.holder, 1)
+
+    return Deferred(begun)
 
 
 def _insert_child(write: InsertChild) -> Ops:
@@ -620,10 +641,16 @@ _SINGLE_STATEMENT = (
 )
 
 
+_NOT_DURABLE = (BeginExecution, RenewLease, ReleaseLease)
+"""What a crash of the database server may lose at no cost, so its commit need not wait for
+the disk: a lease renewed or released expires anyway; an execution begun is promised to no
+one until a later commit of its pass, durable, which makes it durable too (a database writes
+its log in order)."""
+
+
 def shape_of(writes: Sequence[Write[Any]], fence: Fence | None) -> Shape:
     """What a driver may know of writes before it runs them."""
     return Shape(
         single=fence is None and len(writes) == 1 and isinstance(writes[0], _SINGLE_STATEMENT),
-        # Renewing or releasing a lease loses nothing in a server's crash: it expires anyway.
-        durable=not all(isinstance(write, RenewLease | ReleaseLease) for write in writes),
+        durable=not all(isinstance(write, _NOT_DURABLE) for write in writes),
     )
