@@ -491,3 +491,24 @@ async def test_a_per_item_launch_over_no_items_joins_at_once(env: TestEnv) -> No
     assert result.output == SummaryDto(text="")
     [joined] = JOINS
     assert joined.results == []
+
+
+async def test_a_pass_that_takes_many_answers_recorded_meanwhile_rests_on_the_rest(
+    env: TestEnv,
+) -> None:
+    # More answers than the resting commit checks itself (64): the pass reads them instead.
+    orders = OrdersDto(orders=[OrderDto(order_id=f"o{i}") for i in range(70)])
+    for item in orders.orders:
+        item_pauses(env, item.order_id)
+    result = await env.app.execute(EachWorkflow, orders, owner_id="u")
+    assert len(result.pending) == 70
+    for order in [f"o{i}" for i in range(69)]:
+        await env.app.answer(
+            pause_of(result, order), decision={"approved": True}, owner_id="u", move=False
+        )
+    [moved] = await env.app.recover()
+    assert moved.status is ExecutionStatus.PAUSED
+    assert [p.ask.arguments["order_id"] for p in moved.pending] == ["o69"]
+    assert sorted(RUNS) == sorted(f"ship o{i}" for i in range(69))
+    done = await approve(env, pause_of(moved, "o69"))
+    assert done.status is ExecutionStatus.COMPLETED

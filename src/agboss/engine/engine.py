@@ -54,8 +54,8 @@ from agboss.store.writes import (
     BeginExecution,
     CancelPendingUnder,
     ReleaseLease,
+    RestTree,
     SetExecutionStatus,
-    Write,
 )
 
 __all__ = ["Engine"]
@@ -282,34 +282,42 @@ class Engine:
                 if error is raised:
                     raise
                 raise error from raised
-            final: list[Write[Any]] = []
-            output: BaseModel | None = None
-            if not isinstance(outcome, Waiting):
-                output, status = outcome, ExecutionStatus.COMPLETED
-                final.append(
-                    CancelPendingUnder(root, "", PauseResolution.CANCELLED, runtime.clock.now())
+            if isinstance(outcome, Waiting):
+                # The drain: decisions recorded while this pass ran are taken by this pass —
+                # on what it wrote, which the next run of the flow reads back. The check is
+                # in the commit that rests the tree, unless the ids tried are too many to
+                # send with it.
+                check: frozenset[str] | None = frozenset(tried)
+                if len(tried) > _TRIED_IN_ONE_STATEMENT:
+                    resolved = await self._resolved(row)
+                    if any(pause.pause_id not in tried for pause in resolved):
+                        await writes.flush()
+                        continue
+                    check = None
+                [rested] = await writes.commit(
+                    [RestTree(writes.lease.fence, runtime.clock.now(), check)]
                 )
-            else:
-                resolved = await self._resolved(row)
-                if any(pause.pause_id not in tried for pause in resolved):
-                    # The drain: take decisions recorded while this pass ran — on what this
-                    # pass wrote, which the next run of the flow reads back.
-                    await writes.flush()
+                if rested is None:  # an answer came: the lease is still held
+                    resolved = await self._resolved(row)
                     continue
-                status = ExecutionStatus.PAUSED
-            final += [
-                SetExecutionStatus(
-                    root,
-                    status,
-                    runtime.clock.now(),
-                    output_json=None if output is None else output.model_dump_json(),
-                ),
-                ReleaseLease(writes.lease.fence),
-            ]
-            results = await writes.commit(final)
+                if not rested:  # cancelled meanwhile (app.cancel): it stays cancelled
+                    return ExecutionStatus.CANCELLED, None, True
+                return ExecutionStatus.PAUSED, None, writes.withdrawals_due
+            results = await writes.commit(
+                [
+                    CancelPendingUnder(root, "", PauseResolution.CANCELLED, runtime.clock.now()),
+                    SetExecutionStatus(
+                        root,
+                        ExecutionStatus.COMPLETED,
+                        runtime.clock.now(),
+                        output_json=outcome.model_dump_json(),
+                    ),
+                    ReleaseLease(writes.lease.fence),
+                ]
+            )
             if not results[-2]:  # cancelled meanwhile (app.cancel): it stays cancelled
                 return ExecutionStatus.CANCELLED, None, True
-            return status, output, writes.withdrawals_due
+            return ExecutionStatus.COMPLETED, outcome, writes.withdrawals_due
 
     async def _resolved(self, root: ExecutionRow) -> list[PauseRecord]:
         """The tree's resolved pauses, which no step has taken yet (a step takes its pause in
@@ -443,6 +451,10 @@ class Engine:
                     extra={"event": "run.recovered-failed", "execution_id": execution_id},
                 )
         return outputs
+
+
+_TRIED_IN_ONE_STATEMENT = 64
+"""The most pause ids a pass's resting commit checks itself (``NOT IN``); more are read."""
 
 
 def _unexpected(row: ExecutionRow, error: Exception) -> ExecutionFailedError:

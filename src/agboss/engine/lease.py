@@ -33,6 +33,7 @@ from agboss.store.writes import (
     MarkWithdrawn,
     ReleaseLease,
     RenewLease,
+    RestTree,
     Write,
 )
 
@@ -196,7 +197,11 @@ class PassWrites:
             except LeaseLostError:
                 self.lease.lost = True
                 raise
-            self.released |= any(isinstance(write, ReleaseLease) for write in writes)
+            self.released |= any(
+                isinstance(write, ReleaseLease)
+                or (isinstance(write, RestTree) and result is not None)
+                for write, result in zip(batch, results, strict=True)
+            )
             for write, result in zip(batch, results, strict=True):
                 self._note_withdrawals(write, result)
             return results[len(batch) - len(writes) :]

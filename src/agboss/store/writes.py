@@ -42,6 +42,7 @@ __all__ = [
     "ReleaseLease",
     "RenewLease",
     "ResolvePause",
+    "RestTree",
     "SaveBranch",
     "SavePauseAnswer",
     "SavePiiTokens",
@@ -311,3 +312,21 @@ class ReleaseLease(Write[None]):
     """Frees the lease if the fence still holds it."""
 
     fence: Fence
+
+
+@dataclass(frozen=True, slots=True)
+class RestTree(Write[bool | None]):
+    """A pass ends on its tree's questions: the root Paused and the lease freed — unless a
+    pause was resolved that the pass has not tried (its id is not in ``tried``), checked in
+    the same statements, so that the pass goes on with that answer instead of a read first.
+
+    ``tried=None`` rests without that check (the caller read the resolved pauses itself).
+
+    Result: ``None`` when an answer waits (the lease is still held, the pass goes on);
+    ``True`` once rested; ``False`` when rested but the root was cancelled meanwhile (it
+    stays cancelled).
+    """
+
+    fence: Fence
+    now: datetime
+    tried: frozenset[str] | None

@@ -57,6 +57,7 @@ from agboss.store.writes import (
     ReleaseLease,
     RenewLease,
     ResolvePause,
+    RestTree,
     SaveBranch,
     SavePauseAnswer,
     SavePiiTokens,
@@ -652,6 +653,48 @@ class StoreContract:
         assert await store.pauses.count_waiting(WaitingQuery("other")) == 0
         elsewhere = WaitingQuery("acme", channel="another-channel")
         assert await store.pauses.list_waiting(elsewhere) == []
+
+    async def test_a_tree_rests_paused_with_its_lease_freed(self, store: Store) -> None:
+        fence = await self._begin(store)
+        await store.write([InsertPause(_pause())], fence=fence)
+        assert await store.write([RestTree(fence, NOW, frozenset())], fence=fence) == [True]
+        found = await store.executions.find_by_id("ex-1")
+        assert found is not None
+        assert found.status is ExecutionStatus.PAUSED
+        [taken] = await store.write([AcquireLease("ex-1", "b", TTL, NOW)])
+        assert taken is not None  # freed
+
+    async def test_a_tree_does_not_rest_on_an_answer_its_pass_has_not_tried(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write(
+            [InsertPause(_pause("1" * 32, "k1")), InsertPause(_pause("2" * 32, "k2"))],
+            fence=fence,
+        )
+        await store.write([await _resolve(store, "1" * 32)])
+        assert await store.write([RestTree(fence, NOW, frozenset())], fence=fence) == [None]
+        assert await store.write([AcquireLease("ex-1", "b", TTL, NOW)]) == [None]  # still held
+        found = await store.executions.find_by_id("ex-1")
+        assert found is not None
+        assert found.status is ExecutionStatus.RUNNING
+        # An answer the pass has tried (and could not take) does not hold it.
+        tried = frozenset({"1" * 32})
+        assert await store.write([RestTree(fence, NOW, tried)], fence=fence) == [True]
+
+    async def test_a_tree_rests_without_the_check_when_told_and_stays_cancelled(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write([InsertPause(_pause())], fence=fence)
+        await store.write([await _resolve(store)])
+        await store.write([CancelExecutions("ex-1", NOW)])
+        assert await store.write([RestTree(fence, NOW, None)], fence=fence) == [False]
+        found = await store.executions.find_by_id("ex-1")
+        assert found is not None
+        assert found.status is ExecutionStatus.CANCELLED
+        [taken] = await store.write([AcquireLease("ex-1", "b", TTL, NOW)])
+        assert taken is not None
 
     async def test_a_pause_is_found_with_the_execution_it_waits_in(self, store: Store) -> None:
         fence = await self._begin(store)

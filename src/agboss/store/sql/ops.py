@@ -44,6 +44,7 @@ from agboss.store.writes import (
     ReleaseLease,
     RenewLease,
     ResolvePause,
+    RestTree,
     SaveBranch,
     SavePauseAnswer,
     SavePiiTokens,
@@ -584,6 +585,38 @@ def _release_lease(write: ReleaseLease) -> Ops:
     )
 
 
+def _rest_tree(write: RestTree) -> Ops:
+    fence, tried = write.fence, write.tried
+    root = fence.root_execution_id
+    unless = ""
+    others: tuple[str, ...] = ()
+    if tried is not None:
+        # Seen by each statement as it runs: a later one may see an answer an earlier did
+        # not (never the reverse), and the lease, kept then, is what says the pass goes on.
+        marks = ", ".join("?" * len(tried))
+        unless = (
+            " AND NOT EXISTS (SELECT 1 FROM pauses WHERE root_execution_id = ? "
+            f"AND status = 'resolved'{f' AND pause_id NOT IN ({marks})' if tried else ''})"
+        )
+        others = (root, *sorted(tried))
+    paused = yield _one_later(
+        "UPDATE executions SET status = 'paused', output_json = NULL, error_json = NULL, "
+        f"updated_at = ? WHERE execution_id = ? AND status != 'cancelled'{unless} RETURNING 1",
+        to_micros(write.now),
+        root,
+        *others,
+    )
+    released = yield _one_later(
+        "UPDATE leases SET holder = NULL, expires_at = 0 "
+        f"WHERE root_execution_id = ? AND holder = ? AND epoch = ?{unless} RETURNING 1",
+        root,
+        fence.holder,
+        fence.epoch,
+        *others,
+    )
+    return _when(released, lambda freed: None if freed is None else paused.rows is not None)
+
+
 _OPS: dict[type[Any], Callable[[Any], Ops]] = {
     AcquireLease: _acquire_lease,
     AddLedgerEntry: _add_ledger_entry,
@@ -600,6 +633,7 @@ _OPS: dict[type[Any], Callable[[Any], Ops]] = {
     ReleaseLease: _release_lease,
     RenewLease: _renew_lease,
     ResolvePause: _resolve_pause,
+    RestTree: _rest_tree,
     SaveBranch: _save_branch,
     SavePauseAnswer: _save_pause_answer,
     SavePiiTokens: _save_pii_tokens,
