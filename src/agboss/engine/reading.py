@@ -32,19 +32,44 @@ __all__ = ["TreeReader"]
 
 
 class _Tree:
-    """A tree's executions, by parent, with each subtree's spend."""
+    """A tree's executions, by parent, with each subtree's spend.
+
+    What the root's output needs (its direct children, the whole tree's spend) is one pass
+    over the rows; the rest is built when a child's output is first read.
+    """
 
     def __init__(self, nodes: Sequence[TreeNode]) -> None:
-        self.children: dict[str, list[TreeNode]] = defaultdict(list)
-        for node in nodes:
-            if node.parent_execution_id is not None:
-                self.children[node.parent_execution_id].append(node)
+        self._nodes = nodes
+        self._children: dict[str, list[TreeNode]] | None = None
+        self._totals: dict[str, list[float]] | None = None
+        self._pending: defaultdict[str, list[PendingPause]] | None = None
+
+    @property
+    def children(self) -> dict[str, list[TreeNode]]:
+        """Each execution's children, in the order the rows came."""
+        if self._children is None:
+            self._children = defaultdict(list)
+            for node in self._nodes:
+                if node.parent_execution_id is not None:
+                    self._children[node.parent_execution_id].append(node)
+        return self._children
+
+    def kids(self, node: TreeNode) -> list[TreeNode]:
+        """An execution's children (for the root, read off the rows without grouping them)."""
+        if self._children is None and node.parent_execution_id is None:
+            return [n for n in self._nodes if n.parent_execution_id == node.execution_id]
+        return self.children.get(node.execution_id, [])
+
+    def _subtree_totals(self) -> dict[str, list[float]]:
+        if self._totals is not None:
+            return self._totals
+        children = self.children
         # Each subtree summed once as plain numbers: in reverse preorder every child comes
         # before its parent, whatever order the rows were read in.
-        order = [node for node in nodes if node.parent_execution_id is None]
+        order = [node for node in self._nodes if node.parent_execution_id is None]
         at = 0
         while at < len(order):
-            order.extend(self.children.get(order[at].execution_id, ()))
+            order.extend(children.get(order[at].execution_id, ()))
             at += 1
         totals: dict[str, list[float]] = {}
         for node in reversed(order):
@@ -66,7 +91,7 @@ class _Tree:
                     above[2] += total[2]
                     above[3] += total[3]
         self._totals = totals
-        self._pending: defaultdict[str, list[PendingPause]] | None = None
+        return totals
 
     def pending_under(self, node: TreeNode, pending: list[PendingPause]) -> list[PendingPause]:
         """The waiting pauses of an execution's subtree, in the root's order."""
@@ -85,7 +110,17 @@ class _Tree:
 
     def spend(self, node: TreeNode) -> Spend:
         """What an execution and its descendants spent."""
-        total = self._totals[node.execution_id]
+        if self._totals is None and node.parent_execution_id is None:
+            # The root's subtree is every row read.
+            nodes = self._nodes
+            total = [
+                sum(n.input_tokens for n in nodes),
+                sum(n.output_tokens for n in nodes),
+                sum(n.cost for n in nodes),
+                sum(n.calls for n in nodes),
+            ]
+        else:
+            total = self._subtree_totals()[node.execution_id]
         return Spend.model_construct(
             input_tokens=int(total[0]),
             output_tokens=int(total[1]),
@@ -210,7 +245,7 @@ class TreeReader:
                 policy = self.outside.policy(row.workflow)
                 pending = [self.outside.pending(pause, policy) for pause in pending]
         execution_record = None
-        kids = tree.children.get(row.execution_id, [])
+        kids = tree.kids(node)
         children: Sequence[ExecutionOutput]
         if record:
             policy = self.outside.policy(row.workflow)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import LeaseLostError
@@ -155,11 +155,12 @@ class StepEntry:
     usage: Usage | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class TreeNode:
+class TreeNode(NamedTuple):
     """What an execution's output needs of its row: read for every execution of a tree.
 
     The spend is the execution's own steps' (not its children's), as the store summed it.
+    A named tuple: a tree of hundreds is read on every call that moves it, and a tuple is
+    made several times faster than a frozen dataclass.
     """
 
     execution_id: str

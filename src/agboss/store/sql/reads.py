@@ -157,19 +157,20 @@ class SqlExecutionRepository(_Repository):
             )
         )
         status = _STATUS.__getitem__
+        # Both drivers give these columns as str, int and float already (cost: REAL, DOUBLE).
         return [
             TreeNode(
-                str(row[0]),
-                None if row[1] is None else str(row[1]),
-                str(row[2]),
-                str(row[3]),
-                str(row[4]),
+                row[0],
+                row[1],
+                row[2],
+                row[3],
+                row[4],
                 status(row[5]),
-                None if row[6] is None else str(row[6]),
-                int(row[7]),
-                int(row[8]),
+                row[6],
+                row[7],
+                row[8],
                 float(row[9]),
-                int(row[10]),
+                row[10],
             )
             for row in rows
         ]
