@@ -512,3 +512,63 @@ async def test_a_pass_that_takes_many_answers_recorded_meanwhile_rests_on_the_re
     assert sorted(RUNS) == sorted(f"ship o{i}" for i in range(69))
     done = await approve(env, pause_of(moved, "o69"))
     assert done.status is ExecutionStatus.COMPLETED
+
+
+def _as_read(result: ExecutionOutput) -> tuple[Any, ...]:
+    """What an output says of a tree, children included."""
+    return (
+        result.status,
+        result.spend,
+        result.pending,
+        [(c.execution_id, c.status, c.output, c.spend, c.pending) for c in result.children],
+    )
+
+
+async def test_each_resume_in_a_tree_of_children_says_what_a_fresh_read_of_it_says(
+    env: TestEnv,
+) -> None:
+    # The instance keeps the tree's outline from its last pass and reads again only what the
+    # next pass changed: the output must not differ from reading the whole tree.
+    orders = OrdersDto(orders=[OrderDto(order_id=f"o{i}") for i in range(5)])
+    for item in orders.orders[1:]:
+        item_pauses(env, item.order_id)
+    # o0 asks twice: answered once, its child spends and waits again, its status unchanged.
+    env.mock_llm(ItemAgent).when(input=OrderDto(order_id="o0")).then_return(
+        call_tools(tool_call(ShipTool, order_id="o0")),
+        call_tools(tool_call(ShipTool, order_id="o0 again")),
+        reply_with(CheckDto, verdict="o0 shipped"),
+    )
+    after = await env.app.execute(EachChildWorkflow, orders, owner_id="u")
+    assert _as_read(after) == _as_read(await env.app.get(after.execution_id))
+    for order in ["o0", "o0 again", "o1", "o2", "o3", "o4"]:
+        after = await approve(env, pause_of(after, order))
+        assert _as_read(after) == _as_read(await env.app.get(after.execution_id))
+    assert after.status is ExecutionStatus.COMPLETED
+    assert [c.status for c in after.children] == [ExecutionStatus.COMPLETED] * 5
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_resume_after_another_instance_moved_the_tree_shows_what_it_did(
+    kind: str, tmp_path: Path
+) -> None:
+    tree_app.clear()
+    orders = OrdersDto(orders=[OrderDto(order_id=f"o{i}") for i in range(3)])
+    async with (
+        store_url(kind, tmp_path) as url,
+        test_with(TreeApplication, store=url) as first,
+        test_with(TreeApplication, store=url) as second,
+    ):
+        for item in orders.orders:
+            item_pauses(first, item.order_id)
+        second.mock_llm(ItemAgent).when(input=OrderDto(order_id="o1")).then_return(
+            reply_with(CheckDto, verdict="o1 shipped")
+        )
+        result = await first.app.execute(EachChildWorkflow, orders, owner_id="u")
+        await approve(first, pause_of(result, "o0"))
+        await approve(second, pause_of(result, "o1"))  # the first instance's outline is old
+        after = await approve(first, pause_of(result, "o2"))
+        assert after.status is ExecutionStatus.COMPLETED
+        assert [c.output for c in after.children] == [
+            CheckDto(verdict=f"o{i} shipped") for i in range(3)
+        ]
+        assert _as_read(after) == _as_read(await second.app.get(result.execution_id))

@@ -28,7 +28,7 @@ from agboss.engine.frame import ExecutionFrame, PassState
 from agboss.engine.hooks import ApplicationHooks
 from agboss.engine.interpreter import FlowRunner, stored_error
 from agboss.engine.lease import Lease, PassWrites, take_lease
-from agboss.engine.reading import TreeReader
+from agboss.engine.reading import Moved, TreeReader
 from agboss.engine.runtime import Runtime
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import (
@@ -226,8 +226,17 @@ class Engine:
                 await asyncio.wait([keeper])
             if due or recovering:  # a cut-off pass may have left channels to tell
                 await settle_withdrawals(runtime, row.root_execution_id)
+            changed = None if writes.changed is None else frozenset(writes.changed)
             result = await self.reader.output(
-                row, status, output, record=record, spent=writes.spent
+                row,
+                status,
+                output,
+                record=record,
+                spent=writes.spent,
+                # A tree cancelled meanwhile was written by the canceller too: read it whole.
+                moved=None
+                if status is ExecutionStatus.CANCELLED
+                else Moved(lease.fence.epoch, changed),
             )
         if status is ExecutionStatus.PAUSED:
             await self.hooks.on_pause(

@@ -157,6 +157,8 @@ class PassWrites:
         """Whether a commit released the lease (the pass is over)."""
         self.spent: dict[str, Usage] = {}
         """What the steps this pass journaled spent, by execution."""
+        self.changed: set[str] | None = set()
+        """The executions whose rows this pass's commits changed (``None``: not known)."""
         self._pending: list[Write[Any]] = []
         self._lock = asyncio.Lock()
 
@@ -204,6 +206,12 @@ class PassWrites:
             )
             for write, result in zip(batch, results, strict=True):
                 self._note_withdrawals(write, result)
+                if self.changed is not None:
+                    changed = write.changed_executions()
+                    if changed is None:
+                        self.changed = None
+                    else:
+                        self.changed.update(changed)
             return results[len(batch) - len(writes) :]
 
     def _note_withdrawals(self, write: Write[Any], result: Any) -> None:

@@ -8,8 +8,9 @@ them all. Only ``record=True`` reads each execution's journal (and builds the ch
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import overload
 
 from pydantic import BaseModel
@@ -28,7 +29,7 @@ from agboss.records.model import (
 )
 from agboss.store.protocol import ExecutionRow, TreeNode
 
-__all__ = ["TreeReader"]
+__all__ = ["Moved", "TreeReader"]
 
 
 class _Tree:
@@ -194,12 +195,67 @@ def _node_of(row: ExecutionRow, spend: Usage) -> TreeNode:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """What a pass of this instance knows of the tree it moved, for reading its output.
+
+    Attributes:
+        epoch: The epoch of the pass's lease.
+        changed: The executions whose rows its commits changed (``None``: not known).
+    """
+
+    epoch: int
+    changed: frozenset[str] | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Outline:
+    epoch: int
+    nodes: list[TreeNode]
+    ids: frozenset[str]
+
+
+_OUTLINES = 256
+"""The trees whose outlines an instance keeps."""
+
+
 class TreeReader:
-    """Builds outputs for one `App` instance."""
+    """Builds outputs for one `App` instance.
+
+    It keeps the outline of the trees its passes moved last, with their lease's epoch: only
+    a lease holder writes a tree's executions, so when this instance's next pass holds the
+    next epoch, no other one wrote in between, and only what that pass changed is read again
+    (a tree of hundreds of children is not read whole on every resume).
+    """
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.outside = runtime.assembly.pii_outside
+        self._outlines: OrderedDict[str, _Outline] = OrderedDict()
+
+    async def _outline(self, root: str, moved: Moved | None) -> list[TreeNode]:
+        store = self.runtime.store
+        if moved is None:  # read without a pass of this instance: whole, and not kept
+            return await store.executions.outline(root)
+        kept = self._outlines.pop(root, None)
+        if moved.changed is not None and kept is not None and kept.epoch == moved.epoch - 1:
+            again = await store.executions.outline_of(root, sorted(moved.changed | {root}))
+            if all(node.execution_id in kept.ids for node in again):  # else: new children
+                fresh = {node.execution_id: node for node in again}
+                kept = _Outline(
+                    moved.epoch, [fresh.get(n.execution_id, n) for n in kept.nodes], kept.ids
+                )
+            else:
+                kept = None
+        else:
+            kept = None
+        if kept is None:
+            nodes = await store.executions.outline(root)
+            kept = _Outline(moved.epoch, nodes, frozenset(node.execution_id for node in nodes))
+        self._outlines[root] = kept
+        while len(self._outlines) > _OUTLINES:
+            self._outlines.popitem(last=False)
+        return kept.nodes
 
     def decoded_output(self, row: ExecutionRow | TreeNode) -> BaseModel | None:
         """An execution's stored output as its workflow's finish DTO."""
@@ -216,6 +272,7 @@ class TreeReader:
         *,
         record: bool,
         spent: Mapping[str, Usage] | None = None,
+        moved: Moved | None = None,
     ) -> ExecutionOutput:
         """The output of a root execution as it stands.
 
@@ -226,11 +283,12 @@ class TreeReader:
             record: Whether to read the execution record too.
             spent: What the pass that moved it spent since ``row`` was read, by execution
                 (an execution without children is then not read again).
+            moved: The pass of this instance that moved it, if one did.
         """
         store = self.runtime.store
         graph = self.runtime.assembly.workflows_by_name[row.workflow].graph
         if graph.has_children:
-            nodes = await store.executions.outline(row.root_execution_id)
+            nodes = await self._outline(row.root_execution_id, moved)
         elif spent is not None:
             nodes = [_node_of(row, row.spend + spent.get(row.execution_id, Usage()))]
         else:

@@ -235,6 +235,13 @@ class ExecutionRepository(Protocol):
         on every call that moves it, so the read stays small however many children it has)."""
         ...
 
+    async def outline_of(
+        self, root_execution_id: str, execution_ids: Sequence[str]
+    ) -> list[TreeNode]:
+        """`outline`'s rows of these executions of a tree (any order; an unknown id is left
+        out): what a pass changed, read again into an outline read before."""
+        ...
+
     async def pii_tokens(self, root_execution_id: str) -> dict[str, str]:
         """The tokens PII rules issued in a tree, and the values they stand for."""
         ...

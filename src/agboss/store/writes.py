@@ -61,6 +61,10 @@ class Write(Generic[T]):
 
     __slots__ = ()
 
+    def changed_executions(self) -> tuple[str, ...] | None:
+        """The executions whose rows this write may change (``None``: not known which)."""
+        return ()
+
 
 # ---- executions ------------------------------------------------------------------------
 
@@ -78,12 +82,18 @@ class BeginExecution(Write[Fence]):
     ttl: timedelta
     now: datetime | None = None
 
+    def changed_executions(self) -> tuple[str, ...]:
+        return (self.row.execution_id,)
+
 
 @dataclass(frozen=True, slots=True)
 class InsertChild(Write[ExecutionRow]):
     """A child execution; the one that exists is returned if it was made before."""
 
     row: ExecutionRow
+
+    def changed_executions(self) -> tuple[str, ...]:
+        return (self.row.execution_id,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +107,9 @@ class SetExecutionStatus(Write[bool]):
     output_json: str | None = None
     error_json: str | None = None
 
+    def changed_executions(self) -> tuple[str, ...]:
+        return (self.execution_id,)
+
 
 @dataclass(frozen=True, slots=True)
 class CancelExecutions(Write[list[str]]):
@@ -104,6 +117,9 @@ class CancelExecutions(Write[list[str]]):
 
     execution_id: str
     now: datetime
+
+    def changed_executions(self) -> None:
+        return None  # its descendants too
 
 
 # ---- the journal and the spend -----------------------------------------------------------
@@ -116,6 +132,9 @@ class AppendStep(Write[None]):
     execution_id: str
     entry: StepEntry
     now: datetime
+
+    def changed_executions(self) -> tuple[str, ...]:
+        return () if self.entry.usage is None else (self.execution_id,)  # its spend
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +316,9 @@ class AcquireLease(Write[Acquired | None]):
     now: datetime | None = None
     start_pass: bool = False
 
+    def changed_executions(self) -> tuple[str, ...]:
+        return (self.root_execution_id,) if self.start_pass else ()
+
 
 @dataclass(frozen=True, slots=True)
 class RenewLease(Write[bool]):
@@ -330,3 +352,6 @@ class RestTree(Write[bool | None]):
     fence: Fence
     now: datetime
     tried: frozenset[str] | None
+
+    def changed_executions(self) -> tuple[str, ...]:
+        return (self.fence.root_execution_id,)

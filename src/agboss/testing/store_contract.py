@@ -221,6 +221,9 @@ class StoreContract:
         assert [(n.status, n.workflow, n.output_json, n.calls) for n in outline] == [
             (r.status, r.workflow, r.output_json, r.spend.calls) for r in tree
         ]
+        some = await store.executions.outline_of("ex-1", [grandchild.execution_id, "ex-1", "ex-9"])
+        assert sorted(some) == sorted([outline[0], outline[2]])  # an unknown id is left out
+        assert await store.executions.outline_of("ex-2", ["ex-1"]) == []  # not in that tree
 
     async def test_a_status_is_set_with_its_output_or_failure_but_a_cancelled_one_stays(
         self, store: Store

@@ -65,6 +65,32 @@ __all__ = [
 
 _STATUS = {status.value: status for status in ExecutionStatus}
 
+_OUTLINE = (
+    "execution_id, parent_execution_id, thread_id, workflow, workflow_version, status, "
+    "output_json, input_tokens, output_tokens, cost, model_calls"
+)
+
+
+def _nodes(rows: Sequence[Any]) -> list[TreeNode]:
+    status = _STATUS.__getitem__
+    # Both drivers give these columns as str, int and float already (cost: REAL, DOUBLE).
+    return [
+        TreeNode(
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            status(row[5]),
+            row[6],
+            row[7],
+            row[8],
+            float(row[9]),
+            row[10],
+        )
+        for row in rows
+    ]
+
 
 def _waiting_where(query: WaitingQuery) -> tuple[str, list[Any]]:
     where = "p.tenant_id = ? AND p.status = 'pending'"
@@ -149,31 +175,30 @@ class SqlExecutionRepository(_Repository):
     async def outline(self, root_execution_id: str) -> list[TreeNode]:
         rows = await self._driver.read(
             _all(
-                "SELECT execution_id, parent_execution_id, thread_id, workflow, workflow_version, "
-                "status, output_json, input_tokens, output_tokens, cost, model_calls "
-                "FROM executions WHERE root_execution_id = ? "
+                f"SELECT {_OUTLINE} FROM executions WHERE root_execution_id = ? "
                 "ORDER BY parent_execution_id IS NOT NULL, created_at, execution_id",
                 root_execution_id,
             )
         )
-        status = _STATUS.__getitem__
-        # Both drivers give these columns as str, int and float already (cost: REAL, DOUBLE).
-        return [
-            TreeNode(
-                row[0],
-                row[1],
-                row[2],
-                row[3],
-                row[4],
-                status(row[5]),
-                row[6],
-                row[7],
-                row[8],
-                float(row[9]),
-                row[10],
+        return _nodes(rows)
+
+    async def outline_of(
+        self, root_execution_id: str, execution_ids: Sequence[str]
+    ) -> list[TreeNode]:
+        nodes: list[TreeNode] = []
+        for start in range(0, len(execution_ids), 500):  # under every parameter limit
+            some = execution_ids[start : start + 500]
+            marks = ", ".join("?" * len(some))
+            rows = await self._driver.read(
+                _all(
+                    f"SELECT {_OUTLINE} FROM executions WHERE root_execution_id = ? "
+                    f"AND execution_id IN ({marks})",
+                    root_execution_id,
+                    *some,
+                )
             )
-            for row in rows
-        ]
+            nodes += _nodes(rows)
+        return nodes
 
     async def pii_tokens(self, root_execution_id: str) -> dict[str, str]:
         rows = await self._driver.read(
