@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypedDict
@@ -145,6 +145,7 @@ class Counts:
     def __init__(self) -> None:
         self.statements = 0
         self.commits = 0
+        self._restore: tuple[Any, Any, Any] = (None, None, None)
 
     def watch(self, store: Any) -> None:
         """Counts what the store's driver runs from now on."""
@@ -174,30 +175,38 @@ class Counts:
 
             return await transact(counting, **options)
 
+        self._restore = (driver, read, transact)
         driver.read, driver.transact = counted_read, counted_transact
 
+    def stop(self) -> None:
+        """Stops counting."""
+        driver, read, transact = self._restore
+        driver.read, driver.transact = read, transact
 
-async def agboss_cycles(
-    store: str | Path, cycles: int, warmup: int, counts: Counts | None = None
-) -> list[float]:
+
+Cycle = Callable[[], Awaitable[float]]
+"""One pause + resume cycle; how long it took, in seconds."""
+
+
+@asynccontextmanager
+async def agboss_cycle(store: str | Path) -> AsyncIterator[tuple[Cycle, App]]:
+    """A cycle on an agboss app over ``store`` (and the app, to count its statements)."""
     app = await App.create(RefundApplication, store=store, providers=[FunctionProvider(scripted)])
-    times: list[float] = []
+
+    async def cycle() -> float:
+        began = time.perf_counter()
+        paused = await app.execute(RefundWorkflow, {"text": "refund 7"}, owner_id="u")
+        pause_id = paused.pending[0].pause_id
+        assert pause_id is not None
+        done = await app.resume(pause_id, decision={"approved": True}, owner_id="u")
+        elapsed = time.perf_counter() - began
+        assert done.status is ExecutionStatus.COMPLETED
+        return elapsed
+
     try:
-        for index in range(warmup + cycles):
-            if index == warmup and counts is not None:
-                counts.watch(app.store)
-            began = time.perf_counter()
-            paused = await app.execute(RefundWorkflow, {"text": "refund 7"}, owner_id="u")
-            pause_id = paused.pending[0].pause_id
-            assert pause_id is not None
-            done = await app.resume(pause_id, decision={"approved": True}, owner_id="u")
-            elapsed = time.perf_counter() - began
-            assert done.status is ExecutionStatus.COMPLETED
-            if index >= warmup:
-                times.append(elapsed)
+        yield cycle, app
     finally:
         await app.close()
-    return times
 
 
 @asynccontextmanager
@@ -233,7 +242,8 @@ async def postgres_saver(url: str, schema: str) -> AsyncIterator[Any]:
             await admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
-async def langgraph_cycles(saver: Any, cycles: int, warmup: int) -> list[float]:
+def langgraph_cycle(saver: Any) -> Cycle:
+    """A cycle on a 3-node LangGraph graph whose middle node calls ``interrupt()``."""
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import Command, interrupt
 
@@ -261,20 +271,48 @@ async def langgraph_cycles(saver: Any, cycles: int, warmup: int) -> list[float]:
     builder.add_edge("plan", "approve")
     builder.add_edge("approve", "finish")
     builder.add_edge("finish", END)
-    times: list[float] = []
     graph = builder.compile(checkpointer=saver)
     run = uuid.uuid4().hex[:8]
-    for index in range(warmup + cycles):
-        config: Any = {"configurable": {"thread_id": f"t-{run}-{index}"}}
+    count = 0
+
+    async def cycle() -> float:
+        nonlocal count
+        count += 1
+        config: Any = {"configurable": {"thread_id": f"t-{run}-{count}"}}
         began = time.perf_counter()
         paused = await graph.ainvoke({"order_id": "7"}, config)
         [pending] = paused["__interrupt__"]
         done = await graph.ainvoke(Command(resume={pending.id: {"approved": True}}), config)
         elapsed = time.perf_counter() - began
         assert done["status"] == "refunded"
-        if index >= warmup:
-            times.append(elapsed)
-    return times
+        return elapsed
+
+    return cycle
+
+
+BLOCK = 10
+"""Cycles of one side before the other's: both sides see the machine in the same state (it
+moves by ±50 % within minutes here), instead of one side a quiet minute and the other a busy
+one."""
+
+
+async def alternated(
+    ours: Cycle, theirs: Cycle, cycles: int, warmup: int, counts: Counts, app: App
+) -> tuple[list[float], list[float]]:
+    """Both sides' cycle times, run in alternating blocks after ``warmup`` cycles each."""
+    for _ in range(warmup):
+        await ours()
+        await theirs()
+    counts.watch(app.store)
+    mine: list[float] = []
+    peer: list[float] = []
+    while len(mine) < cycles:
+        for _ in range(min(BLOCK, cycles - len(mine))):
+            mine.append(await ours())
+        for _ in range(min(BLOCK, cycles - len(peer))):
+            peer.append(await theirs())
+    counts.stop()
+    return mine, peer
 
 
 def describe(name: str, times: list[float]) -> str:
@@ -287,13 +325,20 @@ def describe(name: str, times: list[float]) -> str:
 
 
 async def main(cycles: int, warmup: int, postgres: str | None) -> None:
-    print(f"pause → resume → finish, one approval, {cycles} cycles, same machine and run")
+    print(
+        f"pause → resume → finish, one approval, {cycles} cycles, same machine and run "
+        f"(alternating blocks of {BLOCK})"
+    )
     with tempfile.TemporaryDirectory(prefix="agboss-bench-") as name:
         folder = Path(name)
         counts = Counts()
-        ours = await agboss_cycles(folder / "agboss.db", cycles, warmup, counts)
-        async with sqlite_saver(folder) as saver:
-            theirs = await langgraph_cycles(saver, cycles, warmup)
+        async with (
+            agboss_cycle(folder / "agboss.db") as (cycle, app),
+            sqlite_saver(folder) as saver,
+        ):
+            ours, theirs = await alternated(
+                cycle, langgraph_cycle(saver), cycles, warmup, counts, app
+            )
     print(describe("agboss, SQLite", ours))
     print(describe("LangGraph AsyncSqliteSaver", theirs))
     ratio = statistics.median(ours) / statistics.median(theirs)
@@ -307,10 +352,16 @@ async def main(cycles: int, warmup: int, postgres: str | None) -> None:
         return
     schema = f"bench_{uuid.uuid4().hex[:8]}"
     counts = Counts()
-    ours = await agboss_cycles(f"{postgres}?schema={schema}_agboss", cycles, warmup, counts)
-    await drop_schema(postgres, f"{schema}_agboss")
-    async with postgres_saver(postgres, f"{schema}_langgraph") as saver:
-        theirs = await langgraph_cycles(saver, cycles, warmup)
+    try:
+        async with (
+            agboss_cycle(f"{postgres}?schema={schema}_agboss") as (cycle, app),
+            postgres_saver(postgres, f"{schema}_langgraph") as saver,
+        ):
+            ours, theirs = await alternated(
+                cycle, langgraph_cycle(saver), cycles, warmup, counts, app
+            )
+    finally:
+        await drop_schema(postgres, f"{schema}_agboss")
     print(describe("agboss, PostgreSQL", ours))
     print(describe("LangGraph AsyncPostgresSaver", theirs))
     ratio = statistics.median(ours) / statistics.median(theirs)
