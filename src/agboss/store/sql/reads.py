@@ -125,6 +125,17 @@ class _Repository:
     def __init__(self, driver: Driver) -> None:
         self._driver = driver
 
+    async def _read_in(self, query: str, first: str, values: Sequence[str]) -> list[Any]:
+        """The rows of ``query`` (one ``?``, then ``IN (…)`` to end it) for every value, read
+        500 at a time: under every database's limit on parameters."""
+        rows: list[Any] = []
+        for start in range(0, len(values), 500):
+            some = values[start : start + 500]
+            rows += await self._driver.read(
+                _all(f"{query} ({', '.join('?' * len(some))})", first, *some)
+            )
+        return rows
+
     async def _write(self, write: Write[Any]) -> Any:
         """One write as its own transaction (what `SqlStore.write` does, for one)."""
         [result] = settled(
@@ -185,20 +196,12 @@ class SqlExecutionRepository(_Repository):
     async def outline_of(
         self, root_execution_id: str, execution_ids: Sequence[str]
     ) -> list[TreeNode]:
-        nodes: list[TreeNode] = []
-        for start in range(0, len(execution_ids), 500):  # under every parameter limit
-            some = execution_ids[start : start + 500]
-            marks = ", ".join("?" * len(some))
-            rows = await self._driver.read(
-                _all(
-                    f"SELECT {_OUTLINE} FROM executions WHERE root_execution_id = ? "
-                    f"AND execution_id IN ({marks})",
-                    root_execution_id,
-                    *some,
-                )
-            )
-            nodes += _nodes(rows)
-        return nodes
+        rows = await self._read_in(
+            f"SELECT {_OUTLINE} FROM executions WHERE root_execution_id = ? AND execution_id IN",
+            root_execution_id,
+            execution_ids,
+        )
+        return _nodes(rows)
 
     async def pii_tokens(self, root_execution_id: str) -> dict[str, str]:
         rows = await self._driver.read(
@@ -307,19 +310,13 @@ class SqlBranchRepository(_Repository):
         return {row[0]: BranchRow(*row) for row in rows}
 
     async def load_places(self, execution_id: str, places: Sequence[str]) -> dict[str, BranchRow]:
-        found: dict[str, BranchRow] = {}
-        for start in range(0, len(places), 500):  # under every database's parameter limit
-            some = places[start : start + 500]
-            rows = await self._driver.read(
-                _all(
-                    "SELECT place, status, output_json, error_json FROM branches "
-                    f"WHERE execution_id = ? AND place IN ({', '.join('?' * len(some))})",
-                    execution_id,
-                    *some,
-                )
-            )
-            found.update((row[0], BranchRow(*row)) for row in rows)
-        return found
+        rows = await self._read_in(
+            "SELECT place, status, output_json, error_json FROM branches "
+            "WHERE execution_id = ? AND place IN",
+            execution_id,
+            places,
+        )
+        return {row[0]: BranchRow(*row) for row in rows}
 
     async def count(self, execution_id: str, prefix: str) -> dict[str, int]:
         rows = await self._driver.read(
@@ -442,19 +439,13 @@ class SqlPausedExecutionRepository(_Repository):
         # and only the ids are read for those decoded before.
         cache = self._pending
         missing = [str(row[0]) for row in rows if (root_execution_id, str(row[0])) not in cache]
-        for start in range(0, len(missing), 500):  # under every database's parameter limit
-            some = missing[start : start + 500]
-            marks = ", ".join("?" * len(some))
-            full = await self._driver.read(
-                _all(
-                    f"SELECT {PENDING_COLUMNS} FROM pauses WHERE root_execution_id = ? "
-                    f"AND pause_id IN ({marks})",
-                    root_execution_id,
-                    *some,
-                )
-            )
-            for row in full:
-                cache[(root_execution_id, str(row[0]))] = pending_of(row, root_execution_id)
+        full = await self._read_in(
+            f"SELECT {PENDING_COLUMNS} FROM pauses WHERE root_execution_id = ? AND pause_id IN",
+            root_execution_id,
+            missing,
+        )
+        for row in full:
+            cache[(root_execution_id, str(row[0]))] = pending_of(row, root_execution_id)
         while len(cache) > _PENDING_CACHE:
             cache.popitem(last=False)
         return [cache[(root_execution_id, str(row[0]))] for row in rows]
