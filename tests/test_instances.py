@@ -13,10 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agboss import App, ExecutionStatus, FunctionProvider
+from agboss import App, ExecutionStatus, FunctionProvider, NotPausedError
 from agboss.testing import test_with
 from tests.multi_app import CountDto, ItemDto, ItemsApplication, ItemsDto, ItemsWorkflow, model
 from tests.stores import STORE_KINDS, store_url
+from tests.waiting import eventually
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -107,3 +108,84 @@ async def _answer_in_order(decisions: list[bool], order: Any, batch: int) -> Non
         assert final.record is not None
         assert len(final.record.pauses) == len(decisions)
         assert final.output == CountDto(done=len(decisions))
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_many_answers_to_one_pause_at_once_record_one_decision_and_one_audit_entry(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = tmp_path / "runs.txt"
+    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
+    async with store_url(kind, tmp_path) as url:
+        apps = [
+            await App.create(ItemsApplication, store=url, providers=[FunctionProvider(model)])
+            for _ in range(2)
+        ]
+        try:
+            items = ItemsDto(items=[ItemDto(item_id="i0")])
+            paused = await apps[0].execute(ItemsWorkflow, items, owner_id="u")
+            [pending] = paused.pending
+            pause_id = str(pending.pause_id)
+            outcomes = await asyncio.gather(
+                *(
+                    apps[index % 2].resume(
+                        pause_id, decision={"approved": index % 3 != 0}, owner_id="u"
+                    )
+                    for index in range(16)
+                ),
+                return_exceptions=True,
+            )
+            final = await apps[1].get(paused.execution_id, record=True)
+        finally:
+            for app in apps:
+                await app.close()
+    won = [o for o in outcomes if not isinstance(o, BaseException)]
+    assert len(won) == 1, outcomes
+    assert all(isinstance(o, NotPausedError) for o in outcomes if o not in won), outcomes
+    assert final.record is not None
+    [entry] = final.record.pauses  # one audit entry, the winner's
+    assert entry.decision is not None
+    approved = entry.decision.approved
+    lines = runs.read_text().splitlines() if runs.exists() else []
+    assert sum(line.startswith("tool") for line in lines) == (1 if approved else 0)
+    assert final.status is ExecutionStatus.COMPLETED
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_webhook_retried_many_times_at_once_records_its_answer_once(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = tmp_path / "runs.txt"
+    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
+    async with store_url(kind, tmp_path) as url:
+        apps = [
+            await App.create(ItemsApplication, store=url, providers=[FunctionProvider(model)])
+            for _ in range(2)
+        ]
+        try:
+            items = ItemsDto(items=[ItemDto(item_id="i0")])
+            paused = await apps[0].execute(ItemsWorkflow, items, owner_id="u")
+            [pending] = paused.pending
+            receipts = await asyncio.gather(
+                *(
+                    apps[index % 2].answer(
+                        str(pending.pause_id), decision={"approved": True}, owner_id="u"
+                    )
+                    for index in range(16)
+                )
+            )
+            assert sum(not receipt.repeated for receipt in receipts) == 1
+
+            async def finished() -> bool:
+                output = await apps[1].get(paused.execution_id)
+                return output.status is ExecutionStatus.COMPLETED
+
+            await eventually(finished, "the tree's finish")
+            final = await apps[1].get(paused.execution_id, record=True)
+        finally:
+            for app in apps:
+                await app.close()
+    assert final.record is not None
+    assert len(final.record.pauses) == 1
+    lines = runs.read_text().splitlines()
+    assert sum(line.startswith("tool") for line in lines) == 1
