@@ -10,7 +10,6 @@ import pytest
 from agboss import StoreError
 from agboss.store import DEFAULT_SQLITE_PATH, SqliteStore, store_from
 from agboss.store.postgres import PostgresStore
-from agboss.store.url import _schema_of
 
 
 def test_no_store_is_the_default_sqlite_file() -> None:
@@ -31,10 +30,19 @@ def test_sqlite_urls_name_relative_and_absolute_files() -> None:
 def test_a_postgresql_url_may_name_a_schema_of_its_own() -> None:
     store = store_from("postgresql://u:p@db.internal:5432/shop?schema=agboss&sslmode=require")
     assert isinstance(store, PostgresStore)
-    assert _schema_of("postgresql://u:p@h/shop?schema=agboss&sslmode=require") == (
-        "postgresql://u:p@h/shop?sslmode=require",
-        "agboss",
-    )
+    assert store.schema == "agboss"
+    assert store.driver.url == "postgresql://u:p@db.internal:5432/shop?sslmode=require"
+    assert store.prepared_statements
+
+
+def test_a_postgresql_url_may_turn_prepared_statements_off() -> None:
+    store = store_from("postgresql://u:p@h/shop?prepared_statements=false&schema=a")
+    assert isinstance(store, PostgresStore)
+    assert not store.prepared_statements
+    assert store.schema == "a"
+    assert store.driver.url == "postgresql://u:p@h/shop"
+    with pytest.raises(StoreError, match="neither true nor false"):
+        store_from("postgresql://u:p@h/shop?prepared_statements=maybe")
 
 
 def test_an_unknown_scheme_is_a_store_error() -> None:

@@ -21,7 +21,8 @@ def store_from(store: str | Path | Store | None) -> Store:
         store: ``None`` for the default SQLite file under ``.agboss/``, a URL
             (``sqlite:///relative/file.db`` or ``sqlite:////absolute/file.db`` — three
             slashes then a path, as in SQLAlchemy — or ``postgresql://user:password@host/db``,
-            with ``?schema=name`` to keep agboss's tables in a schema of their own), a SQLite
+            with ``?schema=name`` to keep agboss's tables in a schema of their own and
+            ``?prepared_statements=false`` behind a pooler in transaction mode), a SQLite
             file's path, or a store object.
 
     Raises:
@@ -50,7 +51,12 @@ def store_from(store: str | Path | Store | None) -> Store:
                 "the PostgreSQL store needs psycopg, which is not installed",
                 hint="pip install 'agboss[postgres]'",
             ) from error
-        return PostgresStore(*_schema_of(store))
+        url, options = _options_of(store)
+        return PostgresStore(
+            url,
+            options.get("schema"),
+            prepared_statements=_flag(options.get("prepared_statements", "true"), store),
+        )
     raise StoreError(
         f"{store!r} is not a store URL agboss knows",
         hint="pass 'sqlite:///relative.db', 'sqlite:////absolute/path.db', "
@@ -58,10 +64,27 @@ def store_from(store: str | Path | Store | None) -> Store:
     )
 
 
-def _schema_of(url: str) -> tuple[str, str | None]:
-    """A PostgreSQL URL without agboss's own ``schema=`` query parameter, and that schema."""
+_OURS = ("schema", "prepared_statements")
+
+
+def _options_of(url: str) -> tuple[str, dict[str, str]]:
+    """A PostgreSQL URL without agboss's own query parameters (``schema=``,
+    ``prepared_statements=``), and those."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    schema = next((value for key, value in query if key == "schema"), None)
-    rest = urlencode([(key, value) for key, value in query if key != "schema"])
-    return urlunsplit(parts._replace(query=rest)), schema
+    ours = {key: value for key, value in query if key in _OURS}
+    rest = urlencode([(key, value) for key, value in query if key not in _OURS])
+    return urlunsplit(parts._replace(query=rest)), ours
+
+
+def _flag(value: str, url: str) -> bool:
+    lowered = value.lower()
+    if lowered in ("true", "on", "1", "yes"):
+        return True
+    if lowered in ("false", "off", "0", "no"):
+        return False
+    raise StoreError(
+        f"prepared_statements={value!r} in the store URL is neither true nor false",
+        hint="write ?prepared_statements=false (behind a pooler in transaction mode) or leave "
+        "it out",
+    )

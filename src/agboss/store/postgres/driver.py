@@ -36,6 +36,7 @@ from agboss.errors import (
     StoreUnavailableError,
     StoreValueError,
 )
+from agboss.store.postgres.prepared import PreparedStatements
 from agboss.store.protocol import Fence, lease_lost
 from agboss.store.sql.dialect import POSTGRES, Dialect, Later, Returns, Sql
 from agboss.store.sql.driver import PLAIN, Shape, Work
@@ -100,6 +101,8 @@ class PostgresDriver:
         open_timeout: How long opening waits for the server.
         lock_timeout: How long a statement waits for a row or table lock.
         statement_timeout: How long a statement may run.
+        prepared_statements: Whether statements sent often are prepared on each connection
+            (`agboss.store.postgres.prepared`).
     """
 
     def __init__(
@@ -111,8 +114,10 @@ class PostgresDriver:
         open_timeout: timedelta,
         lock_timeout: timedelta,
         statement_timeout: timedelta,
+        prepared_statements: bool = True,
     ) -> None:
         self.url = url
+        self._prepared = PreparedStatements(enabled=prepared_statements)
         self.schema = schema
         self._max_size = max_size
         self._open_timeout = open_timeout.total_seconds()
@@ -128,6 +133,11 @@ class PostgresDriver:
     @property
     def dialect(self) -> Dialect:
         return POSTGRES
+
+    @property
+    def prepared_statements(self) -> bool:
+        """Whether statements sent often are prepared on each connection."""
+        return self._prepared.enabled
 
     @property
     def pool(self) -> AsyncConnectionPool[AsyncConnection[Any]]:
@@ -146,7 +156,12 @@ class PostgresDriver:
             self.url,
             min_size=1,
             max_size=self._max_size,
-            kwargs={"autocommit": True, "options": self._options},
+            kwargs={
+                "autocommit": True,
+                "options": self._options,
+                # psycopg's own (its reads'): off with ours, behind a pooler in transaction mode.
+                "prepare_threshold": 5 if self._prepared.enabled else None,
+            },
             open=False,
         )
         try:
@@ -234,20 +249,38 @@ class PostgresDriver:
             async with self._connection() as connection:
                 if shape.single and fence is None:
                     return await _drive(connection, work)  # one statement: its own transaction
-                return await _batched(connection, work, fence, durable=shape.durable)
+                try:
+                    return await _batched(
+                        connection, work, fence, durable=shape.durable, prepared=self._prepared
+                    )
+                except PsycopgError as error:
+                    if error.sqlstate != "26000" or not self._prepared.enabled:
+                        raise
+                    # A statement prepared on this connection is gone (a pooler that hands
+                    # sessions around): nothing was written; again, with values inline.
+                    self._prepared.turn_off()
+                    return await _batched(
+                        connection, work, fence, durable=shape.durable, prepared=self._prepared
+                    )
         except (PsycopgError, UnicodeError, PoolTimeout) as error:
             raise _mapped(error, fence) from error
 
 
 async def _batched(
-    connection: AsyncConnection[Any], work: Work[T], fence: Fence | None, *, durable: bool
+    connection: AsyncConnection[Any],
+    work: Work[T],
+    fence: Fence | None,
+    *,
+    durable: bool,
+    prepared: PreparedStatements,
 ) -> T:
     """Runs a unit of work as one transaction in as few round trips as it allows.
 
     Statements whose rows the work does not read are held back and sent with the next one it
     does read (or with ``COMMIT``), as one simple-protocol query: ``BEGIN``, the fence and a
     pass's writes usually reach the server together. Their values are bound by psycopg's
-    client-side binding (`psycopg.AsyncClientCursor.mogrify`), which quotes them as literals.
+    client-side binding (`psycopg.AsyncClientCursor.mogrify`), which quotes them as literals;
+    a statement sent often goes as ``EXECUTE`` of it prepared on the connection.
     """
     binder = AsyncClientCursor(connection)
     held = ["BEGIN"]
@@ -261,7 +294,7 @@ async def _batched(
     try:
         statement = next(steps)
         while True:
-            held.append(binder.mogrify(POSTGRES.render(statement.text), statement.params))
+            held.append(await prepared.text(connection, binder, statement))
             returns = statement.returns
             if returns is Returns.NOTHING or returns.later:
                 later = None

@@ -22,6 +22,10 @@ class PostgresStore(SqlStore):
         lock_timeout: How long a statement waits for a lock another transaction holds before it
             fails with `StoreBusyError`.
         statement_timeout: How long one statement may run.
+        prepared_statements: Whether statements sent often are prepared on each connection
+            (the server then plans each once per connection); ``False`` behind a pooler in
+            transaction mode, where a prepared statement does not follow the session (agboss
+            also turns them off by itself the first time one is missing).
     """
 
     def __init__(
@@ -33,6 +37,7 @@ class PostgresStore(SqlStore):
         open_timeout: timedelta = timedelta(seconds=10),
         lock_timeout: timedelta = timedelta(seconds=5),
         statement_timeout: timedelta = timedelta(seconds=30),
+        prepared_statements: bool = True,
     ) -> None:
         self._postgres = PostgresDriver(
             url,
@@ -41,6 +46,7 @@ class PostgresStore(SqlStore):
             open_timeout=open_timeout,
             lock_timeout=lock_timeout,
             statement_timeout=statement_timeout,
+            prepared_statements=prepared_statements,
         )
         super().__init__(self._postgres)
 
@@ -48,6 +54,12 @@ class PostgresStore(SqlStore):
     def schema(self) -> str | None:
         """The schema its tables live in (``None``: the connection's default)."""
         return self._postgres.schema
+
+    @property
+    def prepared_statements(self) -> bool:
+        """Whether statements sent often are prepared on each connection (turned off by itself
+        when a prepared statement went missing)."""
+        return self._postgres.prepared_statements
 
     def __repr__(self) -> str:
         schema = f", schema={self.schema!r}" if self.schema else ""

@@ -1,0 +1,101 @@
+"""PostgreSQL: statements sent often go out prepared, and a pooler that drops them is survived."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from agboss import App, ExecutionStatus, FunctionProvider
+from agboss.store.postgres import PostgresStore
+from tests.multi_app import ItemDto, ItemsApplication, ItemsDto, ItemsWorkflow, model
+from tests.stores import POSTGRES_URL, drop_schema
+
+pytestmark = pytest.mark.skipif(
+    POSTGRES_URL is None, reason="AGBOSS_TEST_POSTGRES_URL is not set (.ci/run sets it)"
+)
+
+
+@pytest.fixture
+async def schema() -> AsyncIterator[str]:
+    name = f"test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield name
+    finally:
+        await drop_schema(name)
+
+
+async def _cycles(app: App, count: int) -> None:
+    for _ in range(count):
+        items = ItemsDto(items=[ItemDto(item_id="i0")])
+        paused = await app.execute(ItemsWorkflow, items, owner_id="u")
+        [pending] = paused.pending
+        done = await app.resume(str(pending.pause_id), decision={"approved": True}, owner_id="u")
+        assert done.status is ExecutionStatus.COMPLETED
+
+
+async def _prepared_on(store: PostgresStore) -> list[str]:
+    async with store.driver.pool.connection() as connection:  # type: ignore[attr-defined]
+        cursor = await connection.execute(
+            "SELECT name FROM pg_prepared_statements WHERE name LIKE 'agboss%'"
+        )
+        return [str(row[0]) for row in await cursor.fetchall()]
+
+
+async def _app(store: PostgresStore) -> App:
+    return await App.create(ItemsApplication, store=store, providers=[FunctionProvider(model)])
+
+
+async def test_statements_a_pass_sends_again_go_out_prepared(
+    schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(tmp_path / "runs.txt"))
+    assert POSTGRES_URL is not None
+    store = PostgresStore(POSTGRES_URL, schema, max_connections=1)
+    app = await _app(store)
+    try:
+        await _cycles(app, 3)
+        assert len(await _prepared_on(store)) >= 5
+    finally:
+        await app.close()
+
+
+async def test_without_prepared_statements_nothing_is_prepared(
+    schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(tmp_path / "runs.txt"))
+    assert POSTGRES_URL is not None
+    store = PostgresStore(POSTGRES_URL, schema, max_connections=1, prepared_statements=False)
+    app = await _app(store)
+    try:
+        await _cycles(app, 6)  # psycopg would prepare its reads after five
+        assert await _prepared_on(store) == []
+        async with store.driver.pool.connection() as connection:  # type: ignore[attr-defined]
+            cursor = await connection.execute("SELECT count(*) FROM pg_prepared_statements")
+            assert await cursor.fetchone() == (0,)
+    finally:
+        await app.close()
+
+
+async def test_prepared_statements_that_vanish_are_turned_off_and_nothing_is_lost(
+    schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What a pooler in transaction mode does: the next transaction's connection has none of
+    # the statements this one prepared.
+    runs = tmp_path / "runs.txt"
+    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
+    assert POSTGRES_URL is not None
+    store = PostgresStore(POSTGRES_URL, schema, max_connections=1)
+    app = await _app(store)
+    try:
+        await _cycles(app, 6)  # psycopg's own prepared reads too (after five)
+        async with store.driver.pool.connection() as connection:  # type: ignore[attr-defined]
+            await connection.execute("DEALLOCATE ALL")
+        await _cycles(app, 2)
+        assert not store.prepared_statements
+        assert await _prepared_on(store) == []
+    finally:
+        await app.close()
+    assert sum(line.startswith("tool") for line in runs.read_text().splitlines()) == 8
