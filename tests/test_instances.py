@@ -6,6 +6,8 @@ import asyncio
 import os
 import sys
 import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agboss import App, ExecutionStatus, FunctionProvider, NotPausedError
+from agboss import App, ExecutionOutput, ExecutionStatus, FunctionProvider, NotPausedError
 from agboss.testing import test_with
 from tests.multi_app import CountDto, ItemDto, ItemsApplication, ItemsDto, ItemsWorkflow, model
 from tests.stores import STORE_KINDS, store_url
@@ -110,12 +112,11 @@ async def _answer_in_order(decisions: list[bool], order: Any, batch: int) -> Non
         assert final.output == CountDto(done=len(decisions))
 
 
-@pytest.mark.parametrize("kind", STORE_KINDS)
-async def test_many_answers_to_one_pause_at_once_record_one_decision_and_one_audit_entry(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    runs = tmp_path / "runs.txt"
-    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
+@asynccontextmanager
+async def _one_pause_on_two_instances(
+    kind: str, tmp_path: Path
+) -> AsyncIterator[tuple[list[App], ExecutionOutput, str]]:
+    """Two instances on one store, and a tree paused on one approval: its output and id."""
     async with store_url(kind, tmp_path) as url:
         apps = [
             await App.create(ItemsApplication, store=url, providers=[FunctionProvider(model)])
@@ -125,20 +126,29 @@ async def test_many_answers_to_one_pause_at_once_record_one_decision_and_one_aud
             items = ItemsDto(items=[ItemDto(item_id="i0")])
             paused = await apps[0].execute(ItemsWorkflow, items, owner_id="u")
             [pending] = paused.pending
-            pause_id = str(pending.pause_id)
-            outcomes = await asyncio.gather(
-                *(
-                    apps[index % 2].resume(
-                        pause_id, decision={"approved": index % 3 != 0}, owner_id="u"
-                    )
-                    for index in range(16)
-                ),
-                return_exceptions=True,
-            )
-            final = await apps[1].get(paused.execution_id, record=True)
+            yield apps, paused, str(pending.pause_id)
         finally:
             for app in apps:
                 await app.close()
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_many_answers_to_one_pause_at_once_record_one_decision_and_one_audit_entry(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = tmp_path / "runs.txt"
+    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
+    async with _one_pause_on_two_instances(kind, tmp_path) as (apps, paused, pause_id):
+        outcomes = await asyncio.gather(
+            *(
+                apps[index % 2].resume(
+                    pause_id, decision={"approved": index % 3 != 0}, owner_id="u"
+                )
+                for index in range(16)
+            ),
+            return_exceptions=True,
+        )
+        final = await apps[1].get(paused.execution_id, record=True)
     won = [o for o in outcomes if not isinstance(o, BaseException)]
     assert len(won) == 1, outcomes
     assert all(isinstance(o, NotPausedError) for o in outcomes if o not in won), outcomes
@@ -157,34 +167,21 @@ async def test_a_webhook_retried_many_times_at_once_records_its_answer_once(
 ) -> None:
     runs = tmp_path / "runs.txt"
     monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
-    async with store_url(kind, tmp_path) as url:
-        apps = [
-            await App.create(ItemsApplication, store=url, providers=[FunctionProvider(model)])
-            for _ in range(2)
-        ]
-        try:
-            items = ItemsDto(items=[ItemDto(item_id="i0")])
-            paused = await apps[0].execute(ItemsWorkflow, items, owner_id="u")
-            [pending] = paused.pending
-            receipts = await asyncio.gather(
-                *(
-                    apps[index % 2].answer(
-                        str(pending.pause_id), decision={"approved": True}, owner_id="u"
-                    )
-                    for index in range(16)
-                )
+    async with _one_pause_on_two_instances(kind, tmp_path) as (apps, paused, pause_id):
+        receipts = await asyncio.gather(
+            *(
+                apps[index % 2].answer(pause_id, decision={"approved": True}, owner_id="u")
+                for index in range(16)
             )
-            assert sum(not receipt.repeated for receipt in receipts) == 1
+        )
+        assert sum(not receipt.repeated for receipt in receipts) == 1
 
-            async def finished() -> bool:
-                output = await apps[1].get(paused.execution_id)
-                return output.status is ExecutionStatus.COMPLETED
+        async def finished() -> bool:
+            output = await apps[1].get(paused.execution_id)
+            return output.status is ExecutionStatus.COMPLETED
 
-            await eventually(finished, "the tree's finish")
-            final = await apps[1].get(paused.execution_id, record=True)
-        finally:
-            for app in apps:
-                await app.close()
+        await eventually(finished, "the tree's finish")
+        final = await apps[1].get(paused.execution_id, record=True)
     assert final.record is not None
     assert len(final.record.pauses) == 1
     lines = runs.read_text().splitlines()
