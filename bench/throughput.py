@@ -90,8 +90,9 @@ def main(count: int, postgres: str | None) -> None:
         return
     for processes in (1, 2, 4):
         schema = f"bench_{uuid.uuid4().hex[:8]}"
-        rate = _rate(f"{postgres}?schema={schema}", count, processes)
-        asyncio.run(drop_schema(postgres, schema))
+        join = "&" if "?" in postgres else "?"  # e.g. ?prepared_statements=false given
+        rate = _rate(f"{postgres}{join}schema={schema}", count, processes)
+        asyncio.run(drop_schema(postgres.partition("?")[0], schema))
         print(
             f"PostgreSQL, {processes} process{'es' if processes > 1 else ''}: {rate:7.0f} resumes/s"
         )
