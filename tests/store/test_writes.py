@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
+from agboss.enums import ExecutionStatus
+from agboss.store.protocol import ExecutionRow, Fence
 from agboss.store.sql import ops
-from agboss.store.writes import Write
+from agboss.store.writes import (
+    BeginExecution,
+    ReleaseLease,
+    RenewLease,
+    RestTree,
+    SetExecutionStatus,
+    Write,
+)
 
 _CHANGES_EXECUTIONS = re.compile(r"(INSERT INTO|UPDATE) executions\b")
 
 
-def _writes_executions(op: object) -> bool:
-    source = inspect.getsource(op)  # type: ignore[arg-type]
+def _writes_executions(op: Callable[..., object]) -> bool:
+    source = inspect.getsource(op)
     called = {getattr(ops, name, None) for name in re.findall(r"\b(_[a-z_]+)\(", source)}
     helpers = [helper for helper in called if inspect.isfunction(helper)]
     return bool(_CHANGES_EXECUTIONS.search(source)) or any(
@@ -44,3 +55,32 @@ def test_the_check_sees_the_writes_that_change_executions() -> None:
         "SetExecutionStatus",
     } <= changing
     assert "AddLedgerEntry" not in changing
+
+
+def test_only_writes_whose_loss_costs_nothing_commit_without_waiting_for_the_disk() -> None:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    row = ExecutionRow.starting(
+        execution_id="ex-1",
+        parent=None,
+        tenant_id="t",
+        thread_id="th",
+        owner_id="u",
+        workflow="w",
+        workflow_version="1",
+        input_json="{}",
+        now=now,
+    )
+    fence = Fence("ex-1", "a", 1)
+    quiet = [
+        [BeginExecution(row, "a", timedelta(seconds=30), now)],
+        [RenewLease(fence, timedelta(seconds=30))],
+        [ReleaseLease(fence)],
+    ]
+    assert [ops.shape_of(writes, None).durable for writes in quiet] == [False] * 3
+    # Whatever else commits with them — the end of a pass, a status — waits for the disk.
+    loud = [
+        [RestTree(fence, now, frozenset())],
+        [SetExecutionStatus("ex-1", ExecutionStatus.PAUSED, now), ReleaseLease(fence)],
+        [BeginExecution(row, "a", timedelta(seconds=30), now), RestTree(fence, now, None)],
+    ]
+    assert [ops.shape_of(writes, fence).durable for writes in loud] == [True] * 3

@@ -199,20 +199,21 @@ class PassWrites:
             except LeaseLostError:
                 self.lease.lost = True
                 raise
-            self.released |= any(
-                isinstance(write, ReleaseLease)
-                or (isinstance(write, RestTree) and result is not None)
-                for write, result in zip(batch, results, strict=True)
-            )
             for write, result in zip(batch, results, strict=True):
-                self._note_withdrawals(write, result)
-                if self.changed is not None:
-                    changed = write.changed_executions()
-                    if changed is None:
-                        self.changed = None
-                    else:
-                        self.changed.update(changed)
+                self._note(write, result)
             return results[len(batch) - len(writes) :]
+
+    def _note(self, write: Write[Any], result: Any) -> None:
+        """What a committed write tells the pass: the lease freed, executions changed, a
+        channel owed a withdraw."""
+        if isinstance(write, ReleaseLease) or (isinstance(write, RestTree) and result is not None):
+            self.released = True
+        changed = write.changed_executions()
+        if changed is None:
+            self.changed = None  # which, not known: the tree is read whole
+        elif self.changed is not None:
+            self.changed.update(changed)
+        self._note_withdrawals(write, result)
 
     def _note_withdrawals(self, write: Write[Any], result: Any) -> None:
         if isinstance(write, MarkPauseSent) and result is PauseStatus.CANCELLED:

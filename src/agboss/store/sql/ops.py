@@ -310,6 +310,9 @@ def _mark_pause_sent(write: MarkPauseSent) -> Ops:
     return _when(row, lambda found: None if found is None else PauseStatus(found[0]))
 
 
+_AUDIT_COLUMNS = "tenant_id, root_execution_id, seq, step_key, execution_id, entry_json"
+
+
 def _audit(pause: PauseRecord, resolution: PauseResolution, now: datetime, answer: Any) -> Sql:
     return _save_answer(
         pause.tenant_id,
@@ -320,9 +323,8 @@ def _audit(pause: PauseRecord, resolution: PauseResolution, now: datetime, answe
 
 def _save_answer(tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord) -> Sql:
     return _do(
-        "INSERT INTO pause_answers "
-        "(tenant_id, root_execution_id, seq, step_key, execution_id, entry_json) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        f"INSERT INTO pause_answers ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT DO NOTHING",
         tenant_id,
         root_execution_id,
         answer.seq,
@@ -349,8 +351,7 @@ def _resolve_pause(write: ResolvePause) -> Ops:
     # A pause another call resolved (at another moment, or already audited) adds no entry.
     entry = PauseAnswerRecord.of(pause, write.resolution, write.now, answer)
     yield _do(
-        "INSERT INTO pause_answers "
-        "(tenant_id, root_execution_id, seq, step_key, execution_id, entry_json) "
+        f"INSERT INTO pause_answers ({_AUDIT_COLUMNS}) "
         "SELECT tenant_id, root_execution_id, seq, step_key, execution_id, ? FROM pauses "
         "WHERE tenant_id = ? AND pause_id = ? AND status = ? AND resolved_at = ? "
         "ON CONFLICT DO NOTHING",
