@@ -9,10 +9,10 @@ a pause id: a channel pause's id is the right to answer it and never leaves its 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 from opentelemetry import trace
-from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry.trace import INVALID_SPAN, ProxyTracerProvider, Span, Status, StatusCode
 
 from agboss.store.failures import redacted
 
@@ -22,10 +22,16 @@ _TRACER = trace.get_tracer("agboss")
 
 Attribute = str | int | float | bool | None
 
+_UNTRACED: AbstractContextManager[Span] = nullcontext(INVALID_SPAN)
 
-@contextmanager
-def span(name: str, *, redact: str | None = None, **attributes: Attribute) -> Iterator[Span]:
+
+def span(
+    name: str, *, redact: str | None = None, **attributes: Attribute
+) -> AbstractContextManager[Span]:
     """A span named ``agboss.<name>`` with ``agboss.<key>`` attributes (``None`` ones left out).
+
+    Until the application installs a tracer provider, every span would go nowhere: none is
+    made (a no-op span still costs ~10 µs, and a pause cycle opens a dozen).
 
     Args:
         name: The span's name, after ``agboss.``.
@@ -33,6 +39,13 @@ def span(name: str, *, redact: str | None = None, **attributes: Attribute) -> It
             show: it is masked in the error that is recorded.
         **attributes: The span's attributes.
     """
+    if isinstance(trace.get_tracer_provider(), ProxyTracerProvider):
+        return _UNTRACED
+    return _traced(name, redact, attributes)
+
+
+@contextmanager
+def _traced(name: str, redact: str | None, attributes: dict[str, Attribute]) -> Iterator[Span]:
     with _TRACER.start_as_current_span(
         f"agboss.{name}",
         attributes={
