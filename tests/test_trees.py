@@ -19,6 +19,7 @@ from agboss import (
     PauseResolution,
     PauseStatus,
 )
+from agboss.engine.frame import ExecutionFrame
 from agboss.testing import TestEnv, call_tools, invalid_answer, reply_with, test_with, tool_call
 from tests import tree_app
 from tests.stores import STORE_KINDS, store_url
@@ -454,23 +455,32 @@ async def test_the_roots_record_keeps_the_whole_trees_pauses_and_each_child_its_
     assert last.children[0].children[1].record == grandchildren[1]
 
 
-async def test_resuming_one_pause_reads_no_other_paused_branch(env: TestEnv) -> None:
+async def test_resuming_one_pause_reads_no_other_paused_branch(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
     orders = OrdersDto(orders=[OrderDto(order_id=f"o{i}") for i in range(5)])
     for item in orders.orders:
         item_pauses(env, item.order_id)
     result = await env.app.execute(EachWorkflow, orders, owner_id="u")
-    journal = env.app.store.journal
-    read: list[str] = []
-    real_load = journal.load
+    loaded: list[str] = []
+    from_store: list[str] = []
+    real_frame_load, real_store_load = ExecutionFrame.load, env.app.store.journal.load
 
-    async def counting_load(execution_id: str, prefix: str = "") -> Any:
-        read.append(prefix)
-        return await real_load(execution_id, prefix)
+    async def frame_load(frame: ExecutionFrame, prefix: str = "") -> None:
+        loaded.append(prefix)
+        await real_frame_load(frame, prefix)
 
-    journal.load = counting_load  # type: ignore[method-assign]
+    async def store_load(execution_id: str, prefix: str = "") -> Any:
+        from_store.append(prefix)
+        return await real_store_load(execution_id, prefix)
+
+    monkeypatch.setattr(ExecutionFrame, "load", frame_load)
+    monkeypatch.setattr(env.app.store.journal, "load", store_load)
     await approve(env, pause_of(result, "o2"))
-    branches = {prefix.split("/")[0] for prefix in read if "@" in prefix}
+    branches = {prefix.split("/")[0] for prefix in loaded if "@" in prefix}
     assert branches == {"1:checks-join#0@2"}  # only the answered branch was re-entered
+    # Its steps came with the answer's lease; no branch's steps were read on their own.
+    assert [prefix for prefix in from_store if "@" in prefix] == []
 
 
 async def test_a_childs_model_calls_count_against_the_trees_budget(env: TestEnv) -> None:

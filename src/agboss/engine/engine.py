@@ -16,8 +16,8 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Coroutine, Sequence
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
@@ -175,7 +175,10 @@ class Engine:
         fresh: bool = False,
         recovering: bool = False,
         resolved: Sequence[PauseRecord] | None = None,
+        acquired: Acquired | None = None,
     ) -> ExecutionOutput:
+        """Moves a tree with its lease. ``acquired``: what the lease's transaction read (the
+        steps the pass replays first, whether the tree had pending pauses)."""
         with span(
             "pass",
             execution_id=row.execution_id,
@@ -185,7 +188,13 @@ class Engine:
             epoch=lease.fence.epoch,
         ) as current:
             result = await self._moved(
-                row, lease, record=record, fresh=fresh, recovering=recovering, resolved=resolved
+                row,
+                lease,
+                record=record,
+                fresh=fresh,
+                recovering=recovering,
+                resolved=resolved,
+                acquired=acquired,
             )
             current.set_attribute("agboss.status", result.status.value)
             current.set_attribute("agboss.pending", len(result.pending))
@@ -200,19 +209,26 @@ class Engine:
         fresh: bool,
         recovering: bool,
         resolved: Sequence[PauseRecord] | None,
+        acquired: Acquired | None,
     ) -> ExecutionOutput:
         runtime = self.runtime
-        writes = PassWrites(lease)
+        # A new tree has no pauses; a tree whose lease read none has only what this pass asks.
+        known = None if acquired is None else acquired.pending
+        writes = PassWrites(lease, pending=False if fresh else known)
         if row.status is not ExecutionStatus.RUNNING:
             # In the pass's first commit: a pass cut off after it leaves the tree running.
             writes.add(
                 SetExecutionStatus(row.execution_id, ExecutionStatus.RUNNING, runtime.clock.now())
             )
-        state = PassState(recovering=recovering, fresh=fresh)
+        state = PassState(
+            recovering=recovering,
+            fresh=fresh,
+            replay=None if acquired is None else acquired.journal,
+        )
         async with runtime.store.session():
             keeper = asyncio.ensure_future(lease.keep())
             try:
-                status, output, due = await self._run(row, writes, state, resolved=resolved)
+                ended = await self._run(row, writes, state, resolved=resolved)
             except LeaseLostError:
                 writes.discard()  # the new holder redoes it
                 raise
@@ -224,15 +240,17 @@ class Engine:
             finally:
                 keeper.cancel()
                 await asyncio.wait([keeper])
-            if due or recovering:  # a cut-off pass may have left channels to tell
+            status = ended.status
+            if ended.due or recovering:  # a cut-off pass may have left channels to tell
                 await settle_withdrawals(runtime, row.root_execution_id)
             changed = None if writes.changed is None else frozenset(writes.changed)
             result = await self.reader.output(
                 row,
                 status,
-                output,
+                ended.output,
                 record=record,
                 spent=writes.spent,
+                pending=ended.pending,
                 # A tree cancelled meanwhile was written by the canceller too: read it whole.
                 moved=None
                 if status is ExecutionStatus.CANCELLED
@@ -251,10 +269,9 @@ class Engine:
         state: PassState,
         *,
         resolved: Sequence[PauseRecord] | None,
-    ) -> tuple[ExecutionStatus, BaseModel | None, bool]:
-        """Runs the flow until it rests; its status, its output, and whether a channel is
-        owed a withdraw. The last commit releases the lease. ``resolved``: the tree's resolved
-        pauses when they were read with its lease (else they are read here)."""
+    ) -> _Ended:
+        """Runs the flow until it rests; the last commit releases the lease. ``resolved``: the
+        tree's resolved pauses when they were read with its lease (else they are read here)."""
         runtime = self.runtime
         root = row.execution_id
         if resolved is None:
@@ -266,7 +283,8 @@ class Engine:
             frame = ExecutionFrame(runtime, row, writes, state=state)
             try:
                 outcome = await self.flows.run_flow(frame)
-                state.fresh = False  # what the first run wrote is read back from here on
+                # What the first run wrote is read back from here on.
+                state.fresh, state.replay = False, None
             except (LeaseLostError, StoreError):
                 raise  # not the tree's failure: another holder, or the sweep, carries on
             except Exception as raised:
@@ -274,9 +292,7 @@ class Engine:
                 # Its tree ended before an answer: the pauses still waiting are cancelled.
                 await writes.commit(
                     [
-                        CancelPendingUnder(
-                            root, "", PauseResolution.CANCELLED, runtime.clock.now()
-                        ),
+                        *_close_pending(writes, root, runtime.clock.now()),
                         SetExecutionStatus(
                             root,
                             ExecutionStatus.FAILED,
@@ -309,12 +325,17 @@ class Engine:
                 if rested is None:  # an answer came: the lease is still held
                     resolved = await self._resolved(row)
                     continue
-                if not rested:  # cancelled meanwhile (app.cancel): it stays cancelled
-                    return ExecutionStatus.CANCELLED, None, True
-                return ExecutionStatus.PAUSED, None, writes.withdrawals_due
+                if rested.cancelled:  # cancelled meanwhile (app.cancel): it stays cancelled
+                    return _Ended(ExecutionStatus.CANCELLED, None, due=True)
+                return _Ended(
+                    ExecutionStatus.PAUSED,
+                    None,
+                    due=writes.withdrawals_due,
+                    pending=rested.pending,
+                )
             results = await writes.commit(
                 [
-                    CancelPendingUnder(root, "", PauseResolution.CANCELLED, runtime.clock.now()),
+                    *_close_pending(writes, root, runtime.clock.now()),
                     SetExecutionStatus(
                         root,
                         ExecutionStatus.COMPLETED,
@@ -325,8 +346,8 @@ class Engine:
                 ]
             )
             if not results[-2]:  # cancelled meanwhile (app.cancel): it stays cancelled
-                return ExecutionStatus.CANCELLED, None, True
-            return ExecutionStatus.COMPLETED, outcome, writes.withdrawals_due
+                return _Ended(ExecutionStatus.CANCELLED, None, due=True)
+            return _Ended(ExecutionStatus.COMPLETED, outcome, due=writes.withdrawals_due)
 
     async def _resolved(self, root: ExecutionRow) -> list[PauseRecord]:
         """The tree's resolved pauses, which no step has taken yet (a step takes its pause in
@@ -387,6 +408,7 @@ class Engine:
             record=record,
             recovering=acquired.status is ExecutionStatus.RUNNING,
             resolved=resolved,
+            acquired=acquired,
         )
 
     # ---- reading and recovery ------------------------------------------------------
@@ -460,6 +482,25 @@ class Engine:
                     extra={"event": "run.recovered-failed", "execution_id": execution_id},
                 )
         return outputs
+
+
+class _Ended(NamedTuple):
+    """Where a pass left its tree."""
+
+    status: ExecutionStatus
+    output: BaseModel | None
+    due: bool
+    """Whether a channel is owed a withdraw."""
+    pending: tuple[str, ...] | None = None
+    """The ids of the pending pauses of a tree that rested paused, read as it rested."""
+
+
+def _close_pending(writes: PassWrites, root: str, now: datetime) -> list[CancelPendingUnder]:
+    """What closes the pauses still waiting in a tree that ends: nothing when none can wait
+    (then the ending commit need not read which it closed: one round trip fewer)."""
+    if not writes.may_have_pending:
+        return []
+    return [CancelPendingUnder(root, "", PauseResolution.CANCELLED, now)]
 
 
 _TRIED_IN_ONE_STATEMENT = 64

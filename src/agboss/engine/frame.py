@@ -21,7 +21,7 @@ from agboss.pauses.model import PauseRecord
 from agboss.pii.policy import PiiSeam, TreeTokens
 from agboss.records.model import StepRecord
 from agboss.store.protocol import ExecutionRow, Fence, StepEntry
-from agboss.store.writes import AppendStep, SavePiiTokens, Write
+from agboss.store.writes import AppendStep, JournalRead, SavePiiTokens, Write
 
 __all__ = ["ExecutionFrame", "PassState", "maybe_await"]
 
@@ -60,6 +60,21 @@ class PassState:
     resolved: dict[tuple[str, str], PauseRecord] = field(default_factory=dict)
     """The pauses resolved for this pass, by their execution and step: a step re-entered
     finds its answer here, without a read."""
+
+    replay: JournalRead | None = None
+    """Steps read with the pass's lease (the answered step's scope), used by the first load
+    they cover instead of a read; the first run of the flow uses them or drops them."""
+
+    def replayed(self, execution_id: str, prefix: str) -> dict[str, StepEntry] | None:
+        """The steps of ``execution_id`` under ``prefix`` read with the lease, if that read
+        covers them (taken once: what the pass journals after is not in it)."""
+        replay = self.replay
+        if replay is None or replay.execution_id != execution_id:
+            return None
+        if not prefix.startswith(replay.prefix):
+            return None
+        self.replay = None
+        return {key: step for key, step in replay.steps.items() if key.startswith(prefix)}
 
     def take(self, resolved: Sequence[PauseRecord]) -> None:
         """Sets the pauses resolved for the next run of the flow."""
@@ -181,7 +196,9 @@ class ExecutionFrame:
         if self.state.fresh:  # a new tree has no journal
             self._loaded.add(prefix)
             return
-        entries = await self.runtime.store.journal.load(self.row.execution_id, prefix)
+        entries = self.state.replayed(self.row.execution_id, prefix)
+        if entries is None:
+            entries = await self.runtime.store.journal.load(self.row.execution_id, prefix)
         for key, entry in entries.items():
             self.journal.setdefault(key, entry)
         self._loaded.add(prefix)

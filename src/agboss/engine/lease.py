@@ -29,6 +29,7 @@ from agboss.store.writes import (
     AppendStep,
     CancelPause,
     CancelPendingUnder,
+    InsertPause,
     MarkPauseSent,
     MarkWithdrawn,
     ReleaseLease,
@@ -148,10 +149,19 @@ async def take_lease(
 
 
 class PassWrites:
-    """What a pass has written but not yet committed, and the commits."""
+    """What a pass has written but not yet committed, and the commits.
 
-    def __init__(self, lease: Lease) -> None:
+    Args:
+        lease: The pass's lease.
+        pending: Whether the tree had pending pauses when the lease was taken (``None``: not
+            known).
+    """
+
+    def __init__(self, lease: Lease, *, pending: bool | None = None) -> None:
         self.lease = lease
+        self.may_have_pending = pending is not False
+        """Whether the tree may have pending pauses: it had some when the lease was taken (or
+        that is not known), or this pass asked a question (only a lease holder asks)."""
         self._owed: set[tuple[str, str]] = set()
         self.released = False
         """Whether a commit released the lease (the pass is over)."""
@@ -165,7 +175,9 @@ class PassWrites:
     def add(self, *writes: Write[Any]) -> None:
         """Buffers writes for the pass's next commit."""
         for write in writes:
-            if isinstance(write, AppendStep) and write.entry.usage is not None:
+            if isinstance(write, InsertPause):
+                self.may_have_pending = True
+            elif isinstance(write, AppendStep) and write.entry.usage is not None:
                 before = self.spent.get(write.execution_id, Usage())
                 self.spent[write.execution_id] = before + write.entry.usage
         self._pending.extend(writes)
@@ -185,6 +197,8 @@ class PassWrites:
         async with self._lock:
             if self.lease.lost:
                 raise self.lease.error()
+            if any(isinstance(write, InsertPause) for write in writes):
+                self.may_have_pending = True
             batch = [*self._pending, *writes]
             self._pending = []
             if not batch:

@@ -273,6 +273,7 @@ class TreeReader:
         record: bool,
         spent: Mapping[str, Usage] | None = None,
         moved: Moved | None = None,
+        pending: Sequence[str] | None = None,
     ) -> ExecutionOutput:
         """The output of a root execution as it stands.
 
@@ -284,6 +285,7 @@ class TreeReader:
             spent: What the pass that moved it spent since ``row`` was read, by execution
                 (an execution without children is then not read again).
             moved: The pass of this instance that moved it, if one did.
+            pending: The ids of its pending pauses, when the pass read them as it rested.
         """
         store = self.runtime.store
         graph = self.runtime.assembly.workflows_by_name[row.workflow].graph
@@ -296,12 +298,12 @@ class TreeReader:
             nodes = [_node_of(found, found.spend)]
         tree = _Tree(nodes)
         node = next((n for n in nodes if n.execution_id == row.execution_id), nodes[0])
-        pending = []
+        waiting = []
         if status is ExecutionStatus.PAUSED:
-            pending = await store.pauses.list_pending(row.root_execution_id)
+            waiting = await store.pauses.list_pending(row.root_execution_id, pending)
             if self.outside.masks:
                 policy = self.outside.policy(row.workflow)
-                pending = [self.outside.pending(pause, policy) for pause in pending]
+                waiting = [self.outside.pending(pause, policy) for pause in waiting]
         execution_record = None
         kids = tree.kids(node)
         children: Sequence[ExecutionOutput]
@@ -332,17 +334,17 @@ class TreeReader:
                 children=records,
             )
             children = [
-                self._child_output(kid, tree, kid_record, pending)
+                self._child_output(kid, tree, kid_record, waiting)
                 for kid, kid_record in zip(kids, records, strict=True)
             ]
         else:
-            children = self._children(kids, tree, pending)
+            children = self._children(kids, tree, waiting)
         return ExecutionOutput(
             thread_id=row.thread_id,
             execution_id=row.execution_id,
             status=status,
             output=output,
-            pending=pending,
+            pending=waiting,
             children=children,
             record=execution_record,
             spend=tree.spend(node),

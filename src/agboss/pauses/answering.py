@@ -218,6 +218,7 @@ async def record_answer(
                     runtime.lease_ttl,
                     Lease.store_now(runtime),
                     start_pass=True,
+                    journal=_answered_scope(pause),
                 ),
             ]
         )
@@ -251,6 +252,13 @@ async def record_answer(
         responder=responder,
     )
     return Recorded(receipt, acquired, at)
+
+
+def _answered_scope(pause: PauseRecord) -> tuple[str, str] | None:
+    """The execution and key prefix of the steps the pass that moves this answer replays
+    first (the answered step's outermost scope), read with the lease to spare it a read."""
+    scope, slash, _ = pause.step_key.partition("/")
+    return (pause.execution_id, scope + slash) if slash else None
 
 
 def _repeated(

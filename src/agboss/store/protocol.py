@@ -357,10 +357,18 @@ class PausedExecutionRepository(Protocol):
         """A tree's pauses in these statuses, in the order they were asked."""
         ...
 
-    async def list_pending(self, root_execution_id: str) -> list[PendingPause]:
+    async def list_pending(
+        self, root_execution_id: str, ids: Sequence[str] | None = None
+    ) -> list[PendingPause]:
         """A tree's Pending pauses as ``ExecutionOutput.pending`` lists them: the thread
         owner's (which carry their id) first, then the channels', each in the order asked
-        (read without the records' full detail: it is on every resume's path)."""
+        (read without the records' full detail: it is on every resume's path).
+
+        Args:
+            root_execution_id: The tree.
+            ids: Their ids in that order, when they were read already (`Rested.pending`):
+                only the pauses themselves are read.
+        """
         ...
 
     async def list_waiting(self, query: WaitingQuery) -> list[WaitingPause]:

@@ -11,7 +11,7 @@ from agboss.models.messages import Usage
 from agboss.outputs import PendingPause
 from agboss.pauses.model import PauseAnswer, PauseRecord, shown_pause_id
 from agboss.records.model import StepRecord
-from agboss.store.protocol import ExecutionRow
+from agboss.store.protocol import ExecutionRow, StepEntry
 from agboss.store.times import from_micros
 
 __all__ = [
@@ -19,12 +19,15 @@ __all__ = [
     "EXECUTION_READ",
     "PAUSE_COLUMNS",
     "PENDING_COLUMNS",
+    "PENDING_IDS",
+    "STEPS_UNDER",
     "by_seq",
     "execution_of",
     "pause_of",
     "pending_of",
     "pending_pause",
     "qualified",
+    "step_of",
 ]
 
 
@@ -75,6 +78,19 @@ def execution_of(row: Any) -> ExecutionRow:
     )
 
 
+STEPS_UNDER = (
+    "SELECT step_key, kind, result_json, record_json, seq FROM steps "
+    "WHERE execution_id = ? AND step_key >= ? AND step_key < ? ORDER BY seq"
+)
+"""An execution's journaled steps whose keys start with a prefix (its parameters: the
+execution, the prefix, the prefix + ``KEY_END``), decoded by `step_of`."""
+
+
+def step_of(row: Any) -> StepEntry:
+    """A journaled step from a row of `STEPS_UNDER`."""
+    return StepEntry(str(row[0]), str(row[1]), str(row[2]), str(row[3]), int(row[4]))
+
+
 PAUSE_COLUMNS = (
     "pause_id, tenant_id, step_key, root_execution_id, execution_id, seq, status, resolution, "
     "is_sent, answered_by, channel, agent, ask_json, step_json, answer_json, asked_at, "
@@ -115,6 +131,14 @@ def pause_of(row: Any) -> PauseRecord:
         path=str(row[17]),
     )
 
+
+PENDING_IDS = (
+    "SELECT pause_id FROM pauses WHERE root_execution_id = ? AND status = 'pending' "
+    "ORDER BY answered_by = 'channel', seq"
+)
+"""A tree's pending pauses' ids in the order ``ExecutionOutput.pending`` lists them: the
+thread owner's first, then the channels', each in the order asked (a partial index serves it
+without a sort)."""
 
 PENDING_COLUMNS = "pause_id, answered_by, agent, channel, item_index, execution_id, ask_json"
 

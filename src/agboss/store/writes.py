@@ -16,6 +16,7 @@ a lease expires.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Generic, TypeVar
@@ -37,12 +38,14 @@ __all__ = [
     "DeleteResolvedPauses",
     "InsertChild",
     "InsertPause",
+    "JournalRead",
     "MarkPauseSent",
     "MarkWithdrawn",
     "ReleaseLease",
     "RenewLease",
     "ResolvePause",
     "RestTree",
+    "Rested",
     "SaveBranch",
     "SavePauseAnswer",
     "SavePiiTokens",
@@ -292,6 +295,11 @@ class Acquired:
         row: The root execution as it is now (``None`` if it has no row).
         resolved: With ``start_pass``: the tree's Resolved pauses, in the order asked, read in
             the same transaction (what the pass takes first); ``None`` otherwise.
+        journal: With ``journal``: the steps journaled under that prefix of that execution,
+            read in the same transaction (what the pass replays first); ``None`` otherwise.
+        pending: With ``start_pass``: whether the tree had pending pauses (only a lease holder
+            asks, so none appear while the lease is held but the pass's own); ``None``
+            otherwise.
     """
 
     fence: Fence
@@ -299,6 +307,26 @@ class Acquired:
     status: ExecutionStatus | None
     row: ExecutionRow | None = None
     resolved: tuple[PauseRecord, ...] | None = None
+    journal: JournalRead | None = None
+    pending: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JournalRead:
+    """An execution's journaled steps under a key prefix, as a lease's transaction read them.
+
+    Only a lease holder journals a tree's steps, so what was read with the lease stays true
+    until its holder writes more.
+
+    Attributes:
+        execution_id: The execution.
+        prefix: The key prefix read.
+        steps: The steps journaled under it, by key.
+    """
+
+    execution_id: str
+    prefix: str
+    steps: Mapping[str, StepEntry]
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,6 +343,9 @@ class AcquireLease(Write[Acquired | None]):
     ttl: timedelta
     now: datetime | None = None
     start_pass: bool = False
+    journal: tuple[str, str] | None = None
+    """An execution of the tree and a key prefix whose steps are read with the lease
+    (`Acquired.journal`): a pass that moves an answer replays them without a read."""
 
     def changed_executions(self) -> tuple[str, ...]:
         return (self.root_execution_id,) if self.start_pass else ()
@@ -337,16 +368,30 @@ class ReleaseLease(Write[None]):
 
 
 @dataclass(frozen=True, slots=True)
-class RestTree(Write[bool | None]):
+class Rested:
+    """A tree `RestTree` rested.
+
+    Attributes:
+        cancelled: Its root was cancelled meanwhile (``app.cancel``): it stays cancelled.
+        pending: The ids of its pending pauses as it rested, in the order
+            ``ExecutionOutput.pending`` lists them (read in the same transaction: the result
+            that lists them needs no read of its own).
+    """
+
+    cancelled: bool
+    pending: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RestTree(Write[Rested | None]):
     """A pass ends on its tree's questions: the root Paused and the lease freed — unless a
     pause was resolved that the pass has not tried (its id is not in ``tried``), checked in
     the same statements, so that the pass goes on with that answer instead of a read first.
 
     ``tried=None`` rests without that check (the caller read the resolved pauses itself).
 
-    Result: ``None`` when an answer waits (the lease is still held, the pass goes on);
-    ``True`` once rested; ``False`` when rested but the root was cancelled meanwhile (it
-    stays cancelled).
+    Result: ``None`` when an answer waits (the lease is still held, the pass goes on), else
+    the tree `Rested`.
     """
 
     fence: Fence

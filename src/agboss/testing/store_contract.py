@@ -57,6 +57,7 @@ from agboss.store.writes import (
     ReleaseLease,
     RenewLease,
     ResolvePause,
+    Rested,
     RestTree,
     SaveBranch,
     SavePauseAnswer,
@@ -350,6 +351,27 @@ class StoreContract:
         assert taken.fence == Fence("ex-1", "b", 2)
         assert taken.previous_holder == "a"
         assert taken.status is ExecutionStatus.RUNNING
+
+    async def test_a_lease_taken_for_a_pass_reads_the_steps_it_replays_with_it(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        steps = [_entry("1:a#0/turn-0/model"), _entry("1:a#0/turn-0/tool-0"), _entry("2:b#0/x")]
+        await store.write([AppendStep("ex-1", step, NOW) for step in steps], fence=fence)
+        await store.write([InsertPause(_pause())], fence=fence)
+        await store.write([RestTree(fence, NOW, frozenset())], fence=fence)
+        wanted = AcquireLease("ex-1", "b", TTL, NOW, start_pass=True, journal=("ex-1", "1:a#0/"))
+        [resolved, taken] = await store.write([await _resolve(store), wanted])
+        assert resolved is not None
+        assert taken is not None
+        assert taken.journal is not None
+        assert (taken.journal.execution_id, taken.journal.prefix) == ("ex-1", "1:a#0/")
+        assert taken.journal.steps == await store.journal.load("ex-1", "1:a#0/")
+        assert list(taken.journal.steps) == ["1:a#0/turn-0/model", "1:a#0/turn-0/tool-0"]
+        # Without the lease, nothing.
+        assert await store.write([AcquireLease("ex-1", "c", TTL, NOW, journal=("ex-1", ""))]) == [
+            None
+        ]
 
     async def test_a_released_lease_is_free_at_once(self, store: Store) -> None:
         fence = await self._begin(store)
@@ -660,12 +682,32 @@ class StoreContract:
     async def test_a_tree_rests_paused_with_its_lease_freed(self, store: Store) -> None:
         fence = await self._begin(store)
         await store.write([InsertPause(_pause())], fence=fence)
-        assert await store.write([RestTree(fence, NOW, frozenset())], fence=fence) == [True]
+        [rested] = await store.write([RestTree(fence, NOW, frozenset())], fence=fence)
+        assert rested == Rested(cancelled=False, pending=("p" * 32,))
         found = await store.executions.find_by_id("ex-1")
         assert found is not None
         assert found.status is ExecutionStatus.PAUSED
         [taken] = await store.write([AcquireLease("ex-1", "b", TTL, NOW)])
         assert taken is not None  # freed
+
+    async def test_a_rested_tree_names_its_pending_pauses_in_the_order_results_list_them(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write(
+            [
+                InsertPause(_pause("c" * 32, "k1", answered_by=PauseAnswerer.CHANNEL)),
+                InsertPause(_pause("o" * 32, "k2")),
+                InsertPause(_pause("r" * 32, "k3")),
+            ],
+            fence=fence,
+        )
+        await store.write([await _resolve(store, "r" * 32)])
+        [rested] = await store.write([RestTree(fence, NOW, frozenset({"r" * 32}))], fence=fence)
+        assert rested is not None
+        assert rested.pending == ("o" * 32, "c" * 32)  # the owner's first, then the channels'
+        listed = await store.pauses.list_pending("ex-1")
+        assert await store.pauses.list_pending("ex-1", rested.pending) == listed
 
     async def test_a_tree_does_not_rest_on_an_answer_its_pass_has_not_tried(
         self, store: Store
@@ -683,7 +725,8 @@ class StoreContract:
         assert found.status is ExecutionStatus.RUNNING
         # An answer the pass has tried (and could not take) does not hold it.
         tried = frozenset({"1" * 32})
-        assert await store.write([RestTree(fence, NOW, tried)], fence=fence) == [True]
+        [rested] = await store.write([RestTree(fence, NOW, tried)], fence=fence)
+        assert rested == Rested(cancelled=False, pending=("2" * 32,))
 
     async def test_a_tree_rests_without_the_check_when_told_and_stays_cancelled(
         self, store: Store
@@ -692,7 +735,8 @@ class StoreContract:
         await store.write([InsertPause(_pause())], fence=fence)
         await store.write([await _resolve(store)])
         await store.write([CancelExecutions("ex-1", NOW)])
-        assert await store.write([RestTree(fence, NOW, None)], fence=fence) == [False]
+        [rested] = await store.write([RestTree(fence, NOW, None)], fence=fence)
+        assert rested == Rested(cancelled=True, pending=())
         found = await store.executions.find_by_id("ex-1")
         assert found is not None
         assert found.status is ExecutionStatus.CANCELLED

@@ -20,9 +20,12 @@ from agboss.store.rows import (
     EXECUTION_COLUMNS,
     EXECUTION_READ,
     PAUSE_COLUMNS,
+    PENDING_IDS,
+    STEPS_UNDER,
     by_seq,
     execution_of,
     pause_of,
+    step_of,
 )
 from agboss.store.sql.dialect import KEY_END, Deferred, Later, Returns, Sql
 from agboss.store.sql.driver import Shape
@@ -39,11 +42,13 @@ from agboss.store.writes import (
     DeleteResolvedPauses,
     InsertChild,
     InsertPause,
+    JournalRead,
     MarkPauseSent,
     MarkWithdrawn,
     ReleaseLease,
     RenewLease,
     ResolvePause,
+    Rested,
     RestTree,
     SaveBranch,
     SavePauseAnswer,
@@ -515,7 +520,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
     found = yield _one_later(
         f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ?", root_execution_id
     )
-    started = resolved = None
+    started = resolved = pending = None
     if start_pass:
         # Only if this call took the lease (the row is ours, just granted) and an answer waits
         # to be moved: a pass begins, and one cut off leaves the tree running, which is how
@@ -538,6 +543,17 @@ def _acquire_lease(write: AcquireLease) -> Ops:
             "WHERE root_execution_id = ? AND status = 'resolved'",
             root_execution_id,
         )
+        # Whether the pass that ends the tree must close waiting pauses (read which).
+        pending = yield _one_later(
+            "SELECT 1 FROM pauses WHERE root_execution_id = ? AND status = 'pending' LIMIT 1",
+            root_execution_id,
+        )
+    steps = None
+    if write.journal is not None:
+        # What the pass replays first (the answered step's scope): no one else journals this
+        # tree's steps while the lease is held, so the rows stay true for the pass.
+        execution_id, prefix = write.journal
+        steps = yield _all_later(STEPS_UNDER, execution_id, prefix, prefix + KEY_END)
 
     def acquired() -> Acquired | None:
         if taken.rows is None:
@@ -555,6 +571,12 @@ def _acquire_lease(write: AcquireLease) -> Ops:
                 None
                 if resolved is None
                 else tuple(sorted((pause_of(row) for row in resolved.rows), key=by_seq))
+            ),
+            pending=None if pending is None else pending.rows is not None,
+            journal=(
+                None
+                if steps is None or write.journal is None
+                else JournalRead(*write.journal, {str(row[0]): step_of(row) for row in steps.rows})
             ),
         )
 
@@ -615,7 +637,15 @@ def _rest_tree(write: RestTree) -> Ops:
         fence.epoch,
         *others,
     )
-    return _when(released, lambda freed: None if freed is None else paused.rows is not None)
+    # What the result lists, read as the tree rested.
+    pending = yield _all_later(PENDING_IDS, root)
+
+    def rested() -> Rested | None:
+        if released.rows is None:
+            return None
+        return Rested(paused.rows is None, tuple(str(row[0]) for row in pending.rows))
+
+    return Deferred(rested)
 
 
 _OPS: dict[type[Any], Callable[[Any], Ops]] = {

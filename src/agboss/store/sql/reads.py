@@ -31,12 +31,15 @@ from agboss.store.rows import (
     EXECUTION_READ,
     PAUSE_COLUMNS,
     PENDING_COLUMNS,
+    PENDING_IDS,
+    STEPS_UNDER,
     by_seq,
     execution_of,
     pause_of,
     pending_of,
     pending_pause,
     qualified,
+    step_of,
 )
 from agboss.store.sql.dialect import KEY_END, Returns, Sql, settled
 from agboss.store.sql.driver import Driver
@@ -277,19 +280,8 @@ class SqlStepJournalRepository(_Repository):
     """The step journal: one row per step."""
 
     async def load(self, execution_id: str, prefix: str = "") -> dict[str, StepEntry]:
-        rows = await self._driver.read(
-            _all(
-                "SELECT step_key, kind, result_json, record_json, seq FROM steps "
-                "WHERE execution_id = ? AND step_key >= ? AND step_key < ? ORDER BY seq",
-                execution_id,
-                prefix,
-                prefix + KEY_END,
-            )
-        )
-        return {
-            str(row[0]): StepEntry(str(row[0]), str(row[1]), str(row[2]), str(row[3]), int(row[4]))
-            for row in rows
-        }
+        rows = await self._driver.read(_all(STEPS_UNDER, execution_id, prefix, prefix + KEY_END))
+        return {str(row[0]): step_of(row) for row in rows}
 
 
 class SqlBranchRepository(_Repository):
@@ -427,18 +419,16 @@ class SqlPausedExecutionRepository(_Repository):
         )
         return sorted((pause_of(row) for row in rows), key=by_seq)
 
-    async def list_pending(self, root_execution_id: str) -> list[PendingPause]:
-        rows = await self._driver.read(
-            _all(
-                "SELECT pause_id FROM pauses WHERE root_execution_id = ? "
-                "AND status = 'pending' ORDER BY answered_by = 'channel', seq",
-                root_execution_id,
-            )
-        )
+    async def list_pending(
+        self, root_execution_id: str, ids: Sequence[str] | None = None
+    ) -> list[PendingPause]:
+        if ids is None:
+            rows = await self._driver.read(_all(PENDING_IDS, root_execution_id))
+            ids = [str(row[0]) for row in rows]
         # A resume among N pending pauses lists N - 1 of them again: each is decoded once,
         # and only the ids are read for those decoded before.
         cache = self._pending
-        missing = [str(row[0]) for row in rows if (root_execution_id, str(row[0])) not in cache]
+        missing = [pause_id for pause_id in ids if (root_execution_id, pause_id) not in cache]
         full = await self._read_in(
             f"SELECT {PENDING_COLUMNS} FROM pauses WHERE root_execution_id = ? AND pause_id IN",
             root_execution_id,
@@ -448,7 +438,7 @@ class SqlPausedExecutionRepository(_Repository):
             cache[(root_execution_id, str(row[0]))] = pending_of(row, root_execution_id)
         while len(cache) > _PENDING_CACHE:
             cache.popitem(last=False)
-        return [cache[(root_execution_id, str(row[0]))] for row in rows]
+        return [cache[(root_execution_id, pause_id)] for pause_id in ids]
 
     async def list_waiting(self, query: WaitingQuery) -> list[WaitingPause]:
         where, params = _waiting_where(query)

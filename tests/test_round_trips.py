@@ -1,0 +1,160 @@
+"""What a pause cycle asks of its store: the reads and transactions it makes, counted at the
+store's driver (and, on PostgreSQL, the queries sent to the server). Each read the engine can
+take from a transaction it makes anyway is one round trip fewer to a remote database."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agboss import (
+    AgentFailedError,
+    ExecutionOutput,
+    ExecutionStatus,
+    WorkflowFinishTextDto,
+    WorkflowStartTextDto,
+)
+from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
+from tests import desk
+from tests.desk import (
+    BookExpenseTool,
+    OfficeAgent,
+    OfficeApplication,
+    OfficeWorkflow,
+    ReturnDepositTool,
+)
+from tests.stores import STORE_KINDS, store_url
+
+ASK = call_tools(tool_call(BookExpenseTool, purpose="taxi", amount=12.5))
+DONE = reply_with(WorkflowFinishTextDto, text="Booked.")
+
+
+class Calls:
+    """The reads and transactions a store's driver ran, and the queries sent to PostgreSQL."""
+
+    def __init__(self) -> None:
+        self.reads: list[str] = []
+        self.transactions = 0
+        self.queries = 0
+
+    def watch(self, store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        driver = store.driver
+        read, transact = driver.read, driver.transact
+
+        async def counted_read(statement: Any) -> Any:
+            self.reads.append(statement.text.split(" FROM ")[-1].split()[0])
+            return await read(statement)
+
+        async def counted_transact(work: Callable[[], Any], **options: Any) -> Any:
+            self.transactions += 1
+            return await transact(work, **options)
+
+        monkeypatch.setattr(driver, "read", counted_read)
+        monkeypatch.setattr(driver, "transact", counted_transact)
+        if type(driver).__name__ == "PostgresDriver":
+            from psycopg import AsyncConnection
+
+            execute = AsyncConnection.execute
+
+            async def counted_execute(connection: Any, *args: Any, **kwargs: Any) -> Any:
+                self.queries += 1
+                return await execute(connection, *args, **kwargs)
+
+            monkeypatch.setattr(AsyncConnection, "execute", counted_execute)
+
+    def clear(self) -> None:
+        self.reads, self.transactions, self.queries = [], 0, 0
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
+    desk.clear()
+    async with (
+        store_url(request.param, tmp_path) as url,
+        test_with(OfficeApplication, store=url) as made,
+    ):
+        yield made
+
+
+async def _paused(env: TestEnv) -> ExecutionOutput:
+    result = await env.app.execute(
+        OfficeWorkflow, WorkflowStartTextDto(text="Book the taxi"), owner_id="user-1"
+    )
+    assert result.status is ExecutionStatus.PAUSED
+    return result
+
+
+async def _warm(env: TestEnv) -> None:
+    """Cycles before counting: a PostgreSQL connection prepares what it sends often."""
+    for _ in range(3):
+        paused = await _paused(env)
+        pause_id = paused.pending[0].pause_id
+        assert pause_id is not None
+        await env.app.resume(pause_id, decision={"approved": True}, owner_id="user-1")
+
+
+async def test_a_paused_result_lists_its_pauses_without_a_read_of_its_own(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env.mock_llm(OfficeAgent).then_return(*[ASK, DONE] * 4)
+    await _warm(env)
+    calls = Calls()
+    calls.watch(env.app.store, monkeypatch)
+    paused = await _paused(env)
+    assert [pause.ask.tool for pause in paused.pending] == ["book-expense-tool"]
+    # The execution begun, the model's call journaled with the pause, the tree rested: the
+    # ids it lists are read by the commit that rests it, the pause is the one just asked.
+    assert calls.reads == []
+    assert calls.transactions == 3
+
+
+async def test_a_resume_reads_only_the_pause_it_answers(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env.mock_llm(OfficeAgent).then_return(*[ASK, DONE] * 4)
+    await _warm(env)
+    paused = await _paused(env)
+    pause_id = paused.pending[0].pause_id
+    assert pause_id is not None
+    calls = Calls()
+    calls.watch(env.app.store, monkeypatch)
+    done = await env.app.resume(pause_id, decision={"approved": True}, owner_id="user-1")
+    assert done.status is ExecutionStatus.COMPLETED
+    assert done.output == WorkflowFinishTextDto(text="Booked.")
+    # The pass replays the steps read with its lease, in the answer's commit; the tree ends
+    # without reading which pauses it closes (none waited when the lease was taken).
+    assert calls.reads == ["pauses"]
+    assert calls.transactions == 3  # the answer with the lease, the tool ran, the end
+    if calls.queries:  # PostgreSQL: one query each
+        assert calls.queries == 4
+
+
+async def test_a_tree_that_ends_with_a_question_asked_by_an_earlier_pass_closes_it(
+    env: TestEnv,
+) -> None:
+    # Two questions asked by the first pass; the pass that moves the first answer ends the
+    # tree (its tool fails): the question still waiting, asked before that pass's lease was
+    # taken, is closed by the commit that ends the tree.
+    env.mock_llm(OfficeAgent).then_return(
+        call_tools(
+            tool_call(BookExpenseTool, purpose="taxi", amount=12.5),
+            tool_call(ReturnDepositTool, lease_id="L-7"),
+        ),
+        DONE,
+    )
+    env.mock_of(BookExpenseTool).run.side_effect = RuntimeError("the ledger is gone")
+    paused = await _paused(env)
+    assert len(paused.pending) == 2
+    [owners] = [pause for pause in paused.pending if pause.pause_id is not None]
+    assert owners.pause_id is not None
+    with pytest.raises(AgentFailedError):
+        await env.app.resume(owners.pause_id, decision={"approved": True}, owner_id="user-1")
+    waiting = await env.app.store.pauses.list_pending(paused.execution_id)
+    assert waiting == []
+    trail = await env.app.store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
+        "default", paused.execution_id
+    )
+    assert sorted(entry.resolution.value for entry in trail) == ["cancelled", "replied"]
