@@ -24,7 +24,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy src examples
+	$(BIN)/mypy src examples bench
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest

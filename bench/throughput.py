@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import multiprocessing
 import os
-import sys
 import tempfile
 import time
 import uuid
@@ -103,4 +102,4 @@ if __name__ == "__main__":
     parser.add_argument("--executions", type=int, default=400)
     parser.add_argument("--postgres", default=os.environ.get("AGBOSS_TEST_POSTGRES_URL"))
     arguments = parser.parse_args()
-    sys.exit(main(arguments.executions, arguments.postgres))
+    main(arguments.executions, arguments.postgres)

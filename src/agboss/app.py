@@ -6,6 +6,7 @@ import asyncio
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, overload
 
@@ -85,7 +86,7 @@ class App:
         cls,
         application: type[Any],
         *,
-        store: str | Store | None = None,
+        store: str | Path | Store | None = None,
         providers: Sequence[ModelProvider] = (),
         clock: Clock | None = None,
         lease_ttl: timedelta = LEASE_TTL,
@@ -99,7 +100,8 @@ class App:
         Args:
             application: The ``@application`` class.
             store: ``None`` (a SQLite file under ``.agboss/``), a URL
-                (``sqlite:///path.db``) or a store object.
+                (``sqlite:///relative.db``, ``sqlite:////absolute.db``, ``postgresql://…``),
+                a SQLite file's `Path`, or a store object.
             providers: Model providers; a model name resolves to the first that serves it.
             clock: The application's clock; the system clock by default.
             lease_ttl: How long a pass's hold on its tree lasts without renewal (renewed every
