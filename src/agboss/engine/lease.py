@@ -174,13 +174,18 @@ class PassWrites:
 
     def add(self, *writes: Write[Any]) -> None:
         """Buffers writes for the pass's next commit."""
+        self._note_asked(writes)
         for write in writes:
-            if isinstance(write, InsertPause):
-                self.may_have_pending = True
-            elif isinstance(write, AppendStep) and write.entry.usage is not None:
+            if isinstance(write, AppendStep) and write.entry.usage is not None:
                 before = self.spent.get(write.execution_id, Usage())
                 self.spent[write.execution_id] = before + write.entry.usage
         self._pending.extend(writes)
+
+    def _note_asked(self, writes: Sequence[Write[Any]]) -> None:
+        # Noted as soon as a question is written or buffered: the commit that ends the tree
+        # is built before it is sent.
+        if any(isinstance(write, InsertPause) for write in writes):
+            self.may_have_pending = True
 
     async def flush(self) -> None:
         """Commits what is buffered; with nothing buffered, checks the lease. Call it before
@@ -197,8 +202,7 @@ class PassWrites:
         async with self._lock:
             if self.lease.lost:
                 raise self.lease.error()
-            if any(isinstance(write, InsertPause) for write in writes):
-                self.may_have_pending = True
+            self._note_asked(writes)
             batch = [*self._pending, *writes]
             self._pending = []
             if not batch:

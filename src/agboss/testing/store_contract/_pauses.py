@@ -1,0 +1,385 @@
+"""The store contract's pauses: numbered, answered once, closed, listed, rested on, retained."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from agboss.dto import ToolCallApprovalDecisionDto
+from agboss.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from agboss.pauses.model import PauseAnswer, PauseAnswerRecord
+from agboss.store.protocol import (
+    Store,
+    WaitingQuery,
+)
+from agboss.store.writes import (
+    AcquireLease,
+    CancelExecutions,
+    CancelPause,
+    CancelPendingUnder,
+    DeleteResolvedPauses,
+    InsertChild,
+    InsertPause,
+    MarkPauseSent,
+    MarkWithdrawn,
+    ResolvePause,
+    Rested,
+    RestTree,
+    SavePauseAnswer,
+    TakePause,
+    TakeResolvedUnder,
+)
+from agboss.testing.store_contract._support import (
+    ANSWER,
+    NOW,
+    TTL,
+    Contract,
+    answer_of,
+    make_pause,
+    make_row,
+)
+
+__all__ = ["PauseContract"]
+
+
+class PauseContract(Contract):
+    """What every store does with pauses."""
+
+    # ---- pauses ---------------------------------------------------------------------
+
+    async def test_pauses_are_numbered_in_the_order_asked_and_found_by_step(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        first, second = await store.write(
+            [InsertPause(make_pause("a" * 32, "k1")), InsertPause(make_pause("b" * 32, "k2"))],
+            fence=fence,
+        )
+        assert (first.seq, second.seq) == (1, 2)
+        found = await store.pauses.find_by_step("ex-1", "k2")
+        assert found is not None
+        assert found.pause_id == "b" * 32
+        assert found.ask == make_pause().ask
+
+    async def test_pending_to_resolved_happens_once_with_its_audit_entry(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write([InsertPause(make_pause())], fence=fence)
+        resolve = await answer_of(store)
+        first, second = await store.write([resolve, resolve])
+        assert first is not None
+        assert first.status is PauseStatus.RESOLVED
+        assert first.answer == ANSWER
+        assert second is None
+        [entry] = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
+            "acme", "ex-1"
+        )
+        assert entry.resolution is PauseResolution.REPLIED
+        assert entry.responder == "u"
+        cancelled = await store.pauses.cancel_by_tenant_id_and_pause_id(
+            "acme", "p" * 32, resolution=PauseResolution.CANCELLED, now=NOW
+        )
+        assert cancelled is None
+
+    async def test_a_resolved_pause_is_taken_once(self, store: Store) -> None:
+        fence = await self._begin(store)
+        await store.write([InsertPause(make_pause())], fence=fence)
+        await store.write([await answer_of(store)])
+        await store.write([TakePause("acme", "p" * 32), TakePause("acme", "p" * 32)], fence=fence)
+        found = await store.pauses.find_by_tenant_id_and_pause_id("acme", "p" * 32)
+        assert found is not None
+        assert found.status is PauseStatus.TAKEN
+
+    async def test_pending_to_cancelled_happens_once_and_owes_a_sent_pause_a_withdraw(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write(
+            [InsertPause(make_pause()), InsertPause(make_pause("q" * 32, "k2"))], fence=fence
+        )
+        assert await store.write([MarkPauseSent("acme", "p" * 32)]) == [PauseStatus.PENDING]
+        closed, unsent, again = await store.write(
+            [
+                CancelPause("acme", "p" * 32, PauseResolution.WITHDRAWN, NOW),
+                CancelPause("acme", "q" * 32, PauseResolution.WITHDRAWN, NOW),
+                CancelPause("acme", "p" * 32, PauseResolution.CANCELLED, NOW),
+            ]
+        )
+        assert closed is not None
+        assert closed.is_sent
+        assert closed.resolution is PauseResolution.WITHDRAWN
+        assert unsent is not None
+        assert again is None
+        assert [p.pause_id for p in await store.pauses.find_due_withdrawals("ex-1")] == ["p" * 32]
+        entries = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
+            "acme", "ex-1"
+        )
+        assert [e.resolution for e in entries] == [PauseResolution.WITHDRAWN] * 2
+
+    async def test_a_pause_closed_while_its_send_returned_owes_a_withdraw(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write([InsertPause(make_pause())], fence=fence)
+        await store.write([CancelPause("acme", "p" * 32, PauseResolution.CANCELLED, NOW)])
+        assert await store.pauses.find_due_withdrawals("ex-1") == []
+        assert await store.write([MarkPauseSent("acme", "p" * 32)]) == [PauseStatus.CANCELLED]
+        assert len(await store.pauses.find_due_withdrawals("ex-1")) == 1
+
+    async def test_closing_under_a_path_touches_only_that_branchs_pauses(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        a, b = "ex-1|2:l#0@0/", "ex-1|2:l#0@1/"
+        await store.write(
+            [
+                InsertPause(make_pause("1" * 32, "k1", path=a)),
+                InsertPause(make_pause("2" * 32, "k2", path=a)),
+                InsertPause(make_pause("3" * 32, "k3", path=b)),
+            ],
+            fence=fence,
+        )
+        await store.write([await answer_of(store, "2" * 32)])
+        under = await store.pauses.find_under("ex-1", a, (PauseStatus.PENDING,))
+        assert [p.pause_id for p in under] == ["1" * 32]
+        closed, taken = await store.write(
+            [
+                CancelPendingUnder("ex-1", a, PauseResolution.WITHDRAWN, NOW),
+                TakeResolvedUnder("ex-1", a),
+            ],
+            fence=fence,
+        )
+        assert [p.pause_id for p in closed] == ["1" * 32]
+        assert taken == 1
+        left = await store.pauses.find_by_root("ex-1", (PauseStatus.PENDING,))
+        assert [p.pause_id for p in left] == ["3" * 32]
+
+    async def test_pending_lists_the_owners_pauses_first_and_hides_a_channels_id(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write(
+            [
+                InsertPause(make_pause("c" * 32, "k1", answered_by=PauseAnswerer.CHANNEL)),
+                InsertPause(make_pause("o" * 32, "k2")),
+            ],
+            fence=fence,
+        )
+        pending = await store.pauses.list_pending("ex-1")
+        assert [p.answered_by for p in pending] == [
+            PauseAnswerer.THREAD_OWNER,
+            PauseAnswerer.CHANNEL,
+        ]
+        assert pending[0].pause_id == "o" * 32
+        assert pending[1].pause_id != "c" * 32
+        assert pending[0].ask.arguments == {"n": 1}
+        # As every instance reads them back from the database (a store may keep what it
+        # inserted): the inbox decodes each row.
+        waiting = await store.pauses.list_waiting(WaitingQuery("acme"))
+        assert sorted(pending, key=repr) == sorted((w.pause for w in waiting), key=repr)
+
+    async def test_an_inbox_lists_a_tenants_waiting_pauses_oldest_first_by_keyset(
+        self, store: Store
+    ) -> None:
+        first = await self._begin(store)
+        second = await self._begin(store, make_row("ex-2", thread_id="th-2", owner_id="v"))
+        later = NOW + timedelta(minutes=5)
+        await store.write(
+            [
+                InsertPause(make_pause("a" * 32, "k1")),
+                InsertPause(
+                    replace(
+                        make_pause("b" * 32, "k2", answered_by=PauseAnswerer.CHANNEL),
+                        asked_at=later,
+                    )
+                ),
+            ],
+            fence=first,
+        )
+        await store.write(
+            [
+                InsertPause(
+                    replace(
+                        make_pause("c" * 32, "k1"),
+                        root_execution_id="ex-2",
+                        execution_id="ex-2",
+                        child_execution_id=None,
+                        asked_at=later + timedelta(minutes=1),
+                    )
+                )
+            ],
+            fence=second,
+        )
+        everything = await store.pauses.list_waiting(WaitingQuery("acme"))
+        assert [w.pause.pause_id for w in everything] == ["a" * 32, None, "c" * 32]
+        assert [w.owner_id for w in everything] == ["u", "u", "v"]
+        assert everything[2].thread_id == "th-2"
+        assert await store.pauses.count_waiting(WaitingQuery("acme")) == 3
+        page = await store.pauses.list_waiting(WaitingQuery("acme", limit=2))
+        last = page[-1]
+        rest = await store.pauses.list_waiting(
+            WaitingQuery("acme", after=(last.asked_at, last.root_execution_id, last.seq))
+        )
+        assert [w.pause.pause_id for w in page + rest] == ["a" * 32, None, "c" * 32]
+        mine = WaitingQuery("acme", owner_id="v")
+        assert [w.pause.pause_id for w in await store.pauses.list_waiting(mine)] == ["c" * 32]
+        early = WaitingQuery("acme", asked_before=later)
+        assert await store.pauses.count_waiting(early) == 1
+        assert await store.pauses.count_waiting(WaitingQuery("other")) == 0
+        elsewhere = WaitingQuery("acme", channel="another-channel")
+        assert await store.pauses.list_waiting(elsewhere) == []
+
+    async def test_a_tree_rests_paused_with_its_lease_freed(self, store: Store) -> None:
+        fence = await self._begin(store)
+        await store.write([InsertPause(make_pause())], fence=fence)
+        [rested] = await store.write([RestTree(fence, NOW, frozenset())], fence=fence)
+        assert rested == Rested(cancelled=False, pending=("p" * 32,))
+        found = await store.executions.find_by_id("ex-1")
+        assert found is not None
+        assert found.status is ExecutionStatus.PAUSED
+        [taken] = await store.write([AcquireLease("ex-1", "b", TTL, NOW)])
+        assert taken is not None  # freed
+
+    async def test_a_rested_tree_names_its_pending_pauses_in_the_order_results_list_them(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write(
+            [
+                InsertPause(make_pause("c" * 32, "k1", answered_by=PauseAnswerer.CHANNEL)),
+                InsertPause(make_pause("o" * 32, "k2")),
+                InsertPause(make_pause("r" * 32, "k3")),
+            ],
+            fence=fence,
+        )
+        await store.write([await answer_of(store, "r" * 32)])
+        [rested] = await store.write([RestTree(fence, NOW, frozenset({"r" * 32}))], fence=fence)
+        assert rested is not None
+        assert rested.pending == ("o" * 32, "c" * 32)  # the owner's first, then the channels'
+        listed = await store.pauses.list_pending("ex-1")
+        assert await store.pauses.list_pending("ex-1", rested.pending) == listed
+
+    async def test_a_tree_does_not_rest_on_an_answer_its_pass_has_not_tried(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write(
+            [InsertPause(make_pause("1" * 32, "k1")), InsertPause(make_pause("2" * 32, "k2"))],
+            fence=fence,
+        )
+        await store.write([await answer_of(store, "1" * 32)])
+        assert await store.write([RestTree(fence, NOW, frozenset())], fence=fence) == [None]
+        assert await store.write([AcquireLease("ex-1", "b", TTL, NOW)]) == [None]  # still held
+        found = await store.executions.find_by_id("ex-1")
+        assert found is not None
+        assert found.status is ExecutionStatus.RUNNING
+        # An answer the pass has tried (and could not take) does not hold it.
+        tried = frozenset({"1" * 32})
+        [rested] = await store.write([RestTree(fence, NOW, tried)], fence=fence)
+        assert rested == Rested(cancelled=False, pending=("2" * 32,))
+
+    async def test_a_tree_rests_without_the_check_when_told_and_stays_cancelled(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write([InsertPause(make_pause())], fence=fence)
+        await store.write([await answer_of(store)])
+        await store.write([CancelExecutions("ex-1", NOW)])
+        [rested] = await store.write([RestTree(fence, NOW, None)], fence=fence)
+        assert rested == Rested(cancelled=True, pending=())
+        found = await store.executions.find_by_id("ex-1")
+        assert found is not None
+        assert found.status is ExecutionStatus.CANCELLED
+        [taken] = await store.write([AcquireLease("ex-1", "b", TTL, NOW)])
+        assert taken is not None
+
+    async def test_a_pause_is_found_with_the_execution_it_waits_in(self, store: Store) -> None:
+        fence = await self._begin(store)
+        child = make_row("ex-1/2:launch#0@0", parent=make_row())
+        await store.write([InsertChild(child)], fence=fence)
+        await store.write(
+            [
+                InsertPause(make_pause("a" * 32, "k1")),
+                InsertPause(make_pause("b" * 32, "k2", execution_id=child.execution_id)),
+            ],
+            fence=fence,
+        )
+        found = await store.pauses.find_with_execution("acme", "b" * 32)
+        assert found is not None
+        pause, execution = found
+        assert pause == await store.pauses.find_by_tenant_id_and_pause_id("acme", "b" * 32)
+        assert execution == await store.executions.find_by_id(child.execution_id)
+        at_root = await store.pauses.find_with_execution("acme", "a" * 32)
+        assert at_root is not None
+        assert at_root[1].execution_id == "ex-1"
+        assert await store.pauses.find_with_execution("other", "a" * 32) is None
+        assert await store.pauses.find_with_execution("acme", "c" * 32) is None
+
+    async def test_an_answer_to_a_pause_answered_before_adds_no_audit_entry(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write([InsertPause(make_pause())], fence=fence)
+        stored = await store.pauses.find_by_tenant_id_and_pause_id("acme", "p" * 32)
+        assert stored is not None
+        await store.write([await answer_of(store)])
+        later = PauseAnswer(decision=ToolCallApprovalDecisionDto(approved=False), responder="v")
+        late = ResolvePause(stored, PauseStatus.RESOLVED, PauseResolution.REPLIED, later, NOW + TTL)
+        assert await store.write([late]) == [None]
+        [entry] = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
+            "acme", "ex-1"
+        )
+        assert entry.responder == "u"
+        found = await store.pauses.find_by_tenant_id_and_pause_id("acme", "p" * 32)
+        assert found is not None
+        assert found.answer == ANSWER
+
+    async def test_a_pause_is_found_only_under_its_own_tenant(self, store: Store) -> None:
+        fence = await self._begin(store)
+        await store.write([InsertPause(make_pause())], fence=fence)
+        assert await store.pauses.find_by_tenant_id_and_pause_id("other", "p" * 32) is None
+        assert await store.write([MarkPauseSent("other", "p" * 32)]) == [None]
+
+    async def test_retention_removes_closed_pauses_whose_channels_were_told(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        keys = ["pending", "resolved", "taken", "cancelled", "owed"]
+        await store.write(
+            [InsertPause(make_pause(str(i) * 32, key)) for i, key in enumerate(keys)], fence=fence
+        )
+        await store.write([MarkPauseSent("acme", "4" * 32)])
+        await store.write(
+            [
+                await answer_of(store, "1" * 32),
+                await answer_of(store, "2" * 32, PauseStatus.TAKEN),
+                CancelPause("acme", "3" * 32, PauseResolution.CANCELLED, NOW),
+                CancelPause("acme", "4" * 32, PauseResolution.CANCELLED, NOW),
+            ]
+        )
+        assert await store.pauses.delete_resolved_before(NOW) == 0
+        later = NOW + timedelta(seconds=1)
+        assert await store.write([DeleteResolvedPauses(later)]) == [2]
+        left = await store.pauses.find_by_root("ex-1", tuple(PauseStatus))
+        assert [p.pause_id[0] for p in left] == ["0", "1", "4"]
+        await store.write([MarkWithdrawn("acme", "4" * 32)])
+        assert await store.pauses.delete_resolved_before(later) == 1
+
+    async def test_an_audit_entry_is_written_once_per_pause(self, store: Store) -> None:
+        fence = await self._begin(store)
+        [made] = await store.write([InsertPause(make_pause())], fence=fence)
+        entry = PauseAnswerRecord.of(made, PauseResolution.REPLIED, NOW, ANSWER)
+        await store.records.save_pause_answer("acme", "ex-1", entry)
+        other = PauseAnswerRecord.of(made, PauseResolution.CANCELLED, NOW, None)
+        await store.write([SavePauseAnswer("acme", "ex-1", other)])
+        found = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
+            "acme", "ex-1"
+        )
+        assert found == [entry]
+        assert (
+            await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
+                "other", "ex-1"
+            )
+            == []
+        )

@@ -1,0 +1,439 @@
+"""The store contract: schema, executions, leases and fences, the journal, what a store cannot
+keep (its pauses are in `_pauses`)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from agboss.enums import ExecutionStatus, PauseResolution
+from agboss.errors import LeaseLostError, RecordedError, StoreError, ThreadOwnerError
+from agboss.models.messages import Usage
+from agboss.store.failures import decode_failure, encode_failure
+from agboss.store.protocol import (
+    BranchRow,
+    Fence,
+    Store,
+)
+from agboss.store.writes import (
+    AcquireLease,
+    AddLedgerEntry,
+    AppendStep,
+    BeginExecution,
+    CancelExecutions,
+    CancelPendingUnder,
+    InsertChild,
+    InsertPause,
+    MarkPauseSent,
+    MarkWithdrawn,
+    ReleaseLease,
+    RenewLease,
+    RestTree,
+    SaveBranch,
+    SavePiiTokens,
+    SetExecutionStatus,
+    StartLaunch,
+)
+from agboss.testing.store_contract._pauses import PauseContract
+from agboss.testing.store_contract._support import (
+    NOW,
+    TTL,
+    answer_of,
+    make_entry,
+    make_pause,
+    make_row,
+)
+
+__all__ = ["StoreContract"]
+
+
+class StoreContract(PauseContract):
+    """Every store passes these; subclass it with a ``store`` fixture."""
+
+    # ---- schema ---------------------------------------------------------------------
+
+    async def test_an_opened_store_is_at_the_latest_schema_and_migrating_again_changes_nothing(
+        self, store: Store
+    ) -> None:
+        version = await store.schema_version()
+        assert version >= 1
+        assert await store.migrate() == version
+
+    # ---- executions -----------------------------------------------------------------
+
+    async def test_begin_creates_the_execution_its_thread_and_a_held_lease(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        assert fence == Fence("ex-1", "a", 1)
+        found = await store.executions.find("acme", "ex-1")
+        assert found is not None
+        assert found.created_at == NOW
+        assert found.status is ExecutionStatus.RUNNING
+        assert await store.executions.find("other-tenant", "ex-1") is None
+        assert (await store.executions.find_by_id("ex-1")) == found
+        thread = await store.executions.find_thread("acme", "th-1")
+        assert thread is not None
+        assert thread.owner_id == "u"
+        assert await store.write([AcquireLease("ex-1", "b", TTL, NOW)]) == [None]
+
+    async def test_a_thread_keeps_its_owner_and_a_refused_begin_writes_nothing(
+        self, store: Store
+    ) -> None:
+        await self._begin(store)
+        try:
+            await store.write([BeginExecution(make_row("ex-2", owner_id="other"), "a", TTL, NOW)])
+        except ThreadOwnerError:
+            pass
+        else:
+            raise AssertionError("a second owner was accepted")
+        assert await store.executions.find_by_id("ex-2") is None
+        # No lease was left behind either: the refused root's lease is free to take.
+        [taken] = await store.write([AcquireLease("ex-2", "b", TTL, NOW)])
+        assert taken is not None
+        assert taken.fence.epoch == 1
+
+    async def test_children_are_inserted_once_and_read_with_their_tree(self, store: Store) -> None:
+        fence = await self._begin(store)
+        root = make_row()
+        child = make_row("ex-1/2:launch#0@0", parent=root)
+        grandchild = make_row("ex-1/2:launch#0@0/1:step#0", parent=child)
+        first, again = await store.write([InsertChild(child), InsertChild(child)], fence=fence)
+        await store.write([InsertChild(grandchild)], fence=fence)
+        assert first == again
+        assert first.parent_execution_id == "ex-1"
+        assert [r.execution_id for r in await store.executions.find_children("ex-1")] == [
+            child.execution_id
+        ]
+        tree = await store.executions.find_tree("ex-1")
+        assert [r.execution_id for r in tree] == [
+            "ex-1",
+            child.execution_id,
+            grandchild.execution_id,
+        ]
+        outline = await store.executions.outline("ex-1")
+        assert [(n.execution_id, n.parent_execution_id) for n in outline] == [
+            ("ex-1", None),
+            (child.execution_id, "ex-1"),
+            (grandchild.execution_id, child.execution_id),
+        ]
+        assert [(n.status, n.workflow, n.output_json, n.calls) for n in outline] == [
+            (r.status, r.workflow, r.output_json, r.spend.calls) for r in tree
+        ]
+        some = await store.executions.outline_of("ex-1", [grandchild.execution_id, "ex-1", "ex-9"])
+        assert sorted(some) == sorted([outline[0], outline[2]])  # an unknown id is left out
+        assert await store.executions.outline_of("ex-2", ["ex-1"]) == []  # not in that tree
+
+    async def test_a_status_is_set_with_its_output_or_failure_but_a_cancelled_one_stays(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        failure = encode_failure(ValueError("bad"))
+        assert await store.write(
+            [SetExecutionStatus("ex-1", ExecutionStatus.FAILED, NOW, error_json=failure)],
+            fence=fence,
+        ) == [True]
+        found = await store.executions.find_by_id("ex-1")
+        assert found is not None
+        assert found.error_json == failure
+        decoded = decode_failure(found.error_json or "")
+        assert isinstance(decoded, RecordedError)
+        assert decoded.type_name == "builtins.ValueError"
+        other = await self._begin(store, make_row("ex-2"))
+        assert await store.write([CancelExecutions("ex-2", NOW)]) == [["ex-2"]]
+        assert await store.write(
+            [SetExecutionStatus("ex-2", ExecutionStatus.COMPLETED, NOW, output_json="{}")],
+            fence=other,
+        ) == [False]
+
+    async def test_cancelling_an_execution_cancels_its_descendants_only(self, store: Store) -> None:
+        fence = await self._begin(store)
+        root = make_row()
+        child = make_row("ex-1/2:l#0@0", parent=root)
+        sibling = make_row("ex-1/2:l#0@1", parent=root)
+        await store.write([InsertChild(child), InsertChild(sibling)], fence=fence)
+        assert await store.write([CancelExecutions(child.execution_id, NOW)]) == [
+            [child.execution_id]
+        ]
+        found = await store.executions.find_by_id(sibling.execution_id)
+        assert found is not None
+        assert found.status is ExecutionStatus.RUNNING
+
+    async def test_the_roots_of_a_thread_are_those_running_or_paused(self, store: Store) -> None:
+        await self._begin(store)
+        await self._begin(store, make_row("ex-2"))
+        await store.write([CancelExecutions("ex-2", NOW)])
+        roots = await store.executions.find_roots("acme", "th-1")
+        assert [r.execution_id for r in roots] == ["ex-1"]
+
+    async def test_spend_is_added_with_each_step_and_summed_over_a_tree(self, store: Store) -> None:
+        fence = await self._begin(store)
+        child = make_row("ex-1/2:l#0@0", parent=make_row())
+        await store.write([InsertChild(child)], fence=fence)
+        usage = Usage(input_tokens=3, output_tokens=2, cost=0.5, calls=1)
+        await store.write(
+            [
+                AppendStep("ex-1", make_entry("a", usage), NOW),
+                AppendStep(child.execution_id, make_entry("b", usage), NOW),
+            ],
+            fence=fence,
+        )
+        assert await store.executions.spend_of("ex-1", tree=False) == usage
+        assert await store.executions.spend_of("ex-1", tree=True) == usage + usage
+        found = await store.executions.find_by_id(child.execution_id)
+        assert found is not None
+        assert found.spend == usage
+        [_, node] = await store.executions.outline("ex-1")
+        assert (node.input_tokens, node.output_tokens, node.cost, node.calls) == (3, 2, 0.5, 1)
+
+    async def test_pii_tokens_are_kept_per_tree_and_a_stored_token_keeps_its_value(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        assert await store.executions.pii_tokens("ex-1") == {}
+        await store.write(
+            [SavePiiTokens("ex-1", (("<IBAN_1>", "DE89 3704"), ("<EMAIL_1>", "a@b.example")))],
+            fence=fence,
+        )
+        await store.write([SavePiiTokens("ex-1", (("<IBAN_1>", "other"),))], fence=fence)
+        assert await store.executions.pii_tokens("ex-1") == {
+            "<IBAN_1>": "DE89 3704",
+            "<EMAIL_1>": "a@b.example",
+        }
+        assert await store.executions.pii_tokens("ex-2") == {}
+
+    async def test_interrupted_trees_are_running_or_answered_with_a_free_lease(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        assert await store.executions.find_interrupted(NOW, 10) == []
+        assert await store.executions.find_interrupted(NOW + TTL, 10) == ["ex-1"]
+        await store.write([InsertPause(make_pause())], fence=fence)
+        await store.write(
+            [SetExecutionStatus("ex-1", ExecutionStatus.PAUSED, NOW), ReleaseLease(fence)],
+            fence=fence,
+        )
+        assert await store.executions.find_interrupted(NOW, 10) == []  # rests on a question
+        await store.write([await answer_of(store)])
+        assert await store.executions.find_interrupted(NOW, 10) == ["ex-1"]
+
+    async def test_a_tree_that_owes_a_withdraw_is_interrupted_even_when_finished(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write([InsertPause(make_pause())], fence=fence)
+        await store.write([MarkPauseSent("acme", "p" * 32)], fence=fence)
+        await store.write(
+            [
+                CancelPendingUnder("ex-1", "", PauseResolution.CANCELLED, NOW),
+                SetExecutionStatus("ex-1", ExecutionStatus.COMPLETED, NOW, output_json="{}"),
+                ReleaseLease(fence),
+            ],
+            fence=fence,
+        )
+        assert await store.executions.find_interrupted(NOW, 10) == ["ex-1"]
+        [due] = await store.pauses.find_due_withdrawals("ex-1")
+        await store.write([MarkWithdrawn(due.tenant_id, due.pause_id)])
+        assert await store.pauses.find_due_withdrawals("ex-1") == []
+        assert await store.executions.find_interrupted(NOW, 10) == []
+
+    # ---- leases and fences ----------------------------------------------------------
+
+    async def test_an_expired_lease_is_taken_over_with_a_new_epoch_and_its_holder_named(
+        self, store: Store
+    ) -> None:
+        await self._begin(store)
+        assert await store.write([AcquireLease("ex-1", "b", TTL, NOW + TTL / 2)]) == [None]
+        [taken] = await store.write([AcquireLease("ex-1", "b", TTL, NOW + TTL)])
+        assert taken is not None
+        assert taken.fence == Fence("ex-1", "b", 2)
+        assert taken.previous_holder == "a"
+        assert taken.status is ExecutionStatus.RUNNING
+
+    async def test_a_lease_taken_for_a_pass_reads_the_steps_it_replays_with_it(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        steps = [
+            make_entry("1:a#0/turn-0/model"),
+            make_entry("1:a#0/turn-0/tool-0"),
+            make_entry("2:b#0/x"),
+        ]
+        await store.write([AppendStep("ex-1", step, NOW) for step in steps], fence=fence)
+        await store.write([InsertPause(make_pause())], fence=fence)
+        await store.write([RestTree(fence, NOW, frozenset())], fence=fence)
+        wanted = AcquireLease("ex-1", "b", TTL, NOW, start_pass=True, journal=("ex-1", "1:a#0/"))
+        [resolved, taken] = await store.write([await answer_of(store), wanted])
+        assert resolved is not None
+        assert taken is not None
+        assert taken.journal is not None
+        assert (taken.journal.execution_id, taken.journal.prefix) == ("ex-1", "1:a#0/")
+        assert taken.journal.steps == await store.journal.load("ex-1", "1:a#0/")
+        assert list(taken.journal.steps) == ["1:a#0/turn-0/model", "1:a#0/turn-0/tool-0"]
+        assert taken.pending is False  # the one pause was answered: none waits
+        # Without the lease, nothing.
+        assert await store.write([AcquireLease("ex-1", "c", TTL, NOW, journal=("ex-1", ""))]) == [
+            None
+        ]
+
+    async def test_a_lease_taken_for_a_pass_says_whether_a_pause_still_waits(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write(
+            [InsertPause(make_pause("1" * 32, "k1")), InsertPause(make_pause("2" * 32, "k2"))],
+            fence=fence,
+        )
+        await store.write([RestTree(fence, NOW, frozenset())], fence=fence)
+        wanted = AcquireLease("ex-1", "b", TTL, NOW, start_pass=True)
+        [_, taken] = await store.write([await answer_of(store, "1" * 32), wanted])
+        assert taken is not None
+        assert taken.pending is True
+        assert taken.journal is None  # none asked for
+        [plain] = await store.write([AcquireLease("ex-1", "c", TTL, NOW + TTL)])
+        assert plain is not None
+        assert plain.pending is None  # not read without start_pass
+
+    async def test_a_released_lease_is_free_at_once(self, store: Store) -> None:
+        fence = await self._begin(store)
+        await store.write([ReleaseLease(fence)], fence=fence)
+        [taken] = await store.write([AcquireLease("ex-1", "b", TTL, NOW)])
+        assert taken is not None
+        assert taken.previous_holder is None
+
+    async def test_a_renewal_extends_a_held_lease_and_fails_on_a_lost_one(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        assert await store.write([RenewLease(fence, TTL, NOW + TTL / 2)]) == [True]
+        assert await store.write([AcquireLease("ex-1", "b", TTL, NOW + TTL)]) == [None]
+        assert await store.leases.renew(fence, now=NOW + TTL * 2, ttl=TTL)
+        [taken] = await store.write([AcquireLease("ex-1", "b", TTL, NOW + TTL * 4)])
+        assert taken is not None
+        assert await store.write([RenewLease(fence, TTL, NOW + TTL * 4)]) == [False]
+
+    async def test_leases_may_run_on_the_stores_own_clock(self, store: Store) -> None:
+        fence = await self._begin(store)
+        await store.write([ReleaseLease(fence)], fence=fence)
+        [held] = await store.write([AcquireLease("ex-1", "b", timedelta(milliseconds=200))])
+        assert held is not None
+        assert await store.leases.acquire("ex-1", "c", now=None, ttl=TTL) is None
+        assert await store.executions.find_interrupted(None, 10) == []
+        await asyncio.sleep(0.3)
+        assert await store.executions.find_interrupted(None, 10) == ["ex-1"]
+        taken = await store.leases.acquire("ex-1", "c", now=None, ttl=TTL)
+        assert taken is not None
+        assert await store.leases.renew(taken, now=None, ttl=TTL)
+        await store.leases.release(taken)
+
+    async def test_a_holder_that_lost_its_lease_writes_nothing(self, store: Store) -> None:
+        fence = await self._begin(store)
+        await store.write([AcquireLease("ex-1", "b", TTL, NOW + TTL)])
+        try:
+            await store.write(
+                [AppendStep("ex-1", make_entry("late"), NOW), InsertPause(make_pause())],
+                fence=fence,
+            )
+        except LeaseLostError:
+            pass
+        else:
+            raise AssertionError("a lost fence wrote")
+        assert await store.journal.load("ex-1") == {}
+        assert await store.pauses.find_by_step("ex-1", make_pause().step_key) is None
+
+    async def test_a_failed_write_leaves_the_whole_transaction_unwritten(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        try:
+            await store.write(
+                [
+                    AppendStep("ex-1", make_entry("a"), NOW),
+                    AppendStep("ex-1", make_entry("a"), NOW),
+                ],
+                fence=fence,
+            )
+        except StoreError:
+            pass
+        else:
+            raise AssertionError("a step was journaled twice")
+        assert await store.journal.load("ex-1") == {}
+
+    # ---- the journal, branches, launches, the ledger ---------------------------------
+
+    async def test_the_journal_returns_steps_in_order_by_prefix(self, store: Store) -> None:
+        fence = await self._begin(store)
+        await store.write(
+            [
+                AppendStep("ex-1", make_entry("n#0/b"), NOW),
+                AppendStep("ex-1", make_entry("n#0/a"), NOW),
+                AppendStep("ex-1", make_entry("m#0/c"), NOW),
+            ],
+            fence=fence,
+        )
+        everything = await store.journal.load("ex-1")
+        assert list(everything) == ["n#0/b", "n#0/a", "m#0/c"]
+        assert [e.seq for e in everything.values()] == [1, 2, 3]
+        assert list(await store.journal.load("ex-1", "n#0/")) == ["n#0/b", "n#0/a"]
+
+    async def test_branch_rows_are_saved_over_and_read_by_launch(self, store: Store) -> None:
+        fence = await self._begin(store)
+        await store.write(
+            [
+                SaveBranch("ex-1", BranchRow("2:l#0@0", "waiting"), NOW),
+                SaveBranch("ex-1", BranchRow("2:l#0@1", "failed", None, '{"type": "x"}'), NOW),
+                SaveBranch("ex-1", BranchRow("2:l#1@0", "waiting"), NOW),
+                SaveBranch("ex-1", BranchRow("2:l#0@0", "done", '{"a": 1}'), NOW),
+            ],
+            fence=fence,
+        )
+        rows = await store.branches.load("ex-1", "2:l#0@")
+        assert rows == {
+            "2:l#0@0": BranchRow("2:l#0@0", "done", '{"a": 1}'),
+            "2:l#0@1": BranchRow("2:l#0@1", "failed", None, '{"type": "x"}'),
+        }
+        assert await store.branches.load_places("ex-1", ["2:l#0@1", "2:l#0@7"]) == {
+            "2:l#0@1": BranchRow("2:l#0@1", "failed", None, '{"type": "x"}')
+        }
+        assert await store.branches.count("ex-1", "2:l#0@") == {"done": 1, "failed": 1}
+        assert await store.branches.count("ex-1", "2:l#1@") == {"waiting": 1}
+
+    async def test_a_launch_keeps_when_it_first_began(self, store: Store) -> None:
+        fence = await self._begin(store)
+        later = NOW + timedelta(hours=1)
+        assert await store.write([StartLaunch("ex-1", "2:l#0", NOW)], fence=fence) == [NOW]
+        assert await store.write([StartLaunch("ex-1", "2:l#0", later)], fence=fence) == [NOW]
+
+    async def test_the_ledger_counts_each_call_of_a_tree_in_order(self, store: Store) -> None:
+        fence = await self._begin(store)
+        one = Usage(input_tokens=1, output_tokens=1, cost=0.25, calls=1)
+        await store.write(
+            [
+                AddLedgerEntry("ex-1", "ex-1", "agent:a", one, NOW),
+                AddLedgerEntry("ex-1", "ex-1/c", "reply-interpreter:r", one, NOW),
+            ],
+            fence=fence,
+        )
+        assert await store.ledger.total("ex-1") == one + one
+        entries = await store.ledger.entries("ex-1")
+        assert [(e.caller, e.execution_id, e.at) for e in entries] == [
+            ("agent:a", "ex-1", NOW),
+            ("reply-interpreter:r", "ex-1/c", NOW),
+        ]
+        assert await store.ledger.total("ex-2") == Usage()
+
+    # ---- what a store cannot keep -----------------------------------------------------
+
+    async def test_a_value_the_store_cannot_keep_is_a_store_error_and_writes_nothing(
+        self, store: Store
+    ) -> None:
+        bad: list[Any] = ["\ud800", "nul\x00"]
+        for value in bad:
+            try:
+                await store.write([BeginExecution(make_row(value, thread_id=value), "a", TTL, NOW)])
+            except StoreError:
+                continue
+            found = await store.executions.find_by_id(value)
+            assert found is not None  # a store that keeps it keeps it whole
+            assert found.thread_id == value
