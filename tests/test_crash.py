@@ -42,8 +42,9 @@ from tests.stores import STORE_KINDS, store_url
 
 ROOT = Path(__file__).resolve().parent.parent
 CRASH_ALL = os.environ.get("AGBOSS_CRASH_ALL") == "1"
-PHASES = ("execute", "resume", "fail-fast", "children", "children-fail-fast")
-"""Execute; resume one of three per-item pauses; resume one so that its branch fails under
+PHASES = ("execute", "execute-new", "resume", "fail-fast", "children", "children-fail-fast")
+"""Execute (on a thread the caller names; on a new thread, whose tree is written with its
+first commit); resume one of three per-item pauses; resume one so that its branch fails under
 FailFast; the same two in per-item child workflows."""
 
 
@@ -80,8 +81,8 @@ async def _app(url: str) -> App:
 
 async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
     """The tree a phase starts from (three items paused) and the worker's arguments."""
-    if phase == "execute":
-        return None, ["execute"]
+    if phase in ("execute", "execute-new"):
+        return None, [phase]
     children = phase.startswith("children")
     app = await _app(url)
     try:
@@ -124,9 +125,17 @@ async def _exited(process: subprocess.Popen[bytes], seconds: float = 60) -> int:
     raise AssertionError("the worker did not finish")
 
 
-async def _answer_the_rest(app: App, root: str | None, args: list[str]) -> ExecutionOutput:
+async def _answer_the_rest(
+    app: App, root: str | None, args: list[str], log: Path
+) -> ExecutionOutput:
     """What a caller still does: retry what was not recorded, answer what is left."""
-    if root is None:  # execute: retried if the execution never began
+    if root is None and args == ["execute-new"]:  # a new thread: retried if nothing was stored
+        begun = [line.split()[1] for line in _runs(log) if line.startswith("begun ")]
+        if begun:
+            root = begun[0]
+        else:
+            root = (await app.execute(CrashWorkflow, ITEMS, owner_id="u")).execution_id
+    elif root is None:  # execute: retried if the execution never began
         roots = await app.store.executions.find_roots("default", THREAD)
         if not roots:
             started = await app.execute(CrashWorkflow, ITEMS, owner_id="u", thread_id=THREAD)
@@ -168,7 +177,7 @@ async def _trial(
                 rested = await app.get(root)
                 assert rested.status is not ExecutionStatus.RUNNING
                 assert rested.status is not ExecutionStatus.PAUSED or rested.pending, plan
-            final = await _answer_the_rest(app, root, args)
+            final = await _answer_the_rest(app, root, args, log)
         finally:
             await app.close()
     assert final.record is not None
@@ -270,7 +279,7 @@ async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_a
             app = await _app(url)
             try:
                 await app.recover()
-                final = await _answer_the_rest(app, root, args)
+                final = await _answer_the_rest(app, root, args, log)
                 os.kill(worker.pid, signal.SIGCONT)
                 await _exited(worker)
                 after = _runs(log, "continued")

@@ -172,3 +172,40 @@ async def test_a_long_pass_renews_its_lease_so_no_other_instance_takes_the_tree_
         result = await running
     assert result.status is ExecutionStatus.COMPLETED
     assert runs == ["run"]  # nobody ran it a second time
+
+
+async def test_a_new_tree_is_stored_with_its_first_commit_and_keeps_its_lease_until_then(
+    tmp_path: Path,
+) -> None:
+    started, release = asyncio.Event(), asyncio.Event()
+    calls: list[str] = []
+
+    async def slow_first_call(request: ChatRequest) -> ChatResponse:
+        calls.append("call")
+        if len(calls) == 1:  # the new tree's first model call outlasts several leases
+            started.set()
+            await release.wait()
+            return call_tools(tool_call(BookExpenseTool, purpose="taxi", amount=1.0)).response(
+                request
+            )
+        return reply_with(WorkflowFinishTextDto, text="done").response(request)
+
+    async with test_with(
+        OfficeApplication, instances=2, providers=[FunctionProvider(slow_first_call)]
+    ) as env:
+        running = asyncio.ensure_future(
+            env.apps[0].execute(OfficeWorkflow, {"text": "book"}, owner_id="u")
+        )
+        await started.wait()
+        # Nothing is stored before the pass's first commit: no instance could recover it.
+        later = env.clock.now() + timedelta(hours=1)
+        assert await env.app.store.executions.find_interrupted(later, 10) == []
+        for _ in range(6):  # 3 minutes on the clock: 6 leases' worth
+            await env.clock.advance(timedelta(seconds=30))
+            assert await env.apps[1].recover() == []
+        release.set()
+        result = await running
+        assert result.status is ExecutionStatus.COMPLETED
+        assert calls == ["call", "call"]
+        again = await env.apps[1].get(result.execution_id)
+        assert again.status is ExecutionStatus.COMPLETED

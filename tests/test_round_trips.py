@@ -105,10 +105,10 @@ async def test_a_paused_result_lists_its_pauses_without_a_read_of_its_own(
     calls.watch(env.app.store, monkeypatch)
     paused = await _paused(env)
     assert [pause.ask.tool for pause in paused.pending] == ["book-expense-tool"]
-    # The execution begun, the model's call journaled with the pause, the tree rested: the
+    # The tree begun with the model's call journaled and the pause, then the tree rested: the
     # ids it lists are read by the commit that rests it, the pause is the one just asked.
     assert calls.reads == []
-    assert calls.transactions == 3
+    assert calls.transactions == 2
 
 
 async def test_a_resume_reads_only_the_pause_it_answers(

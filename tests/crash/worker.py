@@ -1,7 +1,8 @@
 """A process the crash harness kills (SIGKILL) or stalls (SIGSTOP) at one store write.
 
 ``python -m tests.crash.worker URL PLAN LOG PHASE [PAUSE_ID [OVERRIDE]]``: runs one phase —
-``execute`` the crash workflow (``execute-children``: its per-item child workflows), or
+``execute`` the crash workflow (``execute-children``: its per-item child workflows;
+``execute-new``: on a new thread, whose tree is written with its first commit), or
 ``resume`` a pause (approved, with ``OVERRIDE`` as its item
 id when given) — on an `App` whose store counts every `Store.write`. ``PLAN`` is
 ``none`` (count only), ``kill-before:K``, ``kill-after:K`` (the K-th write) or ``stop-before:K``
@@ -23,7 +24,7 @@ from typing import Any
 
 from agboss import App, FunctionProvider
 from agboss.store import Fence, Store, store_from
-from agboss.store.writes import RenewLease, Write
+from agboss.store.writes import BeginExecution, RenewLease, Write
 from tests.crash.app import (
     ITEMS,
     THREAD,
@@ -73,6 +74,9 @@ class CountingStore:
             for write, result in zip(writes, results, strict=True)
         )
         self._note(f"{'committed' if changed else 'unchanged'} {self.writes} {names}")
+        for write in writes:
+            if isinstance(write, BeginExecution):  # the harness finds a new thread's tree
+                self._note(f"begun {write.row.execution_id}")
         if self.mode == "kill-after" and self.writes == self.point:
             os.kill(os.getpid(), signal.SIGKILL)
         return results
@@ -130,6 +134,8 @@ async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
         if phase in ("execute", "execute-children"):
             workflow = CrashWorkflow if phase == "execute" else CrashChildrenWorkflow
             await app.execute(workflow, ITEMS, owner_id="u", thread_id=THREAD)
+        elif phase == "execute-new":
+            await app.execute(CrashWorkflow, ITEMS, owner_id="u")
         else:
             pause_id, *override = rest
             decision: dict[str, Any] = {"approved": True}

@@ -48,7 +48,7 @@ from agboss.outputs import ExecutionOutput
 from agboss.pauses.model import ExecutionPauseEvent, PauseRecord
 from agboss.pauses.withdrawing import settle_withdrawals
 from agboss.store.failures import encode_failure
-from agboss.store.protocol import ExecutionRow
+from agboss.store.protocol import ExecutionRow, Fence
 from agboss.store.writes import (
     Acquired,
     BeginExecution,
@@ -157,9 +157,15 @@ class Engine:
             now=now,
         )
         at = Lease.moment(runtime)
-        [fence] = await runtime.store.write(
-            [BeginExecution(row, runtime.holder, runtime.lease_ttl, Lease.store_now(runtime))]
-        )
+        begin = BeginExecution(row, runtime.holder, runtime.lease_ttl, Lease.store_now(runtime))
+        if thread_id is None:
+            # A new thread is no one else's: the tree is written with its first pass's first
+            # commit (one transaction fewer), and a process that dies before it leaves nothing.
+            fence = Fence(row.root_execution_id, runtime.holder, 1)
+            lease = Lease(runtime, fence, granted_at=at, written=False)
+            return await self._pass(row, lease, record=record, fresh=True, begin=begin)
+        # A thread named by the caller may be another owner's: checked before anything runs.
+        [fence] = await runtime.store.write([begin])
         return await self._pass(
             row, Lease(runtime, fence, granted_at=at), record=record, fresh=True
         )
@@ -176,9 +182,11 @@ class Engine:
         recovering: bool = False,
         resolved: Sequence[PauseRecord] | None = None,
         acquired: Acquired | None = None,
+        begin: BeginExecution | None = None,
     ) -> ExecutionOutput:
         """Moves a tree with its lease. ``acquired``: what the lease's transaction read (the
-        steps the pass replays first, whether the tree had pending pauses)."""
+        steps the pass replays first, whether the tree had pending pauses); ``begin``: a new
+        tree's beginning, written with the pass's first commit."""
         with span(
             "pass",
             execution_id=row.execution_id,
@@ -195,6 +203,7 @@ class Engine:
                 recovering=recovering,
                 resolved=resolved,
                 acquired=acquired,
+                begin=begin,
             )
             current.set_attribute("agboss.status", result.status.value)
             current.set_attribute("agboss.pending", len(result.pending))
@@ -210,11 +219,12 @@ class Engine:
         recovering: bool,
         resolved: Sequence[PauseRecord] | None,
         acquired: Acquired | None,
+        begin: BeginExecution | None,
     ) -> ExecutionOutput:
         runtime = self.runtime
         # A new tree has no pauses; a tree whose lease read none has only what this pass asks.
         known = None if acquired is None else acquired.pending
-        writes = PassWrites(lease, pending=False if fresh else known)
+        writes = PassWrites(lease, pending=False if fresh else known, begin=begin)
         if row.status is not ExecutionStatus.RUNNING:
             # In the pass's first commit: a pass cut off after it leaves the tree running.
             writes.add(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +28,7 @@ from agboss.store.writes import (
     Acquired,
     AcquireLease,
     AppendStep,
+    BeginExecution,
     CancelPause,
     CancelPendingUnder,
     InsertPause,
@@ -51,10 +53,15 @@ class Lease:
     acting, and stops with `LeaseLostError` if the renewal fails.
     """
 
-    def __init__(self, runtime: Runtime, fence: Fence, *, granted_at: float) -> None:
+    def __init__(
+        self, runtime: Runtime, fence: Fence, *, granted_at: float, written: bool = True
+    ) -> None:
         self.runtime = runtime
         self.fence = fence
         self.lost = False
+        self.written = written
+        """Whether the lease is in the store. A new tree's is written with the pass's first
+        commit: until then no one else can see the tree, so it is held without renewals."""
         self._confirmed = granted_at
 
     @staticmethod
@@ -80,11 +87,15 @@ class Lease:
     def surely_held(self) -> bool:
         """Whether the lease cannot have expired yet, by this instance's estimate."""
         ttl = self.runtime.lease_ttl.total_seconds()
+        if not self.written:
+            return not self.lost
         return not self.lost and self.moment(self.runtime) - self._confirmed < ttl * 2 / 3
 
     async def renew(self) -> bool:
         """Extends the lease in the store; ``False`` (and `lost`) if it was lost."""
         runtime = self.runtime
+        if not self.written:
+            return not self.lost  # the tree is not stored yet: no one else can take it
         at = self.moment(runtime)
         [held] = await runtime.store.write(
             [RenewLease(self.fence, runtime.lease_ttl, self.store_now(runtime))]
@@ -155,10 +166,15 @@ class PassWrites:
         lease: The pass's lease.
         pending: Whether the tree had pending pauses when the lease was taken (``None``: not
             known).
+        begin: A new tree's beginning (its thread, execution and lease), written with the
+            pass's first commit (the lease not yet written: `Lease.written`).
     """
 
-    def __init__(self, lease: Lease, *, pending: bool | None = None) -> None:
+    def __init__(
+        self, lease: Lease, *, pending: bool | None = None, begin: BeginExecution | None = None
+    ) -> None:
         self.lease = lease
+        self._begin = begin
         self.may_have_pending = pending is not False
         """Whether the tree may have pending pauses: it had some when the lease was taken (or
         that is not known), or this pass asked a question (only a lease holder asks)."""
@@ -205,21 +221,41 @@ class PassWrites:
             self._note_asked(writes)
             batch = [*self._pending, *writes]
             self._pending = []
-            if not batch:
+            begin, self._begin = self._begin, None
+            if not batch and begin is None:
                 await self.lease.ensure()
                 return []
+            fence: Fence | None = self.lease.fence
+            if begin is not None:
+                # The tree is written with its lease in this commit: there is no lease to
+                # check yet, and no one else can have taken a tree that was not stored.
+                runtime = self.lease.runtime
+                at = Lease.moment(runtime)
+                begin = replace(begin, now=Lease.store_now(runtime))
+                batch, fence = [begin, *batch], None
             # Shielded: a branch cancelled meanwhile must not cut off its siblings' writes.
-            writing = asyncio.ensure_future(
-                self.lease.runtime.store.write(batch, fence=self.lease.fence)
-            )
+            writing = asyncio.ensure_future(self.lease.runtime.store.write(batch, fence=fence))
+            if begin is not None:
+                writing.add_done_callback(lambda done: self._begun(done, begin, at))
             try:
                 results = await asyncio.shield(writing)
             except LeaseLostError:
                 self.lease.lost = True
                 raise
+            if begin is not None:
+                batch, results = batch[1:], results[1:]
             for write, result in zip(batch, results, strict=True):
                 self._note(write, result)
             return results[len(batch) - len(writes) :]
+
+    def _begun(self, done: asyncio.Future[Any], begin: BeginExecution, at: float) -> None:
+        """The commit that carried the tree's beginning ended: the lease is written, or the
+        next commit carries the beginning again."""
+        if done.cancelled() or done.exception() is not None:
+            self._begin = begin
+        else:
+            self.lease.written = True
+            self.lease.confirmed(at)
 
     def _note(self, write: Write[Any], result: Any) -> None:
         """What a committed write tells the pass: the lease freed, executions changed, a
