@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import phonenumbers
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -298,6 +299,26 @@ def test_detectors_find_only_values_that_pass_their_kinds_check(
 ) -> None:
     spans = DETECTORS[kind](text)
     assert [text[a:b] for a, b in spans] == ([] if found is None else [found])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "refund order 7 for ada7@example.org, call +44 20 7946 0007 if needed",
+        "ticket 12345 from 2024-05-01: (+44 20 7946 0958) or +1 650-253-0000 ext. 12",
+        "+33 1 42 68 53 00 then 555 0100 and [+49 30 901820] at last",
+        "no number here, only +5 points and 42",
+        "IDs 4411 2020 7946 0958 before +44 20 7946 0958",
+    ],
+)
+def test_phone_numbers_are_found_as_the_parser_finds_them_in_the_whole_text(text: str) -> None:
+    whole = phonenumbers.PhoneNumberMatcher(text, None, phonenumbers.Leniency.VALID)
+    assert DETECTORS[PiiKind.PHONE](text) == [(match.start, match.end) for match in whole]
+
+
+def test_a_phone_number_glued_to_a_word_is_found_too() -> None:
+    text = "callme+44 20 7946 0958"
+    assert [text[a:b] for a, b in DETECTORS[PiiKind.PHONE](text)] == ["+44 20 7946 0958"]
 
 
 def test_a_pii_marker_needs_a_kind() -> None:

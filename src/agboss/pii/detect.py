@@ -56,11 +56,21 @@ _INTERNATIONAL = re.compile(r"\+\s*\(?\d")
 
 
 def _phones(text: str) -> list[Span]:
-    if not _INTERNATIONAL.search(text):  # only +<country> numbers are read: skip the parser
+    first = _INTERNATIONAL.search(text)
+    if first is None:  # only +<country> numbers are read: skip the parser
         return []
+    # The parser starts at the first of them (with an opening bracket just before it): what
+    # comes before holds no +<country> number, and each digit group there would be parsed in
+    # vain. A number glued to the word before it, which the parser would refuse with that word
+    # in view, is then found too — the safe side for a detector.
+    start = first.start()
+    while start > 0 and text[start - 1] in "([":
+        start -= 1
     return [
-        (match.start, match.end)
-        for match in phonenumbers.PhoneNumberMatcher(text, None, phonenumbers.Leniency.VALID)
+        (start + match.start, start + match.end)
+        for match in phonenumbers.PhoneNumberMatcher(
+            text[start:], None, phonenumbers.Leniency.VALID
+        )
     ]
 
 
