@@ -209,3 +209,26 @@ async def test_a_new_tree_is_stored_with_its_first_commit_and_keeps_its_lease_un
         assert calls == ["call", "call"]
         again = await env.apps[1].get(result.execution_id)
         assert again.status is ExecutionStatus.COMPLETED
+
+
+async def test_a_new_tree_whose_caller_goes_away_before_its_first_commit_leaves_nothing() -> None:
+    started = asyncio.Event()
+
+    async def hanging_first_call(request: ChatRequest) -> ChatResponse:
+        started.set()
+        await asyncio.Event().wait()  # never answers: the caller gives up first
+        raise AssertionError("unreachable")
+
+    async with test_with(
+        OfficeApplication, providers=[FunctionProvider(hanging_first_call)]
+    ) as env:
+        running = asyncio.ensure_future(
+            env.app.execute(OfficeWorkflow, {"text": "book"}, owner_id="u")
+        )
+        await started.wait()
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        later = env.clock.now() + timedelta(hours=1)
+        assert await env.app.store.executions.find_interrupted(later, 10) == []
+        assert await env.app.recover() == []

@@ -288,7 +288,12 @@ class PassWrites:
         return bool(self._owed)
 
     async def release(self) -> None:
-        """Commits what is buffered and frees the lease."""
+        """Commits what is buffered and frees the lease — of a new tree not written yet,
+        nothing: no one has its id, and nothing of it was promised."""
+        if self._begin is not None:
+            self._pending = []
+            self.released = True
+            return
         await self.commit([ReleaseLease(self.lease.fence)])
 
     def discard(self) -> None:
