@@ -11,10 +11,12 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agboss.store import SqliteStore, Store
+from agboss.testing import TestEnv, test_with
 
 POSTGRES_URL = os.environ.get("AGBOSS_TEST_POSTGRES_URL")
 
@@ -41,6 +43,15 @@ async def store_url(kind: str, folder: Path) -> AsyncIterator[str]:
         yield f"{POSTGRES_URL}?schema={schema}"
     finally:
         await drop_schema(schema)
+
+
+@asynccontextmanager
+async def env_on(
+    kind: str, folder: Path, application: type[Any], **options: Any
+) -> AsyncIterator[TestEnv]:
+    """A test application (`test_with`) on a fresh store of a kind."""
+    async with store_url(kind, folder) as url, test_with(application, store=url, **options) as env:
+        yield env
 
 
 async def drop_schema(schema: str) -> None:

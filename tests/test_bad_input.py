@@ -40,17 +40,14 @@ from tests.desk import (
     OfficeApplication,
 )
 from tests.desk import OfficeWorkflow as DeskWorkflow
-from tests.stores import STORE_KINDS, store_url
+from tests.stores import STORE_KINDS, env_on, store_url
 from tests.test_pauses import BOTH, DONE, REQUEST
 
 
 @pytest.fixture(params=STORE_KINDS)
 async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
     desk.clear()
-    async with (
-        store_url(request.param, tmp_path) as url,
-        test_with(OfficeApplication, store=url) as made,
-    ):
+    async with env_on(request.param, tmp_path, OfficeApplication) as made:
         yield made
 
 

@@ -18,12 +18,12 @@ from agboss import (
     PauseStatus,
 )
 from agboss.store.writes import AcquireLease
-from agboss.testing import TestEnv, test_with
+from agboss.testing import TestEnv
 from tests import desk
 from tests.desk import RUNS, BookExpenseTool, DeskDepositApprovalChannel, OfficeAgent
 from tests.desk import OfficeApplication as DeskApplication
 from tests.desk import OfficeWorkflow as DeskWorkflow
-from tests.stores import STORE_KINDS, store_url
+from tests.stores import STORE_KINDS, env_on
 from tests.test_pauses import BOTH, REQUEST
 from tests.waiting import eventually
 
@@ -31,10 +31,7 @@ from tests.waiting import eventually
 @pytest.fixture(params=STORE_KINDS)
 async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
     desk.clear()
-    async with (
-        store_url(request.param, tmp_path) as url,
-        test_with(DeskApplication, store=url) as made,
-    ):
+    async with env_on(request.param, tmp_path, DeskApplication) as made:
         yield made
 
 

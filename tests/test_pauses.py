@@ -48,7 +48,7 @@ from tests.desk import (
     ShredTool,
     StampTool,
 )
-from tests.stores import STORE_KINDS, store_url
+from tests.stores import STORE_KINDS, env_on
 
 REQUEST = WorkflowStartTextDto(text="Return L-7's deposit and book the taxi")
 DONE = reply_with(WorkflowFinishTextDto, text="Both done.")
@@ -61,10 +61,7 @@ BOTH = call_tools(
 @pytest.fixture(params=STORE_KINDS)
 async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
     desk.clear()
-    async with (
-        store_url(request.param, tmp_path) as url,
-        test_with(OfficeApplication, store=url) as made,
-    ):
+    async with env_on(request.param, tmp_path, OfficeApplication) as made:
         yield made
 
 

@@ -32,7 +32,6 @@ from agboss.testing import (
     call_tools,
     decide_with,
     reply_with,
-    test_with,
     tool_call,
 )
 from tests import replies_app
@@ -51,7 +50,7 @@ from tests.replies_app import (
     SlackRefundApprovalChannel,
     TightOfficeWorkflow,
 )
-from tests.stores import STORE_KINDS, store_url
+from tests.stores import STORE_KINDS, env_on
 
 DONE = reply_with(WorkflowFinishTextDto, text="Done.")
 
@@ -60,10 +59,7 @@ DONE = reply_with(WorkflowFinishTextDto, text="Done.")
 async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
     replies_app.clear()
     # decide_with makes jev a decision model
-    async with (
-        store_url(request.param, tmp_path) as url,
-        test_with(OfficeApplication, store=url) as made,
-    ):
+    async with env_on(request.param, tmp_path, OfficeApplication) as made:
         yield made
 
 

@@ -20,9 +20,9 @@ from agboss import (
     PauseResolution,
     PauseStatus,
 )
-from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
+from agboss.testing import TestEnv, call_tools, reply_with, tool_call
 from tests import tree_app
-from tests.stores import STORE_KINDS, store_url
+from tests.stores import STORE_KINDS, env_on
 from tests.test_trees import ORDERS, finishes, pauses
 from tests.tree_app import (
     SENT,
@@ -44,10 +44,7 @@ from tests.tree_app import (
 @pytest.fixture(params=STORE_KINDS)
 async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
     tree_app.clear()
-    async with (
-        store_url(request.param, tmp_path) as url,
-        test_with(TreeApplication, store=url) as made,
-    ):
+    async with env_on(request.param, tmp_path, TreeApplication) as made:
         yield made
 
 
@@ -151,10 +148,7 @@ async def test_a_failed_child_workflow_withdraws_its_own_pause(env: TestEnv) -> 
 @pytest.fixture(params=STORE_KINDS)
 async def two(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
     tree_app.clear()
-    async with (
-        store_url(request.param, tmp_path) as url,
-        test_with(TreeApplication, store=url, instances=2) as made,
-    ):
+    async with env_on(request.param, tmp_path, TreeApplication, instances=2) as made:
         yield made
 
 

@@ -22,7 +22,7 @@ from agboss import (
 from agboss.engine.frame import ExecutionFrame
 from agboss.testing import TestEnv, call_tools, invalid_answer, reply_with, test_with, tool_call
 from tests import tree_app
-from tests.stores import STORE_KINDS, store_url
+from tests.stores import STORE_KINDS, env_on, store_url
 from tests.tree_app import (
     JOINS,
     RUNS,
@@ -60,10 +60,7 @@ ORDERS = OrdersDto(orders=[OrderDto(order_id=f"o{i}") for i in range(3)])
 @pytest.fixture(params=STORE_KINDS)
 async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
     tree_app.clear()
-    async with (
-        store_url(request.param, tmp_path) as url,
-        test_with(TreeApplication, store=url) as made,
-    ):
+    async with env_on(request.param, tmp_path, TreeApplication) as made:
         yield made
 
 

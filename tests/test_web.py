@@ -42,7 +42,7 @@ from tests.replies_app import (
     SlackRefundApprovalChannel,
     TightOfficeWorkflow,
 )
-from tests.stores import STORE_KINDS, store_url
+from tests.stores import STORE_KINDS, env_on
 from tests.test_replies import DONE, EXPENSE, REFUND
 from tests.waiting import eventually
 
@@ -111,10 +111,7 @@ async def serve(asgi: Any) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
 @pytest.fixture(params=STORE_KINDS)
 async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Served]:
     replies_app.clear()
-    async with (
-        store_url(request.param, tmp_path) as url,
-        test_with(OfficeApplication, store=url) as env,
-    ):
+    async with env_on(request.param, tmp_path, OfficeApplication) as env:
         api = FastAPI()  # the router mounts in a FastAPI application as in a Starlette one
         api.mount("/agboss", pause_router(env.app, authenticate=bearer, max_body=4096))
         server, task, port = await serve(api)

@@ -477,7 +477,12 @@ class Engine:
             try:
                 outputs.append(
                     await self._pass(
-                        row, lease, record=False, recovering=cut_off, resolved=acquired.resolved
+                        row,
+                        lease,
+                        record=False,
+                        recovering=cut_off,
+                        resolved=acquired.resolved,
+                        acquired=acquired,
                     )
                 )
             except StoreError:

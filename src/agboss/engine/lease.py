@@ -86,9 +86,9 @@ class Lease:
 
     def surely_held(self) -> bool:
         """Whether the lease cannot have expired yet, by this instance's estimate."""
-        ttl = self.runtime.lease_ttl.total_seconds()
         if not self.written:
             return not self.lost
+        ttl = self.runtime.lease_ttl.total_seconds()
         return not self.lost and self.moment(self.runtime) - self._confirmed < ttl * 2 / 3
 
     async def renew(self) -> bool:

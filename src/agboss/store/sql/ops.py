@@ -548,11 +548,11 @@ def _acquire_lease(write: AcquireLease) -> Ops:
             "SELECT 1 FROM pauses WHERE root_execution_id = ? AND status = 'pending' LIMIT 1",
             root_execution_id,
         )
-    steps = None
-    if write.journal is not None:
+    journal, steps = write.journal, None
+    if journal is not None:
         # What the pass replays first (the answered step's scope): no one else journals this
         # tree's steps while the lease is held, so the rows stay true for the pass.
-        execution_id, prefix = write.journal
+        execution_id, prefix = journal
         steps = yield _all_later(STEPS_UNDER, execution_id, prefix, prefix + KEY_END)
 
     def acquired() -> Acquired | None:
@@ -575,8 +575,8 @@ def _acquire_lease(write: AcquireLease) -> Ops:
             pending=None if pending is None else pending.rows is not None,
             journal=(
                 None
-                if steps is None or write.journal is None
-                else JournalRead(*write.journal, {str(row[0]): step_of(row) for row in steps.rows})
+                if journal is None or steps is None
+                else JournalRead(*journal, {str(row[0]): step_of(row) for row in steps.rows})
             ),
         )
 
