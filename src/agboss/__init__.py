@@ -72,7 +72,6 @@ from agboss.flow import Failure, QuorumGroup, start
 from agboss.inputs import InputLimits
 from agboss.interpreters import InterpreterInput, ReplyInterpretation, ReplyInterpreterHandler
 from agboss.models import FunctionProvider, OpenAICompatibleProvider
-from agboss.outputs import ExecutionOutput, PendingPause
 from agboss.pauses import (
     ExecutionPauseEvent,
     ExecutionResumeEvent,
@@ -93,6 +92,7 @@ from agboss.records import (
     StepRecord,
     ToolCallRecord,
 )
+from agboss.records.outputs import ExecutionOutput, PendingPause
 
 __all__ = [
     "AbortSignal",

@@ -21,11 +21,11 @@ from agboss.engine.runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, 
 from agboss.errors import ConfigurationError, DtoValidationError
 from agboss.inputs import InputLimits, check_id
 from agboss.models.provider import ModelProvider, ModelResolver
-from agboss.outputs import ExecutionOutput, PendingPause
 from agboss.pauses.answering import AnswerReceipt, move_answered, record_answer
+from agboss.pauses.cancelling import cancel_thread
 from agboss.pauses.inbox import InboxPage, list_inbox, query_of
 from agboss.pauses.prompts import load_prompts
-from agboss.pauses.withdrawing import cancel_thread
+from agboss.records.outputs import ExecutionOutput, PendingPause
 from agboss.store.protocol import Store, WaitingQuery
 from agboss.store.url import store_from
 from agboss.store.writes import DeleteResolvedPauses

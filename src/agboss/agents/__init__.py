@@ -1,5 +1,10 @@
-"""The agent's tool loop."""
+"""What an agent's users name: the answer tool an agent answers through.
 
-from agboss.agents.loop import ANSWER_TOOL, WAITING, AgentRun, Waiting
+The tool loop itself is a step of the engine (`agboss.engine`); this package holds only the
+values that applications and scripted models refer to, so it imports nothing of agboss.
+"""
 
-__all__ = ["ANSWER_TOOL", "WAITING", "AgentRun", "Waiting"]
+ANSWER_TOOL = "final_answer"
+"""The name of the tool an agent answers through (its arguments are the agent's output DTO)."""
+
+__all__ = ["ANSWER_TOOL"]

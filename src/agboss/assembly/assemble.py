@@ -228,7 +228,13 @@ class _Assembler:
             tool_channels=tool_channels,
             container=container,
             agent_tools=agent_tools,
-            pii_outside=PiiOutside(agent_tools, pii),
+            pii_outside=PiiOutside(
+                {
+                    agent: {name: spec.input for name, (_, spec) in tools.items()}
+                    for agent, tools in agent_tools.items()
+                },
+                pii,
+            ),
             declares_budgets=app_spec.budget is not None
             or any(d is not None and d.spec.budget is not None for d in self.definitions.values()),
             error_classes=tuple(

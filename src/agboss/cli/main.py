@@ -24,8 +24,8 @@ from agboss.errors import AgbossError, ModelProviderError, UnknownPauseError
 from agboss.models.messages import ChatRequest, ChatResponse
 from agboss.models.openai import OpenAICompatibleProvider
 from agboss.models.provider import ChatModel, ModelProvider
-from agboss.outputs import PendingPause
 from agboss.pauses.inbox import InboxEntry
+from agboss.records.outputs import PendingPause
 from agboss.store.url import store_from
 
 __all__ = ["cli", "main"]

@@ -21,15 +21,16 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
-from agboss.agents.loop import Waiting, describe_validation_error
 from agboss.assembly.assemble import WorkflowDefinition
 from agboss.context import DEFAULT_TENANT_ID
+from agboss.engine.agent import Waiting, describe_validation_error
 from agboss.engine.frame import ExecutionFrame, PassState
 from agboss.engine.hooks import ApplicationHooks
 from agboss.engine.interpreter import FlowRunner, stored_error
 from agboss.engine.lease import Lease, PassWrites, take_lease
 from agboss.engine.reading import Moved, TreeReader
 from agboss.engine.runtime import Runtime
+from agboss.engine.withdrawing import settle_withdrawals
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import (
     AgbossError,
@@ -44,9 +45,8 @@ from agboss.errors import (
 )
 from agboss.inputs import has_non_finite
 from agboss.observability.tracing import span
-from agboss.outputs import ExecutionOutput
-from agboss.pauses.model import ExecutionPauseEvent, PauseRecord
-from agboss.pauses.withdrawing import settle_withdrawals
+from agboss.records.outputs import ExecutionOutput
+from agboss.records.pauses import ExecutionPauseEvent, PauseRecord
 from agboss.store.failures import encode_failure
 from agboss.store.protocol import ExecutionRow, Fence
 from agboss.store.writes import (

@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 from agboss.context import ExecutionContext, StepContext, Tenant
 from agboss.engine.lease import PassWrites
 from agboss.engine.runtime import Runtime
-from agboss.pauses.model import PauseRecord
 from agboss.pii.policy import PiiSeam, TreeTokens
 from agboss.records.model import StepRecord
+from agboss.records.pauses import PauseRecord
 from agboss.store.protocol import ExecutionRow, Fence, StepEntry
 from agboss.store.writes import AppendStep, JournalRead, SavePiiTokens, Write
 

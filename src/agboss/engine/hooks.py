@@ -11,7 +11,7 @@ from typing import Any
 
 from agboss.engine.frame import maybe_await
 from agboss.engine.runtime import Runtime
-from agboss.pauses.model import ExecutionPauseEvent, ExecutionResumeEvent
+from agboss.records.pauses import ExecutionPauseEvent, ExecutionResumeEvent
 
 __all__ = ["ApplicationHooks"]
 

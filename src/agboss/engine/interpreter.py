@@ -12,9 +12,9 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from agboss.agents.loop import WAITING, AgentRun, Waiting
 from agboss.assembly.assemble import WorkflowDefinition
 from agboss.components.specs import AgentSpec
+from agboss.engine.agent import WAITING, AgentRun, Waiting
 from agboss.engine.frame import ExecutionFrame
 from agboss.engine.runtime import Runtime
 from agboss.enums import ExecutionStatus

@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from agboss.agents.loop import WAITING, AgentRun, Waiting
 from agboss.components.joins import BranchResult, JoinInput, QuorumOutcome
 from agboss.components.specs import AgentSpec, JoinComponentSpec
 from agboss.context import StepContext
+from agboss.engine.agent import WAITING, AgentRun, Waiting
 from agboss.engine.frame import ExecutionFrame, maybe_await
+from agboss.engine.withdrawing import withdraw_closed
 from agboss.enums import PauseResolution
 from agboss.errors import (
     AgbossError,
@@ -38,9 +39,8 @@ from agboss.errors import (
 )
 from agboss.flow.dsl import Failure
 from agboss.flow.graph import CompiledBranch, CompiledLaunch, FlowNode
-from agboss.pauses.model import PauseRecord
-from agboss.pauses.withdrawing import withdraw_closed
 from agboss.records.model import ComponentRecord, StepRecord
+from agboss.records.pauses import PauseRecord
 from agboss.store.failures import decode_failure, encode_failure, failure_names, qualified_name
 from agboss.store.protocol import BranchRow
 from agboss.store.writes import (

@@ -22,7 +22,7 @@ from agboss.engine.runtime import Runtime
 from agboss.enums import PauseStatus
 from agboss.errors import LeaseLostError, StoreError
 from agboss.models.messages import Usage
-from agboss.pauses.model import PauseRecord
+from agboss.records.pauses import PauseRecord
 from agboss.store.protocol import Fence, lease_lost
 from agboss.store.writes import (
     Acquired,

@@ -18,8 +18,6 @@ from pydantic import BaseModel
 from agboss.engine.runtime import Runtime
 from agboss.enums import ExecutionStatus
 from agboss.models.messages import Usage
-from agboss.outputs import ExecutionOutput, PendingPause
-from agboss.pauses.model import PauseAnswerRecord
 from agboss.records.model import (
     ChildExecutionRecord,
     ExecutionRecord,
@@ -27,6 +25,8 @@ from agboss.records.model import (
     Spend,
     StepRecord,
 )
+from agboss.records.outputs import ExecutionOutput, PendingPause
+from agboss.records.pauses import PauseAnswerRecord
 from agboss.store.protocol import ExecutionRow, TreeNode
 
 __all__ = ["Moved", "TreeReader"]

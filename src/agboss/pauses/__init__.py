@@ -1,6 +1,6 @@
 """Pauses: asking a channel, answering by id, withdrawing, and the audit trail."""
 
-from agboss.pauses.model import (
+from agboss.records.pauses import (
     ExecutionPauseEvent,
     ExecutionResumeEvent,
     PauseAnswer,

@@ -16,7 +16,10 @@ from pydantic import BaseModel
 
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
+from agboss.engine.decisions import validate_decision
+from agboss.engine.interpreting import interpret_reply
 from agboss.engine.lease import Lease
+from agboss.engine.withdrawing import tool_of
 from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
 from agboss.errors import (
     AgbossError,
@@ -28,16 +31,13 @@ from agboss.errors import (
     UnknownPauseError,
 )
 from agboss.inputs import InputLimits, check_text
-from agboss.outputs import ExecutionOutput
-from agboss.pauses.decisions import validate_decision
-from agboss.pauses.interpreting import interpret_reply
-from agboss.pauses.model import (
+from agboss.records.outputs import ExecutionOutput
+from agboss.records.pauses import (
     ExecutionResumeEvent,
     PauseAnswer,
     PauseRecord,
     shown_pause_id,
 )
-from agboss.pauses.withdrawing import tool_of
 from agboss.store.protocol import ExecutionRow
 from agboss.store.writes import Acquired, AcquireLease, ReleaseLease, ResolvePause
 

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from agboss.engine.runtime import Runtime
 from agboss.errors import DtoValidationError
-from agboss.outputs import PendingPause
+from agboss.records.outputs import PendingPause
 from agboss.store.protocol import WaitingQuery
 from agboss.store.times import from_micros, to_micros
 

@@ -14,11 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agboss.components.specs import ToolSpec
-from agboss.outputs import PendingPause
-from agboss.pauses.model import PauseAnswerRecord
 from agboss.pii.policy import PiiPolicy, _marks, marked_values
 from agboss.records.model import StepRecord
+from agboss.records.outputs import PendingPause
+from agboss.records.pauses import PauseAnswerRecord
 
 __all__ = ["PiiOutside"]
 
@@ -30,21 +29,24 @@ class PiiOutside:
 
     def __init__(
         self,
-        agent_tools: dict[str, dict[str, tuple[type[Any], ToolSpec]]],
+        tool_inputs: dict[str, dict[str, type[BaseModel]]],
         policies: dict[str, PiiPolicy],
     ) -> None:
-        self.agent_tools = agent_tools
+        """Args:
+        tool_inputs: Each agent's tools by name, each with its input DTO.
+        policies: Each workflow's PII policy.
+        """
+        self.tool_inputs = tool_inputs
         self.policies = policies
         self.masks = any(policy.active for policy in policies.values()) or any(
-            _marks(spec.input) for tools in agent_tools.values() for _, spec in tools.values()
+            _marks(dto) for tools in tool_inputs.values() for dto in tools.values()
         )
         """Whether anything is ever masked (else outputs skip the walk)."""
 
     def _input(self, agent: str | None, tool: str | None) -> type[BaseModel] | None:
         if agent is None or tool is None:
             return None
-        found = self.agent_tools.get(agent, {}).get(tool)
-        return None if found is None else found[1].input
+        return self.tool_inputs.get(agent, {}).get(tool)
 
     def _needed(self, policy: PiiPolicy, dto: type[BaseModel] | None) -> bool:
         return policy.active or (dto is not None and bool(_marks(dto)))

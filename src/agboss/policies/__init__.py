@@ -1,5 +1,5 @@
-"""Policies over executions: budgets (and, later, PII)."""
+"""Policies over executions: budgets (the values; the engine enforces them)."""
 
-from agboss.policies.budgets import Budget, check_budgets, count_spend
+from agboss.policies.budgets import Budget
 
-__all__ = ["Budget", "check_budgets", "count_spend"]
+__all__ = ["Budget"]

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import LeaseLostError
 from agboss.models.messages import Usage
-from agboss.outputs import PendingPause
-from agboss.pauses.model import PauseAnswerRecord, PauseRecord
+from agboss.records.outputs import PendingPause
+from agboss.records.pauses import PauseAnswerRecord, PauseRecord
 
 if TYPE_CHECKING:
     from agboss.store.writes import Write

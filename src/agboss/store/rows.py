@@ -8,9 +8,9 @@ from typing import Any
 from agboss.dto import ToolCallApprovalAskDto
 from agboss.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from agboss.models.messages import Usage
-from agboss.outputs import PendingPause
-from agboss.pauses.model import PauseAnswer, PauseRecord, shown_pause_id
 from agboss.records.model import StepRecord
+from agboss.records.outputs import PendingPause
+from agboss.records.pauses import PauseAnswer, PauseRecord, shown_pause_id
 from agboss.store.protocol import ExecutionRow, StepEntry
 from agboss.store.times import from_micros
 

@@ -23,7 +23,7 @@ from typing import Generic, TypeVar
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.models.messages import Usage
-from agboss.pauses.model import PauseAnswer, PauseAnswerRecord, PauseRecord
+from agboss.records.pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
 from agboss.store.protocol import BranchRow, ExecutionRow, Fence, StepEntry
 
 __all__ = [

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agboss.agents.loop import ANSWER_TOOL
+from agboss.agents import ANSWER_TOOL
 from agboss.components.specs import ToolSpec, spec_of
 from agboss.errors import TestSetupError
 from agboss.models.decisions import DecisionRequest, DecisionResponse

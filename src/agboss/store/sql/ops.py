@@ -14,7 +14,7 @@ from typing import Any
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import ThreadOwnerError
-from agboss.pauses.model import PauseAnswerRecord, PauseRecord
+from agboss.records.pauses import PauseAnswerRecord, PauseRecord
 from agboss.store.protocol import ExecutionRow, Fence
 from agboss.store.rows import (
     EXECUTION_COLUMNS,

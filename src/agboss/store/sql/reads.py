@@ -14,8 +14,8 @@ from typing import Any
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.models.messages import Usage
-from agboss.outputs import PendingPause
-from agboss.pauses.model import PauseAnswerRecord, PauseRecord
+from agboss.records.outputs import PendingPause
+from agboss.records.pauses import PauseAnswerRecord, PauseRecord
 from agboss.store.protocol import (
     BranchRow,
     ExecutionRow,

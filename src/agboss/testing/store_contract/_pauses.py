@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
-from agboss.pauses.model import PauseAnswer, PauseAnswerRecord
+from agboss.records.pauses import PauseAnswer, PauseAnswerRecord
 from agboss.store.protocol import (
     Store,
     WaitingQuery,

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
 from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
 from agboss.models.messages import Usage
-from agboss.pauses.model import PauseAnswer, PauseRecord
 from agboss.records.model import ComponentRecord, StepRecord
+from agboss.records.pauses import PauseAnswer, PauseRecord
 from agboss.store.protocol import (
     ExecutionRow,
     Fence,

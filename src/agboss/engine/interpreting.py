@@ -19,7 +19,10 @@ from typing import TYPE_CHECKING, Any
 from agboss.components.channels import ApprovalAsk
 from agboss.components.specs import ReplyInterpreterSpec
 from agboss.dto import ToolCallApprovalDecisionDto, schema_of
+from agboss.engine.budgets import check_budgets, count_spend
+from agboss.engine.decisions import validate_decision
 from agboss.engine.frame import maybe_await
+from agboss.engine.withdrawing import pause_context, tool_of
 from agboss.enums import DecidedBy
 from agboss.errors import (
     BudgetExceededError,
@@ -38,11 +41,8 @@ from agboss.models.messages import (
     Usage,
 )
 from agboss.observability.tracing import span
-from agboss.pauses.decisions import validate_decision
-from agboss.pauses.model import PauseRecord
-from agboss.pauses.withdrawing import pause_context, tool_of
 from agboss.pii.policy import PiiSeam, TreeTokens, UnknownTokenError
-from agboss.policies.budgets import check_budgets, count_spend
+from agboss.records.pauses import PauseRecord
 from agboss.store.protocol import ExecutionRow
 
 if TYPE_CHECKING:

@@ -1,5 +1,4 @@
-"""Telling channels that their questions were closed without an answer (`withdraw`), and
-cancelling a thread.
+"""Telling channels that their questions were closed without an answer (`withdraw`).
 
 A pause closed after its ``send`` returned is marked in the same commit as owing its channel a
 withdraw (``withdrawal = 'due'``), and marked told once ``withdraw`` returned, failed or timed out
@@ -11,32 +10,26 @@ holding the tree's lease; one cut off before is found by the recovery sweep, whi
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from agboss.assembly.assemble import ToolChannel
 from agboss.components.channels import ApprovalAsk, ChannelWithdrawal
 from agboss.components.specs import ToolSpec
-from agboss.context import DEFAULT_TENANT_ID, ExecutionContext, StepContext, Tenant
+from agboss.context import ExecutionContext, StepContext, Tenant
 from agboss.engine.frame import maybe_await
 from agboss.engine.lease import take_lease
 from agboss.engine.runtime import Runtime
 from agboss.engine.timeouts import run_within
-from agboss.enums import ExecutionStatus, PauseResolution
-from agboss.errors import ThreadOwnerError, UnknownThreadError
+from agboss.enums import PauseResolution
 from agboss.observability.tracing import span
-from agboss.outputs import ExecutionOutput
-from agboss.pauses.model import PauseRecord, secret_of
+from agboss.records.pauses import PauseRecord, secret_of
 from agboss.store.failures import redacted
 from agboss.store.protocol import ExecutionRow
 from agboss.store.writes import (
-    CancelExecutions,
-    CancelPendingUnder,
     MarkWithdrawn,
     ReleaseLease,
-    Write,
 )
 
-__all__ = ["cancel_thread", "settle_withdrawals", "tool_of", "withdraw", "withdraw_closed"]
+__all__ = ["settle_withdrawals", "tool_of", "withdraw", "withdraw_closed"]
 
 
 def tool_of(runtime: Runtime, pause: PauseRecord) -> tuple[ToolSpec, ToolChannel]:
@@ -169,43 +162,3 @@ async def settle_withdrawals(runtime: Runtime, root_execution_id: str) -> None:
             await withdraw_closed(runtime, root, due, told)
     finally:
         await store.write([ReleaseLease(lease.fence)], fence=lease.fence)
-
-
-async def cancel_thread(
-    runtime: Runtime, thread_id: str, *, tenant_id: str | None, owner_id: str | None
-) -> ExecutionOutput | None:
-    """Cancels a thread's running and paused executions; see `App.cancel`.
-
-    The executions and their pending pauses are cancelled in one commit (a pass running on the
-    tree meanwhile finds it cancelled at its end and leaves it so); then the channels of the
-    pauses that were sent are told.
-    """
-    store = runtime.store
-    tenant = tenant_id or DEFAULT_TENANT_ID
-    thread = await store.executions.find_thread(tenant, thread_id)
-    if thread is None:
-        raise UnknownThreadError(f"no thread {thread_id!r} is known for this tenant")
-    if owner_id is not None and thread.owner_id != owner_id:
-        raise ThreadOwnerError(f"thread {thread_id} belongs to another owner")
-    roots = await store.executions.find_roots(tenant, thread_id)
-    if not roots:
-        return None
-    now = runtime.clock.now()
-    writes: list[Write[Any]] = []
-    for root in roots:
-        writes += [
-            CancelExecutions(root.execution_id, now),
-            CancelPendingUnder(root.execution_id, "", PauseResolution.CANCELLED, now),
-        ]
-    results = await store.write(writes)
-    cancelled = [root for root, ids in zip(roots, results[::2], strict=True) if ids]
-    for root, closed in zip(roots, results[1::2], strict=True):
-        if any(pause.is_sent for pause in closed):
-            await settle_withdrawals(runtime, root.execution_id)
-    if not cancelled:
-        return None
-    return ExecutionOutput(
-        thread_id=thread_id,
-        execution_id=cancelled[-1].execution_id,
-        status=ExecutionStatus.CANCELLED,
-    )

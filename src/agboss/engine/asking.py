@@ -18,15 +18,15 @@ from agboss.components.channels import ApprovalAsk, ChannelAsk, ChannelOutcome
 from agboss.components.specs import ToolSpec
 from agboss.context import AbortSignal, StepContext
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
+from agboss.engine.decisions import validate_decision
 from agboss.engine.frame import ExecutionFrame, maybe_await
 from agboss.engine.timeouts import run_within
+from agboss.engine.withdrawing import shown_error
 from agboss.enums import PauseResolution, PauseStatus
 from agboss.errors import AgentFailedError, DtoValidationError, LeaseLostError
 from agboss.observability.tracing import span
-from agboss.pauses.decisions import validate_decision
-from agboss.pauses.model import PauseAnswer, PauseRecord, secret_of
-from agboss.pauses.withdrawing import shown_error
 from agboss.records.model import StepRecord
+from agboss.records.pauses import PauseAnswer, PauseRecord, secret_of
 from agboss.store.failures import redacted
 from agboss.store.writes import CancelPause, InsertPause, MarkPauseSent, ResolvePause
 

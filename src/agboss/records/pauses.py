@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
 from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
 from agboss.models.messages import Usage
-from agboss.outputs import PendingPause
 from agboss.records.model import StepRecord
+from agboss.records.outputs import PendingPause
 
 __all__ = [
     "ExecutionPauseEvent",

@@ -22,9 +22,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from agboss.agents import ANSWER_TOOL
 from agboss.components.specs import AgentSpec, ToolSpec
 from agboss.context import StepContext
 from agboss.dto import is_text_dto, schema_of, validation_errors
+from agboss.engine.asking import ask_approval
+from agboss.engine.budgets import check_budgets
 from agboss.engine.frame import ExecutionFrame, maybe_await
 from agboss.engine.timeouts import run_within
 from agboss.enums import PauseStatus
@@ -48,15 +51,11 @@ from agboss.models.messages import (
     ToolSchema,
 )
 from agboss.observability.tracing import span
-from agboss.pauses.asking import ask_approval
 from agboss.pii.policy import PiiSeam, UnknownTokenError
-from agboss.policies.budgets import check_budgets
 from agboss.records.model import ComponentRecord, StepRecord, ToolCallRecord
 from agboss.store.writes import AddLedgerEntry, TakePause
 
-__all__ = ["ANSWER_TOOL", "WAITING", "AgentRun", "Waiting", "describe_validation_error"]
-
-ANSWER_TOOL = "final_answer"
+__all__ = ["WAITING", "AgentRun", "Waiting", "describe_validation_error"]
 
 
 class Waiting:

@@ -1,0 +1,55 @@
+"""Cancelling a thread: its running and paused executions, and their pending pauses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agboss.context import DEFAULT_TENANT_ID
+from agboss.engine.runtime import Runtime
+from agboss.engine.withdrawing import settle_withdrawals
+from agboss.enums import ExecutionStatus, PauseResolution
+from agboss.errors import ThreadOwnerError, UnknownThreadError
+from agboss.records.outputs import ExecutionOutput
+from agboss.store.writes import CancelExecutions, CancelPendingUnder, Write
+
+__all__ = ["cancel_thread"]
+
+
+async def cancel_thread(
+    runtime: Runtime, thread_id: str, *, tenant_id: str | None, owner_id: str | None
+) -> ExecutionOutput | None:
+    """Cancels a thread's running and paused executions; see `App.cancel`.
+
+    The executions and their pending pauses are cancelled in one commit (a pass running on the
+    tree meanwhile finds it cancelled at its end and leaves it so); then the channels of the
+    pauses that were sent are told.
+    """
+    store = runtime.store
+    tenant = tenant_id or DEFAULT_TENANT_ID
+    thread = await store.executions.find_thread(tenant, thread_id)
+    if thread is None:
+        raise UnknownThreadError(f"no thread {thread_id!r} is known for this tenant")
+    if owner_id is not None and thread.owner_id != owner_id:
+        raise ThreadOwnerError(f"thread {thread_id} belongs to another owner")
+    roots = await store.executions.find_roots(tenant, thread_id)
+    if not roots:
+        return None
+    now = runtime.clock.now()
+    writes: list[Write[Any]] = []
+    for root in roots:
+        writes += [
+            CancelExecutions(root.execution_id, now),
+            CancelPendingUnder(root.execution_id, "", PauseResolution.CANCELLED, now),
+        ]
+    results = await store.write(writes)
+    cancelled = [root for root, ids in zip(roots, results[::2], strict=True) if ids]
+    for root, closed in zip(roots, results[1::2], strict=True):
+        if any(pause.is_sent for pause in closed):
+            await settle_withdrawals(runtime, root.execution_id)
+    if not cancelled:
+        return None
+    return ExecutionOutput(
+        thread_id=thread_id,
+        execution_id=cancelled[-1].execution_id,
+        status=ExecutionStatus.CANCELLED,
+    )

@@ -1,0 +1,185 @@
+"""The house: packages import in one direction, and every module imports on its own.
+
+The order below is the architecture (`docs/architecture.md`): a package may import only the
+packages of the layers before its own — never a sibling in its layer, never one above. The
+graph is read from the source (imports under ``TYPE_CHECKING`` too), so an arrow added against
+it fails here, not in a later refactoring.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+LAYERS: list[tuple[str, ...]] = [
+    ("errors",),
+    ("enums", "clock", "context", "dto", "inputs", "agents"),
+    ("models",),  # messages, the provider protocols, the providers
+    ("records",),  # what is stored and returned: steps, pauses, outputs
+    ("store",),  # the protocol, the writes, the SQL stores
+    ("observability",),
+    ("pii", "policies", "flow"),  # values the decorators take
+    ("components",),  # the decorators and their specs
+    ("interpreters",),
+    ("assembly",),  # the checks and the container
+    ("engine",),  # passes, leases, the steps inside a pass
+    ("pauses",),  # operations on answers, the inbox, cancelling
+    ("app",),
+    ("web", "cli", "testing"),
+]
+
+
+def _modules() -> dict[str, tuple[Path, bool]]:
+    found: dict[str, tuple[Path, bool]] = {}
+    for path in (SRC / "agboss").rglob("*.py"):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts = parts[:-1]
+        found[".".join(parts)] = (path, is_package)
+    return found
+
+
+def _package(module: str) -> str:
+    """The first level under agboss (a top-level module is a package of its own)."""
+    return module.split(".")[1] if "." in module else ""
+
+
+def _imports(module: str, path: Path, is_package: bool) -> set[str]:
+    here = module.split(".") if is_package else module.split(".")[:-1]
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(here[: len(here) - node.level + 1] + ([base] if base else []))
+            targets.add(base)
+            targets.update(f"{base}.{alias.name}" for alias in node.names)
+    return {target for target in targets if target.startswith("agboss.")}
+
+
+def package_edges() -> dict[tuple[str, str], list[str]]:
+    """Each arrow between two packages, with the imports that draw it."""
+    modules = _modules()
+    edges: dict[tuple[str, str], list[str]] = {}
+    for module, (path, is_package) in modules.items():
+        source = _package(module)
+        if not source:  # agboss/__init__ re-exports the public names of every layer
+            continue
+        for target in _imports(module, path, is_package):
+            known = max((m for m in modules if target == m or target.startswith(m + ".")), key=len)
+            destination = _package(known)
+            if destination and destination != source:
+                edges.setdefault((source, destination), []).append(f"{module} → {target}")
+    return edges
+
+
+def test_every_package_has_a_layer() -> None:
+    layered = {name for layer in LAYERS for name in layer}
+    packages = {_package(module) for module in _modules()} - {""}
+    assert packages - layered == set(), "add the new package to LAYERS (and the docs' table)"
+    assert layered - packages == set(), "a package in LAYERS no longer exists"
+
+
+def arrows_against(edges: dict[tuple[str, str], list[str]]) -> list[str]:
+    """The arrows that point to the package's own layer or one above it."""
+    layer_of = {name: index for index, layer in enumerate(LAYERS) for name in layer}
+    return [
+        f"{source} → {destination}: {', '.join(sorted(imports))}"
+        for (source, destination), imports in sorted(edges.items())
+        if layer_of[destination] >= layer_of[source]
+    ]
+
+
+def test_packages_import_only_the_layers_before_their_own() -> None:
+    assert arrows_against(package_edges()) == []
+
+
+def test_an_arrow_up_or_to_a_sibling_is_against_the_order() -> None:
+    edges = package_edges()
+    assert ("engine", "store") in edges  # the reader sees real imports
+    assert arrows_against({("store", "engine"): ["agboss.store.x → agboss.engine.y"]}) != []
+    assert arrows_against({("pii", "flow"): ["agboss.pii.x → agboss.flow.y"]}) != []
+
+
+def test_the_package_graph_has_no_cycle() -> None:
+    edges: dict[str, set[str]] = {}
+    for source, destination in package_edges():
+        edges.setdefault(source, set()).add(destination)
+    done: set[str] = set()
+
+    def cycle_from(node: str, path: list[str]) -> list[str] | None:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return None
+        for following in sorted(edges.get(node, ())):
+            found = cycle_from(following, [*path, node])
+            if found:
+                return found
+        done.add(node)
+        return None
+
+    cycles = [found for node in sorted(edges) if (found := cycle_from(node, []))]
+    assert cycles == []
+
+
+# One interpreter loads the third-party libraries, then forks a child per module that imports
+# it first: each child starts with no agboss module loaded, at a fraction of a fresh start.
+_EACH_ALONE = """
+import os, sys, traceback
+import pydantic, httpx, opentelemetry.trace, stdnum, phonenumbers, sqlite3  # noqa: F401
+for name in ("psycopg", "psycopg_pool", "starlette", "click", "rich"):
+    try:
+        __import__(name)
+    except ImportError:
+        pass
+assert not any(m == "agboss" or m.startswith("agboss.") for m in sys.modules)
+running = 0
+for module in sys.argv[1:]:
+    if running == 2:  # the machine's cores
+        os.wait()
+        running -= 1
+    if os.fork() == 0:
+        try:
+            __import__(module)
+        except BaseException:
+            last = traceback.format_exc().strip().splitlines()[-1]
+            sys.stdout.write(f"{module}: {last}\\n")
+            sys.stdout.flush()
+            os._exit(1)
+        os._exit(0)
+    running += 1
+while running:
+    os.wait()
+    running -= 1
+"""
+
+
+def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _EACH_ALONE, *sorted(_modules())],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == []
+
+
+def test_a_module_that_fails_alone_is_reported() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _EACH_ALONE, "agboss.no_such_module", "agboss.errors"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.splitlines() == [
+        "agboss.no_such_module: ModuleNotFoundError: No module named 'agboss.no_such_module'"
+    ]
