@@ -17,7 +17,7 @@ from agboss import (
     PauseAnswerer,
     PauseStatus,
 )
-from agboss.store.writes import AcquireLease
+from agboss.store.writes import AcquireLease, write_one
 from agboss.testing import TestEnv
 from tests import desk
 from tests.desk import RUNS, BookExpenseTool, DeskDepositApprovalChannel, OfficeAgent
@@ -177,8 +177,9 @@ async def test_an_answer_while_a_dead_holder_keeps_the_tree_returns_at_once(
     result = await paused(env, "ada")
     owner_pause_id = owner_pause_of(result)
     # Another instance took the tree's lease and died.
-    [taken] = await env.app.store.write(
-        [AcquireLease(result.execution_id, "dead-instance", timedelta(seconds=30), env.clock.now())]
+    taken = await write_one(
+        env.app.store,
+        AcquireLease(result.execution_id, "dead-instance", timedelta(seconds=30), env.clock.now()),
     )
     assert taken is not None
     receipt = await env.app.answer(

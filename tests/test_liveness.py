@@ -28,7 +28,7 @@ from agboss import (
     PauseStatus,
     ToolCallApprovalDecisionDto,
 )
-from agboss.store.writes import AcquireLease, ResolvePause
+from agboss.store.writes import AcquireLease, ResolvePause, write_one
 from tests.liveness_app import RUNS, SEND_SECONDS, PaymentApplication, PaymentDto, model
 from tests.liveness_app import PaymentWorkflow as Payments
 from tests.stores import STORE_KINDS, store_url
@@ -176,8 +176,9 @@ async def test_a_takeover_and_a_recovery_are_logged_at_info(
     app = await _app(url)
     try:
         paused = await app.execute(Payments, PaymentDto(amount=5), owner_id="u")
-        [acquired] = await app.store.write(
-            [AcquireLease(paused.execution_id, "dead-instance", timedelta(milliseconds=50))]
+        acquired = await write_one(
+            app.store,
+            AcquireLease(paused.execution_id, "dead-instance", timedelta(milliseconds=50)),
         )
         assert acquired is not None
         [pending] = paused.pending

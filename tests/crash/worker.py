@@ -24,7 +24,7 @@ from typing import Any
 
 from agboss import App, FunctionProvider
 from agboss.store import Fence, Store, store_from
-from agboss.store.writes import BeginExecution, RenewLease, Write
+from agboss.store.writes import BeginExecution, RenewLease, Results, Write
 from tests.crash.app import (
     ITEMS,
     THREAD,
@@ -53,7 +53,7 @@ class CountingStore:
         with self.log.open("a") as log:
             log.write(line + "\n")
 
-    async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> list[Any]:
+    async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> Results:
         self.writes += 1
         if fence is not None:
             self.fenced += 1
@@ -70,8 +70,7 @@ class CountingStore:
             self._note(f"refused {self.writes} {names} {type(error).__name__}")
             raise
         changed = not all(
-            isinstance(write, RenewLease) and not result
-            for write, result in zip(writes, results, strict=True)
+            isinstance(write, RenewLease) and not result for write, result in results.pairs()
         )
         self._note(f"{'committed' if changed else 'unchanged'} {self.writes} {names}")
         for write in writes:

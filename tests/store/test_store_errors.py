@@ -21,7 +21,7 @@ from agboss import (
     StoreValueError,
 )
 from agboss.store import ExecutionRow, SqliteStore
-from agboss.store.writes import BeginExecution, ReleaseLease
+from agboss.store.writes import BeginExecution, ReleaseLease, write_one
 from tests.stores import POSTGRES_URL, made_store
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -79,7 +79,7 @@ async def test_a_sqlite_write_behind_another_writer_fails_busy_and_never_freezes
     finally:
         other.execute("ROLLBACK")
         other.close()
-    assert await store.write([_begin()])  # the lock is gone: it goes through
+    assert await write_one(store, _begin())  # the lock is gone: it goes through
     await store.close()
 
 
@@ -123,7 +123,7 @@ async def test_a_postgres_write_behind_a_held_lock_fails_busy_after_its_timeout(
         await made.close()
         store = PostgresStore(str(POSTGRES_URL), schema, **limit)  # type: ignore[arg-type]
         await store.open()
-        [fence] = await store.write([_begin()])
+        fence = await write_one(store, _begin())
         assert POSTGRES_URL is not None
         async with await AsyncConnection.connect(POSTGRES_URL) as other:
             await other.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))

@@ -77,39 +77,37 @@ async def ask_approval(
         pause = await runtime.store.pauses.find_by_step(row.execution_id, step_key)
     if pause is None:
         # Committed before its channel is asked: the id the channel gets is durable.
-        [pause] = await frame.writes.commit(
-            [
-                InsertPause(
-                    PauseRecord(
-                        pause_id=new_pause_id(),
-                        tenant_id=row.tenant_id,
-                        step_key=step_key,
-                        root_execution_id=row.root_execution_id,
-                        execution_id=row.execution_id,
-                        seq=0,
-                        status=PauseStatus.PENDING,
-                        resolution=None,
-                        is_sent=False,
-                        answered_by=channel.answered_by,
-                        channel=channel.name,
-                        agent=agent,
-                        ask=ToolCallApprovalAskDto(
-                            tool=tool.name,
-                            call_id=step.tool_call.call_id,
-                            arguments=args.model_dump(mode="json"),
-                        ),
-                        step=step,
-                        answer=None,
-                        asked_at=runtime.clock.now(),
-                        resolved_at=None,
-                        item_index=step.item_index,
-                        child_execution_id=(
-                            None if row.execution_id == row.root_execution_id else row.execution_id
-                        ),
-                        path=path,
-                    )
+        pause = await frame.writes.commit_one(
+            InsertPause(
+                PauseRecord(
+                    pause_id=new_pause_id(),
+                    tenant_id=row.tenant_id,
+                    step_key=step_key,
+                    root_execution_id=row.root_execution_id,
+                    execution_id=row.execution_id,
+                    seq=0,
+                    status=PauseStatus.PENDING,
+                    resolution=None,
+                    is_sent=False,
+                    answered_by=channel.answered_by,
+                    channel=channel.name,
+                    agent=agent,
+                    ask=ToolCallApprovalAskDto(
+                        tool=tool.name,
+                        call_id=step.tool_call.call_id,
+                        arguments=args.model_dump(mode="json"),
+                    ),
+                    step=step,
+                    answer=None,
+                    asked_at=runtime.clock.now(),
+                    resolved_at=None,
+                    item_index=step.item_index,
+                    child_execution_id=(
+                        None if row.execution_id == row.root_execution_id else row.execution_id
+                    ),
+                    path=path,
                 )
-            ]
+            )
         )
     if pause.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN):
         return _approval(pause)
@@ -207,16 +205,10 @@ async def _send(
         ) from error
     if decision is not None:
         answer = PauseAnswer(decision=decision)
-        [decided] = await frame.writes.commit(
-            [
-                ResolvePause(
-                    pause,
-                    PauseStatus.TAKEN,
-                    PauseResolution.DECIDED,
-                    answer,
-                    runtime.clock.now(),
-                )
-            ]
+        decided = await frame.writes.commit_one(
+            ResolvePause(
+                pause, PauseStatus.TAKEN, PauseResolution.DECIDED, answer, runtime.clock.now()
+            )
         )
         if decided is None:
             return None  # closed while send was returning; nothing was sent to take back

@@ -56,6 +56,7 @@ from agboss.store.writes import (
     ReleaseLease,
     RestTree,
     SetExecutionStatus,
+    write_one,
 )
 
 __all__ = ["Engine"]
@@ -165,7 +166,7 @@ class Engine:
             lease = Lease(runtime, fence, granted_at=at, written=False)
             return await self._pass(row, lease, record=record, fresh=True, begin=begin)
         # A thread named by the caller may be another owner's: checked before anything runs.
-        [fence] = await runtime.store.write([begin])
+        fence = await write_one(runtime.store, begin)
         return await self._pass(
             row, Lease(runtime, fence, granted_at=at), record=record, fresh=True
         )
@@ -329,8 +330,8 @@ class Engine:
                         await writes.flush()
                         continue
                     check = None
-                [rested] = await writes.commit(
-                    [RestTree(writes.lease.fence, runtime.clock.now(), check)]
+                rested = await writes.commit_one(
+                    RestTree(writes.lease.fence, runtime.clock.now(), check)
                 )
                 if rested is None:  # an answer came: the lease is still held
                     resolved = await self._resolved(row)
@@ -343,19 +344,20 @@ class Engine:
                     due=writes.withdrawals_due,
                     pending=rested.pending,
                 )
+            completed = SetExecutionStatus(
+                root,
+                ExecutionStatus.COMPLETED,
+                runtime.clock.now(),
+                output_json=outcome.model_dump_json(),
+            )
             results = await writes.commit(
                 [
                     *_close_pending(writes, root, runtime.clock.now()),
-                    SetExecutionStatus(
-                        root,
-                        ExecutionStatus.COMPLETED,
-                        runtime.clock.now(),
-                        output_json=outcome.model_dump_json(),
-                    ),
+                    completed,
                     ReleaseLease(writes.lease.fence),
                 ]
             )
-            if not results[-2]:  # cancelled meanwhile (app.cancel): it stays cancelled
+            if not results[completed]:  # cancelled meanwhile (app.cancel): it stays cancelled
                 return _Ended(ExecutionStatus.CANCELLED, None, due=True)
             return _Ended(ExecutionStatus.COMPLETED, outcome, due=writes.withdrawals_due)
 

@@ -17,6 +17,7 @@ time, and goes on to ``.on_join_error``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -40,12 +41,12 @@ from agboss.errors import (
 from agboss.flow.dsl import Failure
 from agboss.flow.graph import CompiledBranch, CompiledLaunch, FlowNode
 from agboss.records.model import ComponentRecord, StepRecord
-from agboss.records.pauses import PauseRecord
 from agboss.store.failures import decode_failure, encode_failure, failure_names, qualified_name
 from agboss.store.protocol import BranchRow
 from agboss.store.writes import (
     CancelExecutions,
     CancelPendingUnder,
+    Results,
     SaveBranch,
     StartLaunch,
     TakeResolvedUnder,
@@ -117,7 +118,7 @@ class LaunchRun:
             frame.writes.add(start)  # when it began matters only to a deadline
             started = now
         else:
-            [started] = await frame.writes.commit([start])
+            started = (await frame.writes.commit([start]))[start]
         if deadline is None and self._is_plain_join() and not frame.state.fresh:
             skimmed = await self._skim()
             if skimmed is not None:
@@ -397,10 +398,8 @@ class LaunchRun:
                 self.failures.append((branch, outcome))  # its row goes with the drop
                 return _Dropped(outcome)
             # The failed branch's own questions are withdrawn with its row.
-            closed = await self.frame.writes.commit(
-                [self._row(branch, "failed", error=outcome), *self._closing(branch)]
-            )
-            await self._withdraw(closed)
+            closing = [self._row(branch, "failed", error=outcome), *self._closing(branch)]
+            await self._withdraw(closing, await self.frame.writes.commit(closing))
             return None
         if isinstance(outcome, Waiting):
             self.waiting.add(branch.index)
@@ -441,15 +440,15 @@ class LaunchRun:
             CancelPendingUnder(root, path, PauseResolution.WITHDRAWN, now),
         ]
 
-    async def _withdraw(self, results: list[Any]) -> None:
-        """Tells the channels of the sent pauses a commit just closed (before the pass goes
-        on; each marked told in the pass's next commit)."""
+    async def _withdraw(self, closing: Sequence[Write[Any]], results: Results) -> None:
+        """Tells the channels of the sent pauses that ``closing``, just committed, closed
+        (before the pass goes on; each marked told in the pass's next commit)."""
         closed = [
             pause
-            for result in results
-            if isinstance(result, list)
-            for pause in result
-            if isinstance(pause, PauseRecord) and pause.is_sent
+            for write in closing
+            if isinstance(write, CancelPendingUnder)
+            for pause in results[write]
+            if pause.is_sent
         ]
         if closed:
             writes = self.frame.writes
@@ -517,7 +516,7 @@ class LaunchRun:
             self.dropped.add(branch.index)
             self.waiting.discard(branch.index)
         if writes:
-            await self._withdraw(await self.frame.writes.commit(writes))
+            await self._withdraw(writes, await self.frame.writes.commit(writes))
 
     # ---- joining -------------------------------------------------------------------
 

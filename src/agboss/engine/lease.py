@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from agboss.clock import SystemClock
 from agboss.engine.runtime import Runtime
@@ -37,10 +37,14 @@ from agboss.store.writes import (
     ReleaseLease,
     RenewLease,
     RestTree,
+    Results,
     Write,
+    write_one,
 )
 
 __all__ = ["Lease", "PassWrites", "take_lease"]
+
+T = TypeVar("T")
 
 
 class Lease:
@@ -97,8 +101,8 @@ class Lease:
         if not self.written:
             return not self.lost  # the tree is not stored yet: no one else can take it
         at = self.moment(runtime)
-        [held] = await runtime.store.write(
-            [RenewLease(self.fence, runtime.lease_ttl, self.store_now(runtime))]
+        held = await write_one(
+            runtime.store, RenewLease(self.fence, runtime.lease_ttl, self.store_now(runtime))
         )
         if held:
             self.confirmed(at)
@@ -143,16 +147,15 @@ async def take_lease(
 ) -> tuple[Acquired | None, Lease | None]:
     """Tries to take a tree's lease (see `AcquireLease`); what was taken, and the lease."""
     at = Lease.moment(runtime)
-    [acquired] = await runtime.store.write(
-        [
-            AcquireLease(
-                root_execution_id,
-                runtime.holder,
-                runtime.lease_ttl,
-                Lease.store_now(runtime),
-                start_pass=start_pass,
-            )
-        ]
+    acquired = await write_one(
+        runtime.store,
+        AcquireLease(
+            root_execution_id,
+            runtime.holder,
+            runtime.lease_ttl,
+            Lease.store_now(runtime),
+            start_pass=start_pass,
+        ),
     )
     if acquired is None:
         return None, None
@@ -208,9 +211,13 @@ class PassWrites:
         anything that cannot be taken back."""
         await self.commit(())
 
-    async def commit(self, writes: Sequence[Write[Any]]) -> list[Any]:
-        """Commits what is buffered and ``writes`` as one fenced transaction; the results of
-        ``writes``.
+    async def commit_one(self, write: Write[T]) -> T:
+        """Commits what is buffered and ``write``; the result of ``write``."""
+        return (await self.commit([write]))[write]
+
+    async def commit(self, writes: Sequence[Write[Any]]) -> Results:
+        """Commits what is buffered and ``writes`` as one fenced transaction; its results
+        (``results[write]`` for each of ``writes``).
 
         Raises:
             LeaseLostError: The lease was lost; nothing is written.
@@ -224,7 +231,7 @@ class PassWrites:
             begin, self._begin = self._begin, None
             if not batch and begin is None:
                 await self.lease.ensure()
-                return []
+                return Results((), ())
             fence: Fence | None = self.lease.fence
             if begin is not None:
                 # The tree is written with its lease in this commit: there is no lease to
@@ -242,11 +249,10 @@ class PassWrites:
             except LeaseLostError:
                 self.lease.lost = True
                 raise
-            if begin is not None:
-                batch, results = batch[1:], results[1:]
-            for write, result in zip(batch, results, strict=True):
-                self._note(write, result)
-            return results[len(batch) - len(writes) :]
+            for write, result in results.pairs():
+                if write is not begin:
+                    self._note(write, result)
+            return results
 
     def _begun(self, done: asyncio.Future[Any], begin: BeginExecution, at: float) -> None:
         """The commit that carried the tree's beginning ended: the lease is written, or the

@@ -39,7 +39,7 @@ from agboss.records.pauses import (
     shown_pause_id,
 )
 from agboss.store.protocol import ExecutionRow
-from agboss.store.writes import Acquired, AcquireLease, ReleaseLease, ResolvePause
+from agboss.store.writes import Acquired, AcquireLease, ReleaseLease, ResolvePause, write_one
 
 if TYPE_CHECKING:
     from agboss.engine.engine import Engine
@@ -209,21 +209,18 @@ async def record_answer(
     resolve = ResolvePause(pause, PauseStatus.RESOLVED, PauseResolution.REPLIED, answer, now)
     acquired: Acquired | None = None
     if take_lease:
-        resolved, acquired = await store.write(
-            [
-                resolve,
-                AcquireLease(
-                    pause.root_execution_id,
-                    runtime.holder,
-                    runtime.lease_ttl,
-                    Lease.store_now(runtime),
-                    start_pass=True,
-                    journal=_answered_scope(pause),
-                ),
-            ]
+        take = AcquireLease(
+            pause.root_execution_id,
+            runtime.holder,
+            runtime.lease_ttl,
+            Lease.store_now(runtime),
+            start_pass=True,
+            journal=_answered_scope(pause),
         )
+        results = await store.write([resolve, take])
+        resolved, acquired = results[resolve], results[take]
     else:
-        [resolved] = await store.write([resolve])
+        resolved = await write_one(store, resolve)
     if resolved is None:
         if acquired is not None:  # not this call's to move (the tree was left as it was)
             await store.write([ReleaseLease(acquired.fence)], fence=acquired.fence)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine.runtime import Runtime
 from agboss.engine.withdrawing import settle_withdrawals
 from agboss.enums import ExecutionStatus, PauseResolution
 from agboss.errors import ThreadOwnerError, UnknownThreadError
 from agboss.records.outputs import ExecutionOutput
-from agboss.store.writes import CancelExecutions, CancelPendingUnder, Write
+from agboss.store.writes import CancelExecutions, CancelPendingUnder
 
 __all__ = ["cancel_thread"]
 
@@ -35,16 +33,15 @@ async def cancel_thread(
     if not roots:
         return None
     now = runtime.clock.now()
-    writes: list[Write[Any]] = []
-    for root in roots:
-        writes += [
-            CancelExecutions(root.execution_id, now),
-            CancelPendingUnder(root.execution_id, "", PauseResolution.CANCELLED, now),
-        ]
-    results = await store.write(writes)
-    cancelled = [root for root, ids in zip(roots, results[::2], strict=True) if ids]
-    for root, closed in zip(roots, results[1::2], strict=True):
-        if any(pause.is_sent for pause in closed):
+    cancels = [CancelExecutions(root.execution_id, now) for root in roots]
+    closes = [
+        CancelPendingUnder(root.execution_id, "", PauseResolution.CANCELLED, now) for root in roots
+    ]
+    pairs = zip(cancels, closes, strict=True)
+    results = await store.write([write for pair in pairs for write in pair])
+    cancelled = [root for root, cancel in zip(roots, cancels, strict=True) if results[cancel]]
+    for root, close in zip(roots, closes, strict=True):
+        if any(pause.is_sent for pause in results[close]):
             await settle_withdrawals(runtime, root.execution_id)
     if not cancelled:
         return None

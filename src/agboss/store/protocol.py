@@ -26,7 +26,7 @@ from agboss.records.outputs import PendingPause
 from agboss.records.pauses import PauseAnswerRecord, PauseRecord
 
 if TYPE_CHECKING:
-    from agboss.store.writes import Write
+    from agboss.store.writes import Results, Write
 
 __all__ = [
     "BranchRepository",
@@ -493,8 +493,9 @@ class Store(Protocol):
         """The budgets' ledger."""
         ...
 
-    async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> list[Any]:
-        """Applies ``writes`` as one transaction, in order; each one's result, in order.
+    async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> Results:
+        """Applies ``writes`` as one transaction, in order; their results, each read by its
+        write (``results[write]``).
 
         Raises:
             LeaseLostError: ``fence`` no longer holds its tree's lease; nothing is written.

@@ -1,9 +1,11 @@
 """The store's writes: what an engine transition changes, as data.
 
 `Store.write` applies a list of writes as one transaction — all of them or none — after checking
-the pass's fence when one is given, and returns each write's result. An engine transition (a
-step's journal row with the pause it took and the spend it adds; a resolution with its audit
-entry; a launch's drop) is one such list, so a crash leaves it whole or absent.
+the pass's fence when one is given, and returns their `Results`: ``results[write]`` is that
+write's result, typed by the write (a ``Write[T]`` gives a ``T``); `write_one` applies one.
+An engine transition (a step's journal row with the pause it took and the spend it adds; a
+resolution with its audit entry; a launch's drop) is one such list, so a crash leaves it whole
+or absent.
 
 Each write is a frozen dataclass whose type parameter is its result. A SQL store turns each into
 statements (`agboss.store.sql`); another store may apply them however it likes, as long as it
@@ -16,15 +18,19 @@ a lease expires.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.models.messages import Usage
 from agboss.records.pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
 from agboss.store.protocol import BranchRow, ExecutionRow, Fence, StepEntry
+
+if TYPE_CHECKING:
+    from agboss.store.protocol import Store
 
 __all__ = [
     "AcquireLease",
@@ -46,6 +52,7 @@ __all__ = [
     "ResolvePause",
     "RestTree",
     "Rested",
+    "Results",
     "SaveBranch",
     "SavePauseAnswer",
     "SavePiiTokens",
@@ -54,6 +61,7 @@ __all__ = [
     "TakePause",
     "TakeResolvedUnder",
     "Write",
+    "write_one",
 ]
 
 T = TypeVar("T")
@@ -67,6 +75,54 @@ class Write(Generic[T]):
     def changed_executions(self) -> tuple[str, ...] | None:
         """The executions whose rows this write may change (``None``: not known which)."""
         return ()
+
+
+class Results:
+    """What the writes of one transaction returned, each read by its write.
+
+    ``results[write]`` is the result of ``write`` — a ``Write[T]`` gives a ``T`` — so no caller
+    counts positions. A write object given twice in one transaction has two results: read them
+    with `pairs` (``results[write]`` refuses to choose).
+
+    Args:
+        writes: The writes, in the order applied.
+        values: Their results, in the same order.
+    """
+
+    __slots__ = ("_by_write", "_twice", "_values", "_writes")
+
+    def __init__(self, writes: Sequence[Write[Any]], values: Sequence[object]) -> None:
+        if len(writes) != len(values):
+            raise ValueError(f"{len(writes)} writes gave {len(values)} results")
+        self._writes = tuple(writes)  # kept: the ids below stay theirs
+        self._values = tuple(values)
+        self._by_write = {id(write): value for write, value in zip(writes, values, strict=True)}
+        given = Counter(id(write) for write in writes)
+        self._twice = {key for key, times in given.items() if times > 1}
+
+    def __getitem__(self, write: Write[T]) -> T:
+        key = id(write)
+        if key in self._twice:
+            raise KeyError(f"{write!r} was written twice in this transaction: read pairs()")
+        try:
+            return cast(T, self._by_write[key])
+        except KeyError:
+            raise KeyError(f"{write!r} was not written in this transaction") from None
+
+    def __len__(self) -> int:
+        return len(self._writes)
+
+    def __repr__(self) -> str:
+        return f"Results({list(self.pairs())!r})"
+
+    def pairs(self) -> Iterator[tuple[Write[Any], object]]:
+        """Each write with its result, in the order applied."""
+        return zip(self._writes, self._values, strict=True)
+
+
+async def write_one(store: Store, write: Write[T], *, fence: Fence | None = None) -> T:
+    """Applies one write as its own transaction (see `Store.write`); its result."""
+    return (await store.write([write], fence=fence))[write]
 
 
 # ---- executions ------------------------------------------------------------------------

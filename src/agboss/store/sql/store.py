@@ -21,7 +21,7 @@ from agboss.store.sql.reads import (
     SqlPausedExecutionRepository,
     SqlStepJournalRepository,
 )
-from agboss.store.writes import InsertPause, Write
+from agboss.store.writes import InsertPause, Results, Write
 
 __all__ = ["SqlStore"]
 
@@ -73,16 +73,16 @@ class SqlStore:
     def ledger(self) -> SqlBudgetLedgerRepository:
         return self._ledger
 
-    async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> list[Any]:
+    async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> Results:
         if not writes and fence is None:
-            return []
-        results: list[Any] = settled(
+            return Results((), ())
+        values: list[Any] = settled(
             await self._driver.transact(work_of(writes), fence=fence, shape=shape_of(writes, fence))
         )
-        for write, result in zip(writes, results, strict=True):
+        for write, value in zip(writes, values, strict=True):
             if isinstance(write, InsertPause):
-                self._pauses.remember(result)
-        return results
+                self._pauses.remember(value)
+        return Results(writes, values)
 
     def session(self) -> AbstractAsyncContextManager[None]:
         return self._driver.session()

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
-from agboss.records.pauses import PauseAnswer, PauseAnswerRecord
+from agboss.records.pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
 from agboss.store.protocol import (
     Store,
     WaitingQuery,
@@ -28,6 +28,7 @@ from agboss.store.writes import (
     SavePauseAnswer,
     TakePause,
     TakeResolvedUnder,
+    write_one,
 )
 from agboss.testing.store_contract._support import (
     ANSWER,
@@ -51,10 +52,12 @@ class PauseContract(Contract):
         self, store: Store
     ) -> None:
         fence = await self._begin(store)
-        first, second = await store.write(
-            [InsertPause(make_pause("a" * 32, "k1")), InsertPause(make_pause("b" * 32, "k2"))],
-            fence=fence,
+        insert_a, insert_b = (
+            InsertPause(make_pause("a" * 32, "k1")),
+            InsertPause(make_pause("b" * 32, "k2")),
         )
+        results = await store.write([insert_a, insert_b], fence=fence)
+        first, second = results[insert_a], results[insert_b]
         assert (first.seq, second.seq) == (1, 2)
         found = await store.pauses.find_by_step("ex-1", "k2")
         assert found is not None
@@ -67,7 +70,9 @@ class PauseContract(Contract):
         fence = await self._begin(store)
         await store.write([InsertPause(make_pause())], fence=fence)
         resolve = await answer_of(store)
-        first, second = await store.write([resolve, resolve])
+        results = await store.write([resolve, resolve])  # one write object, given twice
+        (_, first), (_, second) = results.pairs()
+        assert isinstance(first, PauseRecord)
         assert first is not None
         assert first.status is PauseStatus.RESOLVED
         assert first.answer == ANSWER
@@ -98,14 +103,12 @@ class PauseContract(Contract):
         await store.write(
             [InsertPause(make_pause()), InsertPause(make_pause("q" * 32, "k2"))], fence=fence
         )
-        assert await store.write([MarkPauseSent("acme", "p" * 32)]) == [PauseStatus.PENDING]
-        closed, unsent, again = await store.write(
-            [
-                CancelPause("acme", "p" * 32, PauseResolution.WITHDRAWN, NOW),
-                CancelPause("acme", "q" * 32, PauseResolution.WITHDRAWN, NOW),
-                CancelPause("acme", "p" * 32, PauseResolution.CANCELLED, NOW),
-            ]
-        )
+        assert await write_one(store, MarkPauseSent("acme", "p" * 32)) == PauseStatus.PENDING
+        close = CancelPause("acme", "p" * 32, PauseResolution.WITHDRAWN, NOW)
+        close_unsent = CancelPause("acme", "q" * 32, PauseResolution.WITHDRAWN, NOW)
+        close_again = CancelPause("acme", "p" * 32, PauseResolution.CANCELLED, NOW)
+        results = await store.write([close, close_unsent, close_again])
+        closed, unsent, again = results[close], results[close_unsent], results[close_again]
         assert closed is not None
         assert closed.is_sent
         assert closed.resolution is PauseResolution.WITHDRAWN
@@ -124,7 +127,7 @@ class PauseContract(Contract):
         await store.write([InsertPause(make_pause())], fence=fence)
         await store.write([CancelPause("acme", "p" * 32, PauseResolution.CANCELLED, NOW)])
         assert await store.pauses.find_due_withdrawals("ex-1") == []
-        assert await store.write([MarkPauseSent("acme", "p" * 32)]) == [PauseStatus.CANCELLED]
+        assert await write_one(store, MarkPauseSent("acme", "p" * 32)) == PauseStatus.CANCELLED
         assert len(await store.pauses.find_due_withdrawals("ex-1")) == 1
 
     async def test_closing_under_a_path_touches_only_that_branchs_pauses(
@@ -143,13 +146,10 @@ class PauseContract(Contract):
         await store.write([await answer_of(store, "2" * 32)])
         under = await store.pauses.find_under("ex-1", a, (PauseStatus.PENDING,))
         assert [p.pause_id for p in under] == ["1" * 32]
-        closed, taken = await store.write(
-            [
-                CancelPendingUnder("ex-1", a, PauseResolution.WITHDRAWN, NOW),
-                TakeResolvedUnder("ex-1", a),
-            ],
-            fence=fence,
-        )
+        cancel = CancelPendingUnder("ex-1", a, PauseResolution.WITHDRAWN, NOW)
+        take = TakeResolvedUnder("ex-1", a)
+        results = await store.write([cancel, take], fence=fence)
+        closed, taken = results[cancel], results[take]
         assert [p.pause_id for p in closed] == ["1" * 32]
         assert taken == 1
         left = await store.pauses.find_by_root("ex-1", (PauseStatus.PENDING,))
@@ -233,12 +233,12 @@ class PauseContract(Contract):
     async def test_a_tree_rests_paused_with_its_lease_freed(self, store: Store) -> None:
         fence = await self._begin(store)
         await store.write([InsertPause(make_pause())], fence=fence)
-        [rested] = await store.write([RestTree(fence, NOW, frozenset())], fence=fence)
+        rested = await write_one(store, RestTree(fence, NOW, frozenset()), fence=fence)
         assert rested == Rested(cancelled=False, pending=("p" * 32,))
         found = await store.executions.find_by_id("ex-1")
         assert found is not None
         assert found.status is ExecutionStatus.PAUSED
-        [taken] = await store.write([AcquireLease("ex-1", "b", TTL, NOW)])
+        taken = await write_one(store, AcquireLease("ex-1", "b", TTL, NOW))
         assert taken is not None  # freed
 
     async def test_a_rested_tree_names_its_pending_pauses_in_the_order_results_list_them(
@@ -254,7 +254,7 @@ class PauseContract(Contract):
             fence=fence,
         )
         await store.write([await answer_of(store, "r" * 32)])
-        [rested] = await store.write([RestTree(fence, NOW, frozenset({"r" * 32}))], fence=fence)
+        rested = await write_one(store, RestTree(fence, NOW, frozenset({"r" * 32})), fence=fence)
         assert rested is not None
         assert rested.pending == ("o" * 32, "c" * 32)  # the owner's first, then the channels'
         listed = await store.pauses.list_pending("ex-1")
@@ -269,14 +269,14 @@ class PauseContract(Contract):
             fence=fence,
         )
         await store.write([await answer_of(store, "1" * 32)])
-        assert await store.write([RestTree(fence, NOW, frozenset())], fence=fence) == [None]
-        assert await store.write([AcquireLease("ex-1", "b", TTL, NOW)]) == [None]  # still held
+        assert await write_one(store, RestTree(fence, NOW, frozenset()), fence=fence) is None
+        assert await write_one(store, AcquireLease("ex-1", "b", TTL, NOW)) is None  # still held
         found = await store.executions.find_by_id("ex-1")
         assert found is not None
         assert found.status is ExecutionStatus.RUNNING
         # An answer the pass has tried (and could not take) does not hold it.
         tried = frozenset({"1" * 32})
-        [rested] = await store.write([RestTree(fence, NOW, tried)], fence=fence)
+        rested = await write_one(store, RestTree(fence, NOW, tried), fence=fence)
         assert rested == Rested(cancelled=False, pending=("2" * 32,))
 
     async def test_a_tree_rests_without_the_check_when_told_and_stays_cancelled(
@@ -286,12 +286,12 @@ class PauseContract(Contract):
         await store.write([InsertPause(make_pause())], fence=fence)
         await store.write([await answer_of(store)])
         await store.write([CancelExecutions("ex-1", NOW)])
-        [rested] = await store.write([RestTree(fence, NOW, None)], fence=fence)
+        rested = await write_one(store, RestTree(fence, NOW, None), fence=fence)
         assert rested == Rested(cancelled=True, pending=())
         found = await store.executions.find_by_id("ex-1")
         assert found is not None
         assert found.status is ExecutionStatus.CANCELLED
-        [taken] = await store.write([AcquireLease("ex-1", "b", TTL, NOW)])
+        taken = await write_one(store, AcquireLease("ex-1", "b", TTL, NOW))
         assert taken is not None
 
     async def test_a_pause_is_found_with_the_execution_it_waits_in(self, store: Store) -> None:
@@ -326,7 +326,7 @@ class PauseContract(Contract):
         await store.write([await answer_of(store)])
         later = PauseAnswer(decision=ToolCallApprovalDecisionDto(approved=False), responder="v")
         late = ResolvePause(stored, PauseStatus.RESOLVED, PauseResolution.REPLIED, later, NOW + TTL)
-        assert await store.write([late]) == [None]
+        assert await write_one(store, late) is None
         [entry] = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
             "acme", "ex-1"
         )
@@ -339,7 +339,7 @@ class PauseContract(Contract):
         fence = await self._begin(store)
         await store.write([InsertPause(make_pause())], fence=fence)
         assert await store.pauses.find_by_tenant_id_and_pause_id("other", "p" * 32) is None
-        assert await store.write([MarkPauseSent("other", "p" * 32)]) == [None]
+        assert await write_one(store, MarkPauseSent("other", "p" * 32)) is None
 
     async def test_retention_removes_closed_pauses_whose_channels_were_told(
         self, store: Store
@@ -360,7 +360,7 @@ class PauseContract(Contract):
         )
         assert await store.pauses.delete_resolved_before(NOW) == 0
         later = NOW + timedelta(seconds=1)
-        assert await store.write([DeleteResolvedPauses(later)]) == [2]
+        assert await write_one(store, DeleteResolvedPauses(later)) == 2
         left = await store.pauses.find_by_root("ex-1", tuple(PauseStatus))
         assert [p.pause_id[0] for p in left] == ["0", "1", "4"]
         await store.write([MarkWithdrawn("acme", "4" * 32)])
@@ -368,7 +368,7 @@ class PauseContract(Contract):
 
     async def test_an_audit_entry_is_written_once_per_pause(self, store: Store) -> None:
         fence = await self._begin(store)
-        [made] = await store.write([InsertPause(make_pause())], fence=fence)
+        made = await write_one(store, InsertPause(make_pause()), fence=fence)
         entry = PauseAnswerRecord.of(made, PauseResolution.REPLIED, NOW, ANSWER)
         await store.records.save_pause_answer("acme", "ex-1", entry)
         other = PauseAnswerRecord.of(made, PauseResolution.CANCELLED, NOW, None)

@@ -34,6 +34,7 @@ from agboss.store.writes import (
     SavePiiTokens,
     SetExecutionStatus,
     StartLaunch,
+    write_one,
 )
 from agboss.testing.store_contract._pauses import PauseContract
 from agboss.testing.store_contract._support import (
@@ -76,7 +77,7 @@ class StoreContract(PauseContract):
         thread = await store.executions.find_thread("acme", "th-1")
         assert thread is not None
         assert thread.owner_id == "u"
-        assert await store.write([AcquireLease("ex-1", "b", TTL, NOW)]) == [None]
+        assert await write_one(store, AcquireLease("ex-1", "b", TTL, NOW)) is None
 
     async def test_a_thread_keeps_its_owner_and_a_refused_begin_writes_nothing(
         self, store: Store
@@ -90,7 +91,7 @@ class StoreContract(PauseContract):
             raise AssertionError("a second owner was accepted")
         assert await store.executions.find_by_id("ex-2") is None
         # No lease was left behind either: the refused root's lease is free to take.
-        [taken] = await store.write([AcquireLease("ex-2", "b", TTL, NOW)])
+        taken = await write_one(store, AcquireLease("ex-2", "b", TTL, NOW))
         assert taken is not None
         assert taken.fence.epoch == 1
 
@@ -99,7 +100,9 @@ class StoreContract(PauseContract):
         root = make_row()
         child = make_row("ex-1/2:launch#0@0", parent=root)
         grandchild = make_row("ex-1/2:launch#0@0/1:step#0", parent=child)
-        first, again = await store.write([InsertChild(child), InsertChild(child)], fence=fence)
+        insert, insert_again = InsertChild(child), InsertChild(child)
+        results = await store.write([insert, insert_again], fence=fence)
+        first, again = results[insert], results[insert_again]
         await store.write([InsertChild(grandchild)], fence=fence)
         assert first == again
         assert first.parent_execution_id == "ex-1"
@@ -130,10 +133,8 @@ class StoreContract(PauseContract):
     ) -> None:
         fence = await self._begin(store)
         failure = encode_failure(ValueError("bad"))
-        assert await store.write(
-            [SetExecutionStatus("ex-1", ExecutionStatus.FAILED, NOW, error_json=failure)],
-            fence=fence,
-        ) == [True]
+        failed = SetExecutionStatus("ex-1", ExecutionStatus.FAILED, NOW, error_json=failure)
+        assert await write_one(store, failed, fence=fence) is True
         found = await store.executions.find_by_id("ex-1")
         assert found is not None
         assert found.error_json == failure
@@ -141,11 +142,9 @@ class StoreContract(PauseContract):
         assert isinstance(decoded, RecordedError)
         assert decoded.type_name == "builtins.ValueError"
         other = await self._begin(store, make_row("ex-2"))
-        assert await store.write([CancelExecutions("ex-2", NOW)]) == [["ex-2"]]
-        assert await store.write(
-            [SetExecutionStatus("ex-2", ExecutionStatus.COMPLETED, NOW, output_json="{}")],
-            fence=other,
-        ) == [False]
+        assert await write_one(store, CancelExecutions("ex-2", NOW)) == ["ex-2"]
+        completed = SetExecutionStatus("ex-2", ExecutionStatus.COMPLETED, NOW, output_json="{}")
+        assert await write_one(store, completed, fence=other) is False
 
     async def test_cancelling_an_execution_cancels_its_descendants_only(self, store: Store) -> None:
         fence = await self._begin(store)
@@ -153,8 +152,8 @@ class StoreContract(PauseContract):
         child = make_row("ex-1/2:l#0@0", parent=root)
         sibling = make_row("ex-1/2:l#0@1", parent=root)
         await store.write([InsertChild(child), InsertChild(sibling)], fence=fence)
-        assert await store.write([CancelExecutions(child.execution_id, NOW)]) == [
-            [child.execution_id]
+        assert await write_one(store, CancelExecutions(child.execution_id, NOW)) == [
+            child.execution_id
         ]
         found = await store.executions.find_by_id(sibling.execution_id)
         assert found is not None
@@ -244,8 +243,8 @@ class StoreContract(PauseContract):
         self, store: Store
     ) -> None:
         await self._begin(store)
-        assert await store.write([AcquireLease("ex-1", "b", TTL, NOW + TTL / 2)]) == [None]
-        [taken] = await store.write([AcquireLease("ex-1", "b", TTL, NOW + TTL)])
+        assert await write_one(store, AcquireLease("ex-1", "b", TTL, NOW + TTL / 2)) is None
+        taken = await write_one(store, AcquireLease("ex-1", "b", TTL, NOW + TTL))
         assert taken is not None
         assert taken.fence == Fence("ex-1", "b", 2)
         assert taken.previous_holder == "a"
@@ -264,7 +263,9 @@ class StoreContract(PauseContract):
         await store.write([InsertPause(make_pause())], fence=fence)
         await store.write([RestTree(fence, NOW, frozenset())], fence=fence)
         wanted = AcquireLease("ex-1", "b", TTL, NOW, start_pass=True, journal=("ex-1", "1:a#0/"))
-        [resolved, taken] = await store.write([await answer_of(store), wanted])
+        answer = await answer_of(store)
+        results = await store.write([answer, wanted])
+        resolved, taken = results[answer], results[wanted]
         assert resolved is not None
         assert taken is not None
         assert taken.journal is not None
@@ -273,9 +274,10 @@ class StoreContract(PauseContract):
         assert list(taken.journal.steps) == ["1:a#0/turn-0/model", "1:a#0/turn-0/tool-0"]
         assert taken.pending is False  # the one pause was answered: none waits
         # Without the lease, nothing.
-        assert await store.write([AcquireLease("ex-1", "c", TTL, NOW, journal=("ex-1", ""))]) == [
-            None
-        ]
+        assert (
+            await write_one(store, AcquireLease("ex-1", "c", TTL, NOW, journal=("ex-1", "")))
+            is None
+        )
 
     async def test_a_lease_taken_for_a_pass_says_whether_a_pause_still_waits(
         self, store: Store
@@ -287,18 +289,18 @@ class StoreContract(PauseContract):
         )
         await store.write([RestTree(fence, NOW, frozenset())], fence=fence)
         wanted = AcquireLease("ex-1", "b", TTL, NOW, start_pass=True)
-        [_, taken] = await store.write([await answer_of(store, "1" * 32), wanted])
+        taken = (await store.write([await answer_of(store, "1" * 32), wanted]))[wanted]
         assert taken is not None
         assert taken.pending is True
         assert taken.journal is None  # none asked for
-        [plain] = await store.write([AcquireLease("ex-1", "c", TTL, NOW + TTL)])
+        plain = await write_one(store, AcquireLease("ex-1", "c", TTL, NOW + TTL))
         assert plain is not None
         assert plain.pending is None  # not read without start_pass
 
     async def test_a_released_lease_is_free_at_once(self, store: Store) -> None:
         fence = await self._begin(store)
         await store.write([ReleaseLease(fence)], fence=fence)
-        [taken] = await store.write([AcquireLease("ex-1", "b", TTL, NOW)])
+        taken = await write_one(store, AcquireLease("ex-1", "b", TTL, NOW))
         assert taken is not None
         assert taken.previous_holder is None
 
@@ -306,17 +308,17 @@ class StoreContract(PauseContract):
         self, store: Store
     ) -> None:
         fence = await self._begin(store)
-        assert await store.write([RenewLease(fence, TTL, NOW + TTL / 2)]) == [True]
-        assert await store.write([AcquireLease("ex-1", "b", TTL, NOW + TTL)]) == [None]
+        assert await write_one(store, RenewLease(fence, TTL, NOW + TTL / 2)) is True
+        assert await write_one(store, AcquireLease("ex-1", "b", TTL, NOW + TTL)) is None
         assert await store.leases.renew(fence, now=NOW + TTL * 2, ttl=TTL)
-        [taken] = await store.write([AcquireLease("ex-1", "b", TTL, NOW + TTL * 4)])
+        taken = await write_one(store, AcquireLease("ex-1", "b", TTL, NOW + TTL * 4))
         assert taken is not None
-        assert await store.write([RenewLease(fence, TTL, NOW + TTL * 4)]) == [False]
+        assert await write_one(store, RenewLease(fence, TTL, NOW + TTL * 4)) is False
 
     async def test_leases_may_run_on_the_stores_own_clock(self, store: Store) -> None:
         fence = await self._begin(store)
         await store.write([ReleaseLease(fence)], fence=fence)
-        [held] = await store.write([AcquireLease("ex-1", "b", timedelta(milliseconds=200))])
+        held = await write_one(store, AcquireLease("ex-1", "b", timedelta(milliseconds=200)))
         assert held is not None
         assert await store.leases.acquire("ex-1", "c", now=None, ttl=TTL) is None
         assert await store.executions.find_interrupted(None, 10) == []
@@ -402,8 +404,8 @@ class StoreContract(PauseContract):
     async def test_a_launch_keeps_when_it_first_began(self, store: Store) -> None:
         fence = await self._begin(store)
         later = NOW + timedelta(hours=1)
-        assert await store.write([StartLaunch("ex-1", "2:l#0", NOW)], fence=fence) == [NOW]
-        assert await store.write([StartLaunch("ex-1", "2:l#0", later)], fence=fence) == [NOW]
+        assert await write_one(store, StartLaunch("ex-1", "2:l#0", NOW), fence=fence) == NOW
+        assert await write_one(store, StartLaunch("ex-1", "2:l#0", later), fence=fence) == NOW
 
     async def test_the_ledger_counts_each_call_of_a_tree_in_order(self, store: Store) -> None:
         fence = await self._begin(store)

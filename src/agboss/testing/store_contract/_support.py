@@ -18,6 +18,7 @@ from agboss.store.protocol import (
 from agboss.store.writes import (
     BeginExecution,
     ResolvePause,
+    write_one,
 )
 
 __all__ = [
@@ -110,5 +111,4 @@ class Contract:
     """The base of the contract's parts: how a test begins an execution."""
 
     async def _begin(self, store: Store, row: ExecutionRow | None = None) -> Fence:
-        fence: Fence = (await store.write([BeginExecution(row or make_row(), "a", TTL, NOW)]))[0]
-        return fence
+        return await write_one(store, BeginExecution(row or make_row(), "a", TTL, NOW))
