@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Coroutine, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -27,7 +28,14 @@ from agboss.engine.agent import Waiting, describe_validation_error
 from agboss.engine.frame import ExecutionFrame, PassState
 from agboss.engine.hooks import ApplicationHooks
 from agboss.engine.interpreter import FlowRunner, stored_error
-from agboss.engine.lease import Lease, PassWrites, take_lease
+from agboss.engine.lease import (
+    Lease,
+    PassStart,
+    PassWrites,
+    Taken,
+    commit_taking_lease,
+    take_lease,
+)
 from agboss.engine.reading import Moved, TreeReader
 from agboss.engine.runtime import Runtime
 from agboss.engine.withdrawing import settle_withdrawals
@@ -50,10 +58,10 @@ from agboss.records.pauses import ExecutionPauseEvent, PauseRecord
 from agboss.store.failures import encode_failure
 from agboss.store.protocol import ExecutionRow, Fence
 from agboss.store.writes import (
-    Acquired,
     BeginExecution,
     CancelPendingUnder,
     ReleaseLease,
+    ResolvePause,
     RestTree,
     SetExecutionStatus,
     write_one,
@@ -164,82 +172,47 @@ class Engine:
             # commit (one transaction fewer), and a process that dies before it leaves nothing.
             fence = Fence(row.root_execution_id, runtime.holder, 1)
             lease = Lease(runtime, fence, granted_at=at, written=False)
-            return await self._pass(row, lease, record=record, fresh=True, begin=begin)
+            return await self._pass(PassStart(row, lease, fresh=True, begin=begin), record=record)
         # A thread named by the caller may be another owner's: checked before anything runs.
         fence = await write_one(runtime.store, begin)
-        return await self._pass(
-            row, Lease(runtime, fence, granted_at=at), record=record, fresh=True
-        )
+        lease = Lease(runtime, fence, granted_at=at)
+        return await self._pass(PassStart(row, lease, fresh=True), record=record)
 
     # ---- passes --------------------------------------------------------------------
 
-    async def _pass(
-        self,
-        row: ExecutionRow,
-        lease: Lease,
-        *,
-        record: bool,
-        fresh: bool = False,
-        recovering: bool = False,
-        resolved: Sequence[PauseRecord] | None = None,
-        acquired: Acquired | None = None,
-        begin: BeginExecution | None = None,
-    ) -> ExecutionOutput:
-        """Moves a tree with its lease. ``acquired``: what the lease's transaction read (the
-        steps the pass replays first, whether the tree had pending pauses); ``begin``: a new
-        tree's beginning, written with the pass's first commit."""
+    async def _pass(self, start: PassStart, *, record: bool) -> ExecutionOutput:
+        """Moves a tree with its lease, from what the transaction that gave it read."""
+        row, fence = start.row, start.lease.fence
         with span(
             "pass",
             execution_id=row.execution_id,
             workflow=row.workflow,
             tenant_id=row.tenant_id,
-            holder=lease.fence.holder,
-            epoch=lease.fence.epoch,
+            holder=fence.holder,
+            epoch=fence.epoch,
         ) as current:
-            result = await self._moved(
-                row,
-                lease,
-                record=record,
-                fresh=fresh,
-                recovering=recovering,
-                resolved=resolved,
-                acquired=acquired,
-                begin=begin,
-            )
+            result = await self._moved(start, record=record)
             current.set_attribute("agboss.status", result.status.value)
             current.set_attribute("agboss.pending", len(result.pending))
             return result
 
-    async def _moved(
-        self,
-        row: ExecutionRow,
-        lease: Lease,
-        *,
-        record: bool,
-        fresh: bool,
-        recovering: bool,
-        resolved: Sequence[PauseRecord] | None,
-        acquired: Acquired | None,
-        begin: BeginExecution | None,
-    ) -> ExecutionOutput:
+    async def _moved(self, start: PassStart, *, record: bool) -> ExecutionOutput:
         runtime = self.runtime
+        row, lease = start.row, start.lease
         # A new tree has no pauses; a tree whose lease read none has only what this pass asks.
-        known = None if acquired is None else acquired.pending
-        writes = PassWrites(lease, pending=False if fresh else known, begin=begin)
+        writes = PassWrites(
+            lease, pending=False if start.fresh else start.pending, begin=start.begin
+        )
         if row.status is not ExecutionStatus.RUNNING:
             # In the pass's first commit: a pass cut off after it leaves the tree running.
             writes.add(
                 SetExecutionStatus(row.execution_id, ExecutionStatus.RUNNING, runtime.clock.now())
             )
-        state = PassState(
-            recovering=recovering,
-            fresh=fresh,
-            replay=None if acquired is None else acquired.journal,
-        )
+        state = PassState(recovering=start.recovering, fresh=start.fresh, replay=start.journal)
         async with runtime.store.session():
             keeper = asyncio.ensure_future(lease.keep())
             try:
-                ended = await self._run(row, writes, state, resolved=resolved)
+                ended = await self._run(row, writes, state, resolved=start.resolved)
             except LeaseLostError:
                 writes.discard()  # the new holder redoes it
                 raise
@@ -252,7 +225,7 @@ class Engine:
                 keeper.cancel()
                 await asyncio.wait([keeper])
             status = ended.status
-            if ended.due or recovering:  # a cut-off pass may have left channels to tell
+            if ended.due or start.recovering:  # a cut-off pass may have left channels to tell
                 await settle_withdrawals(runtime, row.root_execution_id)
             changed = None if writes.changed is None else frozenset(writes.changed)
             result = await self.reader.output(
@@ -368,17 +341,30 @@ class Engine:
             root.execution_id, (PauseStatus.RESOLVED,)
         )
 
+    async def record_answer(
+        self, resolve: ResolvePause, *, move: bool
+    ) -> tuple[PauseRecord | None, Taken | None]:
+        """Records an answer (Pending → Resolved, with its audit entry); with ``move``, takes
+        the tree's lease for the pass that takes it in the same commit, and reads the answered
+        step's scope of the journal with it. The pause as resolved (``None``: it was not
+        Pending any more — nothing is recorded and no lease is kept), and the lease taken."""
+        pause = resolve.pause
+        if not move:
+            return await write_one(self.runtime.store, resolve), None
+        resolved, taken = await commit_taking_lease(
+            self.runtime, resolve, pause.root_execution_id, journal=_answered_scope(pause)
+        )
+        if resolved is None and taken is not None:  # not this call's to move: left as it was
+            await taken.release()
+            return None, None
+        return resolved, taken
+
     async def move(
-        self,
-        root_execution_id: str,
-        *,
-        record: bool,
-        acquired: Acquired | None = None,
-        lease: Lease | None = None,
+        self, root_execution_id: str, *, record: bool, taken: Taken | None = None
     ) -> ExecutionOutput:
-        """Moves a tree after an answer: with its lease (``acquired`` and ``lease``, taken with
-        ``start_pass``), or once its holder ends its pass — then without a pass if that pass
-        took every answer (the tree's current output, its decision taken).
+        """Moves a tree after an answer: with its lease (``taken`` with the answer), or once
+        its holder ends its pass — then without a pass if that pass took every answer (the
+        tree's current output, its decision taken).
 
         Raises:
             LeaseBusyError: The holder did not end its pass within ``resume_timeout`` (the
@@ -389,7 +375,7 @@ class Engine:
         deadline = loop.time() + runtime.resume_timeout.total_seconds()
         waited = False
         delay = 0.002
-        while acquired is None or lease is None:
+        while taken is None:
             if loop.time() >= deadline:
                 raise LeaseBusyError(
                     f"execution tree {root_execution_id} stayed in another instance's pass for "
@@ -400,28 +386,20 @@ class Engine:
             await asyncio.sleep(delay)  # a holder is in its pass: wait for it to end
             delay = min(delay * 2, 0.05)
             waited = True
-            acquired, lease = await take_lease(runtime, root_execution_id)
-        row = acquired.row
-        assert row is not None
-        moving = (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED)
+            taken = await take_lease(runtime, root_execution_id)
+        start = PassStart.taken(taken)
+        row = start.row
         # Read only after a wait: a lease taken at once with the answer has it to move.
-        resolved: Sequence[PauseRecord] | None = acquired.resolved
         if waited and row.status is ExecutionStatus.PAUSED:
-            resolved = resolved if resolved is not None else await self._resolved(row)
+            resolved = start.resolved if start.resolved is not None else await self._resolved(row)
+            start = replace(start, resolved=resolved)
             rests = not resolved
         else:
             rests = False
-        if row.status not in moving or rests:
-            await runtime.store.write([ReleaseLease(lease.fence)])
+        if row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED) or rests:
+            await taken.release()
             return await self.get(root_execution_id, tenant_id=row.tenant_id, record=record)
-        return await self._pass(
-            row,
-            lease,
-            record=record,
-            recovering=acquired.status is ExecutionStatus.RUNNING,
-            resolved=resolved,
-            acquired=acquired,
-        )
+        return await self._pass(start, record=record)
 
     # ---- reading and recovery ------------------------------------------------------
 
@@ -452,9 +430,10 @@ class Engine:
         for execution_id in await runtime.store.executions.find_interrupted(
             Lease.store_now(runtime), limit
         ):
-            acquired, lease = await take_lease(runtime, execution_id, start_pass=True)
-            if acquired is None or lease is None:
+            taken = await take_lease(runtime, execution_id, start_pass=True)
+            if taken is None:
                 continue  # another instance took it first
+            acquired = taken.acquired
             if acquired.previous_holder is not None:
                 runtime.logger.info(
                     "run.takeover: execution tree %s taken over from %s, whose lease expired",
@@ -464,11 +443,15 @@ class Engine:
                 )
             row = acquired.row
             if row is None or row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED):
-                await runtime.store.write([ReleaseLease(lease.fence)])
+                await taken.release()
                 await settle_withdrawals(runtime, execution_id)  # only channels are owed
                 continue
-            cut_off = acquired.status is ExecutionStatus.RUNNING
-            why = "its last pass was cut off" if cut_off else "an answer was recorded and not moved"
+            start = PassStart.taken(taken)
+            why = (
+                "its last pass was cut off"
+                if start.recovering
+                else "an answer was recorded and not moved"
+            )
             runtime.logger.info(
                 "run.recovering: execution tree %s (%s): %s",
                 execution_id,
@@ -477,16 +460,7 @@ class Engine:
                 extra={"event": "run.recovering", "execution_id": execution_id},
             )
             try:
-                outputs.append(
-                    await self._pass(
-                        row,
-                        lease,
-                        record=False,
-                        recovering=cut_off,
-                        resolved=acquired.resolved,
-                        acquired=acquired,
-                    )
-                )
+                outputs.append(await self._pass(start, record=False))
             except StoreError:
                 raise  # the store is failing: the next sweep tries again
             except LeaseLostError:
@@ -522,6 +496,13 @@ def _close_pending(writes: PassWrites, root: str, now: datetime) -> list[CancelP
 
 _TRIED_IN_ONE_STATEMENT = 64
 """The most pause ids a pass's resting commit checks itself (``NOT IN``); more are read."""
+
+
+def _answered_scope(pause: PauseRecord) -> tuple[str, str] | None:
+    """The execution and key prefix of the steps the pass that moves this answer replays
+    first (the answered step's outermost scope), read with the lease to spare it a read."""
+    scope, slash, _ = pause.step_key.partition("/")
+    return (pause.execution_id, scope + slash) if slash else None
 
 
 def _unexpected(row: ExecutionRow, error: Exception) -> ExecutionFailedError:

@@ -13,17 +13,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
 from agboss.clock import SystemClock
 from agboss.engine.runtime import Runtime
-from agboss.enums import PauseStatus
+from agboss.enums import ExecutionStatus, PauseStatus
 from agboss.errors import LeaseLostError, StoreError
 from agboss.models.messages import Usage
 from agboss.records.pauses import PauseRecord
-from agboss.store.protocol import Fence, lease_lost
+from agboss.store.protocol import ExecutionRow, Fence, lease_lost
 from agboss.store.writes import (
     Acquired,
     AcquireLease,
@@ -32,6 +32,7 @@ from agboss.store.writes import (
     CancelPause,
     CancelPendingUnder,
     InsertPause,
+    JournalRead,
     MarkPauseSent,
     MarkWithdrawn,
     ReleaseLease,
@@ -42,7 +43,7 @@ from agboss.store.writes import (
     write_one,
 )
 
-__all__ = ["Lease", "PassWrites", "take_lease"]
+__all__ = ["Lease", "PassStart", "PassWrites", "Taken", "commit_taking_lease", "take_lease"]
 
 T = TypeVar("T")
 
@@ -142,24 +143,101 @@ class Lease:
                 return
 
 
+@dataclass(frozen=True, slots=True)
+class PassStart:
+    """What a pass starts with: the tree's lease, its root, and what the transaction that gave
+    the lease already read — so that the pass does not read it again.
+
+    Attributes:
+        row: The root execution, as the lease's transaction read it (or as it begins).
+        lease: The tree's lease, held.
+        fresh: A new tree: nothing of it is stored yet to be read (no journal, no pauses).
+        recovering: Its last pass was cut off (it was running): every waiting branch and
+            paused child is re-entered.
+        resolved: The tree's resolved pauses, read with the lease (``None``: not read; the pass
+            reads them).
+        journal: The steps of the answered step's scope, read with the lease (replayed once).
+        pending: Whether the tree had pending pauses when the lease was taken (``None``: not
+            known).
+        begin: A new tree's beginning, written with the pass's first commit (its lease not
+            yet written: `Lease.written`).
+    """
+
+    row: ExecutionRow
+    lease: Lease
+    fresh: bool = False
+    recovering: bool = False
+    resolved: Sequence[PauseRecord] | None = None
+    journal: JournalRead | None = None
+    pending: bool | None = None
+    begin: BeginExecution | None = None
+
+    @classmethod
+    def taken(cls, taken: Taken) -> PassStart:
+        """A pass on a tree whose lease was taken, with what the taking read."""
+        acquired = taken.acquired
+        assert acquired.row is not None
+        return cls(
+            acquired.row,
+            taken.lease,
+            recovering=acquired.status is ExecutionStatus.RUNNING,
+            resolved=acquired.resolved,
+            journal=acquired.journal,
+            pending=acquired.pending,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """A tree's lease, taken: the lease, and what its transaction read (`Acquired`)."""
+
+    lease: Lease
+    acquired: Acquired
+
+    async def release(self) -> None:
+        """Frees the lease (nothing to move)."""
+        store = self.lease.runtime.store
+        await store.write([ReleaseLease(self.lease.fence)], fence=self.lease.fence)
+
+
+def acquire(
+    runtime: Runtime, root_execution_id: str, *, start_pass: bool, journal: tuple[str, str] | None
+) -> AcquireLease:
+    """The write that takes a tree's lease for this instance (see `AcquireLease`)."""
+    return AcquireLease(
+        root_execution_id,
+        runtime.holder,
+        runtime.lease_ttl,
+        Lease.store_now(runtime),
+        start_pass=start_pass,
+        journal=journal,
+    )
+
+
 async def take_lease(
     runtime: Runtime, root_execution_id: str, *, start_pass: bool = False
-) -> tuple[Acquired | None, Lease | None]:
-    """Tries to take a tree's lease (see `AcquireLease`); what was taken, and the lease."""
+) -> Taken | None:
+    """Tries to take a tree's lease; ``None`` when another instance holds it."""
     at = Lease.moment(runtime)
-    acquired = await write_one(
-        runtime.store,
-        AcquireLease(
-            root_execution_id,
-            runtime.holder,
-            runtime.lease_ttl,
-            Lease.store_now(runtime),
-            start_pass=start_pass,
-        ),
+    write = acquire(runtime, root_execution_id, start_pass=start_pass, journal=None)
+    acquired = await write_one(runtime.store, write)
+    return (
+        None if acquired is None else Taken(Lease(runtime, acquired.fence, granted_at=at), acquired)
     )
+
+
+async def commit_taking_lease(
+    runtime: Runtime, write: Write[T], root_execution_id: str, *, journal: tuple[str, str] | None
+) -> tuple[T, Taken | None]:
+    """Commits ``write`` and takes the tree's lease for a pass in the same transaction; the
+    write's result, and the lease when it was free."""
+    at = Lease.moment(runtime)
+    take = acquire(runtime, root_execution_id, start_pass=True, journal=journal)
+    results = await runtime.store.write([write, take])
+    acquired = results[take]
     if acquired is None:
-        return None, None
-    return acquired, Lease(runtime, acquired.fence, granted_at=at)
+        return results[write], None
+    return results[write], Taken(Lease(runtime, acquired.fence, granted_at=at), acquired)
 
 
 class PassWrites:

@@ -26,7 +26,6 @@ from agboss.store.failures import redacted
 from agboss.store.protocol import ExecutionRow
 from agboss.store.writes import (
     MarkWithdrawn,
-    ReleaseLease,
 )
 
 __all__ = ["settle_withdrawals", "tool_of", "withdraw", "withdraw_closed"]
@@ -147,9 +146,10 @@ async def settle_withdrawals(runtime: Runtime, root_execution_id: str) -> None:
     """Tells the channels a tree still owes a withdraw, holding the tree's lease (if another
     instance holds it, that instance — or a later sweep — does it)."""
     store = runtime.store
-    acquired, lease = await take_lease(runtime, root_execution_id)
-    if acquired is None or lease is None:
+    taken = await take_lease(runtime, root_execution_id)
+    if taken is None:
         return
+    lease = taken.lease
 
     async def told(write: MarkWithdrawn) -> None:
         await store.write([write], fence=lease.fence)
@@ -161,4 +161,4 @@ async def settle_withdrawals(runtime: Runtime, root_execution_id: str) -> None:
             await lease.ensure()
             await withdraw_closed(runtime, root, due, told)
     finally:
-        await store.write([ReleaseLease(lease.fence)], fence=lease.fence)
+        await taken.release()

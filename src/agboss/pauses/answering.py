@@ -18,7 +18,7 @@ from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine.decisions import validate_decision
 from agboss.engine.interpreting import interpret_reply
-from agboss.engine.lease import Lease
+from agboss.engine.lease import Taken
 from agboss.engine.withdrawing import tool_of
 from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
 from agboss.errors import (
@@ -39,7 +39,7 @@ from agboss.records.pauses import (
     shown_pause_id,
 )
 from agboss.store.protocol import ExecutionRow
-from agboss.store.writes import Acquired, AcquireLease, ReleaseLease, ResolvePause, write_one
+from agboss.store.writes import ResolvePause
 
 if TYPE_CHECKING:
     from agboss.engine.engine import Engine
@@ -134,25 +134,17 @@ class AnswerReceipt:
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """What the first phase of an answer recorded, and the lease it took for the second."""
+    """What the first phase of an answer recorded, and the tree's lease it took for the
+    second (``None``: not taken — held elsewhere, not asked for, or nothing to move)."""
 
     receipt: AnswerReceipt
-    acquired: Acquired | None
-    granted_at: float
+    taken: Taken | None = None
 
 
 async def move_answered(engine: Engine, recorded: Recorded, *, record: bool) -> ExecutionOutput:
     """The second phase of an answer: the tree moved, with the lease the first phase took (or
     waiting for it); see `App.resume`."""
-    acquired = recorded.acquired
-    lease = (
-        None
-        if acquired is None
-        else Lease(engine.runtime, acquired.fence, granted_at=recorded.granted_at)
-    )
-    return await engine.move(
-        recorded.receipt.execution_id, record=record, acquired=acquired, lease=lease
-    )
+    return await engine.move(recorded.receipt.execution_id, record=record, taken=recorded.taken)
 
 
 async def record_answer(
@@ -187,7 +179,7 @@ async def record_answer(
     responder = _check_answerer(pause, row, owner_id, answered_by)
     repeated = _repeated(engine, pause, row, responder, decision, reply) if repeat_ok else None
     if repeated is not None:
-        return Recorded(repeated, None, 0.0)
+        return Recorded(repeated)
     tool_spec, channel = tool_of(runtime, pause)
     if reply is not None:
         if channel.role is None or channel.role.reply_interpreter is None:
@@ -205,30 +197,14 @@ async def record_answer(
     answer = PauseAnswer(decision=valid, responder=responder, reply=reply, usage=usage)
     # The decision and its audit entry, and the tree's lease for the pass that takes it: one
     # commit.
-    at = Lease.moment(runtime)
     resolve = ResolvePause(pause, PauseStatus.RESOLVED, PauseResolution.REPLIED, answer, now)
-    acquired: Acquired | None = None
-    if take_lease:
-        take = AcquireLease(
-            pause.root_execution_id,
-            runtime.holder,
-            runtime.lease_ttl,
-            Lease.store_now(runtime),
-            start_pass=True,
-            journal=_answered_scope(pause),
-        )
-        results = await store.write([resolve, take])
-        resolved, acquired = results[resolve], results[take]
-    else:
-        resolved = await write_one(store, resolve)
+    resolved, taken = await engine.record_answer(resolve, move=take_lease)
     if resolved is None:
-        if acquired is not None:  # not this call's to move (the tree was left as it was)
-            await store.write([ReleaseLease(acquired.fence)], fence=acquired.fence)
         current = await store.pauses.find_by_tenant_id_and_pause_id(tenant, pause_id)
         if repeat_ok and current is not None:  # the same answer, recorded by a retry meanwhile
             again = _repeated(engine, current, row, responder, decision, reply)
             if again is not None:
-                return Recorded(again, None, 0.0)
+                return Recorded(again)
         raise NotPausedError(current.status.value if current else "gone")
     await engine.hooks.on_resume(
         ExecutionResumeEvent(
@@ -248,14 +224,7 @@ async def record_answer(
         decision=valid,
         responder=responder,
     )
-    return Recorded(receipt, acquired, at)
-
-
-def _answered_scope(pause: PauseRecord) -> tuple[str, str] | None:
-    """The execution and key prefix of the steps the pass that moves this answer replays
-    first (the answered step's outermost scope), read with the lease to spare it a read."""
-    scope, slash, _ = pause.step_key.partition("/")
-    return (pause.execution_id, scope + slash) if slash else None
+    return Recorded(receipt, taken)
 
 
 def _repeated(
