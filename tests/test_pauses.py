@@ -32,6 +32,7 @@ from agboss import (
     WorkflowStartTextDto,
 )
 from agboss.models import MessageRole
+from agboss.store.writes import AcquireLease, write_one
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
 from tests import desk
 from tests.desk import (
@@ -724,8 +725,9 @@ async def test_a_recorded_answer_whose_caller_died_is_taken_by_the_recovery_swee
     result, _, owner_id = await both_paused(env)
     store = env.app.store
     # Another instance holds the tree and dies: its lease stays until it expires.
-    assert await store.leases.acquire(
-        result.execution_id, "dead-instance", now=env.clock.now(), ttl=timedelta(seconds=30)
+    assert await write_one(
+        store,
+        AcquireLease(result.execution_id, "dead-instance", timedelta(seconds=30), env.clock.now()),
     )
     webhook = asyncio.ensure_future(
         env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1")

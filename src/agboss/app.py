@@ -28,7 +28,6 @@ from agboss.pauses.prompts import load_prompts
 from agboss.records.outputs import ExecutionOutput, PendingPause
 from agboss.store.protocol import Store, WaitingQuery
 from agboss.store.url import store_from
-from agboss.store.writes import DeleteResolvedPauses
 
 __all__ = ["App"]
 
@@ -502,7 +501,7 @@ class App:
         runtime = self._runtime
         await self._engine.recover()
         cutoff = runtime.clock.now() - runtime.assembly.spec.pause_record_retention
-        await runtime.store.write([DeleteResolvedPauses(cutoff)])
+        await runtime.store.pauses.delete_resolved_before(cutoff)
 
     async def _run_sweep(self) -> None:
         if self._closed:

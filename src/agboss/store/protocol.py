@@ -2,11 +2,15 @@
 
 Every change goes through `Store.write`: a list of writes (`agboss.store.writes`) applied as one
 transaction after the pass's fence is checked, so that an engine transition is whole or absent
-and an instance that lost its lease writes nothing. The repositories read; the few writes the
-specification names on them (``cancel_by_tenant_id_and_pause_id``, ``delete_resolved_before``,
-``save_pause_answer``) are one-write transactions. Times are passed in (``now``) from the
-application's Clock, so a test clock drives retention and deadlines as it drives everything
-else; a lease's time may instead be the store's own clock (``now=None``).
+and an instance that lost its lease writes nothing. The repositories read, but for the two
+changes the specification makes through them, which no write makes: retention's
+``PausedExecutionRepository.delete_resolved_before`` and an audit entry saved on its own,
+``ExecutionRecordRepository.save_pause_answer`` (the engine writes audit entries with the
+resolution that makes them). The specification's ``cancelByTenantIdAndPauseId`` is the
+`CancelPause` write: the engine closes a pause inside a pass's fenced commit. So every change
+has one way. Times are passed in (``now``) from the application's Clock, so a test clock drives
+retention and deadlines as it drives everything else; a lease's time may instead be the
+store's own clock (``now=None``).
 
 Every store passes one contract suite, `agboss.testing.store_contract`.
 """
@@ -16,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.enums import ExecutionStatus, PauseStatus
 from agboss.errors import LeaseLostError
 from agboss.models.messages import Usage
 from agboss.records.outputs import PendingPause
@@ -36,7 +40,6 @@ __all__ = [
     "ExecutionRepository",
     "ExecutionRow",
     "Fence",
-    "LeaseRepository",
     "LedgerEntry",
     "PausedExecutionRepository",
     "StepEntry",
@@ -226,12 +229,9 @@ class ExecutionRepository(Protocol):
         """The execution, whatever its tenant (for recovery, which knows only ids)."""
         ...
 
-    async def find_tree(self, root_execution_id: str) -> list[ExecutionRow]:
-        """Every execution of a tree, the root first, then in the order they were made."""
-        ...
-
     async def outline(self, root_execution_id: str) -> list[TreeNode]:
-        """`find_tree`'s executions, only what their outputs need (a tree's outputs are built
+        """Every execution of a tree (the root first, then in the order they were made), only
+        what their outputs need (a tree's outputs are built
         on every call that moves it, so the read stays small however many children it has)."""
         ...
 
@@ -246,16 +246,8 @@ class ExecutionRepository(Protocol):
         """The tokens PII rules issued in a tree, and the values they stand for."""
         ...
 
-    async def find_children(self, execution_id: str) -> list[ExecutionRow]:
-        """The executions a step of this execution started, oldest first."""
-        ...
-
     async def find_roots(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
         """The thread's root executions that are running or paused, oldest first."""
-        ...
-
-    async def spend_of(self, execution_id: str, *, tree: bool) -> Usage:
-        """What an execution's steps spent (``tree``: with its descendants')."""
         ...
 
     async def find_interrupted(self, now: datetime | None, limit: int) -> list[str]:
@@ -304,25 +296,6 @@ class BranchRepository(Protocol):
 
     async def count(self, execution_id: str, prefix: str) -> dict[str, int]:
         """How many branch rows of a launch are in each status (only those present)."""
-        ...
-
-
-class LeaseRepository(Protocol):
-    """Leases on execution trees: one holder moves a tree at a time (each call a one-write
-    transaction; see `agboss.store.writes` for what they do)."""
-
-    async def acquire(
-        self, root_execution_id: str, holder: str, *, now: datetime | None, ttl: timedelta
-    ) -> Fence | None:
-        """Takes the lease if it is free or expired; ``None`` while another holds it."""
-        ...
-
-    async def renew(self, fence: Fence, *, now: datetime | None, ttl: timedelta) -> bool:
-        """Extends a held lease; ``False`` if it was lost."""
-        ...
-
-    async def release(self, fence: Fence) -> None:
-        """Frees the lease if the fence still holds it."""
         ...
 
 
@@ -380,29 +353,8 @@ class PausedExecutionRepository(Protocol):
         """How many waiting pauses ``query`` would list without its limit and keyset."""
         ...
 
-    async def find_under(
-        self, root_execution_id: str, path: str, statuses: tuple[PauseStatus, ...]
-    ) -> list[PauseRecord]:
-        """A tree's pauses in these statuses that wait under a branch path (its prefix)."""
-        ...
-
     async def find_due_withdrawals(self, root_execution_id: str) -> list[PauseRecord]:
         """A tree's closed pauses whose channel is still to be told (``withdraw``)."""
-        ...
-
-    async def cancel_by_tenant_id_and_pause_id(
-        self,
-        tenant_id: str,
-        pause_id: str,
-        *,
-        resolution: PauseResolution,
-        now: datetime,
-    ) -> PauseRecord | None:
-        """Pending → Cancelled with its audit entry (`CancelPause`), atomically.
-
-        Returns:
-            The record (with ``is_sent``), or ``None`` when it was not Pending.
-        """
         ...
 
     async def delete_resolved_before(self, cutoff: datetime) -> int:
@@ -466,11 +418,6 @@ class Store(Protocol):
     @property
     def journal(self) -> StepJournalRepository:
         """The step journal."""
-        ...
-
-    @property
-    def leases(self) -> LeaseRepository:
-        """Tree leases."""
         ...
 
     @property

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.models.messages import Usage
-from agboss.records.pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
+from agboss.records.pauses import PauseAnswer, PauseRecord
 from agboss.store.protocol import BranchRow, ExecutionRow, Fence, StepEntry
 
 if TYPE_CHECKING:
@@ -41,7 +41,6 @@ __all__ = [
     "CancelExecutions",
     "CancelPause",
     "CancelPendingUnder",
-    "DeleteResolvedPauses",
     "InsertChild",
     "InsertPause",
     "JournalRead",
@@ -54,7 +53,6 @@ __all__ = [
     "Rested",
     "Results",
     "SaveBranch",
-    "SavePauseAnswer",
     "SavePiiTokens",
     "SetExecutionStatus",
     "StartLaunch",
@@ -295,23 +293,6 @@ class MarkWithdrawn(Write[None]):
 
     tenant_id: str
     pause_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class SavePauseAnswer(Write[None]):
-    """A pause's audit entry, once: a second save of the same pause changes nothing."""
-
-    tenant_id: str
-    root_execution_id: str
-    answer: PauseAnswerRecord
-
-
-@dataclass(frozen=True, slots=True)
-class DeleteResolvedPauses(Write[int]):
-    """Removes Taken and Cancelled pause records resolved before ``cutoff`` (their channels
-    told); how many."""
-
-    cutoff: datetime
 
 
 # ---- launches --------------------------------------------------------------------------------

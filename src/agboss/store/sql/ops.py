@@ -8,7 +8,7 @@ driver runs as one transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -39,7 +39,6 @@ from agboss.store.writes import (
     CancelExecutions,
     CancelPause,
     CancelPendingUnder,
-    DeleteResolvedPauses,
     InsertChild,
     InsertPause,
     JournalRead,
@@ -51,7 +50,6 @@ from agboss.store.writes import (
     Rested,
     RestTree,
     SaveBranch,
-    SavePauseAnswer,
     SavePiiTokens,
     SetExecutionStatus,
     StartLaunch,
@@ -447,6 +445,27 @@ def _mark_withdrawn(write: MarkWithdrawn) -> Ops:
         write.tenant_id,
         write.pause_id,
     )
+
+
+# The repositories' own writes (the specification names them there), not `Store.write`'s.
+
+
+@dataclass(frozen=True, slots=True)
+class SavePauseAnswer(Write[None]):
+    """`ExecutionRecordRepository.save_pause_answer` as a unit of work: a pause's audit
+    entry, once (a second save of the same pause changes nothing)."""
+
+    tenant_id: str
+    root_execution_id: str
+    answer: PauseAnswerRecord
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteResolvedPauses(Write[int]):
+    """`PausedExecutionRepository.delete_resolved_before` as a unit of work: removes Taken and
+    Cancelled pause records resolved before ``cutoff`` (their channels told); how many."""
+
+    cutoff: datetime
 
 
 def _save_pause_answer(write: SavePauseAnswer) -> Ops:

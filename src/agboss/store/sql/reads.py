@@ -9,17 +9,16 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.enums import ExecutionStatus, PauseStatus
 from agboss.models.messages import Usage
 from agboss.records.outputs import PendingPause
 from agboss.records.pauses import PauseAnswerRecord, PauseRecord
 from agboss.store.protocol import (
     BranchRow,
     ExecutionRow,
-    Fence,
     LedgerEntry,
     StepEntry,
     ThreadRow,
@@ -43,24 +42,15 @@ from agboss.store.rows import (
 )
 from agboss.store.sql.dialect import KEY_END, Returns, Sql, settled
 from agboss.store.sql.driver import Driver
-from agboss.store.sql.ops import shape_of, work_of
+from agboss.store.sql.ops import DeleteResolvedPauses, SavePauseAnswer, shape_of, work_of
 from agboss.store.times import from_micros, to_micros
-from agboss.store.writes import (
-    AcquireLease,
-    CancelPause,
-    DeleteResolvedPauses,
-    ReleaseLease,
-    RenewLease,
-    SavePauseAnswer,
-    Write,
-)
+from agboss.store.writes import Write
 
 __all__ = [
     "SqlBranchRepository",
     "SqlBudgetLedgerRepository",
     "SqlExecutionRecordRepository",
     "SqlExecutionRepository",
-    "SqlLeaseRepository",
     "SqlPausedExecutionRepository",
     "SqlStepJournalRepository",
 ]
@@ -176,16 +166,6 @@ class SqlExecutionRepository(_Repository):
         )
         return None if row is None else execution_of(row)
 
-    async def find_tree(self, root_execution_id: str) -> list[ExecutionRow]:
-        rows = await self._driver.read(
-            _all(
-                f"SELECT {EXECUTION_READ} FROM executions WHERE root_execution_id = ? "
-                "ORDER BY parent_execution_id IS NOT NULL, created_at, execution_id",
-                root_execution_id,
-            )
-        )
-        return [execution_of(row) for row in rows]
-
     async def outline(self, root_execution_id: str) -> list[TreeNode]:
         rows = await self._driver.read(
             _all(
@@ -215,16 +195,6 @@ class SqlExecutionRepository(_Repository):
         )
         return {str(row[0]): str(row[1]) for row in rows}
 
-    async def find_children(self, execution_id: str) -> list[ExecutionRow]:
-        rows = await self._driver.read(
-            _all(
-                f"SELECT {EXECUTION_READ} FROM executions WHERE parent_execution_id = ? "
-                "ORDER BY created_at, execution_id",
-                execution_id,
-            )
-        )
-        return [execution_of(row) for row in rows]
-
     async def find_roots(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
         rows = await self._driver.read(
             _all(
@@ -236,22 +206,6 @@ class SqlExecutionRepository(_Repository):
             )
         )
         return [execution_of(row) for row in rows]
-
-    async def spend_of(self, execution_id: str, *, tree: bool) -> Usage:
-        columns = (
-            "SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), "
-            "COALESCE(SUM(cost), 0.0), COALESCE(SUM(model_calls), 0) FROM executions "
-        )
-        if tree:
-            statement = _one(
-                columns + "WHERE execution_id = ? OR (execution_id >= ? AND execution_id < ?)",
-                execution_id,
-                execution_id + "/",
-                execution_id + "/" + KEY_END,
-            )
-        else:
-            statement = _one(columns + "WHERE execution_id = ?", execution_id)
-        return _usage(await self._driver.read(statement))
 
     async def find_interrupted(self, now: datetime | None, limit: int) -> list[str]:
         # Candidates from three small indexes (running roots, resolved pauses, withdrawals
@@ -323,24 +277,9 @@ class SqlBranchRepository(_Repository):
         return {str(row[0]): int(row[1]) for row in rows}
 
 
-class SqlLeaseRepository(_Repository):
-    """Tree leases, each call its own transaction (a pass uses the writes instead)."""
-
-    async def acquire(
-        self, root_execution_id: str, holder: str, *, now: datetime | None, ttl: timedelta
-    ) -> Fence | None:
-        acquired = await self._write(AcquireLease(root_execution_id, holder, ttl, now))
-        return None if acquired is None else acquired.fence
-
-    async def renew(self, fence: Fence, *, now: datetime | None, ttl: timedelta) -> bool:
-        held: bool = await self._write(RenewLease(fence, ttl, now))
-        return held
-
-    async def release(self, fence: Fence) -> None:
-        await self._write(ReleaseLease(fence))
-
-
 _PENDING_CACHE = 50_000
+"""How many listed pending pauses a store keeps decoded (a pending pause never changes: it is
+only ever closed, after which it is no longer listed)."""
 
 _PAUSE_WITH_EXECUTION = (
     f"SELECT {qualified(PAUSE_COLUMNS, 'p')}, {qualified(EXECUTION_READ, 'e')} "
@@ -348,8 +287,6 @@ _PAUSE_WITH_EXECUTION = (
     "WHERE p.tenant_id = ? AND p.pause_id = ?"
 )
 _PAUSE_WIDTH = PAUSE_COLUMNS.count(",") + 1
-"""How many listed pending pauses a store keeps decoded (a pending pause never changes: it is
-only ever closed, after which it is no longer listed)."""
 
 
 class SqlPausedExecutionRepository(_Repository):
@@ -481,22 +418,6 @@ class SqlPausedExecutionRepository(_Repository):
         )
         return 0 if row is None else int(row[0])
 
-    async def find_under(
-        self, root_execution_id: str, path: str, statuses: tuple[PauseStatus, ...]
-    ) -> list[PauseRecord]:
-        marks = ", ".join("?" * len(statuses))
-        rows = await self._driver.read(
-            _all(
-                f"SELECT {PAUSE_COLUMNS} FROM pauses WHERE root_execution_id = ? "
-                f"AND status IN ({marks}) AND branch_path >= ? AND branch_path < ?",
-                root_execution_id,
-                *(status.value for status in statuses),
-                path,
-                path + KEY_END,
-            )
-        )
-        return sorted((pause_of(row) for row in rows), key=by_seq)
-
     async def find_due_withdrawals(self, root_execution_id: str) -> list[PauseRecord]:
         rows = await self._driver.read(
             _all(
@@ -506,19 +427,6 @@ class SqlPausedExecutionRepository(_Repository):
             )
         )
         return [pause_of(row) for row in rows]
-
-    async def cancel_by_tenant_id_and_pause_id(
-        self,
-        tenant_id: str,
-        pause_id: str,
-        *,
-        resolution: PauseResolution,
-        now: datetime,
-    ) -> PauseRecord | None:
-        closed: PauseRecord | None = await self._write(
-            CancelPause(tenant_id, pause_id, resolution, now)
-        )
-        return closed
 
     async def delete_resolved_before(self, cutoff: datetime) -> int:
         deleted: int = await self._write(DeleteResolvedPauses(cutoff))

@@ -17,7 +17,6 @@ from agboss.store.sql.reads import (
     SqlBudgetLedgerRepository,
     SqlExecutionRecordRepository,
     SqlExecutionRepository,
-    SqlLeaseRepository,
     SqlPausedExecutionRepository,
     SqlStepJournalRepository,
 )
@@ -34,7 +33,6 @@ class SqlStore:
         self._driver = driver
         self._executions = SqlExecutionRepository(driver)
         self._journal = SqlStepJournalRepository(driver)
-        self._leases = SqlLeaseRepository(driver)
         self._pauses = SqlPausedExecutionRepository(driver)
         self._records = SqlExecutionRecordRepository(driver)
         self._ledger = SqlBudgetLedgerRepository(driver)
@@ -52,10 +50,6 @@ class SqlStore:
     @property
     def journal(self) -> SqlStepJournalRepository:
         return self._journal
-
-    @property
-    def leases(self) -> SqlLeaseRepository:
-        return self._leases
 
     @property
     def pauses(self) -> SqlPausedExecutionRepository:

@@ -106,15 +106,9 @@ class StoreContract(PauseContract):
         await store.write([InsertChild(grandchild)], fence=fence)
         assert first == again
         assert first.parent_execution_id == "ex-1"
-        assert [r.execution_id for r in await store.executions.find_children("ex-1")] == [
-            child.execution_id
-        ]
-        tree = await store.executions.find_tree("ex-1")
-        assert [r.execution_id for r in tree] == [
-            "ex-1",
-            child.execution_id,
-            grandchild.execution_id,
-        ]
+        found = await store.executions.find_by_id(grandchild.execution_id)
+        assert found is not None
+        assert found.parent_execution_id == child.execution_id
         outline = await store.executions.outline("ex-1")
         assert [(n.execution_id, n.parent_execution_id) for n in outline] == [
             ("ex-1", None),
@@ -122,7 +116,10 @@ class StoreContract(PauseContract):
             (grandchild.execution_id, child.execution_id),
         ]
         assert [(n.status, n.workflow, n.output_json, n.calls) for n in outline] == [
-            (r.status, r.workflow, r.output_json, r.spend.calls) for r in tree
+            (r.status, r.workflow, r.output_json, r.spend.calls)
+            for r in [
+                await store.executions.find_by_id(n.execution_id) or make_row() for n in outline
+            ]
         ]
         some = await store.executions.outline_of("ex-1", [grandchild.execution_id, "ex-1", "ex-9"])
         assert sorted(some) == sorted([outline[0], outline[2]])  # an unknown id is left out
@@ -178,8 +175,11 @@ class StoreContract(PauseContract):
             ],
             fence=fence,
         )
-        assert await store.executions.spend_of("ex-1", tree=False) == usage
-        assert await store.executions.spend_of("ex-1", tree=True) == usage + usage
+        spent = {
+            node.execution_id: (node.input_tokens, node.output_tokens, node.cost, node.calls)
+            for node in await store.executions.outline("ex-1")
+        }
+        assert spent == {"ex-1": (3, 2, 0.5, 1), child.execution_id: (3, 2, 0.5, 1)}
         found = await store.executions.find_by_id(child.execution_id)
         assert found is not None
         assert found.spend == usage
@@ -310,7 +310,7 @@ class StoreContract(PauseContract):
         fence = await self._begin(store)
         assert await write_one(store, RenewLease(fence, TTL, NOW + TTL / 2)) is True
         assert await write_one(store, AcquireLease("ex-1", "b", TTL, NOW + TTL)) is None
-        assert await store.leases.renew(fence, now=NOW + TTL * 2, ttl=TTL)
+        assert await write_one(store, RenewLease(fence, TTL, NOW + TTL * 2)) is True
         taken = await write_one(store, AcquireLease("ex-1", "b", TTL, NOW + TTL * 4))
         assert taken is not None
         assert await write_one(store, RenewLease(fence, TTL, NOW + TTL * 4)) is False
@@ -320,14 +320,15 @@ class StoreContract(PauseContract):
         await store.write([ReleaseLease(fence)], fence=fence)
         held = await write_one(store, AcquireLease("ex-1", "b", timedelta(milliseconds=200)))
         assert held is not None
-        assert await store.leases.acquire("ex-1", "c", now=None, ttl=TTL) is None
+        assert await write_one(store, AcquireLease("ex-1", "c", TTL)) is None
         assert await store.executions.find_interrupted(None, 10) == []
         await asyncio.sleep(0.3)
         assert await store.executions.find_interrupted(None, 10) == ["ex-1"]
-        taken = await store.leases.acquire("ex-1", "c", now=None, ttl=TTL)
+        taken = await write_one(store, AcquireLease("ex-1", "c", TTL))
         assert taken is not None
-        assert await store.leases.renew(taken, now=None, ttl=TTL)
-        await store.leases.release(taken)
+        assert await write_one(store, RenewLease(taken.fence, TTL)) is True
+        await store.write([ReleaseLease(taken.fence)], fence=taken.fence)
+        assert await write_one(store, AcquireLease("ex-1", "d", TTL)) is not None
 
     async def test_a_holder_that_lost_its_lease_writes_nothing(self, store: Store) -> None:
         fence = await self._begin(store)
