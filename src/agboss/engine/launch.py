@@ -42,7 +42,7 @@ from agboss.flow.dsl import Failure
 from agboss.flow.graph import CompiledBranch, CompiledLaunch, FlowNode
 from agboss.records.model import ComponentRecord, StepRecord
 from agboss.store.failures import decode_failure, encode_failure, failure_names, qualified_name
-from agboss.store.protocol import BranchRow
+from agboss.store.protocol import BranchRow, BranchStatus
 from agboss.store.writes import (
     CancelExecutions,
     CancelPendingUnder,
@@ -57,6 +57,9 @@ if TYPE_CHECKING:
     from agboss.engine.interpreter import FlowRunner
 
 __all__ = ["LaunchRun"]
+
+_NO_ROW = BranchRow("", BranchStatus.WAITING)
+"""A branch with no row yet: it runs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,9 +137,9 @@ class LaunchRun:
         affected = self._affected(len(branches))
         for branch in branches:
             row = rows.get(self._branch_place(branch))
-            if row is None or (row.status == "waiting" and branch.index in affected):
+            if row is None or (row.status is BranchStatus.WAITING and branch.index in affected):
                 to_run.append(branch)
-            elif row.status == "waiting":
+            elif row.status is BranchStatus.WAITING:
                 self.waiting.add(branch.index)
             else:
                 failure = self._book(branch, row)
@@ -169,7 +172,7 @@ class LaunchRun:
         execution_id = frame.row.execution_id
         total = self._total()
         counts = await store.branches.count(execution_id, self.place + "@")
-        failed = counts.get("failed", 0) and self.launch.failure is Failure.FAIL_FAST
+        failed = counts.get(BranchStatus.FAILED, 0) and self.launch.failure is Failure.FAIL_FAST
         if frame.state.recovering or failed or sum(counts.values()) != total:
             return None
         affected = sorted(self._affected(total))
@@ -179,9 +182,9 @@ class LaunchRun:
         to_run = [
             self._branch(index)
             for index in affected
-            if rows.get(f"{self.place}@{index}", BranchRow("", "waiting")).status == "waiting"
+            if rows.get(f"{self.place}@{index}", _NO_ROW).status is BranchStatus.WAITING
         ]
-        waiting_elsewhere = counts.get("waiting", 0) - len(to_run)
+        waiting_elsewhere = counts.get(BranchStatus.WAITING, 0) - len(to_run)
         if not to_run and not waiting_elsewhere:
             return None  # every branch is back: the join reads them all
         try:
@@ -193,7 +196,11 @@ class LaunchRun:
             whole = await store.branches.load(execution_id, self.place + "@")
             for branch in branches:
                 row = whole.get(self._branch_place(branch))
-                if branch.index not in ran and row is not None and row.status != "waiting":
+                if (
+                    branch.index not in ran
+                    and row is not None
+                    and row.status is not BranchStatus.WAITING
+                ):
                     self._book(branch, row)
             await self._drop(branches)
             return await self._join_error(dropped.error)
@@ -233,10 +240,10 @@ class LaunchRun:
     def _book(self, branch: _Branch, row: BranchRow) -> BaseException | None:
         """Books a branch that came back in an earlier pass (done, failed or cancelled); its
         failure, if it failed."""
-        if row.status == "cancelled":
+        if row.status is BranchStatus.CANCELLED:
             self.dropped.add(branch.index)
             return None
-        if row.status == "failed":
+        if row.status is BranchStatus.FAILED:
             error = self._stored_failure(row)
             self.results[branch.index] = self._result(branch, error=error)
             return error
@@ -398,22 +405,27 @@ class LaunchRun:
                 self.failures.append((branch, outcome))  # its row goes with the drop
                 return _Dropped(outcome)
             # The failed branch's own questions are withdrawn with its row.
-            closing = [self._row(branch, "failed", error=outcome), *self._closing(branch)]
+            closing = [
+                self._row(branch, BranchStatus.FAILED, error=outcome),
+                *self._closing(branch),
+            ]
             await self._withdraw(closing, await self.frame.writes.commit(closing))
             return None
         if isinstance(outcome, Waiting):
             self.waiting.add(branch.index)
-            self.frame.writes.add(self._row(branch, "waiting"))
+            self.frame.writes.add(self._row(branch, BranchStatus.WAITING))
             return None
         self.waiting.discard(branch.index)
         self.results[branch.index] = self._result(branch, output=outcome)
-        self.frame.writes.add(self._row(branch, "done", output_json=outcome.model_dump_json()))
+        self.frame.writes.add(
+            self._row(branch, BranchStatus.DONE, output_json=outcome.model_dump_json())
+        )
         return None
 
     def _row(
         self,
         branch: _Branch,
-        status: str,
+        status: BranchStatus,
         *,
         output_json: str | None = None,
         error: BaseException | None = None,
@@ -503,7 +515,7 @@ class LaunchRun:
         now = self.runtime.clock.now()
         writes: list[Write[Any]] = []
         for failed, error in self.failures:
-            writes += [self._row(failed, "failed", error=error), *self._closing(failed)]
+            writes += [self._row(failed, BranchStatus.FAILED, error=error), *self._closing(failed)]
         self.failures = []
         for branch in branches:
             if branch.index in self.results or branch.index in self.dropped:
@@ -512,7 +524,7 @@ class LaunchRun:
             if branch.compiled.workflow:
                 child = f"{self.frame.row.execution_id}/{self._branch_place(branch)}"
                 writes.append(CancelExecutions(child, now))
-            writes.append(self._row(branch, "cancelled"))
+            writes.append(self._row(branch, BranchStatus.CANCELLED))
             self.dropped.add(branch.index)
             self.waiting.discard(branch.index)
         if writes:

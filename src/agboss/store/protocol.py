@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from agboss.enums import ExecutionStatus, PauseStatus
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BranchRepository",
     "BranchRow",
+    "BranchStatus",
     "BudgetLedgerRepository",
     "ExecutionRecordRepository",
     "ExecutionRepository",
@@ -266,19 +268,32 @@ class StepJournalRepository(Protocol):
         ...
 
 
+class BranchStatus(StrEnum):
+    """Where a launch's branch stands (its row, written as it comes back)."""
+
+    WAITING = "waiting"
+    """A pause under it waits for an answer."""
+    DONE = "done"
+    """It came back with its output."""
+    FAILED = "failed"
+    """It failed (its failure is stored)."""
+    CANCELLED = "cancelled"
+    """It was dropped: a FailFast sibling failed, or its launch's quorum was decided."""
+
+
 @dataclass(frozen=True, slots=True)
 class BranchRow:
     """Where a launch's branch stands.
 
     Attributes:
         place: ``<node>#<visit>@<index>`` in its execution.
-        status: ``waiting``, ``done``, ``failed`` or ``cancelled``.
+        status: Where it stands.
         output_json: A done branch's output.
         error_json: A failed branch's failure (`agboss.store.failures`).
     """
 
     place: str
-    status: str
+    status: BranchStatus
     output_json: str | None = None
     error_json: str | None = None
 
@@ -294,7 +309,7 @@ class BranchRepository(Protocol):
         """The rows of these branches (those that have one), by place."""
         ...
 
-    async def count(self, execution_id: str, prefix: str) -> dict[str, int]:
+    async def count(self, execution_id: str, prefix: str) -> dict[BranchStatus, int]:
         """How many branch rows of a launch are in each status (only those present)."""
         ...
 

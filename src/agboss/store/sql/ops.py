@@ -509,7 +509,7 @@ def _save_branch(write: SaveBranch) -> Ops:
         "error_json = excluded.error_json, updated_at = excluded.updated_at",
         write.execution_id,
         branch.place,
-        branch.status,
+        branch.status.value,
         branch.output_json,
         branch.error_json,
         to_micros(write.now),

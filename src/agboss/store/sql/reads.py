@@ -18,6 +18,7 @@ from agboss.records.outputs import PendingPause
 from agboss.records.pauses import PauseAnswerRecord, PauseRecord
 from agboss.store.protocol import (
     BranchRow,
+    BranchStatus,
     ExecutionRow,
     LedgerEntry,
     StepEntry,
@@ -238,6 +239,9 @@ class SqlStepJournalRepository(_Repository):
         return {str(row[0]): step_of(row) for row in rows}
 
 
+_BRANCH_STATUS = {status.value: status for status in BranchStatus}
+
+
 class SqlBranchRepository(_Repository):
     """Launches' branch rows."""
 
@@ -251,9 +255,10 @@ class SqlBranchRepository(_Repository):
                 prefix + KEY_END,
             )
         )
-        # Text columns come back as str from both drivers: built as they are (a launch of
-        # thousands of branches reads them on every pass).
-        return {row[0]: BranchRow(*row) for row in rows}
+        # Text columns come back as str from both drivers: built as they are, the status by a
+        # dict (a launch of thousands of branches reads them on every pass).
+        status = _BRANCH_STATUS
+        return {place: BranchRow(place, status[at], out, err) for place, at, out, err in rows}
 
     async def load_places(self, execution_id: str, places: Sequence[str]) -> dict[str, BranchRow]:
         rows = await self._read_in(
@@ -262,9 +267,10 @@ class SqlBranchRepository(_Repository):
             execution_id,
             places,
         )
-        return {row[0]: BranchRow(*row) for row in rows}
+        status = _BRANCH_STATUS
+        return {place: BranchRow(place, status[at], out, err) for place, at, out, err in rows}
 
-    async def count(self, execution_id: str, prefix: str) -> dict[str, int]:
+    async def count(self, execution_id: str, prefix: str) -> dict[BranchStatus, int]:
         rows = await self._driver.read(
             _all(
                 "SELECT status, COUNT(*) FROM branches "
@@ -274,7 +280,7 @@ class SqlBranchRepository(_Repository):
                 prefix + KEY_END,
             )
         )
-        return {str(row[0]): int(row[1]) for row in rows}
+        return {_BRANCH_STATUS[str(row[0])]: int(row[1]) for row in rows}
 
 
 _PENDING_CACHE = 50_000

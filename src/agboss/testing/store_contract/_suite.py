@@ -13,6 +13,7 @@ from agboss.models.messages import Usage
 from agboss.store.failures import decode_failure, encode_failure
 from agboss.store.protocol import (
     BranchRow,
+    BranchStatus,
     Fence,
     Store,
 )
@@ -384,23 +385,28 @@ class StoreContract(PauseContract):
         fence = await self._begin(store)
         await store.write(
             [
-                SaveBranch("ex-1", BranchRow("2:l#0@0", "waiting"), NOW),
-                SaveBranch("ex-1", BranchRow("2:l#0@1", "failed", None, '{"type": "x"}'), NOW),
-                SaveBranch("ex-1", BranchRow("2:l#1@0", "waiting"), NOW),
-                SaveBranch("ex-1", BranchRow("2:l#0@0", "done", '{"a": 1}'), NOW),
+                SaveBranch("ex-1", BranchRow("2:l#0@0", BranchStatus.WAITING), NOW),
+                SaveBranch(
+                    "ex-1", BranchRow("2:l#0@1", BranchStatus.FAILED, None, '{"type": "x"}'), NOW
+                ),
+                SaveBranch("ex-1", BranchRow("2:l#1@0", BranchStatus.WAITING), NOW),
+                SaveBranch("ex-1", BranchRow("2:l#0@0", BranchStatus.DONE, '{"a": 1}'), NOW),
             ],
             fence=fence,
         )
         rows = await store.branches.load("ex-1", "2:l#0@")
         assert rows == {
-            "2:l#0@0": BranchRow("2:l#0@0", "done", '{"a": 1}'),
-            "2:l#0@1": BranchRow("2:l#0@1", "failed", None, '{"type": "x"}'),
+            "2:l#0@0": BranchRow("2:l#0@0", BranchStatus.DONE, '{"a": 1}'),
+            "2:l#0@1": BranchRow("2:l#0@1", BranchStatus.FAILED, None, '{"type": "x"}'),
         }
         assert await store.branches.load_places("ex-1", ["2:l#0@1", "2:l#0@7"]) == {
-            "2:l#0@1": BranchRow("2:l#0@1", "failed", None, '{"type": "x"}')
+            "2:l#0@1": BranchRow("2:l#0@1", BranchStatus.FAILED, None, '{"type": "x"}')
         }
-        assert await store.branches.count("ex-1", "2:l#0@") == {"done": 1, "failed": 1}
-        assert await store.branches.count("ex-1", "2:l#1@") == {"waiting": 1}
+        assert await store.branches.count("ex-1", "2:l#0@") == {
+            BranchStatus.DONE: 1,
+            BranchStatus.FAILED: 1,
+        }
+        assert await store.branches.count("ex-1", "2:l#1@") == {BranchStatus.WAITING: 1}
 
     async def test_a_launch_keeps_when_it_first_began(self, store: Store) -> None:
         fence = await self._begin(store)
