@@ -28,7 +28,7 @@ from agboss.context import StepContext
 from agboss.dto import is_text_dto, schema_of, validation_errors
 from agboss.engine.asking import ask_approval
 from agboss.engine.budgets import check_budgets
-from agboss.engine.frame import ExecutionFrame, maybe_await
+from agboss.engine.frame import ExecutionFrame, maybe_await, step_context
 from agboss.engine.timeouts import run_within
 from agboss.enums import PauseStatus
 from agboss.errors import (
@@ -424,17 +424,7 @@ class AgentRun:
                 tool=call.name, call_id=call.id, arguments=args.model_dump(mode="json")
             ),
         )
-        step = StepContext(
-            node_id=self.node.node_id,
-            kind="tool-run",
-            idempotency_key=record.key,
-            call_id=call.id,
-            visit=self.visit,
-            tool_loop_iteration=iteration,
-            validation_attempts=attempts,
-            copy_index=record.copy_index,
-            item_index=record.item_index,
-        )
+        step = step_context(record)
         entry = self.frame.journaled(key)
         if entry is not None:
             return _ToolResult.decode(entry.result_json)

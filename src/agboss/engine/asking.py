@@ -14,17 +14,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from agboss.assembly.assemble import ToolChannel
-from agboss.components.channels import ApprovalAsk, ChannelAsk, ChannelOutcome
+from agboss.components.channels import ChannelAsk, ChannelOutcome
 from agboss.components.specs import ToolSpec
-from agboss.context import AbortSignal, StepContext
+from agboss.context import StepContext
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
+from agboss.engine.channels import ChannelCall
 from agboss.engine.decisions import validate_decision
-from agboss.engine.frame import ExecutionFrame, maybe_await
-from agboss.engine.timeouts import run_within
-from agboss.engine.withdrawing import shown_error
+from agboss.engine.frame import ExecutionFrame
 from agboss.enums import PauseResolution, PauseStatus
 from agboss.errors import AgentFailedError, DtoValidationError, LeaseLostError
-from agboss.observability.tracing import span
 from agboss.records.model import StepRecord
 from agboss.records.pauses import PauseAnswer, PauseRecord, secret_of
 from agboss.store.failures import redacted
@@ -131,51 +129,18 @@ async def _send(
     args: BaseModel,
 ) -> Approval | None:
     runtime = frame.runtime
-    send_context = StepContext(
-        node_id=context.node_id,
-        kind="channel-send",
-        idempotency_key=context.idempotency_key,
-        call_id=context.call_id,
-        visit=context.visit,
-        tool_loop_iteration=context.tool_loop_iteration,
-        validation_attempts=context.validation_attempts,
-        copy_index=context.copy_index,
-        item_index=context.item_index,
-    )
-    execution_context = frame.context(send_context)
-    handler = runtime.assembly.container.create(
-        channel.implementation,
-        runtime.assembly.components[channel.implementation].deps,
-        execution_context,
-    )
+    call = ChannelCall.of(runtime, frame.row, pause, "channel-send", args)
     ask = ChannelAsk(
         pause_id=pause.pause_id,
-        # A channel leaves the process: it is sent the arguments masked (the tool gets them
-        # as they are).
-        value=ApprovalAsk(
-            tool=tool.name,
-            call_id=pause.ask.call_id,
-            arguments=runtime.assembly.pii_outside.dto(
-                args, runtime.assembly.pii_policy(frame.row.workflow)
-            ),
-        ),
+        value=call.ask,
         channel=channel.name,
         answered_by=channel.answered_by,
         agent=pause.agent,
     )
     await frame.writes.flush()  # the lease is held before the channel is asked
     try:
-        with span(
-            "channel-send",
-            redact=secret_of(pause),
-            channel=channel.name,
-            tool=tool.name,
-            execution_id=pause.execution_id,
-            root_execution_id=pause.root_execution_id,
-        ):
-            outcome = await _bounded_send(
-                handler, ask, pause, frame, tool, execution_context.signal
-            )
+        with call.traced("channel-send"):
+            outcome = await _bounded_send(call, ask, frame)
         if not isinstance(outcome, ChannelOutcome):
             raise TypeError(
                 f"send() returned {type(outcome).__name__}; return ChannelOutcome.await_reply() "
@@ -220,14 +185,7 @@ async def _send(
     return None
 
 
-async def _bounded_send(
-    handler: Any,
-    ask: ChannelAsk[Any],
-    pause: PauseRecord,
-    frame: ExecutionFrame,
-    tool: ToolSpec,
-    signal: AbortSignal,
-) -> object:
+async def _bounded_send(call: ChannelCall, ask: ChannelAsk[Any], frame: ExecutionFrame) -> object:
     """The channel's ``send``, under its tool's timeout.
 
     A caller that goes away (its task cancelled) cuts the send off: the pause stays Pending and
@@ -235,16 +193,8 @@ async def _bounded_send(
     FailFast, a decided quorum) lets the send finish first — a question half-posted could not be
     taken back — and marks it sent, so that the drop, which comes next, withdraws it.
     """
-    runtime = frame.runtime
-    sending = asyncio.ensure_future(
-        run_within(
-            runtime.clock,
-            maybe_await(handler.send(ask)),
-            tool.timeout,
-            signal,
-            f"{pause.channel}.send",
-        )
-    )
+    pause = call.pause
+    sending = asyncio.ensure_future(call.bounded(call.handler.send(ask), "send"))
     try:
         return await asyncio.shield(sending)
     except asyncio.CancelledError:
@@ -255,10 +205,10 @@ async def _bounded_send(
         try:
             outcome = await sending
         except Exception as error:
-            runtime.logger.warning(
+            call.runtime.logger.warning(
                 "channel.send-failed: %s failed while its branch was dropped: %s",
                 pause.channel,
-                shown_error(runtime, frame.row.workflow, pause, error),
+                call.shown(error),
             )
         if isinstance(outcome, ChannelOutcome) and outcome.awaits_reply:
             await frame.writes.commit([MarkPauseSent(pause.tenant_id, pause.pause_id)])

@@ -23,9 +23,38 @@ from agboss.records.pauses import PauseRecord
 from agboss.store.protocol import ExecutionRow, Fence, StepEntry
 from agboss.store.writes import AppendStep, JournalRead, SavePiiTokens, Write
 
-__all__ = ["ExecutionFrame", "PassState", "maybe_await"]
+__all__ = ["ExecutionFrame", "PassState", "execution_context", "maybe_await", "step_context"]
 
 T = TypeVar("T")
+
+
+def execution_context(row: ExecutionRow, step: StepContext | None = None) -> ExecutionContext:
+    """The `ExecutionContext` of an execution, at a step: the one place one is made."""
+    return ExecutionContext(
+        tenant=Tenant(row.tenant_id),
+        owner_id=row.owner_id,
+        thread_id=row.thread_id,
+        execution_id=row.execution_id,
+        root_execution_id=row.root_execution_id,
+        workflow=row.workflow,
+        step=step,
+    )
+
+
+def step_context(record: StepRecord, kind: str | None = None) -> StepContext:
+    """The `StepContext` of a step, from its record (as another ``kind`` of step at the same
+    place: a tool-run step's channel-send): the one place one is made."""
+    return StepContext(
+        node_id=record.node_id,
+        kind=kind or record.kind,
+        idempotency_key=record.key,
+        call_id=None if record.tool_call is None else record.tool_call.call_id,
+        visit=record.visit,
+        tool_loop_iteration=record.tool_loop_iteration,
+        validation_attempts=record.validation_attempts,
+        copy_index=record.copy_index,
+        item_index=record.item_index,
+    )
 
 
 async def maybe_await(value: T | Awaitable[T]) -> T:
@@ -178,16 +207,7 @@ class ExecutionFrame:
 
     def context(self, step: StepContext | None = None) -> ExecutionContext:
         """The `ExecutionContext` of this execution, at a step."""
-        row = self.row
-        return ExecutionContext(
-            tenant=Tenant(row.tenant_id),
-            owner_id=row.owner_id,
-            thread_id=row.thread_id,
-            execution_id=row.execution_id,
-            root_execution_id=row.root_execution_id,
-            workflow=row.workflow,
-            step=step,
-        )
+        return execution_context(self.row, step)
 
     async def load(self, prefix: str = "") -> None:
         """Reads the journaled steps whose keys start with ``prefix`` (once per prefix)."""

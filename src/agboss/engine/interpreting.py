@@ -20,9 +20,9 @@ from agboss.components.channels import ApprovalAsk
 from agboss.components.specs import ReplyInterpreterSpec
 from agboss.dto import ToolCallApprovalDecisionDto, schema_of
 from agboss.engine.budgets import check_budgets, count_spend
+from agboss.engine.channels import tool_of
 from agboss.engine.decisions import validate_decision
-from agboss.engine.frame import maybe_await
-from agboss.engine.withdrawing import pause_context, tool_of
+from agboss.engine.frame import execution_context, maybe_await, step_context
 from agboss.enums import DecidedBy
 from agboss.errors import (
     BudgetExceededError,
@@ -135,7 +135,7 @@ async def _by_code(
     reading: InterpreterInput[Any],
 ) -> object:
     runtime = engine.runtime
-    context = pause_context(row, pause, "reply-interpret")
+    context = execution_context(row, step_context(pause.step, "reply-interpret"))
     try:
         handler = runtime.assembly.container.create(interpreter, spec.deps, context)
         outcome = await maybe_await(handler.interpret(reading))

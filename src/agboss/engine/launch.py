@@ -25,9 +25,8 @@ from pydantic import BaseModel
 
 from agboss.components.joins import BranchResult, JoinInput, QuorumOutcome
 from agboss.components.specs import AgentSpec, JoinComponentSpec
-from agboss.context import StepContext
 from agboss.engine.agent import WAITING, AgentRun, Waiting
-from agboss.engine.frame import ExecutionFrame, maybe_await
+from agboss.engine.frame import ExecutionFrame, maybe_await, step_context
 from agboss.engine.withdrawing import withdraw_closed
 from agboss.enums import PauseResolution
 from agboss.errors import (
@@ -551,7 +550,7 @@ class LaunchRun:
             agent=ComponentRecord(kind="join", name=spec.name),
             node_id=self.node.node_id,
         )
-        context = StepContext(node_id=self.node.node_id, kind="join", idempotency_key=record.key)
+        context = step_context(record)
 
         async def run() -> BaseModel:
             instance = self.runtime.assembly.container.create(

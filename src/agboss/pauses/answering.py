@@ -16,10 +16,10 @@ from pydantic import BaseModel
 
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
+from agboss.engine.channels import tool_of
 from agboss.engine.decisions import validate_decision
 from agboss.engine.interpreting import interpret_reply
 from agboss.engine.lease import Taken
-from agboss.engine.withdrawing import tool_of
 from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
 from agboss.errors import (
     AgbossError,
