@@ -482,9 +482,8 @@ async def test_prompt_urls_are_read_once_into_the_interpreters_instructions(tmp_
         _url_application(policy.as_uri()), store=tmp_path / "a.db", providers=[_provider()]
     )
     await app.close()
-    assert app.runtime.prompts["url-reply-interpreter"] == (
-        "Read the reply.\n\nRefunds above 100 EUR need a reason."
-    )
+    told = app._runtime.prompts["url-reply-interpreter"]  # the interpreter's instructions
+    assert told == "Read the reply.\n\nRefunds above 100 EUR need a reason."
 
 
 async def test_an_unreadable_prompt_url_is_an_assembly_error(tmp_path: Any) -> None:

@@ -73,6 +73,12 @@ def test_migrate_list_resume_and_cancel_from_the_command_line(url: str) -> None:
     again = resume("--approve")
     assert again.exit_code == 1
     assert "run.not-paused" in again.output
+    show = ["pauses", "show", owner["pause_id"], "--app", APP, "--store", url, "--json"]
+    answered_shown = json.loads(runner.invoke(cli, show).output)
+    assert answered_shown["status"] == "resolved"  # recorded; the tree moves with a pass
+    assert answered_shown["responder"] == "user-1"
+    assert answered_shown["resolved_at"] is not None
+    assert answered_shown["decision"] == {"approved": False, "reason": "not now"}
     cancelled = runner.invoke(cli, ["cancel", "th-typo", "--app", APP, "--store", url])
     assert cancelled.exit_code == 1
     assert "thread.unknown" in cancelled.output

@@ -15,7 +15,9 @@ from agboss import (
     ExecutionStatus,
     NotPausedError,
     PauseAnswerer,
+    PauseResolution,
     PauseStatus,
+    UnknownPauseError,
 )
 from agboss.store.writes import AcquireLease, write_one
 from agboss.testing import TestEnv
@@ -118,6 +120,63 @@ async def test_bad_inbox_arguments_are_dto_validation_error(
 ) -> None:
     with pytest.raises(DtoValidationError):
         await env.app.pending(tenant_id="acme", **options)
+
+
+# ---- one pause by its id -------------------------------------------------------------------
+
+
+async def test_describe_pause_shows_a_waiting_question_and_who_may_answer_it(
+    env: TestEnv,
+) -> None:
+    result = await paused(env, "ada")
+    pause_id = owner_pause_of(result)
+    found = await env.app.describe_pause(pause_id, tenant_id="acme")
+    [listed] = [p for p in result.pending if p.pause_id == pause_id]
+    assert found.pause == listed
+    assert (found.status, found.resolution) == (PauseStatus.PENDING, None)
+    assert (found.execution_id, found.thread_id, found.owner_id) == (
+        result.execution_id,
+        result.thread_id,
+        "ada",
+    )
+    assert (found.responder, found.resolved_at, found.decision) == (None, None, None)
+
+
+async def test_describe_pause_shows_who_answered_when_and_what_was_decided(env: TestEnv) -> None:
+    result = await paused(env, "ada")
+    pause_id = owner_pause_of(result)
+    await env.clock.advance(timedelta(minutes=3))
+    await env.app.resume(
+        pause_id,
+        decision={"approved": True, "override_arguments": {"purpose": "taxi", "amount": 6.25}},
+        tenant_id="acme",
+        owner_id="ada",
+    )
+    found = await env.app.describe_pause(pause_id, tenant_id="acme")
+    assert found.status is PauseStatus.TAKEN
+    assert found.resolution is PauseResolution.REPLIED
+    assert found.responder == "ada"
+    assert found.resolved_at == env.clock.now()
+    assert found.decision is not None
+    assert found.decision.override_arguments == {"purpose": "taxi", "amount": 6.25}
+
+
+async def test_describe_pause_shows_a_channel_pause_without_its_id(env: TestEnv) -> None:
+    await paused(env, "ada")
+    [asked] = env.mock_of(DeskDepositApprovalChannel).send.call_args_list
+    found = await env.app.describe_pause(asked.args[0].pause_id, tenant_id="acme")
+    assert found.pause.answered_by is PauseAnswerer.CHANNEL
+    assert found.pause.pause_id is None
+
+
+async def test_describe_pause_of_an_unknown_id_or_another_tenant_is_unknown(env: TestEnv) -> None:
+    result = await paused(env, "ada")
+    with pytest.raises(UnknownPauseError):
+        await env.app.describe_pause("0" * 32, tenant_id="acme")
+    with pytest.raises(UnknownPauseError):
+        await env.app.describe_pause(owner_pause_of(result), tenant_id="globex")
+    with pytest.raises(DtoValidationError):
+        await env.app.describe_pause("", tenant_id="acme")
 
 
 # ---- an answer that returns at once ---------------------------------------------------------

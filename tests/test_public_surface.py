@@ -63,6 +63,7 @@ PUBLIC = [
     "PauseAnswerRecord",
     "PauseAnswerer",
     "PauseAnswererError",
+    "PauseDescription",
     "PauseRecord",
     "PauseResolution",
     "PauseStatus",

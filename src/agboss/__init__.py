@@ -80,6 +80,7 @@ from agboss.pauses import (
     PauseRecord,
 )
 from agboss.pauses.answering import AnswerReceipt
+from agboss.pauses.describing import PauseDescription
 from agboss.pauses.inbox import InboxEntry, InboxPage
 from agboss.pii import Pii, PiiKind, PiiRule, block_with_refusal, mask, replace_with_token
 from agboss.policies import Budget
@@ -146,6 +147,7 @@ __all__ = [
     "PauseAnswerRecord",
     "PauseAnswerer",
     "PauseAnswererError",
+    "PauseDescription",
     "PauseRecord",
     "PauseResolution",
     "PauseStatus",

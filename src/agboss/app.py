@@ -23,6 +23,7 @@ from agboss.inputs import InputLimits, check_id
 from agboss.models.provider import ModelProvider, ModelResolver
 from agboss.pauses.answering import AnswerReceipt, move_answered, record_answer
 from agboss.pauses.cancelling import cancel_thread
+from agboss.pauses.describing import PauseDescription, describe_pause
 from agboss.pauses.inbox import InboxPage, list_inbox, query_of
 from agboss.pauses.prompts import load_prompts
 from agboss.records.outputs import ExecutionOutput, PendingPause
@@ -160,11 +161,6 @@ class App:
     def clock(self) -> Clock:
         """The application's clock."""
         return self._runtime.clock
-
-    @property
-    def runtime(self) -> Runtime:
-        """The services this instance's passes share (for the test kit and extensions)."""
-        return self._runtime
 
     async def execute(
         self,
@@ -414,6 +410,31 @@ class App:
         """How many pauses `pending` would list with these filters, over every page."""
         query = self._inbox(tenant_id, owner_id, channel, asked_before)
         return await self._runtime.store.pauses.count_waiting(query)
+
+    async def describe_pause(
+        self, pause_id: str, *, tenant_id: str | None = None
+    ) -> PauseDescription:
+        """One pause by its id, wherever it stands: its question, who may answer, where it
+        stands, and — once resolved — how, when, by whom and what was decided.
+
+        Masked like ``ExecutionOutput.pending`` and the audit trail (PII rules); a
+        `PauseAnswerer.CHANNEL` pause is shown without its id. Reading changes nothing.
+
+        Args:
+            pause_id: The pause's id, as its channel or ``pending`` gave it.
+            tenant_id: The tenant it was asked in; the default tenant when ``None``.
+
+        Raises:
+            UnknownPauseError: No pause has this id in this tenant, or its record expired
+                (``pause_record_retention``).
+            DtoValidationError: An argument is not an id.
+        """
+        limits = self._limits
+        return await describe_pause(
+            self._runtime,
+            _optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
+            check_id(pause_id, "pause_id", limits),
+        )
 
     def accepts_reply(self, pause: PendingPause) -> bool:
         """Whether a pause takes the answerer's own words (``reply=``): its channel role

@@ -19,8 +19,7 @@ from rich.table import Table
 
 from agboss.app import App
 from agboss.components.specs import ApplicationSpec, spec_of
-from agboss.context import DEFAULT_TENANT_ID
-from agboss.errors import AgbossError, ModelProviderError, UnknownPauseError
+from agboss.errors import AgbossError, ModelProviderError
 from agboss.models.messages import ChatRequest, ChatResponse
 from agboss.models.openai import OpenAICompatibleProvider
 from agboss.models.provider import ChatModel, ModelProvider
@@ -260,31 +259,22 @@ def show_pause(
     """Shows one pause by its id: its question, who may answer, where it stands."""
 
     async def action(app: App) -> dict[str, Any]:
-        found = await app.store.pauses.find_by_tenant_id_and_pause_id(
-            tenant or DEFAULT_TENANT_ID, pause_id
-        )
-        root = (
-            None
-            if found is None
-            else await app.store.executions.find_by_id(found.root_execution_id)
-        )
-        if found is None or root is None:
-            raise UnknownPauseError()
-        policy = app.assembly.pii_policy(root.workflow)
-        tool = app.assembly.tool_named(found.agent, found.ask.tool)
-        shown = app.assembly.pii_outside.arguments(
-            found.ask.arguments, None if tool is None else tool[1].input, policy
-        )
+        found = await app.describe_pause(pause_id, tenant_id=tenant)
+        decision = found.decision
         return {
             "status": found.status.value,
             "resolution": None if found.resolution is None else found.resolution.value,
-            "answered_by": found.answered_by.value,
-            "agent": found.agent,
-            "channel": found.channel,
-            "execution_id": found.root_execution_id,
+            "answered_by": found.pause.answered_by.value,
+            "agent": found.pause.agent,
+            "channel": found.pause.channel,
+            "execution_id": found.execution_id,
             "asked_at": found.asked_at.isoformat(),
-            "tool": found.ask.tool,
-            "arguments": shown,
+            "tool": found.pause.ask.tool,
+            "arguments": found.pause.ask.arguments,
+            "responder": found.responder,
+            "resolved_at": None if found.resolved_at is None else found.resolved_at.isoformat(),
+            "decision": None if decision is None else decision.model_dump(exclude_none=True),
+            "reply": found.reply,
         }
 
     shown = _with_app(target, store, action)
