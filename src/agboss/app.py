@@ -541,7 +541,7 @@ class App:
         self._closed = True
         if self._sweep is not None:
             self._sweep.cancel()
-        await self._engine.settle(self._runtime.lease_ttl)
+        await self._engine.finish_background(self._runtime.lease_ttl)
         await asyncio.sleep(0)
         await self._runtime.store.close()
 

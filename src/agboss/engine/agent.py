@@ -368,7 +368,7 @@ class AgentRun:
             decode=ChatResponse.model_validate_json,
             record_of=lambda response: record.model_copy(update={"usage": response.usage}),
             # A budget reads the ledger back: what was counted must be committed first.
-            settle_first=runtime.assembly.declares_budgets,
+            commit_first=runtime.assembly.declares_budgets,
         )
 
     async def _tool_call(

@@ -180,7 +180,7 @@ async def _send(
         return _approval(decided)
     # Committed with the pass's next commit. An answer that came while send was returning is
     # taken by the pass's drain; a close meanwhile leaves the channel owed a withdraw, which
-    # the pass (or the sweep) settles.
+    # the pass (or the sweep) tells.
     frame.writes.add(MarkPauseSent(pause.tenant_id, pause.pause_id))
     return None
 

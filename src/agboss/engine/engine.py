@@ -36,9 +36,9 @@ from agboss.engine.lease import (
     commit_taking_lease,
     take_lease,
 )
-from agboss.engine.reading import Moved, TreeReader
+from agboss.engine.reading import PassChanges, TreeReader
 from agboss.engine.runtime import Runtime
-from agboss.engine.withdrawing import settle_withdrawals
+from agboss.engine.withdrawing import tell_owed_withdrawals
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import (
     AgbossError,
@@ -109,7 +109,7 @@ class Engine:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def settle(self, within: timedelta) -> None:
+    async def finish_background(self, within: timedelta) -> None:
         """Waits up to ``within`` for the background moves, then cuts off the rest (a cut-off
         pass is recovered from what is stored, by any instance)."""
         if not self._background:
@@ -191,17 +191,17 @@ class Engine:
             holder=fence.holder,
             epoch=fence.epoch,
         ) as current:
-            result = await self._moved(start, record=record)
+            result = await self._hold_and_run(start, record=record)
             current.set_attribute("agboss.status", result.status.value)
             current.set_attribute("agboss.pending", len(result.pending))
             return result
 
-    async def _moved(self, start: PassStart, *, record: bool) -> ExecutionOutput:
+    async def _hold_and_run(self, start: PassStart, *, record: bool) -> ExecutionOutput:
         runtime = self.runtime
         row, lease = start.row, start.lease
         # A new tree has no pauses; a tree whose lease read none has only what this pass asks.
         writes = PassWrites(
-            lease, pending=False if start.fresh else start.pending, begin=start.begin
+            lease, any_pending=False if start.fresh else start.any_pending, begin=start.begin
         )
         if row.status is not ExecutionStatus.RUNNING:
             # In the pass's first commit: a pass cut off after it leaves the tree running.
@@ -226,7 +226,7 @@ class Engine:
                 await asyncio.wait([keeper])
             status = ended.status
             if ended.due or start.recovering:  # a cut-off pass may have left channels to tell
-                await settle_withdrawals(runtime, row.root_execution_id)
+                await tell_owed_withdrawals(runtime, row.root_execution_id)
             changed = None if writes.changed is None else frozenset(writes.changed)
             result = await self.reader.output(
                 row,
@@ -234,11 +234,11 @@ class Engine:
                 ended.output,
                 record=record,
                 spent=writes.spent,
-                pending=ended.pending,
+                pending_ids=ended.pending_ids,
                 # A tree cancelled meanwhile was written by the canceller too: read it whole.
-                moved=None
+                changes=None
                 if status is ExecutionStatus.CANCELLED
-                else Moved(lease.fence.epoch, changed),
+                else PassChanges(lease.fence.epoch, changed),
             )
         if status is ExecutionStatus.PAUSED:
             await self.hooks.on_pause(
@@ -287,7 +287,7 @@ class Engine:
                     ]
                 )
                 if writes.withdrawals_due:
-                    await settle_withdrawals(runtime, root)
+                    await tell_owed_withdrawals(runtime, root)
                 if error is raised:
                     raise
                 raise error from raised
@@ -315,7 +315,7 @@ class Engine:
                     ExecutionStatus.PAUSED,
                     None,
                     due=writes.withdrawals_due,
-                    pending=rested.pending,
+                    pending_ids=rested.pending_ids,
                 )
             completed = SetExecutionStatus(
                 root,
@@ -444,7 +444,7 @@ class Engine:
             row = acquired.row
             if row is None or row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED):
                 await taken.release()
-                await settle_withdrawals(runtime, execution_id)  # only channels are owed
+                await tell_owed_withdrawals(runtime, execution_id)  # only channels are owed
                 continue
             start = PassStart.taken(taken)
             why = (
@@ -482,7 +482,7 @@ class _Ended(NamedTuple):
     output: BaseModel | None
     due: bool
     """Whether a channel is owed a withdraw."""
-    pending: tuple[str, ...] | None = None
+    pending_ids: tuple[str, ...] | None = None
     """The ids of the pending pauses of a tree that rested paused, read as it rested."""
 
 

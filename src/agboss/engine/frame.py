@@ -238,7 +238,7 @@ class ExecutionFrame:
         record_of: Callable[[T], StepRecord] | None = None,
         implies: Sequence[Write[Any]] = (),
         commit: bool = False,
-        settle_first: bool = True,
+        commit_first: bool = True,
     ) -> T:
         """Runs a step once: from the journal if it ran, else for real, then journaled.
 
@@ -251,7 +251,7 @@ class ExecutionFrame:
             record_of: The record completed with the result (a model call's usage).
             implies: Writes that belong with the journal row (the pause the step took).
             commit: Whether the journal row is committed at once (a tool ran: not again).
-            settle_first: Whether what the pass buffered is committed before the step runs
+            commit_first: Whether what the pass buffered is committed before the step runs
                 (``False``: only the lease is checked — a model call, when no budget needs
                 the ledger read back).
 
@@ -262,7 +262,7 @@ class ExecutionFrame:
         if entry is not None:
             return decode(entry.result_json)
         writes = self.writes
-        if settle_first:
+        if commit_first:
             await writes.flush()  # the lease is held, and what came before is durable
         else:
             await writes.lease.ensure()

@@ -122,9 +122,9 @@ class LaunchRun:
         else:
             started = (await frame.writes.commit([start]))[start]
         if deadline is None and self._is_plain_join() and not frame.state.fresh:
-            skimmed = await self._skim()
-            if skimmed is not None:
-                return skimmed
+            few = await self._run_few()
+            if few is not None:
+                return few
         branches = self._branches()
         rows = (
             {}
@@ -141,7 +141,7 @@ class LaunchRun:
             elif row.status is BranchStatus.WAITING:
                 self.waiting.add(branch.index)
             else:
-                failure = self._book(branch, row)
+                failure = self._take_row(branch, row)
                 if failure is not None:
                     failed.append(failure)
         passed = deadline is not None and runtime.clock.now() - started >= deadline
@@ -161,7 +161,7 @@ class LaunchRun:
         await self._drop(branches)
         return await self._join(JoinInput(self.value, self._finished(), quorum=outcome))
 
-    async def _skim(self) -> BaseModel | Waiting | None:
+    async def _run_few(self) -> BaseModel | Waiting | None:
         """A pass that moves a few branches of a large launch: reads how many branches stand
         where and the rows of the branches it re-enters, not every row. ``None`` when the
         launch must be read whole (a branch never started, a failure to drop again, every
@@ -200,7 +200,7 @@ class LaunchRun:
                     and row is not None
                     and row.status is not BranchStatus.WAITING
                 ):
-                    self._book(branch, row)
+                    self._take_row(branch, row)
             await self._drop(branches)
             return await self._join_error(dropped.error)
         if waiting_elsewhere or self.waiting:
@@ -236,7 +236,7 @@ class LaunchRun:
                     found.add(int(index))
         return found
 
-    def _book(self, branch: _Branch, row: BranchRow) -> BaseException | None:
+    def _take_row(self, branch: _Branch, row: BranchRow) -> BaseException | None:
         """Books a branch that came back in an earlier pass (done, failed or cancelled); its
         failure, if it failed."""
         if row.status is BranchStatus.CANCELLED:

@@ -157,8 +157,8 @@ class PassStart:
         resolved: The tree's resolved pauses, read with the lease (``None``: not read; the pass
             reads them).
         journal: The steps of the answered step's scope, read with the lease (replayed once).
-        pending: Whether the tree had pending pauses when the lease was taken (``None``: not
-            known).
+        any_pending: Whether the tree had pending pauses when the lease was taken (``None``:
+            not known).
         begin: A new tree's beginning, written with the pass's first commit (its lease not
             yet written: `Lease.written`).
     """
@@ -169,7 +169,7 @@ class PassStart:
     recovering: bool = False
     resolved: Sequence[PauseRecord] | None = None
     journal: JournalRead | None = None
-    pending: bool | None = None
+    any_pending: bool | None = None
     begin: BeginExecution | None = None
 
     @classmethod
@@ -183,7 +183,7 @@ class PassStart:
             recovering=acquired.status is ExecutionStatus.RUNNING,
             resolved=acquired.resolved,
             journal=acquired.journal,
-            pending=acquired.pending,
+            any_pending=acquired.any_pending,
         )
 
 
@@ -245,18 +245,18 @@ class PassWrites:
 
     Args:
         lease: The pass's lease.
-        pending: Whether the tree had pending pauses when the lease was taken (``None``: not
+        any_pending: Whether the tree had pending pauses when the lease was taken (``None``: not
             known).
         begin: A new tree's beginning (its thread, execution and lease), written with the
             pass's first commit (the lease not yet written: `Lease.written`).
     """
 
     def __init__(
-        self, lease: Lease, *, pending: bool | None = None, begin: BeginExecution | None = None
+        self, lease: Lease, *, any_pending: bool | None = None, begin: BeginExecution | None = None
     ) -> None:
         self.lease = lease
         self._begin = begin
-        self.may_have_pending = pending is not False
+        self.may_have_pending = any_pending is not False
         """Whether the tree may have pending pauses: it had some when the lease was taken (or
         that is not known), or this pass asked a question (only a lease holder asks)."""
         self._owed: set[tuple[str, str]] = set()
@@ -266,7 +266,7 @@ class PassWrites:
         """What the steps this pass journaled spent, by execution."""
         self.changed: set[str] | None = set()
         """The executions whose rows this pass's commits changed (``None``: not known)."""
-        self._pending: list[Write[Any]] = []
+        self._buffered: list[Write[Any]] = []
         self._lock = asyncio.Lock()
 
     def add(self, *writes: Write[Any]) -> None:
@@ -276,7 +276,7 @@ class PassWrites:
             if isinstance(write, AppendStep) and write.entry.usage is not None:
                 before = self.spent.get(write.execution_id, Usage())
                 self.spent[write.execution_id] = before + write.entry.usage
-        self._pending.extend(writes)
+        self._buffered.extend(writes)
 
     def _note_asked(self, writes: Sequence[Write[Any]]) -> None:
         # Noted as soon as a question is written or buffered: the commit that ends the tree
@@ -304,8 +304,8 @@ class PassWrites:
             if self.lease.lost:
                 raise self.lease.error()
             self._note_asked(writes)
-            batch = [*self._pending, *writes]
-            self._pending = []
+            batch = [*self._buffered, *writes]
+            self._buffered = []
             begin, self._begin = self._begin, None
             if not batch and begin is None:
                 await self.lease.ensure()
@@ -375,11 +375,11 @@ class PassWrites:
         """Commits what is buffered and frees the lease — of a new tree not written yet,
         nothing: no one has its id, and nothing of it was promised."""
         if self._begin is not None:
-            self._pending = []
+            self._buffered = []
             self.released = True
             return
         await self.commit([ReleaseLease(self.lease.fence)])
 
     def discard(self) -> None:
         """Forgets what is buffered (the lease was lost: the new holder redoes it)."""
-        self._pending = []
+        self._buffered = []

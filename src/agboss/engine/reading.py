@@ -29,7 +29,7 @@ from agboss.records.outputs import ExecutionOutput, PendingPause
 from agboss.records.pauses import PauseAnswerRecord
 from agboss.store.protocol import ExecutionRow, TreeNode
 
-__all__ = ["Moved", "TreeReader"]
+__all__ = ["PassChanges", "TreeReader"]
 
 
 class _Tree:
@@ -196,7 +196,7 @@ def _node_of(row: ExecutionRow, spend: Usage) -> TreeNode:
 
 
 @dataclass(frozen=True, slots=True)
-class Moved:
+class PassChanges:
     """What a pass of this instance knows of the tree it moved, for reading its output.
 
     Attributes:
@@ -233,17 +233,17 @@ class TreeReader:
         self.outside = runtime.assembly.pii_outside
         self._outlines: OrderedDict[str, _Outline] = OrderedDict()
 
-    async def _outline(self, root: str, moved: Moved | None) -> list[TreeNode]:
+    async def _outline(self, root: str, changes: PassChanges | None) -> list[TreeNode]:
         store = self.runtime.store
-        if moved is None:  # read without a pass of this instance: whole, and not kept
+        if changes is None:  # read without a pass of this instance: whole, and not kept
             return await store.executions.outline(root)
         kept = self._outlines.pop(root, None)
-        if moved.changed is not None and kept is not None and kept.epoch == moved.epoch - 1:
-            again = await store.executions.outline_of(root, sorted(moved.changed | {root}))
+        if changes.changed is not None and kept is not None and kept.epoch == changes.epoch - 1:
+            again = await store.executions.outline_of(root, sorted(changes.changed | {root}))
             if all(node.execution_id in kept.ids for node in again):  # else: new children
                 fresh = {node.execution_id: node for node in again}
                 kept = _Outline(
-                    moved.epoch, [fresh.get(n.execution_id, n) for n in kept.nodes], kept.ids
+                    changes.epoch, [fresh.get(n.execution_id, n) for n in kept.nodes], kept.ids
                 )
             else:
                 kept = None
@@ -251,7 +251,7 @@ class TreeReader:
             kept = None
         if kept is None:
             nodes = await store.executions.outline(root)
-            kept = _Outline(moved.epoch, nodes, frozenset(node.execution_id for node in nodes))
+            kept = _Outline(changes.epoch, nodes, frozenset(node.execution_id for node in nodes))
         self._outlines[root] = kept
         while len(self._outlines) > _OUTLINES:
             self._outlines.popitem(last=False)
@@ -272,8 +272,8 @@ class TreeReader:
         *,
         record: bool,
         spent: Mapping[str, Usage] | None = None,
-        moved: Moved | None = None,
-        pending: Sequence[str] | None = None,
+        changes: PassChanges | None = None,
+        pending_ids: Sequence[str] | None = None,
     ) -> ExecutionOutput:
         """The output of a root execution as it stands.
 
@@ -284,13 +284,13 @@ class TreeReader:
             record: Whether to read the execution record too.
             spent: What the pass that moved it spent since ``row`` was read, by execution
                 (an execution without children is then not read again).
-            moved: The pass of this instance that moved it, if one did.
-            pending: The ids of its pending pauses, when the pass read them as it rested.
+            changes: What the pass of this instance that moved it changed, if one did.
+            pending_ids: The ids of its pending pauses, when the pass read them as it rested.
         """
         store = self.runtime.store
         graph = self.runtime.assembly.workflows_by_name[row.workflow].graph
         if graph.has_children:
-            nodes = await self._outline(row.root_execution_id, moved)
+            nodes = await self._outline(row.root_execution_id, changes)
         elif spent is not None:
             nodes = [_node_of(row, row.spend + spent.get(row.execution_id, Usage()))]
         else:
@@ -300,7 +300,7 @@ class TreeReader:
         node = next((n for n in nodes if n.execution_id == row.execution_id), nodes[0])
         waiting = []
         if status is ExecutionStatus.PAUSED:
-            waiting = await store.pauses.list_pending(row.root_execution_id, pending)
+            waiting = await store.pauses.list_pending(row.root_execution_id, pending_ids)
             if self.outside.masks:
                 policy = self.outside.policy(row.workflow)
                 waiting = [self.outside.pending(pause, policy) for pause in waiting]

@@ -22,7 +22,7 @@ from agboss.store.writes import (
     MarkWithdrawn,
 )
 
-__all__ = ["settle_withdrawals", "withdraw", "withdraw_closed"]
+__all__ = ["tell_owed_withdrawals", "withdraw", "withdraw_closed"]
 
 
 async def withdraw(
@@ -76,7 +76,7 @@ async def withdraw_closed(
         await told(MarkWithdrawn(pause.tenant_id, pause.pause_id))
 
 
-async def settle_withdrawals(runtime: Runtime, root_execution_id: str) -> None:
+async def tell_owed_withdrawals(runtime: Runtime, root_execution_id: str) -> None:
     """Tells the channels a tree still owes a withdraw, holding the tree's lease (if another
     instance holds it, that instance — or a later sweep — does it)."""
     store = runtime.store

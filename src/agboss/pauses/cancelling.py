@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine.runtime import Runtime
-from agboss.engine.withdrawing import settle_withdrawals
+from agboss.engine.withdrawing import tell_owed_withdrawals
 from agboss.enums import ExecutionStatus, PauseResolution
 from agboss.errors import ThreadOwnerError, UnknownThreadError
 from agboss.records.outputs import ExecutionOutput
@@ -42,7 +42,7 @@ async def cancel_thread(
     cancelled = [root for root, cancel in zip(roots, cancels, strict=True) if results[cancel]]
     for root, close in zip(roots, closes, strict=True):
         if any(pause.is_sent for pause in results[close]):
-            await settle_withdrawals(runtime, root.execution_id)
+            await tell_owed_withdrawals(runtime, root.execution_id)
     if not cancelled:
         return None
     return ExecutionOutput(

@@ -354,7 +354,7 @@ class PausedExecutionRepository(Protocol):
 
         Args:
             root_execution_id: The tree.
-            ids: Their ids in that order, when they were read already (`Rested.pending`):
+            ids: Their ids in that order, when they were read already (`Rested.pending_ids`):
                 only the pauses themselves are read.
         """
         ...

@@ -334,7 +334,7 @@ class Acquired:
             the same transaction (what the pass takes first); ``None`` otherwise.
         journal: With ``journal``: the steps journaled under that prefix of that execution,
             read in the same transaction (what the pass replays first); ``None`` otherwise.
-        pending: With ``start_pass``: whether the tree had pending pauses (only a lease holder
+        any_pending: With ``start_pass``: whether the tree had pending pauses (only a lease holder
             asks, so none appear while the lease is held but the pass's own); ``None``
             otherwise.
     """
@@ -345,7 +345,7 @@ class Acquired:
     row: ExecutionRow | None = None
     resolved: tuple[PauseRecord, ...] | None = None
     journal: JournalRead | None = None
-    pending: bool | None = None
+    any_pending: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,13 +410,13 @@ class Rested:
 
     Attributes:
         cancelled: Its root was cancelled meanwhile (``app.cancel``): it stays cancelled.
-        pending: The ids of its pending pauses as it rested, in the order
+        pending_ids: The ids of its pending pauses as it rested, in the order
             ``ExecutionOutput.pending`` lists them (read in the same transaction: the result
             that lists them needs no read of its own).
     """
 
     cancelled: bool
-    pending: tuple[str, ...]
+    pending_ids: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

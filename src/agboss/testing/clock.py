@@ -79,12 +79,12 @@ class TestClock:
                 await timer.callback()
             elif timer.future is not None and not timer.future.done():
                 timer.future.set_result(None)
-            await _settle()
+            await _let_woken_tasks_run()
         self._now = target
-        await _settle()
+        await _let_woken_tasks_run()
 
 
-async def _settle() -> None:
+async def _let_woken_tasks_run() -> None:
     # Lets the tasks a timer woke run until they wait again.
     for _ in range(20):
         await asyncio.sleep(0)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["KEY_END", "Deferred", "Dialect", "Later", "Returns", "Sql", "settled"]
+__all__ = ["KEY_END", "Deferred", "Dialect", "Later", "Returns", "Sql", "computed"]
 
 KEY_END = "\U0010ffff"
 """Appended to a prefix, the end of the prefix's key range (keys compare as bytes)."""
@@ -66,12 +66,12 @@ class Deferred:
         return self._make()
 
 
-def settled(result: Any) -> Any:
+def computed(result: Any) -> Any:
     """A unit of work's result with its `Deferred` parts computed (after the commit)."""
     if isinstance(result, Deferred):
         return result.value()
     if isinstance(result, list):
-        return [settled(item) for item in result]
+        return [computed(item) for item in result]
     return result
 
 

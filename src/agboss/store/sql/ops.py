@@ -591,7 +591,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
                 if resolved is None
                 else tuple(sorted((pause_of(row) for row in resolved.rows), key=by_seq))
             ),
-            pending=None if pending is None else pending.rows is not None,
+            any_pending=None if pending is None else pending.rows is not None,
             journal=(
                 None
                 if journal is None or steps is None

@@ -41,7 +41,7 @@ from agboss.store.rows import (
     qualified,
     step_of,
 )
-from agboss.store.sql.dialect import KEY_END, Returns, Sql, settled
+from agboss.store.sql.dialect import KEY_END, Returns, Sql, computed
 from agboss.store.sql.driver import Driver
 from agboss.store.sql.ops import DeleteResolvedPauses, SavePauseAnswer, shape_of, work_of
 from agboss.store.times import from_micros, to_micros
@@ -132,7 +132,7 @@ class _Repository:
 
     async def _write(self, write: Write[Any]) -> Any:
         """One write as its own transaction (what `SqlStore.write` does, for one)."""
-        [result] = settled(
+        [result] = computed(
             await self._driver.transact(work_of([write]), shape=shape_of([write], None))
         )
         return result

@@ -8,7 +8,7 @@ from typing import Any
 
 from agboss.errors import StoreSchemaError
 from agboss.store.protocol import Fence
-from agboss.store.sql.dialect import settled
+from agboss.store.sql.dialect import computed
 from agboss.store.sql.driver import Driver
 from agboss.store.sql.migrations import LATEST_VERSION, migration, newer_schema, schema_version
 from agboss.store.sql.ops import shape_of, work_of
@@ -70,7 +70,7 @@ class SqlStore:
     async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> Results:
         if not writes and fence is None:
             return Results((), ())
-        values: list[Any] = settled(
+        values: list[Any] = computed(
             await self._driver.transact(work_of(writes), fence=fence, shape=shape_of(writes, fence))
         )
         for write, value in zip(writes, values, strict=True):

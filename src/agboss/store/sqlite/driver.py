@@ -214,9 +214,9 @@ class SqliteDriver:
             try:
                 result = call()
             except BaseException as error:
-                loop.call_soon_threadsafe(_settle, future, None, error)
+                loop.call_soon_threadsafe(_resolve_future, future, None, error)
             else:
-                loop.call_soon_threadsafe(_settle, future, result, None)
+                loop.call_soon_threadsafe(_resolve_future, future, result, None)
 
     async def _on_thread(self, call: Callable[[], T]) -> T:
         if self._thread is None:
@@ -351,7 +351,7 @@ def _drive(connection: sqlite3.Connection, work: Work[T]) -> T:
         return result
 
 
-def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+def _resolve_future(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
     if future.cancelled():
         return
     if error is not None:

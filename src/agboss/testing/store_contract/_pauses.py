@@ -228,7 +228,7 @@ class PauseContract(Contract):
         fence = await self._begin(store)
         await store.write([InsertPause(make_pause())], fence=fence)
         rested = await write_one(store, RestTree(fence, NOW, frozenset()), fence=fence)
-        assert rested == Rested(cancelled=False, pending=("p" * 32,))
+        assert rested == Rested(cancelled=False, pending_ids=("p" * 32,))
         found = await store.executions.find_by_id("ex-1")
         assert found is not None
         assert found.status is ExecutionStatus.PAUSED
@@ -250,9 +250,9 @@ class PauseContract(Contract):
         await store.write([await answer_of(store, "r" * 32)])
         rested = await write_one(store, RestTree(fence, NOW, frozenset({"r" * 32})), fence=fence)
         assert rested is not None
-        assert rested.pending == ("o" * 32, "c" * 32)  # the owner's first, then the channels'
+        assert rested.pending_ids == ("o" * 32, "c" * 32)  # the owner's first, then the channels'
         listed = await store.pauses.list_pending("ex-1")
-        assert await store.pauses.list_pending("ex-1", rested.pending) == listed
+        assert await store.pauses.list_pending("ex-1", rested.pending_ids) == listed
 
     async def test_a_tree_does_not_rest_on_an_answer_its_pass_has_not_tried(
         self, store: Store
@@ -271,7 +271,7 @@ class PauseContract(Contract):
         # An answer the pass has tried (and could not take) does not hold it.
         tried = frozenset({"1" * 32})
         rested = await write_one(store, RestTree(fence, NOW, tried), fence=fence)
-        assert rested == Rested(cancelled=False, pending=("2" * 32,))
+        assert rested == Rested(cancelled=False, pending_ids=("2" * 32,))
 
     async def test_a_tree_rests_without_the_check_when_told_and_stays_cancelled(
         self, store: Store
@@ -281,7 +281,7 @@ class PauseContract(Contract):
         await store.write([await answer_of(store)])
         await store.write([CancelExecutions("ex-1", NOW)])
         rested = await write_one(store, RestTree(fence, NOW, None), fence=fence)
-        assert rested == Rested(cancelled=True, pending=())
+        assert rested == Rested(cancelled=True, pending_ids=())
         found = await store.executions.find_by_id("ex-1")
         assert found is not None
         assert found.status is ExecutionStatus.CANCELLED

@@ -273,7 +273,7 @@ class StoreContract(PauseContract):
         assert (taken.journal.execution_id, taken.journal.prefix) == ("ex-1", "1:a#0/")
         assert taken.journal.steps == await store.journal.load("ex-1", "1:a#0/")
         assert list(taken.journal.steps) == ["1:a#0/turn-0/model", "1:a#0/turn-0/tool-0"]
-        assert taken.pending is False  # the one pause was answered: none waits
+        assert taken.any_pending is False  # the one pause was answered: none waits
         # Without the lease, nothing.
         assert (
             await write_one(store, AcquireLease("ex-1", "c", TTL, NOW, journal=("ex-1", "")))
@@ -292,11 +292,11 @@ class StoreContract(PauseContract):
         wanted = AcquireLease("ex-1", "b", TTL, NOW, start_pass=True)
         taken = (await store.write([await answer_of(store, "1" * 32), wanted]))[wanted]
         assert taken is not None
-        assert taken.pending is True
+        assert taken.any_pending is True
         assert taken.journal is None  # none asked for
         plain = await write_one(store, AcquireLease("ex-1", "c", TTL, NOW + TTL))
         assert plain is not None
-        assert plain.pending is None  # not read without start_pass
+        assert plain.any_pending is None  # not read without start_pass
 
     async def test_a_released_lease_is_free_at_once(self, store: Store) -> None:
         fence = await self._begin(store)
