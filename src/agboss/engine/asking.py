@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agboss.assembly.assemble import ToolChannel
+from agboss.assembly.definitions import ToolChannel
 from agboss.components.channels import ChannelAsk, ChannelOutcome
 from agboss.components.specs import ToolSpec
 from agboss.context import StepContext

@@ -16,7 +16,7 @@ from typing import Any
 from opentelemetry.trace import Span
 from pydantic import BaseModel
 
-from agboss.assembly.assemble import ToolChannel
+from agboss.assembly.definitions import ToolChannel
 from agboss.components.channels import ApprovalAsk
 from agboss.components.specs import ToolSpec
 from agboss.context import ExecutionContext

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
-from agboss.assembly.assemble import WorkflowDefinition
+from agboss.assembly.definitions import WorkflowDefinition
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine.agent import Waiting, describe_validation_error
 from agboss.engine.frame import ExecutionFrame, PassState

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from agboss.assembly.assemble import WorkflowDefinition
+from agboss.assembly.definitions import WorkflowDefinition
 from agboss.components.specs import AgentSpec
 from agboss.engine.agent import WAITING, AgentRun, Waiting
 from agboss.engine.frame import ExecutionFrame

@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from agboss.assembly.assemble import Assembly
+from agboss.assembly.definitions import Assembly
 from agboss.clock import Clock
 from agboss.models.provider import ModelResolver
 from agboss.store.protocol import Store

@@ -8,7 +8,7 @@ from urllib.parse import urlparse
 
 import httpx
 
-from agboss.assembly.assemble import Assembly
+from agboss.assembly.definitions import Assembly
 from agboss.components.specs import ReplyInterpreterSpec
 from agboss.errors import AssemblyError, AssemblyViolation
 

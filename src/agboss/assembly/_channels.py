@@ -1,0 +1,163 @@
+"""Assembly's rules over channels: roles and their implementations, who answers, reply
+interpreters."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from agboss.assembly._walk import Walk
+from agboss.assembly.definitions import ToolChannel
+from agboss.components.specs import (
+    ApplicationSpec,
+    ChannelRoleSpec,
+    ChannelSpec,
+    ReplyInterpreterSpec,
+    ToolSpec,
+    spec_of,
+)
+from agboss.enums import DecidedBy, PauseAnswerer
+from agboss.interpreters import ReplyInterpreterHandler
+
+__all__ = ["ChannelRules"]
+
+
+class ChannelRules(Walk):
+    """The channel rules, mixed into the assembler."""
+
+    # ---- channels ------------------------------------------------------------------
+
+    def check_channels(self, app_spec: ApplicationSpec) -> dict[type[Any], ToolChannel]:
+        listed = [cls for cls in app_spec.channels if spec_of(cls, ChannelSpec) is not None]
+        for cls in listed:  # the roles the listed channels implement take part too
+            for base in cls.__mro__[1:]:
+                role_spec = spec_of(base, ChannelRoleSpec)
+                if role_spec is not None:
+                    self.components.setdefault(base, role_spec)
+        tool_channels: dict[type[Any], ToolChannel] = {}
+        for cls, spec in list(self.components.items()):
+            if not isinstance(spec, ToolSpec) or spec.channel is None:
+                continue
+            named = spec.channel
+            role = spec_of(named, ChannelRoleSpec)
+            if role is not None:
+                self.components.setdefault(named, role)
+                if role.approves is None:
+                    self.violate(
+                        "tool.question-role",
+                        spec.name,
+                        f"names the question role {role.name}; a tool can only name an "
+                        "approval role (approves=...) today",
+                    )
+                    continue
+                if role.approves is not spec.input:
+                    self.violate(
+                        "channel.approves-mismatch",
+                        spec.name,
+                        f"takes {spec.input.__name__} but its channel {role.name} approves "
+                        f"{role.approves.__name__}; they must be the same DTO",
+                    )
+                implementations = [c for c in listed if issubclass(c, named)]
+                if not implementations:
+                    self.violate(
+                        "channel.role-unimplemented",
+                        role.name,
+                        f"{spec.name} asks it, but no @channel in channels=[...] implements it; "
+                        f"add a @channel class that subclasses {named.__qualname__}",
+                    )
+                    continue
+                if len(implementations) > 1:
+                    names = ", ".join(spec_of(c, ChannelSpec).name for c in implementations)  # type: ignore[union-attr]
+                    self.violate(
+                        "channel.role-ambiguous",
+                        role.name,
+                        f"is implemented by {len(implementations)} channels ({names}); one "
+                        "implementation per application (choosing per environment is not "
+                        "supported yet): list only one of them",
+                    )
+                    continue
+                tool_channels[cls] = ToolChannel(
+                    named, implementations[0], role.name, role.answered_by, role
+                )
+            else:
+                concrete = spec_of(named, ChannelSpec)
+                if concrete is None:
+                    continue  # reported by tool.channel-not-a-channel
+                self.components.setdefault(named, concrete)
+                tool_channels[cls] = ToolChannel(
+                    named, named, concrete.name, PauseAnswerer.THREAD_OWNER, None
+                )
+        self.check_interpreters()
+        return tool_channels
+
+    def check_roles(self) -> None:
+        for spec in list(self.components.values()):
+            if not isinstance(spec, ChannelRoleSpec):
+                continue
+            question = spec.asks is not None or spec.answers is not None
+            if (spec.approves is None) == (not question) or (
+                question and (spec.asks is None or spec.answers is None)
+            ):
+                self.violate(
+                    "channel-role.shape",
+                    spec.name,
+                    "a role names either approves= (an approval role) or both asks= and "
+                    "answers= (a question role)",
+                )
+
+    def check_interpreters(self) -> None:
+        self.check_roles()
+        owners: dict[type[Any], list[str]] = {}
+        for spec in list(self.components.values()):
+            if isinstance(spec, ChannelRoleSpec) and spec.reply_interpreter is not None:
+                owners.setdefault(spec.reply_interpreter, []).append(spec.name)
+                interpreter = spec_of(spec.reply_interpreter, ReplyInterpreterSpec)
+                if interpreter is None:
+                    self.violate(
+                        "reply-interpreter.not-an-interpreter",
+                        spec.name,
+                        f"reply_interpreter={spec.reply_interpreter.__qualname__} is not a "
+                        "@reply_interpreter class; decorate it with @reply_interpreter(...)",
+                    )
+                else:
+                    self.components.setdefault(spec.reply_interpreter, interpreter)
+                    self.check_interpreter(spec, spec.reply_interpreter, interpreter)
+        for cls, roles in owners.items():
+            if len(roles) > 1:
+                self.violate(
+                    "channel.shared-interpreter",
+                    cls.__qualname__,
+                    f"is the reply interpreter of {len(roles)} roles ({', '.join(roles)}); "
+                    "one interpreter belongs to one role: give each role its own class",
+                )
+
+    def check_interpreter(
+        self, role: ChannelRoleSpec, cls: type[Any], spec: ReplyInterpreterSpec
+    ) -> None:
+        if spec.decided_by is DecidedBy.CODE:
+            method = getattr(cls, "interpret", None)
+            inherited = getattr(ReplyInterpreterHandler, "interpret", None)
+            if method is None or method is inherited or inspect.isabstract(cls):
+                self.violate(
+                    "reply-interpreter.no-interpret-method",
+                    spec.name,
+                    f"is DecidedBy.CODE but {cls.__qualname__} does not implement "
+                    "interpret(input); subclass ReplyInterpreterHandler[Args] and define it",
+                )
+            return
+        if spec.model is None:
+            self.violate(
+                "reply-interpreter.no-model",
+                spec.name,
+                "is DecidedBy.MODEL but names no model; add model='provider/model-name'",
+            )
+            return
+        if role.approves is None and self.resolver.decision_model(spec.model) is not None:
+            answer = role.answers.__name__ if role.answers is not None else "its answer DTO"
+            self.violate(
+                "reply-interpreter.decision-model",
+                spec.name,
+                f"reads replies of the question role {role.name} on the decision model "
+                f"{spec.model!r}, which only answers yes / no; {answer} needs more than a "
+                "yes / no can give: use a chat model",
+            )
