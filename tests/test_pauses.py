@@ -516,12 +516,15 @@ async def test_within_retention_a_late_answer_is_not_paused_after_it_the_id_is_u
 
 
 async def test_a_pending_pause_is_never_removed_however_old(env: TestEnv) -> None:
-    _, deposit_id, _ = await both_paused(env)
-    await env.clock.advance(timedelta(days=30))
+    _, deposit_id, owner_id = await both_paused(env)
+    await env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1")
+    await env.clock.jump(timedelta(days=30))  # the sweep runs, a month after the question
+    with pytest.raises(UnknownPauseError):  # the sweep ran: the answered record is gone
+        await env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1")
     result = await env.app.resume(
         deposit_id, decision=approve(), tenant_id="acme", answered_by="clerk-3"
     )
-    assert result.status is ExecutionStatus.PAUSED
+    assert result.status is ExecutionStatus.COMPLETED
 
 
 # ---- cancel and withdraw -------------------------------------------------------------------
@@ -645,7 +648,7 @@ async def test_the_audit_trail_outlives_retention(env: TestEnv) -> None:
     result, deposit_id, owner_id = await both_paused(env)
     await env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1")
     await env.app.resume(deposit_id, decision=approve(), tenant_id="acme", answered_by="clerk-3")
-    await env.clock.advance(timedelta(days=3))
+    await env.clock.jump(timedelta(days=3))  # one sweep, past retention
     entries = await env.app.store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
         "acme", result.execution_id
     )

@@ -33,7 +33,8 @@ class TestClock:
     """A clock for tests: ``now()`` stands still until `advance` moves it.
 
     `advance` runs, in time order, every timer and wakes every ``sleep`` that came due, so a
-    test can jump a day ahead and see the recovery sweep, lease expiries and deadlines happen.
+    test can move a day ahead and see the recovery sweep, lease expiries and deadlines happen;
+    `jump` moves at once and runs each due timer once (a month without a sweep every 30 s).
 
     Args:
         start: The starting time; 2026-01-01 UTC by default.
@@ -81,6 +82,24 @@ class TestClock:
                 timer.future.set_result(None)
             await _let_woken_tasks_run()
         self._now = target
+        await _let_woken_tasks_run()
+
+    async def jump(self, delta: timedelta) -> None:
+        """Moves the clock by ``delta`` at once, as time passes for a process that was
+        suspended: every timer that came due runs once, at the new time, in the order it was
+        due — a recurring one (the recovery sweep) re-arms from the new time and does not run
+        again. `advance` instead runs each timer at its own time; jump a month in one step."""
+        target = self._now + delta
+        self._now = target
+        while self._timers and self._timers[0][0] <= target:
+            _, _, timer = heapq.heappop(self._timers)
+            if timer.cancelled:
+                continue
+            if timer.callback is not None:
+                await timer.callback()
+            elif timer.future is not None and not timer.future.done():
+                timer.future.set_result(None)
+            await _let_woken_tasks_run()
         await _let_woken_tasks_run()
 
 
