@@ -6,8 +6,6 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from pydantic import BaseModel
-
 from agboss import (
     AutoApproveChannel,
     AutoRejectChannel,
@@ -24,34 +22,21 @@ from agboss import (
     ReplyInterpreterHandler,
     ToolCallApprovalDecisionDto,
     ToolHandler,
-    WorkflowFinishTextDto,
-    WorkflowStartTextDto,
     agent,
     application,
     channel,
     channel_role,
     reply_interpreter,
-    start,
     tool,
     workflow,
-    workflow_finish,
-    workflow_start,
 )
 from agboss.interpreters import InterpreterInput
-
-
-class DepositReturnDto(BaseModel):
-    lease_id: str
-
-
-class ExpenseDto(BaseModel):
-    purpose: str
-    amount: float
-
-
-class DeskDoneDto(BaseModel):
-    status: str
-
+from tests.office_parts import (
+    DepositReturnDto,
+    DeskDoneDto,
+    ExpenseDto,
+    office_flow,
+)
 
 RUNS: list[str] = []
 """Every tool run, in order."""
@@ -198,25 +183,10 @@ class LookUpTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
 class OfficeAgent: ...
 
 
-@workflow_start(name="office-workflow-start", description="A request", input=WorkflowStartTextDto)
-class OfficeWorkflowStart: ...
-
-
-@workflow_finish(
-    name="office-workflow-finish", description="The answer", output=WorkflowFinishTextDto
-)
-class OfficeWorkflowFinish: ...
-
-
 @workflow(
     name="office-workflow",
     version="1.0.0",
-    flow=[
-        start(OfficeWorkflowStart)
-        .returns(WorkflowStartTextDto)
-        .to_agent(OfficeAgent)
-        .to_finish(OfficeWorkflowFinish),
-    ],
+    flow=office_flow(OfficeAgent),
 )
 class OfficeWorkflow: ...
 

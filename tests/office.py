@@ -2,36 +2,21 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from agboss import (
     ExecutionContext,
     ToolError,
     ToolHandler,
-    WorkflowFinishTextDto,
-    WorkflowStartTextDto,
     agent,
     application,
-    start,
     tool,
     workflow,
-    workflow_finish,
-    workflow_start,
 )
-
-
-class DepositReturnDto(BaseModel):
-    lease_id: str
-
-
-class ExpenseDto(BaseModel):
-    purpose: str
-    amount: float
-
-
-class DeskDoneDto(BaseModel):
-    status: str
-
+from tests.office_parts import (
+    DepositReturnDto,
+    DeskDoneDto,
+    ExpenseDto,
+    office_flow,
+)
 
 RUNS: list[str] = []
 """Every tool run, in order: tests clear it and count."""
@@ -75,25 +60,10 @@ class BookExpenseTool(ToolHandler[ExpenseDto, DeskDoneDto]):
 class OfficeAgent: ...
 
 
-@workflow_start(name="office-workflow-start", description="A request", input=WorkflowStartTextDto)
-class OfficeWorkflowStart: ...
-
-
-@workflow_finish(
-    name="office-workflow-finish", description="The answer", output=WorkflowFinishTextDto
-)
-class OfficeWorkflowFinish: ...
-
-
 @workflow(
     name="office-workflow",
     version="1.0.0",
-    flow=[
-        start(OfficeWorkflowStart)
-        .returns(WorkflowStartTextDto)
-        .to_agent(OfficeAgent)
-        .to_finish(OfficeWorkflowFinish),
-    ],
+    flow=office_flow(OfficeAgent),
 )
 class OfficeWorkflow: ...
 

@@ -20,38 +20,26 @@ from agboss import (
     ReplyInterpreterHandler,
     ToolCallApprovalDecisionDto,
     ToolHandler,
-    WorkflowFinishTextDto,
-    WorkflowStartTextDto,
     agent,
     application,
     channel,
     channel_role,
     reply_interpreter,
-    start,
     tool,
     workflow,
-    workflow_finish,
-    workflow_start,
 )
 from agboss.interpreters import InterpreterInput
+from tests.office_parts import (
+    DepositReturnDto,
+    DeskDoneDto,
+    ExpenseDto,
+    office_flow,
+)
 
 
 class RefundCardInputDto(BaseModel):
     order_id: str
     amount: float
-
-
-class DepositReturnDto(BaseModel):
-    lease_id: str
-
-
-class ExpenseDto(BaseModel):
-    purpose: str
-    amount: float
-
-
-class DeskDoneDto(BaseModel):
-    status: str
 
 
 RUNS: list[str] = []
@@ -198,22 +186,7 @@ class BookExpenseTool(ToolHandler[ExpenseDto, DeskDoneDto]):
 class OfficeAgent: ...
 
 
-@workflow_start(name="office-workflow-start", description="A request", input=WorkflowStartTextDto)
-class OfficeWorkflowStart: ...
-
-
-@workflow_finish(
-    name="office-workflow-finish", description="The answer", output=WorkflowFinishTextDto
-)
-class OfficeWorkflowFinish: ...
-
-
-FLOW = [
-    start(OfficeWorkflowStart)
-    .returns(WorkflowStartTextDto)
-    .to_agent(OfficeAgent)
-    .to_finish(OfficeWorkflowFinish),
-]
+FLOW = office_flow(OfficeAgent)
 
 
 @workflow(name="office-workflow", version="1.0.0", flow=FLOW)
