@@ -130,6 +130,34 @@ def test_the_package_graph_has_no_cycle() -> None:
     assert cycles == []
 
 
+PUBLIC_MODULES = {
+    # the values every layer shares
+    "agboss.clock",
+    "agboss.context",
+    "agboss.dto",
+    "agboss.enums",
+    "agboss.errors",
+    "agboss.inputs",
+    "agboss.interpreters",
+    "agboss.app",
+    # what a third-party store implements and is checked with
+    "agboss.store.protocol",
+    "agboss.store.writes",
+    "agboss.testing.pytest_plugin",  # pytest's entry point
+}
+"""The modules public by path; every other is a package (its ``__init__`` re-exports what is
+public) or ``_``-prefixed somewhere in its path."""
+
+
+def test_internal_modules_are_private_by_path() -> None:
+    public = {
+        module
+        for module, (_, is_package) in _modules().items()
+        if not is_package and not any(part.startswith("_") for part in module.split("."))
+    }
+    assert public == PUBLIC_MODULES
+
+
 # One interpreter loads the third-party libraries, then forks a child per module that imports
 # it first: each child starts with no agboss module loaded, at a fraction of a fresh start.
 _EACH_ALONE = """

@@ -38,7 +38,7 @@ from agboss import (
     workflow_start,
 )
 from agboss.models import ChatResponse, ModelResolver
-from agboss.models.decisions import DecisionResponse
+from agboss.models._decisions import DecisionResponse
 from tests.office import DeskDoneDto, OfficeApplication
 
 

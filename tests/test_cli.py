@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from agboss.cli.main import cli
+from agboss.cli._main import cli
 from agboss.testing import test_with
 from tests import desk
 from tests.desk import DeskDepositApprovalChannel, OfficeAgent, OfficeApplication, OfficeWorkflow

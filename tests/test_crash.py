@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from agboss import App, ExecutionStatus, FunctionProvider, PauseStatus
-from agboss.records.outputs import ExecutionOutput
+from agboss.records._outputs import ExecutionOutput
 from tests.crash.app import (
     BOOM,
     ITEMS,

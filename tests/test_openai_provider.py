@@ -26,7 +26,7 @@ from agboss.models import (
     ToolCall,
     ToolSchema,
 )
-from agboss.models.decisions import Decision, DecisionRequest
+from agboss.models._decisions import Decision, DecisionRequest
 from tests.loopback import LoopbackServer, Reply, completion, loopback_server
 from tests.office import RUNS, OfficeApplication, OfficeWorkflow
 

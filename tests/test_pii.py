@@ -29,7 +29,7 @@ from agboss import (
     replace_with_token,
 )
 from agboss.models import ChatRequest, MessageRole
-from agboss.pii.detect import DETECTORS
+from agboss.pii._detect import DETECTORS
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
 from tests import pii_app
 from tests.pii_app import (

@@ -25,7 +25,7 @@ from agboss import (
 )
 from agboss.errors import TestSetupError
 from agboss.models import ChatRequest, ChatResponse, MessageRole
-from agboss.models.decisions import DecisionRequest
+from agboss.models._decisions import DecisionRequest
 from agboss.testing import (
     ScriptedTurn,
     TestEnv,

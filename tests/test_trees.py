@@ -19,7 +19,7 @@ from agboss import (
     PauseResolution,
     PauseStatus,
 )
-from agboss.engine.frame import ExecutionFrame
+from agboss.engine._frame import ExecutionFrame
 from agboss.testing import TestEnv, call_tools, invalid_answer, reply_with, test_with, tool_call
 from tests import tree_app
 from tests.stores import STORE_KINDS, env_on, store_url

@@ -26,7 +26,7 @@ from agboss.components import (
     workflow_finish,
     workflow_start,
 )
-from agboss.components.builtin import AutoApproveChannel, AutoRejectChannel, TerminalUserChannel
+from agboss.components._builtin import AutoApproveChannel, AutoRejectChannel, TerminalUserChannel
 from agboss.context import AbortSignal, ExecutionContext, StepContext, Tenant
 from agboss.dto import (
     ToolCallApprovalAskDto,
@@ -79,9 +79,9 @@ from agboss.pauses import (
     PauseAnswerRecord,
     PauseRecord,
 )
-from agboss.pauses.answering import AnswerReceipt
-from agboss.pauses.describing import PauseDescription
-from agboss.pauses.inbox import InboxEntry, InboxPage
+from agboss.pauses._answering import AnswerReceipt
+from agboss.pauses._describing import PauseDescription
+from agboss.pauses._inbox import InboxEntry, InboxPage
 from agboss.pii import Pii, PiiKind, PiiRule, block_with_refusal, mask, replace_with_token
 from agboss.policies import Budget
 from agboss.records import (
@@ -93,7 +93,7 @@ from agboss.records import (
     StepRecord,
     ToolCallRecord,
 )
-from agboss.records.outputs import ExecutionOutput, PendingPause
+from agboss.records._outputs import ExecutionOutput, PendingPause
 
 __all__ = [
     "AbortSignal",

@@ -12,23 +12,23 @@ from typing import Any, Self, overload
 
 from pydantic import BaseModel
 
-from agboss.assembly.assemble import Assembly, assemble
+from agboss.assembly._assemble import Assembly, assemble
 from agboss.clock import Clock, SystemClock, TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto, schema_of
-from agboss.engine.engine import Engine
-from agboss.engine.runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
+from agboss.engine._engine import Engine
+from agboss.engine._runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
 from agboss.errors import ConfigurationError, DtoValidationError
 from agboss.inputs import InputLimits, check_id
-from agboss.models.provider import ModelProvider, ModelResolver
-from agboss.pauses.answering import AnswerReceipt, move_answered, record_answer
-from agboss.pauses.cancelling import cancel_thread
-from agboss.pauses.describing import PauseDescription, describe_pause
-from agboss.pauses.inbox import InboxPage, list_inbox, query_of
-from agboss.pauses.prompts import load_prompts
-from agboss.records.outputs import ExecutionOutput, PendingPause
+from agboss.models._provider import ModelProvider, ModelResolver
+from agboss.pauses._answering import AnswerReceipt, move_answered, record_answer
+from agboss.pauses._cancelling import cancel_thread
+from agboss.pauses._describing import PauseDescription, describe_pause
+from agboss.pauses._inbox import InboxPage, list_inbox, query_of
+from agboss.pauses._prompts import load_prompts
+from agboss.records._outputs import ExecutionOutput, PendingPause
+from agboss.store._url import store_from
 from agboss.store.protocol import Store, WaitingQuery
-from agboss.store.url import store_from
 
 __all__ = ["App"]
 

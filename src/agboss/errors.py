@@ -386,7 +386,7 @@ class LeaseLostError(AgbossError):
 
 
 class RecordedError(Exception):
-    """A stored failure of a class this process does not rebuild (see `agboss.store.failures`).
+    """A stored failure of a class this process does not rebuild (see `agboss.store._failures`).
 
     Failures are stored as data, never as pickles; one whose class is not an `AgbossError` nor
     one the application names (``.on_join_error(...)``) is read back as this, keeping what it

@@ -7,8 +7,8 @@ import json
 import pickle
 
 from agboss import AgentFailedError, ExecutionFailedError, RecordedError
-from agboss.engine.launch import _matches
-from agboss.store.failures import decode_failure, encode_failure, failure_names
+from agboss.engine._launch import _matches
+from agboss.store._failures import decode_failure, encode_failure, failure_names
 
 
 class PaymentDeclinedError(Exception):

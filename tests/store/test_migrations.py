@@ -18,7 +18,7 @@ import pytest
 from agboss import App, ExecutionStatus, FunctionProvider, StoreSchemaError
 from agboss.store import SqliteStore, Store
 from agboss.store.sql import SqlStore
-from agboss.store.sql.migrations import LATEST_VERSION
+from agboss.store.sql._migrations import LATEST_VERSION
 from tests.multi_app import CountDto, ItemsApplication, model
 from tests.stores import POSTGRES_URL, STORE_KINDS, made_store, store_url
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from agboss.enums import ExecutionStatus
 from agboss.store.protocol import ExecutionRow, Fence
-from agboss.store.sql import ops
+from agboss.store.sql import _ops as ops
 from agboss.store.writes import (
     BeginExecution,
     ReleaseLease,

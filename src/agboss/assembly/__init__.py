@@ -1,7 +1,7 @@
 """Assembly: the checks `App.create` runs over a whole application, and the DI container."""
 
-from agboss.assembly.assemble import Assembly, ToolChannel, WorkflowDefinition, assemble
-from agboss.assembly.container import Container, Provide, Scope, provide
+from agboss.assembly._assemble import Assembly, ToolChannel, WorkflowDefinition, assemble
+from agboss.assembly._container import Container, Provide, Scope, provide
 
 __all__ = [
     "Assembly",

@@ -6,9 +6,9 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from agboss.assembly._definitions import ToolChannel
 from agboss.assembly._walk import Walk
-from agboss.assembly.definitions import ToolChannel
-from agboss.components.specs import (
+from agboss.components._specs import (
     ApplicationSpec,
     ChannelRoleSpec,
     ChannelSpec,

@@ -8,10 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agboss.assembly._definitions import WorkflowDefinition
 from agboss.assembly._walk import Walk
-from agboss.assembly.definitions import WorkflowDefinition
-from agboss.components.handlers import ToolHandler
-from agboss.components.specs import (
+from agboss.components._handlers import ToolHandler
+from agboss.components._specs import (
     AgentSpec,
     ChannelRoleSpec,
     ChannelSpec,
@@ -24,8 +24,8 @@ from agboss.components.specs import (
     WorkflowStartSpec,
     spec_of,
 )
-from agboss.flow.dsl import Flow, LaunchSpec, StepKind
-from agboss.flow.graph import CompiledBranch, CompiledLaunch, FlowGraph, FlowNode
+from agboss.flow._dsl import Flow, LaunchSpec, StepKind
+from agboss.flow._graph import CompiledBranch, CompiledLaunch, FlowGraph, FlowNode
 
 __all__ = ["FlowRules"]
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agboss.assembly.definitions import SpecT, WorkflowDefinition
-from agboss.components.specs import (
+from agboss.assembly._definitions import SpecT, WorkflowDefinition
+from agboss.components._specs import (
     ComponentKind,
     ComponentSpec,
     spec_of,
 )
 from agboss.errors import AssemblyViolation
-from agboss.models.provider import ModelResolver
+from agboss.models._provider import ModelResolver
 
 __all__ = ["Walk"]
 

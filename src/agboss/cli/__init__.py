@@ -35,7 +35,7 @@ def _missing(error: ModuleNotFoundError) -> Callable[[], None]:
 
 
 try:
-    from agboss.cli.main import main
+    from agboss.cli._main import main
 except ModuleNotFoundError as missing:  # the console script exists without its extra
     if missing.name not in ("click", "rich"):
         raise

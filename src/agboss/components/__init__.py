@@ -1,6 +1,6 @@
 """Components: the decorators, the specs they attach, and the base classes handlers implement."""
 
-from agboss.components.channels import (
+from agboss.components._channels import (
     ApprovalAsk,
     ChannelAsk,
     ChannelHandler,
@@ -8,7 +8,7 @@ from agboss.components.channels import (
     ChannelOutcome,
     ChannelWithdrawal,
 )
-from agboss.components.decorators import (
+from agboss.components._decorators import (
     agent,
     application,
     channel,
@@ -20,9 +20,9 @@ from agboss.components.decorators import (
     workflow_finish,
     workflow_start,
 )
-from agboss.components.handlers import ToolHandler
-from agboss.components.joins import BranchResult, JoinHandler, JoinInput, QuorumOutcome
-from agboss.components.specs import ComponentKind, spec_of
+from agboss.components._handlers import ToolHandler
+from agboss.components._joins import BranchResult, JoinHandler, JoinInput, QuorumOutcome
+from agboss.components._specs import ComponentKind, spec_of
 
 __all__ = [
     "ApprovalAsk",

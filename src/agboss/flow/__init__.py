@@ -1,6 +1,6 @@
 """The flow DSL and the graph it compiles to."""
 
-from agboss.flow.dsl import (
+from agboss.flow._dsl import (
     Failure,
     Flow,
     FlowChain,

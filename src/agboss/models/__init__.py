@@ -1,6 +1,6 @@
 """Models and their providers: the chat-model protocol, `serves` resolution, real providers."""
 
-from agboss.models.messages import (
+from agboss.models._messages import (
     ChatRequest,
     ChatResponse,
     Message,
@@ -10,8 +10,8 @@ from agboss.models.messages import (
     ToolSchema,
     Usage,
 )
-from agboss.models.openai import OpenAICompatibleProvider
-from agboss.models.provider import ChatModel, FunctionProvider, ModelProvider, ModelResolver
+from agboss.models._openai import OpenAICompatibleProvider
+from agboss.models._provider import ChatModel, FunctionProvider, ModelProvider, ModelResolver
 
 __all__ = [
     "ChatModel",

@@ -1,6 +1,6 @@
 """Pauses: asking a channel, answering by id, withdrawing, and the audit trail."""
 
-from agboss.records.pauses import (
+from agboss.records._pauses import (
     ExecutionPauseEvent,
     ExecutionResumeEvent,
     PauseAnswer,

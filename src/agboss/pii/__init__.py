@@ -4,7 +4,7 @@ See ``docs/pii.md``. Rules are declared on ``@application(pii=[...])`` and
 ``@workflow(pii=[...])``; DTO fields are marked with ``Annotated[str, Pii(kind=...)]``.
 """
 
-from agboss.pii.rules import (
+from agboss.pii._rules import (
     Pii,
     PiiAction,
     PiiKind,

@@ -1,5 +1,5 @@
 """Policies over executions: budgets (the values; the engine enforces them)."""
 
-from agboss.policies.budgets import Budget
+from agboss.policies._budgets import Budget
 
 __all__ = ["Budget"]

@@ -1,6 +1,6 @@
 """Execution records and the pause audit trail."""
 
-from agboss.records.model import (
+from agboss.records._model import (
     ChildExecutionRecord,
     ComponentRecord,
     ExecutionRecord,

@@ -1,6 +1,7 @@
 """The durable store: the protocol (repositories that read, `Store.write` that changes), the
 writes, and the SQL stores (one implementation, a driver per database)."""
 
+from agboss.store._url import DEFAULT_SQLITE_PATH, store_from
 from agboss.store.protocol import (
     BranchRepository,
     BranchRow,
@@ -22,7 +23,6 @@ from agboss.store.sqlite import (
     SqlitePausedExecutionRepository,
     SqliteStore,
 )
-from agboss.store.url import DEFAULT_SQLITE_PATH, store_from
 
 __all__ = [
     "DEFAULT_SQLITE_PATH",

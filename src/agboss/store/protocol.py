@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from agboss.enums import ExecutionStatus, PauseStatus
 from agboss.errors import LeaseLostError
-from agboss.models.messages import Usage
-from agboss.records.outputs import PendingPause
-from agboss.records.pauses import PauseAnswerRecord, PauseRecord
+from agboss.models._messages import Usage
+from agboss.records._outputs import PendingPause
+from agboss.records._pauses import PauseAnswerRecord, PauseRecord
 
 if TYPE_CHECKING:
     from agboss.store.writes import Results, Write
@@ -289,7 +289,7 @@ class BranchRow:
         place: ``<node>#<visit>@<index>`` in its execution.
         status: Where it stands.
         output_json: A done branch's output.
-        error_json: A failed branch's failure (`agboss.store.failures`).
+        error_json: A failed branch's failure (`agboss.store._failures`).
     """
 
     place: str

@@ -25,8 +25,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
-from agboss.models.messages import Usage
-from agboss.records.pauses import PauseAnswer, PauseRecord
+from agboss.models._messages import Usage
+from agboss.records._pauses import PauseAnswer, PauseRecord
 from agboss.store.protocol import BranchRow, ExecutionRow, Fence, StepEntry
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ async with test_with(OfficeApplication) as env:
 ```
 """
 
-from agboss.testing.clock import TestClock
-from agboss.testing.env import TestEnv, test_with
-from agboss.testing.llm import (
+from agboss.testing._clock import TestClock
+from agboss.testing._env import TestEnv, test_with
+from agboss.testing._llm import (
     LlmScript,
     ScriptedDecision,
     ScriptedProvider,
@@ -23,7 +23,7 @@ from agboss.testing.llm import (
     reply_with,
     tool_call,
 )
-from agboss.testing.mocks import ComponentMock
+from agboss.testing._mocks import ComponentMock
 
 __all__ = [
     "ComponentMock",

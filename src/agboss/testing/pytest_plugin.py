@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from agboss.errors import TestSetupError
-from agboss.testing.clock import TestClock
-from agboss.testing.env import TestEnv, test_with
+from agboss.testing._clock import TestClock
+from agboss.testing._env import TestEnv, test_with
 
 
 def pytest_configure(config: pytest.Config) -> None:

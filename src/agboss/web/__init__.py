@@ -19,8 +19,8 @@ except ModuleNotFoundError as missing:
         name=missing.name,
     ) from missing
 
-from agboss.web.problems import NotAuthenticatedError, RequestTooLargeError, UnreadableRequestError
-from agboss.web.router import Authenticator, Caller, pause_router
+from agboss.web._problems import NotAuthenticatedError, RequestTooLargeError, UnreadableRequestError
+from agboss.web._router import Authenticator, Caller, pause_router
 
 __all__ = [
     "Authenticator",

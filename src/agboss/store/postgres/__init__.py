@@ -1,5 +1,5 @@
 """The PostgreSQL store: several instances on one database (the ``postgres`` extra)."""
 
-from agboss.store.postgres.store import PostgresStore
+from agboss.store.postgres._store import PostgresStore
 
 __all__ = ["PostgresStore"]

@@ -1,13 +1,13 @@
 """The one SQL implementation of the store, over a small dialect layer.
 
-Statements are written once (`agboss.store.sql.reads`, `agboss.store.sql.ops`) with ``?``
+Statements are written once (`agboss.store.sql._reads`, `agboss.store.sql._ops`) with ``?``
 placeholders and a ``{now}`` macro for the database's own clock; a `Dialect` renders them for
 SQLite or PostgreSQL, and a `Driver` runs them (`agboss.store.sqlite`, `agboss.store.postgres`).
-Schema changes are numbered migrations (`agboss.store.sql.migrations`).
+Schema changes are numbered migrations (`agboss.store.sql._migrations`).
 """
 
-from agboss.store.sql.dialect import Dialect, Returns, Sql
-from agboss.store.sql.driver import Driver, Work
-from agboss.store.sql.store import SqlStore
+from agboss.store.sql._dialect import Dialect, Returns, Sql
+from agboss.store.sql._driver import Driver, Work
+from agboss.store.sql._store import SqlStore
 
 __all__ = ["Dialect", "Driver", "Returns", "Sql", "SqlStore", "Work"]

@@ -1,6 +1,6 @@
 """The SQLite store: one file, writes on a thread of their own."""
 
-from agboss.store.sqlite.store import (
+from agboss.store.sqlite._store import (
     SqliteExecutionRecordRepository,
     SqlitePausedExecutionRepository,
     SqliteStore,

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
-from agboss.records.pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
+from agboss.records._pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
 from agboss.store.protocol import (
     Store,
     WaitingQuery,

@@ -1,0 +1,237 @@
+"""Assembly: from an ``@application`` class to a checked `Assembly`, every rule at once.
+
+The assembler walks everything reachable from the application (its workflows, their flows'
+components, agents' tools, tools' channels, roles' interpreters, the listed channels), checks
+every rule against all of them, and raises one `AssemblyError` listing every violation. The
+rule families live beside it: flows (`_flows`), channels (`_channels`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from typing import Any
+
+from agboss.assembly._channels import ChannelRules
+from agboss.assembly._container import Container, Provide
+from agboss.assembly._definitions import Assembly, ToolChannel, WorkflowDefinition
+from agboss.assembly._flows import FlowRules
+from agboss.components._channels import ChannelHandler
+from agboss.components._handlers import ToolHandler
+from agboss.components._specs import (
+    AgentSpec,
+    ApplicationSpec,
+    ChannelSpec,
+    ComponentKind,
+    ComponentSpec,
+    ReplyInterpreterSpec,
+    ToolSpec,
+    spec_of,
+)
+from agboss.errors import AssemblyError, AssemblyViolation
+from agboss.models._provider import ModelResolver
+from agboss.pii._outside import PiiOutside
+from agboss.pii._policy import PiiPolicy
+from agboss.pii._rules import PiiRule
+
+__all__ = ["Assembly", "ToolChannel", "WorkflowDefinition", "assemble"]
+
+
+_KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+class _Assembler(FlowRules, ChannelRules):
+    """One assembly: the walk, and the rules over every component."""
+
+    # ---- the walk --------------------------------------------------------------------
+
+    def run(self) -> Assembly:
+        app_spec = spec_of(self.application, ApplicationSpec)
+        if app_spec is None:
+            label = getattr(self.application, "__qualname__", repr(self.application))
+            raise AssemblyError(
+                label,
+                [
+                    AssemblyViolation(
+                        "component.wrong-kind",
+                        label,
+                        "App.create takes an @application class; decorate it with "
+                        "@application(name=..., workflows=[...])",
+                    )
+                ],
+            )
+        self.components[self.application] = app_spec
+        if not app_spec.workflows:
+            self.violate(
+                "application.no-workflows",
+                app_spec.name,
+                "lists no workflows; add them with @application(workflows=[...])",
+            )
+        workflows: dict[type[Any], WorkflowDefinition] = {}
+        for cls in app_spec.workflows:
+            definition = self.definition(cls, "workflows=[...]")
+            if definition is not None:
+                workflows[cls] = definition
+        for cls in app_spec.channels:
+            self.take(cls, ChannelSpec, ComponentKind.CHANNEL, "channels=[...]")
+        tool_channels = self.check_channels(app_spec)
+        self.check_names()
+        self.check_pii(app_spec.name, app_spec.pii)
+        for definition in self.definitions.values():
+            if definition is not None:
+                self.check_pii(definition.spec.name, definition.spec.pii)
+        self.check_models()
+        self.check_handlers()
+        container = Container(self.registrations(app_spec))
+        self.violations.extend(container.check(self.components))
+        if self.violations:
+            raise AssemblyError(app_spec.name, self.violations)
+        agent_tools = {
+            spec.name: {
+                tool_spec.name: (tool, tool_spec)
+                for tool in spec.tools
+                if isinstance(tool_spec := self.components[tool], ToolSpec)
+            }
+            for spec in self.components.values()
+            if isinstance(spec, AgentSpec)
+        }
+        pii = {
+            d.spec.name: PiiPolicy.of(app_spec.pii, d.spec.pii)
+            for d in self.definitions.values()
+            if d is not None
+        }
+        return Assembly(
+            application=self.application,
+            spec=app_spec,
+            workflows=workflows,
+            workflows_by_name={d.spec.name: d for d in self.definitions.values() if d is not None},
+            components=self.components,
+            tool_channels=tool_channels,
+            container=container,
+            agent_tools=agent_tools,
+            pii_outside=PiiOutside(
+                {
+                    agent: {name: spec.input for name, (_, spec) in tools.items()}
+                    for agent, tools in agent_tools.items()
+                },
+                pii,
+            ),
+            declares_budgets=app_spec.budget is not None
+            or any(d is not None and d.spec.budget is not None for d in self.definitions.values()),
+            error_classes=tuple(
+                dict.fromkeys(
+                    error
+                    for definition in self.definitions.values()
+                    if definition is not None
+                    for node in definition.graph.nodes.values()
+                    if node.launch is not None
+                    for error, _ in node.launch.join.error_handlers
+                )
+            ),
+        )
+
+    def registrations(self, app_spec: ApplicationSpec) -> list[Provide]:
+        registrations: list[Provide] = []
+        for item in app_spec.dependencies:
+            if isinstance(item, Provide):
+                registrations.append(item)
+            else:
+                self.violate(
+                    "container.not-a-registration",
+                    app_spec.name,
+                    f"dependencies=[...] holds {item!r}; list provide(Type, ...) registrations",
+                )
+        return registrations
+
+    def check_pii(self, component: str, rules: tuple[Any, ...]) -> None:
+        kinds: set[str] = set()
+        for rule in rules:
+            if not isinstance(rule, PiiRule):
+                self.violate(
+                    "pii.not-a-rule",
+                    component,
+                    f"pii=[...] holds {rule!r}; give PiiRule(kind, replace_with_token() | "
+                    "mask() | block_with_refusal()) items",
+                )
+            elif rule.kind in kinds:
+                self.violate(
+                    "pii.duplicate-kind",
+                    component,
+                    f"pii=[...] has two rules for {rule.kind!r}; keep one per kind",
+                )
+            else:
+                kinds.add(rule.kind)
+
+    # ---- rules over every component ------------------------------------------------
+
+    def check_names(self) -> None:
+        by_name: dict[str, list[type[Any]]] = {}
+        for cls, spec in self.components.items():
+            by_name.setdefault(spec.name, []).append(cls)
+            suffix = spec.kind.suffix
+            if not _KEBAB.match(spec.name) or not spec.name.endswith(suffix):
+                self.violate(
+                    "name.kind-suffix",
+                    spec.name or cls.__qualname__,
+                    f"a {spec.kind.decorator} name must be kebab-case and end with "
+                    f"'{suffix}' (e.g. 'refund{suffix}')",
+                )
+        for name, classes in by_name.items():
+            if len(classes) > 1:
+                listed = ", ".join(cls.__qualname__ for cls in classes)
+                self.violate(
+                    "name.duplicate",
+                    name,
+                    f"is the name of {len(classes)} components ({listed}); names are unique "
+                    "in an application",
+                )
+
+    def check_models(self) -> None:
+        for spec in self.components.values():
+            if not isinstance(spec, AgentSpec | ReplyInterpreterSpec) or spec.model is None:
+                continue
+            if self.resolver.provider_for(spec.model) is None:
+                self.violate(
+                    "model.unserved",
+                    spec.name,
+                    f"names the model {spec.model!r}, which no provider serves; pass "
+                    "App.create(providers=[...]) a provider whose serves= matches it",
+                )
+
+    def check_handlers(self) -> None:
+        for cls, spec in self.components.items():
+            if isinstance(spec, ToolSpec):
+                _require_method(self, cls, spec, "run", ToolHandler, "ToolHandler[In, Out]")
+            elif isinstance(spec, ChannelSpec):
+                _require_method(
+                    self, cls, spec, "send", ChannelHandler, "ChannelOf or ChannelHandler"
+                )
+
+
+def _require_method(
+    assembler: _Assembler,
+    cls: type[Any],
+    spec: ComponentSpec,
+    method: str,
+    base: type[Any],
+    base_label: str,
+) -> None:
+    function: Callable[..., Any] | None = getattr(cls, method, None)
+    inherited = getattr(base, method, None)
+    if function is None or function is inherited or inspect.isabstract(cls):
+        assembler.violate(
+            f"{spec.kind.value}.no-{method}-method",
+            spec.name,
+            f"{cls.__qualname__} does not implement {method}(); subclass {base_label} and "
+            f"define {method}",
+        )
+
+
+def assemble(application: type[Any], resolver: ModelResolver) -> Assembly:
+    """Checks an application and everything it reaches.
+
+    Raises:
+        AssemblyError: Listing every violation found.
+    """
+    return _Assembler(application, resolver).run()

@@ -1,0 +1,93 @@
+"""A checked application, as assembly gives it: `Assembly` and what it is made of."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from agboss.assembly._container import Container
+from agboss.components._specs import (
+    AgentSpec,
+    ApplicationSpec,
+    ChannelRoleSpec,
+    ComponentSpec,
+    ToolSpec,
+    WorkflowSpec,
+)
+from agboss.enums import PauseAnswerer
+from agboss.flow._graph import FlowGraph
+from agboss.pii._outside import PiiOutside
+from agboss.pii._policy import PiiPolicy
+
+__all__ = ["Assembly", "SpecT", "ToolChannel", "WorkflowDefinition"]
+
+SpecT = TypeVar("SpecT", bound=ComponentSpec)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowDefinition:
+    """A workflow of the application with its compiled flow."""
+
+    cls: type[Any]
+    spec: WorkflowSpec
+    graph: FlowGraph
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChannel:
+    """The channel that approves a tool's calls, as the tool names it.
+
+    Attributes:
+        named: The class the tool names (a role, or a concrete channel named as is).
+        implementation: The concrete ``@channel`` class whose ``send`` runs.
+        name: The channel's name as pauses report it (the role's name for a role).
+        answered_by: Who may answer its pauses.
+        role: The role's spec, when the tool names a role.
+    """
+
+    named: type[Any]
+    implementation: type[Any]
+    name: str
+    answered_by: PauseAnswerer
+    role: ChannelRoleSpec | None
+
+
+@dataclass(frozen=True, slots=True)
+class Assembly:
+    """A checked application: every component by class, the flows compiled, the container."""
+
+    application: type[Any]
+    spec: ApplicationSpec
+    workflows: dict[type[Any], WorkflowDefinition]
+    workflows_by_name: dict[str, WorkflowDefinition]
+    components: dict[type[Any], ComponentSpec]
+    tool_channels: dict[type[Any], ToolChannel]
+    container: Container
+    agent_tools: dict[str, dict[str, tuple[type[Any], ToolSpec]]] = field(default_factory=dict)
+    """Each agent's tools by name, by the agent's name (indexed once, read on every turn)."""
+    declares_budgets: bool = False
+    """Whether the application or any workflow declares a budget (else nothing is checked)."""
+    error_classes: tuple[type[BaseException], ...] = ()
+    """The classes ``.on_join_error(...)`` names: a stored failure of one is read back as it."""
+    pii_outside: PiiOutside = field(default_factory=lambda: PiiOutside({}, {}))
+    """Each workflow's PII policy, and what masks the application's pending asks, records and
+    channels' asks with it."""
+
+    def pii_policy(self, workflow: str) -> PiiPolicy:
+        """The PII rules in force in an execution of a workflow."""
+        return self.pii_outside.policy(workflow)
+
+    def component_spec(self, cls: type[Any], spec_type: type[SpecT]) -> SpecT:
+        """The spec of a component of this application."""
+        found = self.components[cls]
+        assert isinstance(found, spec_type)
+        return found
+
+    def tools_by_name(self, agent: AgentSpec) -> dict[str, tuple[type[Any], ToolSpec]]:
+        """An agent's tools, by name."""
+        return self.agent_tools[agent.name]
+
+    def tool_named(self, agent: str, tool: str) -> tuple[type[Any], ToolSpec] | None:
+        """An agent's tool by the names a pause records; ``None`` when this build has no such
+        agent or tool (a pause stored by an earlier version)."""
+        return self.agent_tools.get(agent, {}).get(tool)

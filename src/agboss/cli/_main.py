@@ -1,0 +1,388 @@
+"""The ``agboss`` commands (click for the arguments, rich for tables and colours)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import json
+import os
+import re
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import timedelta
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from agboss.app import App
+from agboss.components._specs import ApplicationSpec, spec_of
+from agboss.errors import AgbossError, ModelProviderError
+from agboss.models._messages import ChatRequest, ChatResponse
+from agboss.models._openai import OpenAICompatibleProvider
+from agboss.models._provider import ChatModel, ModelProvider
+from agboss.pauses._inbox import InboxEntry
+from agboss.records._outputs import PendingPause
+from agboss.store._url import store_from
+
+__all__ = ["cli", "main"]
+
+T = TypeVar("T")
+
+_STORE = click.option(
+    "--store",
+    envvar="AGBOSS_STORE",
+    default=None,
+    help="The store URL (sqlite:///file.db, postgresql://…); AGBOSS_STORE, else the default.",
+)
+_APP = click.option(
+    "--app",
+    "target",
+    envvar="AGBOSS_APP",
+    required=True,
+    help="module:Application (an @application class) or module:function returning an App.",
+)
+_TENANT = click.option("--tenant", default=None, help="The tenant; the default tenant if left out.")
+_JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+
+
+class _NoModels:
+    """Serves every model name, and refuses every call: commands that only read or record an
+    answer assemble the application without its model providers."""
+
+    @property
+    def serves(self) -> Sequence[str]:
+        return ("*",)
+
+    def chat_model(self, model: str) -> ChatModel:
+        return self
+
+    def decision_model(self, model: str) -> None:
+        return None
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        raise ModelProviderError(
+            "the agboss command line has no model providers for this command",
+            hint="set AGBOSS_MODEL_BASE_URL, or pass --app module:function returning an App",
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _load(target: str) -> object:
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise click.BadParameter(f"{target!r} is not module:attribute", param_hint="--app")
+    sys.path.insert(0, os.getcwd())  # the application's modules, as `python -m` finds them
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise click.BadParameter(
+            f"cannot import {module_name}: {error}", param_hint="--app"
+        ) from error
+    found = getattr(module, attribute, None)
+    if found is None:
+        raise click.BadParameter(f"{module_name} has no {attribute}", param_hint="--app")
+    return found
+
+
+async def _open(target: str, store: str | None, *, needs_models: bool) -> App:
+    found = _load(target)
+    if isinstance(found, type) and spec_of(found, ApplicationSpec) is not None:
+        real = OpenAICompatibleProvider.from_env()
+        if real is None and needs_models:
+            raise click.UsageError(
+                "this command runs the application's passes, which call its models: set "
+                "AGBOSS_MODEL_BASE_URL, or pass --app module:function returning an App"
+            )
+        providers: list[ModelProvider] = [real] if real is not None else [_NoModels()]
+        return await App.create(found, store=store, providers=providers)
+    if callable(found):
+        made = found()
+        if inspect.isawaitable(made):
+            made = await made
+        if isinstance(made, App):
+            return made
+    raise click.BadParameter(
+        f"{target} is neither an @application class nor a function returning an App",
+        param_hint="--app",
+    )
+
+
+def _run(work: Callable[[], Awaitable[T]]) -> T:
+    try:
+        return asyncio.run(work())  # type: ignore[arg-type]
+    except AgbossError as error:
+        Console(stderr=True).print(f"[red]{error.code}[/red] {error.message}")
+        if error.hint:
+            Console(stderr=True).print(f"  hint: {error.hint}")
+        raise SystemExit(1) from None
+
+
+def _with_app(
+    target: str, store: str | None, action: Callable[[App], Awaitable[T]], *, models: bool = False
+) -> T:
+    async def work() -> T:
+        app = await _open(target, store, needs_models=models)
+        async with app:
+            return await action(app)
+
+    return _run(work)
+
+
+_DURATION = re.compile(r"^(\d+)([smhd])$")
+
+
+def _duration(text: str | None) -> timedelta | None:
+    if text is None:
+        return None
+    found = _DURATION.match(text.strip())
+    if found is None:
+        raise click.BadParameter(f"{text!r} is not a duration like 30m, 4h or 2d")
+    amount, unit = int(found.group(1)), found.group(2)
+    return timedelta(**{{"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[unit]: amount})
+
+
+def _pause_json(pause: PendingPause) -> dict[str, Any]:
+    return {
+        "pause_id": pause.pause_id,
+        "answered_by": pause.answered_by.value,
+        "agent": pause.agent,
+        "channel": pause.channel,
+        "item_index": pause.item_index,
+        "child_execution_id": pause.child_execution_id,
+        "tool": pause.ask.tool,
+        "arguments": pause.ask.arguments,
+    }
+
+
+def _entry_json(entry: InboxEntry) -> dict[str, Any]:
+    return {
+        **_pause_json(entry.pause),
+        "execution_id": entry.execution_id,
+        "thread_id": entry.thread_id,
+        "owner_id": entry.owner_id,
+        "asked_at": entry.asked_at.isoformat(),
+    }
+
+
+@click.group()
+def cli() -> None:
+    """agboss: the pauses of an application's store, from a terminal."""
+
+
+@cli.command()
+@_STORE
+def migrate(store: str | None) -> None:
+    """Brings the store's schema to this agboss's version (safe with instances running)."""
+
+    async def work() -> int:
+        opened = store_from(store)
+        await opened.open(migrate=True)
+        try:
+            return await opened.schema_version()
+        finally:
+            await opened.close()
+
+    version = _run(work)
+    click.echo(f"the store is at schema version {version}")
+
+
+@cli.group()
+def pauses() -> None:
+    """The pauses waiting in the store."""
+
+
+@pauses.command("list")
+@_APP
+@_STORE
+@_TENANT
+@click.option("--owner", default=None, help="Only this owner's threads.")
+@click.option("--channel", default=None, help="Only this channel (a role's or a channel's name).")
+@click.option("--older-than", default=None, help="Only those asked longer ago (30m, 4h, 2d).")
+@click.option("--limit", default=50, show_default=True, help="How many to list (1 to 500).")
+@_JSON
+def list_pauses(
+    target: str,
+    store: str | None,
+    tenant: str | None,
+    owner: str | None,
+    channel: str | None,
+    older_than: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Lists waiting pauses, oldest first (a channel pause's id is never shown)."""
+    age = _duration(older_than)
+
+    async def action(app: App) -> list[InboxEntry]:
+        before = None if age is None else app.clock.now() - age
+        page = await app.pending(
+            tenant_id=tenant, owner_id=owner, channel=channel, asked_before=before, limit=limit
+        )
+        return page.entries
+
+    entries = _with_app(target, store, action)
+    if as_json:
+        for entry in entries:
+            click.echo(json.dumps(_entry_json(entry)))
+        return
+    table = Table(title=f"{len(entries)} waiting pause(s)")
+    for column in ("pause id", "asked", "owner", "agent", "channel", "tool call"):
+        table.add_column(column)
+    for entry in entries:
+        pause = entry.pause
+        arguments = ", ".join(f"{k}={v!r}" for k, v in pause.ask.arguments.items())
+        table.add_row(
+            pause.pause_id or "[dim](its channel's)[/dim]",
+            entry.asked_at.strftime("%Y-%m-%d %H:%M"),
+            entry.owner_id,
+            pause.agent,
+            pause.channel,
+            f"{pause.ask.tool}({arguments})",
+        )
+    Console().print(table)
+
+
+@pauses.command("show")
+@click.argument("pause_id")
+@_APP
+@_STORE
+@_TENANT
+@_JSON
+def show_pause(
+    pause_id: str, target: str, store: str | None, tenant: str | None, as_json: bool
+) -> None:
+    """Shows one pause by its id: its question, who may answer, where it stands."""
+
+    async def action(app: App) -> dict[str, Any]:
+        found = await app.describe_pause(pause_id, tenant_id=tenant)
+        decision = found.decision
+        return {
+            "status": found.status.value,
+            "resolution": None if found.resolution is None else found.resolution.value,
+            "answered_by": found.pause.answered_by.value,
+            "agent": found.pause.agent,
+            "channel": found.pause.channel,
+            "execution_id": found.execution_id,
+            "asked_at": found.asked_at.isoformat(),
+            "tool": found.pause.ask.tool,
+            "arguments": found.pause.ask.arguments,
+            "responder": found.responder,
+            "resolved_at": None if found.resolved_at is None else found.resolved_at.isoformat(),
+            "decision": None if decision is None else decision.model_dump(exclude_none=True),
+            "reply": found.reply,
+        }
+
+    shown = _with_app(target, store, action)
+    if as_json:
+        click.echo(json.dumps(shown))
+        return
+    table = Table(show_header=False, title=f"pause {pause_id}")
+    for key, value in shown.items():
+        table.add_row(key, json.dumps(value) if isinstance(value, dict) else str(value))
+    Console().print(table)
+
+
+@cli.command()
+@click.argument("pause_id")
+@_APP
+@_STORE
+@_TENANT
+@click.option("--approve", "verdict", flag_value="approve", help="Approve the call.")
+@click.option("--reject", "verdict", flag_value="reject", help="Reject the call.")
+@click.option("--reason", default=None, help="Why (a rejection's reason is read by the model).")
+@click.option("--reply", default=None, help="Answer in words, read by the role's interpreter.")
+@click.option("--owner", default=None, help="The thread's owner, for a thread-owner pause.")
+@click.option("--answered-by", default=None, help="Who answered, for a channel pause.")
+@_JSON
+def resume(
+    pause_id: str,
+    target: str,
+    store: str | None,
+    tenant: str | None,
+    verdict: str | None,
+    reason: str | None,
+    reply: str | None,
+    owner: str | None,
+    answered_by: str | None,
+    as_json: bool,
+) -> None:
+    """Answers a pause by its id; the application's instances move the tree."""
+    if (verdict is None) == (reply is None):
+        raise click.UsageError("give one of --approve, --reject or --reply")
+
+    async def action(app: App) -> dict[str, Any]:
+        decision = None
+        if verdict is not None:
+            decision = {"approved": verdict == "approve", "reason": reason}
+        receipt = await app.answer(
+            pause_id,
+            decision=decision,
+            reply=reply,
+            tenant_id=tenant,
+            owner_id=owner,
+            answered_by=answered_by,
+            move=False,
+        )
+        return {
+            "execution_id": receipt.execution_id,
+            "thread_id": receipt.thread_id,
+            "approved": receipt.decision.approved,
+            "reason": receipt.decision.reason,
+            "responder": receipt.responder,
+            "repeated": receipt.repeated,
+        }
+
+    done = _with_app(target, store, action)
+    if as_json:
+        click.echo(json.dumps(done))
+        return
+    verdict_text = "[green]approved[/green]" if done["approved"] else "[red]rejected[/red]"
+    if done["repeated"]:
+        Console().print(f"already {verdict_text} by {done['responder']}: nothing new recorded")
+        return
+    Console().print(
+        f"{verdict_text} by {done['responder']}; execution {done['execution_id']} moves on "
+        "with the application's next pass (its sweep, or any call that moves it)"
+    )
+
+
+@cli.command()
+@click.argument("thread_id")
+@_APP
+@_STORE
+@_TENANT
+@click.option("--owner", default=None, help="The thread's owner (a user cancelling their own).")
+def cancel(
+    thread_id: str, target: str, store: str | None, tenant: str | None, owner: str | None
+) -> None:
+    """Cancels a conversation: its executions, and their pauses (each channel told)."""
+
+    async def action(app: App) -> str | None:
+        result = await app.cancel(thread_id, tenant_id=tenant, owner_id=owner)
+        return None if result is None else result.execution_id
+
+    cancelled = _with_app(target, store, action)
+    click.echo("nothing was left to cancel" if cancelled is None else f"cancelled {cancelled}")
+
+
+@cli.command()
+@_APP
+@_STORE
+def recover(target: str, store: str | None) -> None:
+    """Moves now the trees whose instance died mid-pass, and answers nobody moved."""
+
+    async def action(app: App) -> int:
+        return len(await app.recover())
+
+    moved = _with_app(target, store, action, models=True)
+    click.echo(f"moved {moved} execution(s)")
+
+
+def main() -> None:
+    """The ``agboss`` entry point."""
+    cli()

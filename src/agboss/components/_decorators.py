@@ -1,0 +1,351 @@
+"""The component decorators. Each attaches a frozen spec to its class and does nothing else.
+
+Nothing is registered and nothing is checked here: a decorated class takes part only once an
+application that reaches it is given to `App.create`, which checks every rule at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel
+
+from agboss.components._specs import (
+    SPEC_ATTRIBUTE,
+    AgentSpec,
+    ApplicationSpec,
+    ChannelRoleSpec,
+    ChannelSpec,
+    ComponentKind,
+    ComponentSpec,
+    JoinComponentSpec,
+    ReplyInterpreterSpec,
+    ToolSpec,
+    WorkflowFinishSpec,
+    WorkflowSpec,
+    WorkflowStartSpec,
+)
+from agboss.enums import DecidedBy, PauseAnswerer
+from agboss.inputs import InputLimits
+from agboss.pii._rules import PiiRule
+
+if TYPE_CHECKING:
+    from agboss.flow._dsl import Flow
+    from agboss.policies._budgets import Budget
+
+__all__ = [
+    "agent",
+    "application",
+    "channel",
+    "channel_role",
+    "join",
+    "reply_interpreter",
+    "tool",
+    "workflow",
+    "workflow_finish",
+    "workflow_start",
+]
+
+C = TypeVar("C", bound=type[Any])
+
+
+def _attach(spec: ComponentSpec) -> Callable[[C], C]:
+    def decorate(cls: C) -> C:
+        # Set on the class's own __dict__: a subclass (a role's implementation) has its own.
+        type.__setattr__(cls, SPEC_ATTRIBUTE, spec)
+        return cls
+
+    return decorate
+
+
+def agent(
+    *,
+    name: str,
+    description: str,
+    prompt: str,
+    model: str,
+    tools: Sequence[type[Any]] = (),
+    input: type[BaseModel] | None = None,
+    output: type[BaseModel] | None = None,
+    deps: Sequence[type[Any]] = (),
+    max_tool_loop_iterations: int = 10,
+    max_validation_attempts: int = 3,
+) -> Callable[[C], C]:
+    """Declares an agent: a model with a prompt and tools.
+
+    Args:
+        name: Kebab-case, ending in ``-agent``.
+        description: What it does, in a sentence.
+        prompt: The model's instructions.
+        model: The model's name; a provider whose ``serves`` matches it serves it.
+        tools: The ``@tool`` classes its model may call.
+        input: The DTO it reads; by default what the flow's previous node returns.
+        output: The DTO it answers with; by default what the flow's next node takes.
+        deps: Reserved for agents with code; agents have none today.
+        max_tool_loop_iterations: Model turns before the step fails.
+        max_validation_attempts: Invalid answers sent back to the model before the step fails.
+    """
+    return _attach(
+        AgentSpec(
+            kind=ComponentKind.AGENT,
+            name=name,
+            description=description,
+            prompt=prompt,
+            model=model,
+            tools=tuple(tools),
+            input=input,
+            output=output,
+            deps=tuple(deps),
+            max_tool_loop_iterations=max_tool_loop_iterations,
+            max_validation_attempts=max_validation_attempts,
+        )
+    )
+
+
+def tool(
+    *,
+    name: str,
+    description: str,
+    input: type[BaseModel],
+    output: type[BaseModel],
+    channel: type[Any] | None = None,
+    deps: Sequence[type[Any]] = (),
+    timeout: timedelta | None = None,
+) -> Callable[[C], C]:
+    """Declares a tool; its class implements `ToolHandler[input, output]`.
+
+    Args:
+        name: Kebab-case, ending in ``-tool``.
+        description: What it does; the model reads it.
+        input: The DTO of its arguments; the model's call is validated against it.
+        output: The DTO it returns.
+        channel: A ``@channel_role`` or a concrete ``@channel`` that approves each call.
+        deps: Types the container injects into its constructor, in order.
+        timeout: How long a run may take on the application's Clock.
+    """
+    return _attach(
+        ToolSpec(
+            kind=ComponentKind.TOOL,
+            name=name,
+            description=description,
+            input=input,
+            output=output,
+            channel=channel,
+            deps=tuple(deps),
+            timeout=timeout,
+        )
+    )
+
+
+def channel(*, name: str, description: str, deps: Sequence[type[Any]] = ()) -> Callable[[C], C]:
+    """Declares a concrete channel: a role's implementation, or a channel a tool names as is.
+
+    Args:
+        name: Kebab-case, ending in ``-channel``.
+        description: Where it asks.
+        deps: Types the container injects into its constructor, in order.
+    """
+    return _attach(
+        ChannelSpec(
+            kind=ComponentKind.CHANNEL, name=name, description=description, deps=tuple(deps)
+        )
+    )
+
+
+def channel_role(
+    *,
+    name: str,
+    description: str,
+    answered_by: PauseAnswerer,
+    approves: type[BaseModel] | None = None,
+    asks: type[BaseModel] | None = None,
+    answers: type[BaseModel] | None = None,
+    reply_interpreter: type[Any] | None = None,
+) -> Callable[[C], C]:
+    """Declares a channel role: an abstract contract ``@channel`` classes implement.
+
+    An approval role names ``approves`` (the tool input DTO whose calls it approves); a
+    question role names ``asks`` and ``answers`` instead (declared and checked; tools cannot
+    name question roles yet).
+
+    Args:
+        name: Kebab-case, ending in ``-channel``.
+        description: What it approves.
+        answered_by: Who may answer its pauses; required, so that nobody approves by default.
+        approves: The tool input DTO it approves.
+        asks: A question role's question DTO.
+        answers: A question role's answer DTO.
+        reply_interpreter: The ``@reply_interpreter`` that reads free-text replies.
+    """
+    return _attach(
+        ChannelRoleSpec(
+            kind=ComponentKind.CHANNEL_ROLE,
+            name=name,
+            description=description,
+            approves=approves,
+            asks=asks,
+            answers=answers,
+            answered_by=answered_by,
+            reply_interpreter=reply_interpreter,
+        )
+    )
+
+
+def reply_interpreter(
+    *,
+    name: str,
+    description: str,
+    decided_by: DecidedBy,
+    model: str | None = None,
+    prompt: str | None = None,
+    prompt_urls: Sequence[str] = (),
+    deps: Sequence[type[Any]] = (),
+) -> Callable[[C], C]:
+    """Declares a reply interpreter, read by a model (`DecidedBy.MODEL`) or by code.
+
+    Args:
+        name: Kebab-case, ending in ``-reply-interpreter``.
+        description: What it reads.
+        decided_by: A model reads the reply, or the class's ``interpret`` does.
+        model: The model's name, for `DecidedBy.MODEL`.
+        prompt: The model's instructions, for `DecidedBy.MODEL`.
+        prompt_urls: More instructions, read from these files or URLs.
+        deps: Types the container injects into its constructor, for `DecidedBy.CODE`.
+    """
+    return _attach(
+        ReplyInterpreterSpec(
+            kind=ComponentKind.REPLY_INTERPRETER,
+            name=name,
+            description=description,
+            decided_by=decided_by,
+            model=model,
+            prompt=prompt,
+            prompt_urls=tuple(prompt_urls),
+            deps=tuple(deps),
+        )
+    )
+
+
+def workflow_start(*, name: str, description: str, input: type[BaseModel]) -> Callable[[C], C]:
+    """Declares where a workflow starts: the DTO it is started with."""
+    return _attach(
+        WorkflowStartSpec(
+            kind=ComponentKind.WORKFLOW_START, name=name, description=description, input=input
+        )
+    )
+
+
+def workflow_finish(*, name: str, description: str, output: type[BaseModel]) -> Callable[[C], C]:
+    """Declares where a workflow finishes: the DTO it returns."""
+    return _attach(
+        WorkflowFinishSpec(
+            kind=ComponentKind.WORKFLOW_FINISH, name=name, description=description, output=output
+        )
+    )
+
+
+def join(
+    *, name: str, description: str, output: type[BaseModel], deps: Sequence[type[Any]] = ()
+) -> Callable[[C], C]:
+    """Declares a join; its class implements `JoinHandler[Out].join(input)`.
+
+    Args:
+        name: Kebab-case, ending in ``-join``.
+        description: What it makes of the branches.
+        output: The DTO it returns: what the flow hands on after the launch.
+        deps: Types the container injects into its constructor, in order.
+    """
+    return _attach(
+        JoinComponentSpec(
+            kind=ComponentKind.JOIN,
+            name=name,
+            description=description,
+            output=output,
+            deps=tuple(deps),
+        )
+    )
+
+
+def workflow(
+    *,
+    name: str,
+    version: str,
+    flow: Sequence[Flow],
+    description: str = "",
+    budget: Budget | None = None,
+    pii: Sequence[PiiRule] = (),
+) -> Callable[[C], C]:
+    """Declares a workflow.
+
+    Args:
+        name: Kebab-case, ending in ``-workflow``.
+        version: The workflow's version, stored with each execution.
+        flow: Its flow, built with `start(...)` and ending in ``.to_finish(...)``.
+        description: What it does.
+        budget: What each of its execution trees may spend on models.
+        pii: PII rules for its executions, added to the application's (a rule for a kind the
+            application covers too replaces the application's for these executions).
+    """
+    return _attach(
+        WorkflowSpec(
+            kind=ComponentKind.WORKFLOW,
+            name=name,
+            description=description,
+            version=version,
+            flow=tuple(flow),
+            budget=budget,
+            pii=tuple(pii),
+        )
+    )
+
+
+def application(
+    *,
+    name: str,
+    workflows: Sequence[type[Any]],
+    channels: Sequence[type[Any]] = (),
+    description: str = "",
+    pause_record_retention: timedelta = timedelta(hours=24),
+    dependencies: Sequence[Any] = (),
+    deps: Sequence[type[Any]] = (),
+    budget: Budget | None = None,
+    limits: InputLimits | None = None,
+    pii: Sequence[PiiRule] = (),
+) -> Callable[[C], C]:
+    """Declares an application: what `App.create` assembles.
+
+    Its class may define ``on_execution_pause(self, event)`` and
+    ``on_execution_resume(self, event)`` (plain or async) to hear when an execution rests
+    paused and when a pause is answered; ``deps`` are injected into its constructor.
+
+    Args:
+        name: Kebab-case, ending in ``-application``.
+        workflows: The ``@workflow`` classes it runs.
+        channels: The concrete ``@channel`` classes that implement its roles.
+        description: What it is for.
+        pause_record_retention: How long a resolved pause record is kept before the sweep
+            removes it (its audit entry stays).
+        dependencies: `provide(...)` registrations for types components list in ``deps``.
+        deps: Types the container injects into the application class's constructor.
+        budget: What each execution tree of the application may spend on models.
+        limits: The largest identifiers, replies, reasons and overrides its callers may
+            pass; `InputLimits`' defaults when ``None``.
+        pii: PII rules for every execution tree (see ``docs/pii.md``).
+    """
+    return _attach(
+        ApplicationSpec(
+            kind=ComponentKind.APPLICATION,
+            name=name,
+            description=description,
+            workflows=tuple(workflows),
+            channels=tuple(channels),
+            pause_record_retention=pause_record_retention,
+            dependencies=tuple(dependencies),
+            deps=tuple(deps),
+            budget=budget,
+            limits=InputLimits() if limits is None else limits,
+            pii=tuple(pii),
+        )
+    )

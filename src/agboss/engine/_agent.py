@@ -1,0 +1,588 @@
+"""The agent's tool loop: model turns, tool calls, and one answer tool.
+
+Each model turn may call several tools at once; they run concurrently, each as a journaled
+step. Arguments are validated against the tool's input DTO; an invalid call, an unknown tool or
+a tool that raises becomes a ``Tool error: …`` message the model reads and can correct. The
+agent answers through one answer tool whose arguments are its output DTO (a text DTO may also be
+answered in plain text); an invalid answer goes back to the model up to
+``max_validation_attempts`` times, then the step fails with `AgentFailedError`.
+
+The loop is deterministic given the journal: a re-entered agent rebuilds the same messages from
+the journaled model turns and tool results, and repeats no model call and no tool run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from agboss.agents import ANSWER_TOOL
+from agboss.components._specs import AgentSpec, ToolSpec
+from agboss.context import StepContext
+from agboss.dto import is_text_dto, schema_of, validation_errors
+from agboss.engine._asking import ask_approval
+from agboss.engine._budgets import check_budgets
+from agboss.engine._frame import ExecutionFrame, maybe_await, step_context
+from agboss.engine._timeouts import run_within
+from agboss.enums import PauseStatus
+from agboss.errors import (
+    AgbossError,
+    AgentFailedError,
+    DtoValidationError,
+    LeaseLostError,
+    StoreError,
+    TestSetupError,
+    ToolError,
+)
+from agboss.flow._graph import FlowNode
+from agboss.models._messages import (
+    ChatRequest,
+    ChatResponse,
+    Message,
+    MessageRole,
+    ModelCaller,
+    ToolCall,
+    ToolSchema,
+)
+from agboss.observability._tracing import span
+from agboss.pii._policy import PiiSeam, UnknownTokenError
+from agboss.records._model import ComponentRecord, StepRecord, ToolCallRecord
+from agboss.store.writes import AddLedgerEntry, TakePause
+
+__all__ = ["WAITING", "AgentRun", "Waiting", "describe_validation_error"]
+
+
+class Waiting:
+    """What an agent's visit returns while one of its tool calls waits for an answer."""
+
+    def __repr__(self) -> str:
+        return "WAITING"
+
+
+WAITING = Waiting()
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """A validation error as one line a model (or a person) can act on."""
+    return "; ".join(validation_errors(error))
+
+
+@dataclass(frozen=True, slots=True)
+class _ToolResult:
+    content: str
+    error: bool
+
+    def encode(self) -> str:
+        return json.dumps({"content": self.content, "error": self.error})
+
+    @staticmethod
+    def decode(text: str) -> _ToolResult:
+        data = json.loads(text)
+        return _ToolResult(str(data["content"]), bool(data["error"]))
+
+
+class AgentRun:
+    """One visit of an agent node: its tool loop, from its input to its output DTO."""
+
+    def __init__(
+        self,
+        frame: ExecutionFrame,
+        node: FlowNode,
+        visit: int,
+        spec: AgentSpec,
+        value: BaseModel,
+        *,
+        scope: str | None = None,
+        output: type[BaseModel] | None = None,
+        copy_index: int = 0,
+        item_index: int | None = None,
+    ) -> None:
+        self.frame = frame
+        self.node = node
+        self.visit = visit
+        self.spec = spec
+        self.value = value
+        self.scope = scope or f"{node.node_id}#{visit}"
+        self.output = output or node.output
+        self.copy_index = copy_index
+        self.item_index = item_index
+        self.tools = frame.runtime.assembly.tools_by_name(spec)
+        self._component = ComponentRecord(kind="agent", name=spec.name)
+        self._text_answer = is_text_dto(self.output)
+        self.pii: PiiSeam | None = None
+        self._bad_tokens: dict[str, str] = {}
+        """Tool calls whose arguments named a token nobody issued, by call id."""
+
+    def _key(self, iteration: int, part: str) -> str:
+        return f"{self.scope}/turn-{iteration}/{part}"
+
+    def _fail(self, message: str, hint: str | None = None) -> AgentFailedError:
+        if self.pii is not None:  # a failure's text leaves the process: masked like a record
+            message = self.pii.policy.outside(message, self.pii.values)
+        return AgentFailedError(message, agent=self.spec.name, node_id=self.node.node_id, hint=hint)
+
+    # ---- the loop ------------------------------------------------------------------
+
+    async def run(self) -> BaseModel | Waiting:
+        """Runs the loop until the agent answers, or until a tool call waits for an answer.
+
+        Every call of a turn runs to its end (or its pause) before the agent waits: a paused
+        call does not stop its siblings.
+
+        Raises:
+            AgentFailedError: The model failed, kept answering invalidly, or ran out of turns.
+        """
+        await self.frame.load(self.scope + "/")
+        self.pii = await self.frame.pii_seam()
+        if self.pii is not None:
+            self.pii.know(self.value, type(self.value))
+        messages = self._first_messages()
+        attempts = 0
+        for iteration in range(self.spec.max_tool_loop_iterations):
+            seen = await self._model_turn(iteration, attempts, messages)
+            if self.pii is not None:
+                await self.pii.ready_for(
+                    [seen.content or "", *(c.arguments for c in seen.tool_calls)]
+                )
+            # The conversation keeps what the model wrote (its tokens); the loop reads it with
+            # the real values, so tools and validation never see a token.
+            messages.append(Message(MessageRole.ASSISTANT, seen.content or "", seen.tool_calls))
+            response, unknown = self._revealed(seen)
+            answers = [call for call in response.tool_calls if call.name == ANSWER_TOOL]
+            calls = [call for call in response.tool_calls if call.name != ANSWER_TOOL]
+            invalid: str | None = None
+            if unknown is not None and (answers or not calls):
+                invalid = f"it names {unknown}, a token nobody issued; use the ones you were given"
+            elif answers:
+                answer, invalid = self._read_answer(answers[0].arguments)
+                if answer is not None:
+                    return answer
+            elif not calls:
+                answer, invalid = self._read_text(response.content)
+                if answer is not None:
+                    return answer
+            # Every call runs to its end (or its pause) even when a sibling fails, so that no
+            # send is left half-done behind the failure; the first failure is then raised.
+            outcomes = await asyncio.gather(
+                *(
+                    self._tool_call(iteration, attempts, index, call)
+                    for index, call in enumerate(calls)
+                ),
+                return_exceptions=True,
+            )
+            failures = [o for o in outcomes if isinstance(o, BaseException)]
+            # A lost lease or a failing store stops the pass; it is not this agent's failure.
+            stops = [f for f in failures if isinstance(f, LeaseLostError | StoreError)]
+            if failures:
+                raise (stops or failures)[0]
+            results = [o for o in outcomes if not isinstance(o, BaseException)]
+            if any(result is None for result in results):
+                return WAITING
+            for call, result in zip(calls, results, strict=True):
+                assert result is not None
+                messages.append(Message(MessageRole.TOOL, result.content, tool_call_id=call.id))
+            for index, call in enumerate(answers):
+                reply = invalid if index == 0 else "Only one final_answer call is read per turn."
+                messages.append(Message(MessageRole.TOOL, f"Invalid answer: {reply}", (), call.id))
+            if invalid is not None:
+                attempts += 1
+                if attempts > self.spec.max_validation_attempts:
+                    raise self._fail(
+                        f"its answer stayed invalid after {self.spec.max_validation_attempts} "
+                        f"validation attempts: {invalid}",
+                        hint="make the prompt say what the answer must hold, or raise "
+                        "max_validation_attempts",
+                    )
+                if not answers:
+                    messages.append(Message(MessageRole.USER, f"Invalid answer: {invalid}"))
+        raise self._fail(
+            f"it did not answer within {self.spec.max_tool_loop_iterations} model turns",
+            hint="raise @agent(max_tool_loop_iterations=...) or make the prompt more direct",
+        )
+
+    def _revealed(self, response: ChatResponse) -> tuple[ChatResponse, str | None]:
+        """The model's turn with its tokens turned back into values; the first token nobody
+        issued in its text or answer, if any (a tool call's is kept in ``_bad_tokens``)."""
+        seam = self.pii
+        if seam is None:
+            return response, None
+        unknown = None
+        try:
+            content = seam.reveal(response.content) if response.content else response.content
+        except UnknownTokenError as error:
+            content, unknown = response.content, error.token
+        calls = []
+        for call in response.tool_calls:
+            try:
+                calls.append(
+                    call.model_copy(update={"arguments": seam.reveal_json(call.arguments)})
+                )
+            except UnknownTokenError as error:
+                if call.name == ANSWER_TOOL:
+                    unknown = unknown or error.token
+                else:
+                    self._bad_tokens[call.id] = error.token
+                calls.append(call)
+        return response.model_copy(update={"content": content, "tool_calls": tuple(calls)}), unknown
+
+    def _to_model(self, messages: list[Message]) -> tuple[Message, ...]:
+        """The conversation as the model may read it (PII rules applied)."""
+        seam = self.pii
+        if seam is None:
+            return tuple(messages)
+        return tuple(
+            Message(
+                message.role,
+                seam.to_model(message.content),
+                tuple(
+                    call.model_copy(update={"arguments": seam.to_model(call.arguments)})
+                    for call in message.tool_calls
+                ),
+                message.tool_call_id,
+            )
+            for message in messages
+        )
+
+    def _first_messages(self) -> list[Message]:
+        if self._text_answer:
+            how = (
+                "When you are done, answer in plain text, or call the "
+                f"`{ANSWER_TOOL}` tool with your answer."
+            )
+        else:
+            how = f"When you are done, call the `{ANSWER_TOOL}` tool with your answer."
+        value = self.value
+        text = value.text if is_text_dto(type(value)) else value.model_dump_json()  # type: ignore[attr-defined]
+        return [
+            Message(MessageRole.SYSTEM, f"{self.spec.prompt}\n\n{how}"),
+            Message(MessageRole.USER, str(text)),
+        ]
+
+    def _tool_schemas(self) -> tuple[ToolSchema, ...]:
+        schemas = [
+            ToolSchema(name, spec.description, schema_of(spec.input))
+            for name, (_, spec) in self.tools.items()
+        ]
+        schemas.append(ToolSchema(ANSWER_TOOL, "Gives your final answer.", schema_of(self.output)))
+        return tuple(schemas)
+
+    def _read_answer(self, arguments: str) -> tuple[BaseModel | None, str | None]:
+        try:
+            return self.output.model_validate_json(arguments or "{}"), None
+        except ValidationError as error:
+            return None, describe_validation_error(error)
+
+    def _read_text(self, content: str | None) -> tuple[BaseModel | None, str | None]:
+        if self._text_answer and content:
+            return self.output.model_validate({"text": content}), None
+        return None, f"answer by calling the `{ANSWER_TOOL}` tool"
+
+    # ---- steps ---------------------------------------------------------------------
+
+    def _record(
+        self, kind: str, key: str, iteration: int, attempts: int, **extra: Any
+    ) -> StepRecord:
+        return StepRecord(
+            kind=kind,
+            key=self.frame.idempotency_key(key),
+            agent=self._component,
+            node_id=self.node.node_id,
+            visit=self.visit,
+            copy=self.copy_index,
+            item_index=self.item_index if self.item_index is not None else self.frame.item_index,
+            tool_loop_iteration=iteration,
+            validation_attempts=attempts,
+            **extra,
+        )
+
+    async def _model_turn(
+        self, iteration: int, attempts: int, messages: list[Message]
+    ) -> ChatResponse:
+        key = self._key(iteration, "model")
+        record = self._record("model-call", key, iteration, attempts)
+        request = ChatRequest(
+            model=self.spec.model,
+            messages=(),  # the conversation goes through the PII seam when the call is made
+            tools=self._tool_schemas(),
+            caller=ModelCaller(
+                "agent", self.spec.name, self.frame.row.tenant_id, self.frame.row.execution_id
+            ),
+            subject={"input": self.value},
+            require_tool=not self._text_answer,
+        )
+
+        runtime = self.frame.runtime
+        row = self.frame.row
+
+        async def call() -> ChatResponse:
+            model = runtime.models.chat_model(self.spec.model)
+            # PiiRefusedError here: the model is never called, the step fails.
+            if self.pii is not None:
+                await self.pii.ready_for(_texts(messages))
+            sent = replace(request, messages=self._to_model(messages))
+            try:
+                await check_budgets(runtime, row, request.caller.label)
+                with span(
+                    "model-call",
+                    cost_caller=request.caller.label,
+                    model=self.spec.model,
+                    execution_id=row.execution_id,
+                    root_execution_id=row.root_execution_id,
+                    tenant_id=row.tenant_id,
+                    step=record.key,
+                ) as current:
+                    response = await model.complete(sent)
+                    current.set_attribute("agboss.input_tokens", response.usage.input_tokens)
+                    current.set_attribute("agboss.output_tokens", response.usage.output_tokens)
+                # Counted with the step's journal row, in the same commit (and the tokens
+                # the call issued, which its answer may name).
+                self.frame.keep_tokens(self.pii)
+                self.frame.writes.add(
+                    AddLedgerEntry(
+                        row.root_execution_id,
+                        row.execution_id,
+                        request.caller.label,
+                        response.usage,
+                        runtime.clock.now(),
+                    )
+                )
+                return response
+            except (TestSetupError, LeaseLostError, StoreError):
+                raise
+            except AgbossError as error:
+                raise self._fail(f"its model call failed: {error.message}") from error
+            except Exception as error:
+                raise self._fail(f"its model call failed: {error!r}") from error
+
+        return await self.frame.step(
+            key,
+            record,
+            call,
+            encode=lambda response: response.model_dump_json(),
+            decode=ChatResponse.model_validate_json,
+            record_of=lambda response: record.model_copy(update={"usage": response.usage}),
+            # A budget reads the ledger back: what was counted must be committed first.
+            commit_first=runtime.assembly.declares_budgets,
+        )
+
+    async def _tool_call(
+        self, iteration: int, attempts: int, index: int, call: ToolCall
+    ) -> _ToolResult | None:
+        found = self.tools.get(call.name)
+        if found is None:
+            names = ", ".join([*self.tools, ANSWER_TOOL])
+            return _ToolResult(
+                f"Tool error: there is no tool {call.name!r}; use one of {names}", True
+            )
+        unknown = self._bad_tokens.get(call.id)
+        if unknown is not None:  # a decline: the tool never runs on a made-up value
+            return _ToolResult(
+                f"Tool error: the arguments name {unknown}, a token nobody issued; use the "
+                "tokens you were given",
+                True,
+            )
+        tool_spec = found[1]
+        try:
+            args = tool_spec.input.model_validate_json(call.arguments or "{}")
+        except ValidationError as error:
+            return _ToolResult(
+                f"Tool error: invalid arguments for {call.name}: "
+                f"{describe_validation_error(error)}",
+                True,
+            )
+        result = await self._validated_call(iteration, attempts, index, call, args, found)
+        if self.pii is not None:
+            # The marked fields of what goes to the model next are known to the seam.
+            self.pii.know(args, tool_spec.input)
+            if result is not None and not result.error:
+                self.pii.know(json.loads(result.content), tool_spec.output)
+        return result
+
+    async def _validated_call(
+        self,
+        iteration: int,
+        attempts: int,
+        index: int,
+        call: ToolCall,
+        args: BaseModel,
+        found: tuple[type[Any], ToolSpec],
+    ) -> _ToolResult | None:
+        tool_cls, tool_spec = found
+        key = self._key(iteration, f"tool-{index}")
+        record = self._record(
+            "tool-run",
+            key,
+            iteration,
+            attempts,
+            tool_call=ToolCallRecord(
+                tool=call.name, call_id=call.id, arguments=args.model_dump(mode="json")
+            ),
+        )
+        step = step_context(record)
+        entry = self.frame.journaled(key)
+        if entry is not None:
+            return _ToolResult.decode(entry.result_json)
+        channel = self.frame.runtime.assembly.tool_channels.get(tool_cls)
+        if channel is None:
+            return await self._journal_tool(key, record, tool_cls, tool_spec, args, step, ())
+        approval = await ask_approval(
+            self.frame,
+            agent=self.spec.name,
+            channel=channel,
+            tool=tool_spec,
+            step_key=key,
+            step=record,
+            context=step,
+            args=args,
+            path=self.frame.branch_path(self.scope),
+        )
+        if approval is None:
+            return None
+        decision = approval.decision
+        pause = approval.pause
+        # The step takes its pause in the commit that journals it: both, or neither.
+        taken = (
+            (TakePause(pause.tenant_id, pause.pause_id),)
+            if pause.status is PauseStatus.RESOLVED
+            else ()
+        )
+        answer = pause.answer
+        if answer is not None and answer.usage is not None:
+            # What reading a free-text reply cost joins the spend once: with this step.
+            record = record.model_copy(update={"usage": answer.usage})
+        if decision.approved:
+            if decision.override_arguments is not None:
+                args = tool_spec.input.model_validate(decision.override_arguments)
+                assert record.tool_call is not None
+                record = record.model_copy(
+                    update={
+                        "tool_call": record.tool_call.model_copy(
+                            update={"arguments": args.model_dump(mode="json")}
+                        )
+                    }
+                )
+            return await self._journal_tool(key, record, tool_cls, tool_spec, args, step, taken)
+        reason = f": {decision.reason}" if decision.reason else ""
+        rejected = _ToolResult(
+            f"Tool error: the call was rejected by {approval.decided_by}{reason}", True
+        )
+
+        async def reject() -> _ToolResult:
+            return rejected
+
+        return await self.frame.step(
+            key,
+            record,
+            reject,
+            encode=_ToolResult.encode,
+            decode=_ToolResult.decode,
+            record_of=lambda done: record.model_copy(update={"error": done.content}),
+            implies=taken,
+        )
+
+    async def _journal_tool(
+        self,
+        key: str,
+        record: StepRecord,
+        tool_cls: type[Any],
+        tool_spec: ToolSpec,
+        args: BaseModel,
+        step: StepContext,
+        taken: tuple[TakePause, ...],
+    ) -> _ToolResult:
+        return await self.frame.step(
+            key,
+            record,
+            lambda: self._run_tool(tool_cls, tool_spec, args, step),
+            encode=_ToolResult.encode,
+            decode=_ToolResult.decode,
+            record_of=lambda result: record.model_copy(
+                update={"error": result.content if result.error else None}
+            ),
+            implies=taken,
+            commit=True,  # the tool ran: its result is durable before anything else happens
+        )
+
+    async def _run_tool(
+        self, tool_cls: type[Any], spec: ToolSpec, args: BaseModel, step: StepContext
+    ) -> _ToolResult:
+        context = self.frame.context(step)
+        with span(
+            "tool-run",
+            tool=spec.name,
+            execution_id=context.execution_id,
+            root_execution_id=context.root_execution_id,
+            step=step.idempotency_key,
+        ):
+            return await self._run_handler(tool_cls, spec, args, context)
+
+    async def _run_handler(
+        self, tool_cls: type[Any], spec: ToolSpec, args: BaseModel, context: Any
+    ) -> _ToolResult:
+        handler = self.frame.runtime.assembly.container.create(tool_cls, spec.deps, context)
+        run: Callable[[BaseModel], Any] = handler.run
+        try:
+            if inspect.iscoroutinefunction(run):
+                work: Awaitable[Any] = run(args)
+            else:
+                work = _in_thread(run, args)
+            result = await run_within(
+                self.frame.runtime.clock, work, spec.timeout, context.signal, spec.name
+            )
+        except TimeoutError:
+            return _ToolResult(
+                f"Tool error: {spec.name} did not finish within its timeout of {spec.timeout}",
+                True,
+            )
+        except ToolError as error:
+            return _ToolResult(f"Tool error: {error.message}", True)
+        except ValidationError as error:
+            return _ToolResult(f"Tool error: {describe_validation_error(error)}", True)
+        except DtoValidationError as error:
+            return _ToolResult(f"Tool error: {error.message}", True)
+        except Exception as error:
+            # A bug or a domain failure, not a refusal the model can correct: the step fails
+            # (and `.on_join_error` can match the error through the cause chain).
+            raise self._fail(
+                f"{spec.name} raised {type(error).__name__}: {_error_text(error)}",
+                hint="raise ToolError from the tool for a refusal the model should read",
+            ) from error
+        try:
+            if isinstance(result, dict):
+                result = spec.output.model_validate(result)
+        except ValidationError as error:
+            raise self._fail(
+                f"{spec.name} returned a mapping that is not a valid {spec.output.__name__}: "
+                f"{describe_validation_error(error)}"
+            ) from error
+        if not isinstance(result, spec.output):
+            raise self._fail(
+                f"{spec.name} returned {type(result).__name__}, not {spec.output.__name__}",
+                hint=f"return a {spec.output.__name__} from run()",
+            )
+        return _ToolResult(result.model_dump_json(), False)
+
+
+def _texts(messages: list[Message]) -> list[str]:
+    return [
+        text
+        for message in messages
+        for text in (message.content, *(call.arguments for call in message.tool_calls))
+    ]
+
+
+async def _in_thread(run: Callable[[BaseModel], Any], args: BaseModel) -> Any:
+    # A sync run() would block the event loop: it runs in a worker thread. A mock's sync
+    # wrapper may hand back a coroutine of the real async method; it is awaited here.
+    return await maybe_await(await asyncio.to_thread(run, args))
+
+
+def _error_text(error: BaseException) -> str:
+    text = str(error)
+    return text if text else type(error).__name__

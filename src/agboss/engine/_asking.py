@@ -1,0 +1,228 @@
+"""Asking a channel to approve a tool call: the pause's record, ``send``, and what comes back.
+
+The pause record is keyed by the waiting step, so a step re-entered (after an answer, or a
+retry after a crash) finds the same ``pause_id``; one not yet sent is sent again with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from agboss.assembly._definitions import ToolChannel
+from agboss.components._channels import ChannelAsk, ChannelOutcome
+from agboss.components._specs import ToolSpec
+from agboss.context import StepContext
+from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
+from agboss.engine._channels import ChannelCall
+from agboss.engine._decisions import validate_decision
+from agboss.engine._frame import ExecutionFrame
+from agboss.enums import PauseResolution, PauseStatus
+from agboss.errors import AgentFailedError, DtoValidationError, LeaseLostError
+from agboss.records._model import StepRecord
+from agboss.records._pauses import PauseAnswer, PauseRecord, secret_of
+from agboss.store._failures import redacted
+from agboss.store.writes import CancelPause, InsertPause, MarkPauseSent, ResolvePause
+
+__all__ = ["Approval", "ask_approval", "new_pause_id"]
+
+
+def new_pause_id() -> str:
+    """A pause id: 128 random bits from the operating system's CSPRNG, as hex."""
+    return secrets.token_hex(16)
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """The decision a waiting call takes, and who made it."""
+
+    decision: ToolCallApprovalDecisionDto
+    decided_by: str
+    pause: PauseRecord
+
+
+async def ask_approval(
+    frame: ExecutionFrame,
+    *,
+    agent: str,
+    channel: ToolChannel,
+    tool: ToolSpec,
+    step_key: str,
+    step: StepRecord,
+    context: StepContext,
+    args: BaseModel,
+    path: str,
+) -> Approval | None:
+    """The decision on a tool call, asking its channel if need be.
+
+    Returns:
+        The decision to take, or ``None`` while the call waits (or its pause was closed).
+
+    Raises:
+        AgentFailedError: The channel's ``send`` threw, or decided something invalid.
+    """
+    runtime = frame.runtime
+    row = frame.row
+    assert step.tool_call is not None
+    state = frame.state
+    # A new tree has no pauses yet; an answered one was read with the pass's lease.
+    pause = state.resolved.get((row.execution_id, step_key))
+    if pause is None and not state.fresh:
+        pause = await runtime.store.pauses.find_by_step(row.execution_id, step_key)
+    if pause is None:
+        # Committed before its channel is asked: the id the channel gets is durable.
+        pause = await frame.writes.commit_one(
+            InsertPause(
+                PauseRecord(
+                    pause_id=new_pause_id(),
+                    tenant_id=row.tenant_id,
+                    step_key=step_key,
+                    root_execution_id=row.root_execution_id,
+                    execution_id=row.execution_id,
+                    seq=0,
+                    status=PauseStatus.PENDING,
+                    resolution=None,
+                    is_sent=False,
+                    answered_by=channel.answered_by,
+                    channel=channel.name,
+                    agent=agent,
+                    ask=ToolCallApprovalAskDto(
+                        tool=tool.name,
+                        call_id=step.tool_call.call_id,
+                        arguments=args.model_dump(mode="json"),
+                    ),
+                    step=step,
+                    answer=None,
+                    asked_at=runtime.clock.now(),
+                    resolved_at=None,
+                    item_index=step.item_index,
+                    child_execution_id=(
+                        None if row.execution_id == row.root_execution_id else row.execution_id
+                    ),
+                    path=path,
+                )
+            )
+        )
+    if pause.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN):
+        return _approval(pause)
+    if pause.status is PauseStatus.CANCELLED or pause.is_sent:
+        return None
+    return await _send(frame, pause, channel, tool, context, args)
+
+
+def _approval(pause: PauseRecord) -> Approval:
+    assert pause.answer is not None
+    who = pause.answer.responder or pause.channel
+    return Approval(pause.answer.decision, who, pause)
+
+
+async def _send(
+    frame: ExecutionFrame,
+    pause: PauseRecord,
+    channel: ToolChannel,
+    tool: ToolSpec,
+    context: StepContext,
+    args: BaseModel,
+) -> Approval | None:
+    runtime = frame.runtime
+    call = ChannelCall.of(runtime, frame.row, pause, "channel-send", args)
+    ask = ChannelAsk(
+        pause_id=pause.pause_id,
+        value=call.ask,
+        channel=channel.name,
+        answered_by=channel.answered_by,
+        agent=pause.agent,
+    )
+    await frame.writes.flush()  # the lease is held before the channel is asked
+    try:
+        with call.traced("channel-send"):
+            outcome = await _bounded_send(call, ask, frame)
+        if not isinstance(outcome, ChannelOutcome):
+            raise TypeError(
+                f"send() returned {type(outcome).__name__}; return ChannelOutcome.await_reply() "
+                "or ChannelOutcome.decided(...)"
+            )
+        decision = (
+            None
+            if outcome.awaits_reply
+            else validate_decision(
+                outcome.decision, tool.name, tool.input, frame.runtime.assembly.spec.limits
+            )
+        )
+    except LeaseLostError:
+        raise
+    except Exception as raised:
+        # Never sent (or decided nonsense): closed without a withdraw; the step fails.
+        await _close_unsent(frame, pause)
+        error = redacted(raised, secret_of(pause))  # a channel pause's id stays with it
+        what = "decided an invalid answer" if isinstance(error, DtoValidationError) else "failed"
+        if isinstance(error, TimeoutError):
+            what = f"did not answer within its tool's timeout of {tool.timeout}"
+        raise AgentFailedError(
+            f"its channel {channel.name} {what} when asked to approve {tool.name}: {error}",
+            agent=pause.agent,
+            node_id=context.node_id,
+            hint="fix the channel's send(); the model never reads a channel's failure",
+        ) from error
+    if decision is not None:
+        answer = PauseAnswer(decision=decision)
+        decided = await frame.writes.commit_one(
+            ResolvePause(
+                pause, PauseStatus.TAKEN, PauseResolution.DECIDED, answer, runtime.clock.now()
+            )
+        )
+        if decided is None:
+            return None  # closed while send was returning; nothing was sent to take back
+        return _approval(decided)
+    # Committed with the pass's next commit. An answer that came while send was returning is
+    # taken by the pass's drain; a close meanwhile leaves the channel owed a withdraw, which
+    # the pass (or the sweep) tells.
+    frame.writes.add(MarkPauseSent(pause.tenant_id, pause.pause_id))
+    return None
+
+
+async def _bounded_send(call: ChannelCall, ask: ChannelAsk[Any], frame: ExecutionFrame) -> object:
+    """The channel's ``send``, under its tool's timeout.
+
+    A caller that goes away (its task cancelled) cuts the send off: the pause stays Pending and
+    unsent, and the next pass sends it again with the same id. A branch that is dropped (a
+    FailFast, a decided quorum) lets the send finish first — a question half-posted could not be
+    taken back — and marks it sent, so that the drop, which comes next, withdraws it.
+    """
+    pause = call.pause
+    sending = asyncio.ensure_future(call.bounded(call.handler.send(ask), "send"))
+    try:
+        return await asyncio.shield(sending)
+    except asyncio.CancelledError:
+        if not frame.state.dropped(pause.path):
+            sending.cancel()
+            raise
+        outcome = None
+        try:
+            outcome = await sending
+        except Exception as error:
+            call.runtime.logger.warning(
+                "channel.send-failed: %s failed while its branch was dropped: %s",
+                pause.channel,
+                call.shown(error),
+            )
+        if isinstance(outcome, ChannelOutcome) and outcome.awaits_reply:
+            await frame.writes.commit([MarkPauseSent(pause.tenant_id, pause.pause_id)])
+        raise
+
+
+async def _close_unsent(frame: ExecutionFrame, pause: PauseRecord) -> None:
+    await frame.writes.commit(
+        [
+            CancelPause(
+                pause.tenant_id,
+                pause.pause_id,
+                PauseResolution.SEND_FAILED,  # nobody was asked: not a cancellation
+                frame.runtime.clock.now(),
+            )
+        ]
+    )

@@ -1,0 +1,123 @@
+"""Calling a pause's channel — its ``send`` and its ``withdraw`` — written once.
+
+Both run the channel's instance in the pause's execution frame, hand it the question as it may
+leave the process (the tool's arguments masked by the PII policies; the tool gets them as they
+are), trace the call with the pause's id redacted, and bound it by the tool's timeout on the
+application's Clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry.trace import Span
+from pydantic import BaseModel
+
+from agboss.assembly._definitions import ToolChannel
+from agboss.components._channels import ApprovalAsk
+from agboss.components._specs import ToolSpec
+from agboss.context import ExecutionContext
+from agboss.engine._frame import execution_context, maybe_await, step_context
+from agboss.engine._runtime import Runtime
+from agboss.engine._timeouts import run_within
+from agboss.observability._tracing import span
+from agboss.records._pauses import PauseRecord, secret_of
+from agboss.store._failures import redacted
+from agboss.store.protocol import ExecutionRow
+
+__all__ = ["ChannelCall", "shown_error", "tool_of"]
+
+
+def tool_of(runtime: Runtime, pause: PauseRecord) -> tuple[ToolSpec, ToolChannel]:
+    """The spec and the channel of the tool whose call a pause waits on."""
+    assembly = runtime.assembly
+    tool_cls, tool_spec = assembly.agent_tools[pause.agent][pause.ask.tool]
+    return tool_spec, assembly.tool_channels[tool_cls]
+
+
+def shown_error(runtime: Runtime, workflow: str, pause: PauseRecord, error: BaseException) -> str:
+    """A channel's error as a log line shows it: a channel pause's id and personal data
+    masked."""
+    return runtime.assembly.pii_policy(workflow).outside(repr(redacted(error, secret_of(pause))))
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelCall:
+    """One call of a pause's channel: its instance in the pause's frame, and the question.
+
+    Attributes:
+        runtime: The instance's services.
+        row: The execution the pause waits in.
+        pause: The pause.
+        tool: The spec of the tool whose call waits.
+        channel: The tool's channel.
+        handler: The channel's instance, made in the pause's frame.
+        context: That frame (`ExecutionContext`), at the waiting step; its signal fires at
+            the tool's timeout.
+        ask: The question as it may leave the process (its arguments masked).
+    """
+
+    runtime: Runtime
+    row: ExecutionRow
+    pause: PauseRecord
+    tool: ToolSpec
+    channel: ToolChannel
+    handler: Any
+    context: ExecutionContext
+    ask: ApprovalAsk[Any]
+
+    @classmethod
+    def of(
+        cls,
+        runtime: Runtime,
+        row: ExecutionRow,
+        pause: PauseRecord,
+        kind: str,
+        args: BaseModel | None = None,
+    ) -> ChannelCall:
+        """The call of ``pause``'s channel for a step of ``kind`` (``channel-send``, …), with
+        the tool's arguments (``args``: as validated; else read back from the pause)."""
+        tool, channel = tool_of(runtime, pause)
+        assembly = runtime.assembly
+        context = execution_context(row, step_context(pause.step, kind))
+        handler = assembly.container.create(
+            channel.implementation, assembly.components[channel.implementation].deps, context
+        )
+        if args is None:
+            args = tool.input.model_validate(pause.ask.arguments)
+        ask = ApprovalAsk(
+            tool=tool.name,
+            call_id=pause.ask.call_id,
+            arguments=assembly.pii_outside.dto(args, assembly.pii_policy(row.workflow)),
+        )
+        return cls(runtime, row, pause, tool, channel, handler, context, ask)
+
+    def traced(self, name: str, **attributes: str) -> AbstractContextManager[Span]:
+        """The span of the call: the pause's id redacted from what it records."""
+        return span(
+            name,
+            redact=secret_of(self.pause),
+            channel=self.channel.name,
+            tool=self.tool.name,
+            execution_id=self.pause.execution_id,
+            root_execution_id=self.pause.root_execution_id,
+            **attributes,
+        )
+
+    def bounded(self, result: object, method: str) -> Awaitable[object]:
+        """What the channel's ``method`` returned (awaited if it is awaitable), cut off at the
+        tool's timeout on the application's Clock (its signal fired)."""
+        return run_within(
+            self.runtime.clock,
+            maybe_await(result),
+            self.tool.timeout,
+            self.context.signal,
+            f"{self.channel.name}.{method}",
+        )
+
+    def shown(self, error: BaseException) -> str:
+        """The channel's error as a log line shows it."""
+        return shown_error(self.runtime, self.row.workflow, self.pause, error)

@@ -1,0 +1,561 @@
+"""The durable engine: executions begin, passes move them, recovery picks up the interrupted.
+
+A pass holds the tree's lease (renewed on the Clock while it runs), replays each execution's
+journal and runs its flow from the start: journaled steps return their results, new ones run
+once. A pass ends when the flow finishes or fails (or, with pauses, when nothing can move), in
+one commit: the tree's status, its pauses closed, and the lease's release.
+
+A pass marks its tree running in its first commit, so a pass that was cut off leaves the tree
+running: the sweep finds it and runs a recovering pass, which re-enters every waiting branch and
+paused child and reads what was done from the store — the journal, the branch rows, the pauses —
+instead of trusting what the cut-off pass was doing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Coroutine, Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel, ValidationError
+
+from agboss.assembly._definitions import WorkflowDefinition
+from agboss.context import DEFAULT_TENANT_ID
+from agboss.engine._agent import Waiting, describe_validation_error
+from agboss.engine._frame import ExecutionFrame, PassState
+from agboss.engine._hooks import ApplicationHooks
+from agboss.engine._interpreter import FlowRunner, stored_error
+from agboss.engine._lease import (
+    Lease,
+    PassStart,
+    PassWrites,
+    Taken,
+    commit_taking_lease,
+    take_lease,
+)
+from agboss.engine._reading import PassChanges, TreeReader
+from agboss.engine._runtime import Runtime
+from agboss.engine._withdrawing import tell_owed_withdrawals
+from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.errors import (
+    AgbossError,
+    DtoValidationError,
+    ExecutionFailedError,
+    LeaseBusyError,
+    LeaseLostError,
+    StoreError,
+    ThreadOwnerError,
+    UnknownExecutionError,
+    UnknownWorkflowError,
+)
+from agboss.inputs import has_non_finite
+from agboss.observability._tracing import span
+from agboss.records._outputs import ExecutionOutput
+from agboss.records._pauses import ExecutionPauseEvent, PauseRecord
+from agboss.store._failures import encode_failure
+from agboss.store.protocol import ExecutionRow, Fence
+from agboss.store.writes import (
+    BeginExecution,
+    CancelPendingUnder,
+    ReleaseLease,
+    ResolvePause,
+    RestTree,
+    SetExecutionStatus,
+    write_one,
+)
+
+__all__ = ["Engine"]
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex}"
+
+
+class Engine:
+    """Begins, moves and recovers executions for one `App` instance."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.hooks = ApplicationHooks(runtime)
+        self.flows = FlowRunner(runtime)
+        self.reader = TreeReader(runtime)
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # ---- moving in the background ----------------------------------------------------
+
+    def in_background(self, work: Coroutine[Any, Any, Any], root_execution_id: str) -> None:
+        """Runs a move without a caller waiting for it. What it raises is logged: the answer
+        is recorded either way, and the sweep moves a tree no pass took."""
+
+        async def guarded() -> None:
+            try:
+                await work
+            except AgbossError as error:
+                self.runtime.logger.warning(
+                    "execution.background-move-failed: execution %s: %s",
+                    root_execution_id,
+                    error.message,
+                    extra={"event": "execution.background-move-failed"},
+                )
+            except Exception:
+                self.runtime.logger.exception(
+                    "execution.background-move-failed: execution %s", root_execution_id
+                )
+
+        task = asyncio.get_running_loop().create_task(guarded())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def finish_background(self, within: timedelta) -> None:
+        """Waits up to ``within`` for the background moves, then cuts off the rest (a cut-off
+        pass is recovered from what is stored, by any instance)."""
+        if not self._background:
+            return
+        _, late = await asyncio.wait(set(self._background), timeout=within.total_seconds())
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.wait(late)
+
+    # ---- beginning -----------------------------------------------------------------
+
+    def definition(self, workflow: type[Any]) -> WorkflowDefinition:
+        """The workflow's definition in this application."""
+        try:
+            definition = self.runtime.assembly.workflows.get(workflow)
+        except TypeError:  # not even a class: unhashable
+            definition = None
+        if definition is None:
+            name = getattr(workflow, "__qualname__", repr(workflow))
+            raise UnknownWorkflowError(f"{name} is not a workflow of this application")
+        return definition
+
+    async def execute(
+        self,
+        workflow: type[Any],
+        input: BaseModel | dict[str, Any],
+        *,
+        tenant_id: str | None,
+        owner_id: str,
+        thread_id: str | None,
+        record: bool,
+    ) -> ExecutionOutput:
+        """Begins an execution and runs its first pass."""
+        runtime = self.runtime
+        definition = self.definition(workflow)
+        start = definition.graph.start_node
+        value = _validate_input(start.input, input, definition.spec.name)
+        if not owner_id:
+            raise ThreadOwnerError(
+                "owner_id is empty", hint="pass the id of the person the execution acts for"
+            )
+        tenant = tenant_id or DEFAULT_TENANT_ID
+        now = runtime.clock.now()
+        row = ExecutionRow.starting(
+            execution_id=_new_id("ex"),
+            parent=None,
+            tenant_id=tenant,
+            thread_id=thread_id or _new_id("th"),
+            owner_id=owner_id,
+            workflow=definition.spec.name,
+            workflow_version=definition.spec.version,
+            input_json=_stored_input(start.input, value, definition.spec.name),
+            now=now,
+        )
+        at = Lease.moment(runtime)
+        begin = BeginExecution(row, runtime.holder, runtime.lease_ttl, Lease.store_now(runtime))
+        if thread_id is None:
+            # A new thread is no one else's: the tree is written with its first pass's first
+            # commit (one transaction fewer), and a process that dies before it leaves nothing.
+            fence = Fence(row.root_execution_id, runtime.holder, 1)
+            lease = Lease(runtime, fence, granted_at=at, written=False)
+            return await self._pass(PassStart(row, lease, fresh=True, begin=begin), record=record)
+        # A thread named by the caller may be another owner's: checked before anything runs.
+        fence = await write_one(runtime.store, begin)
+        lease = Lease(runtime, fence, granted_at=at)
+        return await self._pass(PassStart(row, lease, fresh=True), record=record)
+
+    # ---- passes --------------------------------------------------------------------
+
+    async def _pass(self, start: PassStart, *, record: bool) -> ExecutionOutput:
+        """Moves a tree with its lease, from what the transaction that gave it read."""
+        row, fence = start.row, start.lease.fence
+        with span(
+            "pass",
+            execution_id=row.execution_id,
+            workflow=row.workflow,
+            tenant_id=row.tenant_id,
+            holder=fence.holder,
+            epoch=fence.epoch,
+        ) as current:
+            result = await self._hold_and_run(start, record=record)
+            current.set_attribute("agboss.status", result.status.value)
+            current.set_attribute("agboss.pending", len(result.pending))
+            return result
+
+    async def _hold_and_run(self, start: PassStart, *, record: bool) -> ExecutionOutput:
+        runtime = self.runtime
+        row, lease = start.row, start.lease
+        # A new tree has no pauses; a tree whose lease read none has only what this pass asks.
+        writes = PassWrites(
+            lease, any_pending=False if start.fresh else start.any_pending, begin=start.begin
+        )
+        if row.status is not ExecutionStatus.RUNNING:
+            # In the pass's first commit: a pass cut off after it leaves the tree running.
+            writes.add(
+                SetExecutionStatus(row.execution_id, ExecutionStatus.RUNNING, runtime.clock.now())
+            )
+        state = PassState(recovering=start.recovering, fresh=start.fresh, replay=start.journal)
+        async with runtime.store.session():
+            keeper = asyncio.ensure_future(lease.keep())
+            try:
+                ended = await self._run(row, writes, state, resolved=start.resolved)
+            except LeaseLostError:
+                writes.discard()  # the new holder redoes it
+                raise
+            except BaseException:
+                # A caller that went away, or the store failing: let go of the tree (what was
+                # buffered is whole transitions) and leave it to the sweep.
+                await _let_go(runtime, writes)
+                raise
+            finally:
+                keeper.cancel()
+                await asyncio.wait([keeper])
+            status = ended.status
+            if ended.due or start.recovering:  # a cut-off pass may have left channels to tell
+                await tell_owed_withdrawals(runtime, row.root_execution_id)
+            changed = None if writes.changed is None else frozenset(writes.changed)
+            result = await self.reader.output(
+                row,
+                status,
+                ended.output,
+                record=record,
+                spent=writes.spent,
+                pending_ids=ended.pending_ids,
+                # A tree cancelled meanwhile was written by the canceller too: read it whole.
+                changes=None
+                if status is ExecutionStatus.CANCELLED
+                else PassChanges(lease.fence.epoch, changed),
+            )
+        if status is ExecutionStatus.PAUSED:
+            await self.hooks.on_pause(
+                ExecutionPauseEvent(row.tenant_id, row.thread_id, row.execution_id, result.pending)
+            )
+        return result
+
+    async def _run(
+        self,
+        row: ExecutionRow,
+        writes: PassWrites,
+        state: PassState,
+        *,
+        resolved: Sequence[PauseRecord] | None,
+    ) -> _Ended:
+        """Runs the flow until it rests; the last commit releases the lease. ``resolved``: the
+        tree's resolved pauses when they were read with its lease (else they are read here)."""
+        runtime = self.runtime
+        root = row.execution_id
+        if resolved is None:
+            resolved = [] if state.fresh else await self._resolved(row)  # a new tree: none
+        tried: set[str] = set()
+        while True:
+            tried.update(pause.pause_id for pause in resolved)
+            state.take(resolved)
+            frame = ExecutionFrame(runtime, row, writes, state=state)
+            try:
+                outcome = await self.flows.run_flow(frame)
+                # What the first run wrote is read back from here on.
+                state.fresh, state.replay = False, None
+            except (LeaseLostError, StoreError):
+                raise  # not the tree's failure: another holder, or the sweep, carries on
+            except Exception as raised:
+                error = raised if isinstance(raised, AgbossError) else _unexpected(row, raised)
+                # Its tree ended before an answer: the pauses still waiting are cancelled.
+                await writes.commit(
+                    [
+                        *_close_pending(writes, root, runtime.clock.now()),
+                        SetExecutionStatus(
+                            root,
+                            ExecutionStatus.FAILED,
+                            runtime.clock.now(),
+                            error_json=encode_failure(error),
+                        ),
+                        ReleaseLease(writes.lease.fence),
+                    ]
+                )
+                if writes.withdrawals_due:
+                    await tell_owed_withdrawals(runtime, root)
+                if error is raised:
+                    raise
+                raise error from raised
+            if isinstance(outcome, Waiting):
+                # The drain: decisions recorded while this pass ran are taken by this pass —
+                # on what it wrote, which the next run of the flow reads back. The check is
+                # in the commit that rests the tree, unless the ids tried are too many to
+                # send with it.
+                check: frozenset[str] | None = frozenset(tried)
+                if len(tried) > _TRIED_IN_ONE_STATEMENT:
+                    resolved = await self._resolved(row)
+                    if any(pause.pause_id not in tried for pause in resolved):
+                        await writes.flush()
+                        continue
+                    check = None
+                rested = await writes.commit_one(
+                    RestTree(writes.lease.fence, runtime.clock.now(), check)
+                )
+                if rested is None:  # an answer came: the lease is still held
+                    resolved = await self._resolved(row)
+                    continue
+                if rested.cancelled:  # cancelled meanwhile (app.cancel): it stays cancelled
+                    return _Ended(ExecutionStatus.CANCELLED, None, due=True)
+                return _Ended(
+                    ExecutionStatus.PAUSED,
+                    None,
+                    due=writes.withdrawals_due,
+                    pending_ids=rested.pending_ids,
+                )
+            completed = SetExecutionStatus(
+                root,
+                ExecutionStatus.COMPLETED,
+                runtime.clock.now(),
+                output_json=outcome.model_dump_json(),
+            )
+            results = await writes.commit(
+                [
+                    *_close_pending(writes, root, runtime.clock.now()),
+                    completed,
+                    ReleaseLease(writes.lease.fence),
+                ]
+            )
+            if not results[completed]:  # cancelled meanwhile (app.cancel): it stays cancelled
+                return _Ended(ExecutionStatus.CANCELLED, None, due=True)
+            return _Ended(ExecutionStatus.COMPLETED, outcome, due=writes.withdrawals_due)
+
+    async def _resolved(self, root: ExecutionRow) -> list[PauseRecord]:
+        """The tree's resolved pauses, which no step has taken yet (a step takes its pause in
+        the commit that journals it)."""
+        return await self.runtime.store.pauses.find_by_root(
+            root.execution_id, (PauseStatus.RESOLVED,)
+        )
+
+    async def record_answer(
+        self, resolve: ResolvePause, *, move: bool
+    ) -> tuple[PauseRecord | None, Taken | None]:
+        """Records an answer (Pending → Resolved, with its audit entry); with ``move``, takes
+        the tree's lease for the pass that takes it in the same commit, and reads the answered
+        step's scope of the journal with it. The pause as resolved (``None``: it was not
+        Pending any more — nothing is recorded and no lease is kept), and the lease taken."""
+        pause = resolve.pause
+        if not move:
+            return await write_one(self.runtime.store, resolve), None
+        resolved, taken = await commit_taking_lease(
+            self.runtime, resolve, pause.root_execution_id, journal=_answered_scope(pause)
+        )
+        if resolved is None and taken is not None:  # not this call's to move: left as it was
+            await taken.release()
+            return None, None
+        return resolved, taken
+
+    async def move(
+        self, root_execution_id: str, *, record: bool, taken: Taken | None = None
+    ) -> ExecutionOutput:
+        """Moves a tree after an answer: with its lease (``taken`` with the answer), or once
+        its holder ends its pass — then without a pass if that pass took every answer (the
+        tree's current output, its decision taken).
+
+        Raises:
+            LeaseBusyError: The holder did not end its pass within ``resume_timeout`` (the
+                answer stays recorded; the holder's drain or the sweep takes it).
+        """
+        runtime = self.runtime
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + runtime.resume_timeout.total_seconds()
+        waited = False
+        delay = 0.002
+        while taken is None:
+            if loop.time() >= deadline:
+                raise LeaseBusyError(
+                    f"execution tree {root_execution_id} stayed in another instance's pass for "
+                    f"{runtime.resume_timeout}; the answer is recorded",
+                    hint="the tree moves when that pass ends, or with the recovery sweep; "
+                    "read it with app.get(...)",
+                )
+            await asyncio.sleep(delay)  # a holder is in its pass: wait for it to end
+            delay = min(delay * 2, 0.05)
+            waited = True
+            taken = await take_lease(runtime, root_execution_id)
+        start = PassStart.taken(taken)
+        row = start.row
+        # Read only after a wait: a lease taken at once with the answer has it to move.
+        if waited and row.status is ExecutionStatus.PAUSED:
+            resolved = start.resolved if start.resolved is not None else await self._resolved(row)
+            start = replace(start, resolved=resolved)
+            rests = not resolved
+        else:
+            rests = False
+        if row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED) or rests:
+            await taken.release()
+            return await self.get(root_execution_id, tenant_id=row.tenant_id, record=record)
+        return await self._pass(start, record=record)
+
+    # ---- reading and recovery ------------------------------------------------------
+
+    async def get(
+        self, execution_id: str, *, tenant_id: str | None, record: bool
+    ) -> ExecutionOutput:
+        """The current output of an execution, without moving it."""
+        store = self.runtime.store
+        row = await store.executions.find(tenant_id or DEFAULT_TENANT_ID, execution_id)
+        if row is None:
+            raise UnknownExecutionError(
+                f"no execution {execution_id} is known for this tenant",
+                hint="pass the execution_id an ExecutionOutput gave, under the same tenant",
+            )
+        if row.status is ExecutionStatus.FAILED:
+            raise stored_error(row, self.runtime.assembly.error_classes)
+        return await self.reader.output(
+            row, row.status, self.reader.decoded_output(row), record=record
+        )
+
+    async def recover(self, *, limit: int = 100) -> list[ExecutionOutput]:
+        """Continues root executions that a pass must move and no instance is moving: a pass
+        was cut off (running), an answer was recorded and nobody moved it, a channel is owed a
+        withdraw. A tree that fails on an error that is not agboss's is marked failed and
+        logged once; the others go on."""
+        runtime = self.runtime
+        outputs: list[ExecutionOutput] = []
+        for execution_id in await runtime.store.executions.find_interrupted(
+            Lease.store_now(runtime), limit
+        ):
+            taken = await take_lease(runtime, execution_id, start_pass=True)
+            if taken is None:
+                continue  # another instance took it first
+            acquired = taken.acquired
+            if acquired.previous_holder is not None:
+                runtime.logger.info(
+                    "run.takeover: execution tree %s taken over from %s, whose lease expired",
+                    execution_id,
+                    acquired.previous_holder,
+                    extra={"event": "run.takeover", "execution_id": execution_id},
+                )
+            row = acquired.row
+            if row is None or row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED):
+                await taken.release()
+                await tell_owed_withdrawals(runtime, execution_id)  # only channels are owed
+                continue
+            start = PassStart.taken(taken)
+            why = (
+                "its last pass was cut off"
+                if start.recovering
+                else "an answer was recorded and not moved"
+            )
+            runtime.logger.info(
+                "run.recovering: execution tree %s (%s): %s",
+                execution_id,
+                row.workflow,
+                why,
+                extra={"event": "run.recovering", "execution_id": execution_id},
+            )
+            try:
+                outputs.append(await self._pass(start, record=False))
+            except StoreError:
+                raise  # the store is failing: the next sweep tries again
+            except LeaseLostError:
+                continue  # another instance took it over: it carries on
+            except AgbossError:
+                runtime.logger.warning(
+                    "run.recovered-failed: execution tree %s failed when recovered",
+                    execution_id,
+                    exc_info=True,
+                    extra={"event": "run.recovered-failed", "execution_id": execution_id},
+                )
+        return outputs
+
+
+class _Ended(NamedTuple):
+    """Where a pass left its tree."""
+
+    status: ExecutionStatus
+    output: BaseModel | None
+    due: bool
+    """Whether a channel is owed a withdraw."""
+    pending_ids: tuple[str, ...] | None = None
+    """The ids of the pending pauses of a tree that rested paused, read as it rested."""
+
+
+def _close_pending(writes: PassWrites, root: str, now: datetime) -> list[CancelPendingUnder]:
+    """What closes the pauses still waiting in a tree that ends: nothing when none can wait
+    (then the ending commit need not read which it closed: one round trip fewer)."""
+    if not writes.may_have_pending:
+        return []
+    return [CancelPendingUnder(root, "", PauseResolution.CANCELLED, now)]
+
+
+_TRIED_IN_ONE_STATEMENT = 64
+"""The most pause ids a pass's resting commit checks itself (``NOT IN``); more are read."""
+
+
+def _answered_scope(pause: PauseRecord) -> tuple[str, str] | None:
+    """The execution and key prefix of the steps the pass that moves this answer replays
+    first (the answered step's outermost scope), read with the lease to spare it a read."""
+    scope, slash, _ = pause.step_key.partition("/")
+    return (pause.execution_id, scope + slash) if slash else None
+
+
+def _unexpected(row: ExecutionRow, error: Exception) -> ExecutionFailedError:
+    return ExecutionFailedError(
+        f"execution {row.execution_id} failed on an unexpected error: {error!r}",
+        hint="this is a bug in the application or in agboss, not a decision; the tree is "
+        "marked failed so that the recovery sweep does not retry it forever",
+    )
+
+
+async def _let_go(runtime: Runtime, writes: PassWrites) -> None:
+    """Commits what a pass buffered and frees its lease, on the way out of a cut-off pass."""
+    if writes.released:
+        return
+    try:
+        await writes.release()
+    except Exception as error:  # the pass is already failing: its own error is the one raised
+        runtime.logger.warning(
+            "run.release-failed: the lease on execution tree %s could not be released (it "
+            "expires): %r",
+            writes.lease.fence.root_execution_id,
+            error,
+        )
+
+
+def _stored_input(dto: type[BaseModel], value: BaseModel, where: str) -> str:
+    """The input as stored: JSON that gives the same DTO back when a pass replays it."""
+    try:
+        text = value.model_dump_json()
+        if not has_non_finite(value.model_dump()) and (
+            dto.model_validate_json(text).model_dump_json() == text
+        ):
+            return text
+    except (ValueError, ValidationError):  # a lone surrogate; NaN read back as null
+        pass
+    raise DtoValidationError(
+        f"the input of {where} cannot be stored as it is: it holds a value JSON cannot carry "
+        "(a lone surrogate in a string, NaN or infinity)",
+        hint="pass valid Unicode text and finite numbers",
+    )
+
+
+def _validate_input(
+    dto: type[BaseModel], value: BaseModel | dict[str, Any], where: str
+) -> BaseModel:
+    if isinstance(value, dto):
+        return value
+    try:
+        raw = value.model_dump() if isinstance(value, BaseModel) else value
+        return dto.model_validate(raw)
+    except ValidationError as error:
+        raise DtoValidationError(
+            f"the input of {where} is not a valid {dto.__name__}: "
+            f"{describe_validation_error(error)}",
+            hint=f"pass a {dto.__name__} (or a mapping of its fields)",
+        ) from error

@@ -1,0 +1,289 @@
+"""An execution frame in a pass: its row, its journal, the pass's writes, and journaled steps.
+
+`ExecutionFrame.step` is the engine's one primitive for touching the outside world: a step
+whose key is in the journal returns the journaled result and runs nothing; any other runs once,
+after the pass committed what it buffered (or checked its lease), and is journaled in the pass's
+next commit — at once, with what it implies, for a step that ran a tool. The journal is loaded
+by scope (an agent's visit, a launch's join), so a pass reads only the branches it moves.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from agboss.context import ExecutionContext, StepContext, Tenant
+from agboss.engine._lease import PassWrites
+from agboss.engine._runtime import Runtime
+from agboss.pii._policy import PiiSeam, TreeTokens
+from agboss.records._model import StepRecord
+from agboss.records._pauses import PauseRecord
+from agboss.store.protocol import ExecutionRow, Fence, StepEntry
+from agboss.store.writes import AppendStep, JournalRead, SavePiiTokens, Write
+
+__all__ = ["ExecutionFrame", "PassState", "execution_context", "maybe_await", "step_context"]
+
+T = TypeVar("T")
+
+
+def execution_context(row: ExecutionRow, step: StepContext | None = None) -> ExecutionContext:
+    """The `ExecutionContext` of an execution, at a step: the one place one is made."""
+    return ExecutionContext(
+        tenant=Tenant(row.tenant_id),
+        owner_id=row.owner_id,
+        thread_id=row.thread_id,
+        execution_id=row.execution_id,
+        root_execution_id=row.root_execution_id,
+        workflow=row.workflow,
+        step=step,
+    )
+
+
+def step_context(record: StepRecord, kind: str | None = None) -> StepContext:
+    """The `StepContext` of a step, from its record (as another ``kind`` of step at the same
+    place: a tool-run step's channel-send): the one place one is made."""
+    return StepContext(
+        node_id=record.node_id,
+        kind=kind or record.kind,
+        idempotency_key=record.key,
+        call_id=None if record.tool_call is None else record.tool_call.call_id,
+        visit=record.visit,
+        tool_loop_iteration=record.tool_loop_iteration,
+        validation_attempts=record.validation_attempts,
+        copy_index=record.copy_index,
+        item_index=record.item_index,
+    )
+
+
+async def maybe_await(value: T | Awaitable[T]) -> T:
+    """Awaits a handler's result if it is awaitable (handlers may be sync or async)."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+@dataclass(slots=True)
+class PassState:
+    """What one pass knows about its tree: the branch paths of the pauses resolved for it.
+
+    A waiting branch (or child) is re-entered only if a resolved pause waits under it — or
+    every one, in a pass that recovers a tree whose last pass was cut off (``recovering``):
+    what that pass did is read back from the store, not assumed.
+
+    Attributes:
+        resolved_paths: The branch paths of the pauses resolved for this pass.
+        recovering: Whether every waiting branch and paused child is re-entered.
+        dropping: The branch paths of branches being dropped (their sends finish first).
+    """
+
+    resolved_paths: list[str] = field(default_factory=list)
+    recovering: bool = False
+    dropping: set[str] = field(default_factory=set)
+    fresh: bool = False
+    """The first run of a new tree's flow: nothing is stored for it yet, nothing is read."""
+    pii_tokens: TreeTokens | None = None
+    """The tree's PII tokens, read at the pass's first model call that needs them."""
+
+    resolved: dict[tuple[str, str], PauseRecord] = field(default_factory=dict)
+    """The pauses resolved for this pass, by their execution and step: a step re-entered
+    finds its answer here, without a read."""
+
+    replay: JournalRead | None = None
+    """Steps read with the pass's lease (the answered step's scope), used by the first load
+    they cover instead of a read; the first run of the flow uses them or drops them."""
+
+    def replayed(self, execution_id: str, prefix: str) -> dict[str, StepEntry] | None:
+        """The steps of ``execution_id`` under ``prefix`` read with the lease, if that read
+        covers them (taken once: what the pass journals after is not in it)."""
+        replay = self.replay
+        if replay is None or replay.execution_id != execution_id:
+            return None
+        if not prefix.startswith(replay.prefix):
+            return None
+        self.replay = None
+        return {key: step for key, step in replay.steps.items() if key.startswith(prefix)}
+
+    def take(self, resolved: Sequence[PauseRecord]) -> None:
+        """Sets the pauses resolved for the next run of the flow."""
+        self.resolved_paths = [pause.path for pause in resolved]
+        self.resolved = {(pause.execution_id, pause.step_key): pause for pause in resolved}
+
+    def affected(self, path: str) -> bool:
+        """Whether a waiting branch or child at the branch path ``path`` is re-entered."""
+        return self.recovering or any(resolved.startswith(path) for resolved in self.resolved_paths)
+
+    def dropped(self, path: str) -> bool:
+        """Whether the branch path ``path`` lies under a branch being dropped."""
+        return any(path.startswith(dropping) for dropping in self.dropping)
+
+
+class ExecutionFrame:
+    """One execution during one pass.
+
+    Attributes:
+        path: The branch path of this execution in its tree (``""`` for the root).
+        item_index: The item of the nearest per-item launch above this execution, if any.
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        row: ExecutionRow,
+        writes: PassWrites | None,
+        *,
+        state: PassState | None = None,
+        path: str = "",
+        item_index: int | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.row = row
+        self._writes = writes
+        self.state = state or PassState()
+        self.path = path
+        self.item_index = item_index
+        self.journal: dict[str, StepEntry] = {}
+        self._loaded: set[str] = set()
+
+    @property
+    def writes(self) -> PassWrites:
+        """The pass's writes (a frame that only reads records has none)."""
+        if self._writes is None:
+            raise RuntimeError("this frame only reads an execution's records; it moves nothing")
+        return self._writes
+
+    @property
+    def fence(self) -> Fence:
+        """The pass's fence."""
+        return self.writes.lease.fence
+
+    def child(self, row: ExecutionRow, *, path: str, item_index: int | None) -> ExecutionFrame:
+        """The frame of a child execution in the same pass.
+
+        A child started outside a per-item launch (a workflow step, a parallel branch) is in
+        the item of the nearest per-item launch above it, if any: its pauses and steps carry
+        that ``item_index``.
+        """
+        return ExecutionFrame(
+            self.runtime,
+            row,
+            self._writes,
+            state=self.state,
+            path=path,
+            item_index=self.item_index if item_index is None else item_index,
+        )
+
+    async def pii_seam(self) -> PiiSeam | None:
+        """The seam this execution's model calls go through; ``None`` without PII rules."""
+        policy = self.runtime.assembly.pii_policy(self.row.workflow)
+        if not policy.active:
+            return None
+        state = self.state
+        if state.pii_tokens is None:
+            store, root = self.runtime.store, self.row.root_execution_id
+            # A new tree has none stored; another's are read when a call needs them.
+            state.pii_tokens = TreeTokens(
+                load=None if state.fresh else lambda: store.executions.pii_tokens(root)
+            )
+        return PiiSeam(policy, state.pii_tokens)
+
+    def keep_tokens(self, seam: PiiSeam | None) -> None:
+        """Stores the tokens a model call issued with the pass's next commit — the one that
+        journals the call, so that a token and the answer that may name it are one."""
+        if seam is None:
+            return
+        issued = seam.tokens.take_issued()
+        if issued:
+            self.writes.add(SavePiiTokens(self.row.root_execution_id, tuple(issued)))
+
+    def idempotency_key(self, step_key: str) -> str:
+        """A step's idempotency key: unique in the store, the same on every re-entry."""
+        return f"{self.row.execution_id}/{step_key}"
+
+    def branch_path(self, scope: str) -> str:
+        """The branch path of a place in this execution."""
+        return f"{self.path}{self.row.execution_id}|{scope}/"
+
+    def context(self, step: StepContext | None = None) -> ExecutionContext:
+        """The `ExecutionContext` of this execution, at a step."""
+        return execution_context(self.row, step)
+
+    async def load(self, prefix: str = "") -> None:
+        """Reads the journaled steps whose keys start with ``prefix`` (once per prefix)."""
+        if prefix in self._loaded or "" in self._loaded:
+            return
+        if self.state.fresh:  # a new tree has no journal
+            self._loaded.add(prefix)
+            return
+        entries = self.state.replayed(self.row.execution_id, prefix)
+        if entries is None:
+            entries = await self.runtime.store.journal.load(self.row.execution_id, prefix)
+        for key, entry in entries.items():
+            self.journal.setdefault(key, entry)
+        self._loaded.add(prefix)
+
+    def journaled(self, key: str) -> StepEntry | None:
+        """The journal entry of a step, if it ran (its scope must be loaded)."""
+        return self.journal.get(key)
+
+    async def step(
+        self,
+        key: str,
+        record: StepRecord,
+        run: Callable[[], Awaitable[T]],
+        encode: Callable[[T], str],
+        decode: Callable[[str], T],
+        *,
+        record_of: Callable[[T], StepRecord] | None = None,
+        implies: Sequence[Write[Any]] = (),
+        commit: bool = False,
+        commit_first: bool = True,
+    ) -> T:
+        """Runs a step once: from the journal if it ran, else for real, then journaled.
+
+        Args:
+            key: The step's key in this execution (its scope loaded).
+            record: Its record.
+            run: Does the step's work.
+            encode: The result as journal text.
+            decode: Journal text as the result.
+            record_of: The record completed with the result (a model call's usage).
+            implies: Writes that belong with the journal row (the pause the step took).
+            commit: Whether the journal row is committed at once (a tool ran: not again).
+            commit_first: Whether what the pass buffered is committed before the step runs
+                (``False``: only the lease is checked — a model call, when no budget needs
+                the ledger read back).
+
+        Raises:
+            agboss.errors.LeaseLostError: The pass lost its lease; the step did not run.
+        """
+        entry = self.journal.get(key)
+        if entry is not None:
+            return decode(entry.result_json)
+        writes = self.writes
+        if commit_first:
+            await writes.flush()  # the lease is held, and what came before is durable
+        else:
+            await writes.lease.ensure()
+        result = await run()
+        final_record = record_of(result) if record_of is not None else record
+        entry = StepEntry(
+            key=key,
+            kind=final_record.kind,
+            result_json=encode(result),
+            record_json=final_record.model_dump_json(),
+            usage=final_record.usage,
+        )
+        writes.add(AppendStep(self.row.execution_id, entry, self.runtime.clock.now()), *implies)
+        self.journal[key] = entry
+        if commit:
+            await writes.flush()
+        return result
+
+    async def records(self) -> list[StepRecord]:
+        """The records of every journaled step, in the order they ran (read from the store,
+        which numbers the steps as they are journaled)."""
+        entries = await self.runtime.store.journal.load(self.row.execution_id)
+        ordered = sorted(entries.values(), key=lambda entry: entry.seq)
+        return [StepRecord.model_validate_json(entry.record_json) for entry in ordered]

@@ -1,0 +1,153 @@
+"""The flow interpreter: runs an execution's compiled flow in a pass, node by node.
+
+Agent nodes run the tool loop; a workflow step runs its child execution (in its own frame);
+a launch runs its branches (`LaunchRun`). Anything that waits for an answer returns `WAITING`,
+and the execution rests once nothing else can move. A child (or branch) that waits, and under
+which no pause was resolved for this pass, is not re-entered at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import BaseModel
+
+from agboss.assembly._definitions import WorkflowDefinition
+from agboss.components._specs import AgentSpec
+from agboss.engine._agent import WAITING, AgentRun, Waiting
+from agboss.engine._frame import ExecutionFrame
+from agboss.engine._runtime import Runtime
+from agboss.enums import ExecutionStatus
+from agboss.errors import AgbossError, ExecutionFailedError, LeaseLostError, StoreError
+from agboss.flow._dsl import StepKind
+from agboss.store._failures import decode_failure, encode_failure
+from agboss.store.protocol import ExecutionRow
+from agboss.store.writes import InsertChild, SetExecutionStatus
+
+__all__ = ["FlowRunner", "stored_error"]
+
+
+def stored_error(row: ExecutionRow, known: Iterable[type[BaseException]] = ()) -> AgbossError:
+    """The error a failed execution failed with, as it was stored (as data, never a pickle)."""
+    if row.error_json is not None:
+        error = decode_failure(row.error_json, known)
+        if isinstance(error, AgbossError):
+            return error
+        failed = ExecutionFailedError(f"execution {row.execution_id} failed: {error}")
+        failed.__cause__ = error
+        return failed
+    return ExecutionFailedError(f"execution {row.execution_id} failed")
+
+
+class FlowRunner:
+    """Runs flows for the passes of one `App` instance."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    async def run_flow(self, frame: ExecutionFrame) -> BaseModel | Waiting:
+        """Runs an execution's flow from its start; journaled steps replay."""
+        from agboss.engine._launch import LaunchRun
+
+        assembly = self.runtime.assembly
+        graph = assembly.workflows_by_name[frame.row.workflow].graph
+        node = graph.start_node
+        value: BaseModel = node.input.model_validate_json(frame.row.input_json)
+        visits: dict[str, int] = {}
+        while True:
+            visit = visits.get(node.node_id, 0)
+            visits[node.node_id] = visit + 1
+            answer: BaseModel | Waiting = value
+            if node.kind is StepKind.AGENT:
+                assert node.component is not None
+                spec = assembly.component_spec(node.component, AgentSpec)
+                answer = await AgentRun(frame, node, visit, spec, value).run()
+            elif node.kind is StepKind.WORKFLOW:
+                assert node.component is not None
+                answer = await self.run_child(
+                    frame,
+                    f"{node.node_id}#{visit}",
+                    assembly.workflows_by_name[node.name],
+                    value,
+                    item_index=None,
+                )
+            elif node.kind is StepKind.LAUNCH:
+                answer = await LaunchRun(self, frame, node, visit, value).run()
+            elif node.kind is StepKind.FINISH:
+                return value
+            if isinstance(answer, Waiting):
+                return answer
+            value = answer
+            if node.next is None:  # pragma: no cover - assembly guarantees a finish
+                return value
+            node = graph.nodes[node.next]
+
+    async def run_child(
+        self,
+        frame: ExecutionFrame,
+        place: str,
+        definition: WorkflowDefinition,
+        value: BaseModel,
+        *,
+        item_index: int | None,
+    ) -> BaseModel | Waiting:
+        """Runs a child execution started at ``place`` of ``frame`` (created the first time)."""
+        runtime = self.runtime
+        store = runtime.store
+        parent = frame.row
+        child_id = f"{parent.execution_id}/{place}"
+        path = frame.branch_path(place)
+        row = None if frame.state.fresh else await store.executions.find_by_id(child_id)
+        if row is None:
+            row = ExecutionRow.starting(
+                execution_id=child_id,
+                parent=parent,
+                tenant_id=parent.tenant_id,
+                thread_id=parent.thread_id,
+                owner_id=parent.owner_id,
+                workflow=definition.spec.name,
+                workflow_version=definition.spec.version,
+                input_json=value.model_dump_json(),
+                now=runtime.clock.now(),
+            )
+            frame.writes.add(InsertChild(row))
+        if row.status is ExecutionStatus.COMPLETED:
+            assert row.output_json is not None
+            return definition.graph.finish_output.model_validate_json(row.output_json)
+        if row.status is ExecutionStatus.FAILED:
+            raise stored_error(row, runtime.assembly.error_classes)
+        if row.status is ExecutionStatus.CANCELLED:
+            return WAITING
+        if row.status is ExecutionStatus.PAUSED and not frame.state.affected(path):
+            return WAITING  # nothing was answered under it: it is not re-entered at all
+        child = frame.child(row, path=path, item_index=item_index)
+        try:
+            outcome = await self.run_flow(child)
+        except (LeaseLostError, StoreError):
+            raise
+        except AgbossError as error:
+            self._set(child, ExecutionStatus.FAILED, None, error)
+            raise
+        if isinstance(outcome, Waiting):
+            if row.status is not ExecutionStatus.PAUSED:
+                self._set(child, ExecutionStatus.PAUSED, None, None)
+            return outcome
+        self._set(child, ExecutionStatus.COMPLETED, outcome, None)
+        return outcome
+
+    def _set(
+        self,
+        frame: ExecutionFrame,
+        status: ExecutionStatus,
+        output: BaseModel | None,
+        error: BaseException | None,
+    ) -> None:
+        frame.writes.add(
+            SetExecutionStatus(
+                frame.row.execution_id,
+                status,
+                self.runtime.clock.now(),
+                output_json=None if output is None else output.model_dump_json(),
+                error_json=None if error is None else encode_failure(error),
+            )
+        )

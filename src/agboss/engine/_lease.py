@@ -1,0 +1,385 @@
+"""A pass's hold on its tree: the lease (renewed, checked before user code) and its writes.
+
+A pass buffers what it writes (`PassWrites`) and commits it as one transaction, fenced, at the
+points that matter: before anything runs that the pass cannot take back (a tool, a channel's
+``send`` or ``withdraw``, a join's handler, a model call), right after a tool ran (its journal
+row, with the pause it took), and at its end (with the tree's status and the lease's release).
+So an engine transition is whole or absent, and a holder that lost its lease writes nothing:
+its next commit fails on the fence, and with nothing to commit `Lease.ensure` checks first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, TypeVar
+
+from agboss.clock import SystemClock
+from agboss.engine._runtime import Runtime
+from agboss.enums import ExecutionStatus, PauseStatus
+from agboss.errors import LeaseLostError, StoreError
+from agboss.models._messages import Usage
+from agboss.records._pauses import PauseRecord
+from agboss.store.protocol import ExecutionRow, Fence, lease_lost
+from agboss.store.writes import (
+    Acquired,
+    AcquireLease,
+    AppendStep,
+    BeginExecution,
+    CancelPause,
+    CancelPendingUnder,
+    InsertPause,
+    JournalRead,
+    MarkPauseSent,
+    MarkWithdrawn,
+    ReleaseLease,
+    RenewLease,
+    RestTree,
+    Results,
+    Write,
+    write_one,
+)
+
+__all__ = ["Lease", "PassStart", "PassWrites", "Taken", "commit_taking_lease", "take_lease"]
+
+T = TypeVar("T")
+
+
+class Lease:
+    """A held lease: its fence, and how sure this instance is that it still holds it.
+
+    The lease expires on the store's clock (the database server's) when the application runs on
+    the system clock, else on the application's Clock (a test clock). This instance counts
+    from just before the store granted or renewed it, so its estimate errs on the safe side;
+    when it is not sure (past two thirds of the lease, as after a stall), it renews before
+    acting, and stops with `LeaseLostError` if the renewal fails.
+    """
+
+    def __init__(
+        self, runtime: Runtime, fence: Fence, *, granted_at: float, written: bool = True
+    ) -> None:
+        self.runtime = runtime
+        self.fence = fence
+        self.lost = False
+        self.written = written
+        """Whether the lease is in the store. A new tree's is written with the pass's first
+        commit: until then no one else can see the tree, so it is held without renewals."""
+        self._confirmed = granted_at
+
+    @staticmethod
+    def store_now(runtime: Runtime) -> datetime | None:
+        """What a lease write passes as now: ``None`` (the store's clock) on the system clock."""
+        return None if isinstance(runtime.clock, SystemClock) else runtime.clock.now()
+
+    @staticmethod
+    def moment(runtime: Runtime) -> float:
+        """Now, in seconds, on the clock the lease is estimated with."""
+        if isinstance(runtime.clock, SystemClock):
+            return time.monotonic()
+        return runtime.clock.now().timestamp()
+
+    def error(self) -> LeaseLostError:
+        """The error of acting without the lease."""
+        return lease_lost(self.fence)
+
+    def confirmed(self, at: float) -> None:
+        """The store granted or renewed the lease as of ``at`` (`moment`, taken before)."""
+        self._confirmed = max(self._confirmed, at)
+
+    def surely_held(self) -> bool:
+        """Whether the lease cannot have expired yet, by this instance's estimate."""
+        if not self.written:
+            return not self.lost
+        ttl = self.runtime.lease_ttl.total_seconds()
+        return not self.lost and self.moment(self.runtime) - self._confirmed < ttl * 2 / 3
+
+    async def renew(self) -> bool:
+        """Extends the lease in the store; ``False`` (and `lost`) if it was lost."""
+        runtime = self.runtime
+        if not self.written:
+            return not self.lost  # the tree is not stored yet: no one else can take it
+        at = self.moment(runtime)
+        held = await write_one(
+            runtime.store, RenewLease(self.fence, runtime.lease_ttl, self.store_now(runtime))
+        )
+        if held:
+            self.confirmed(at)
+        else:
+            self.lost = True
+        return bool(held)
+
+    async def ensure(self) -> None:
+        """Raises `LeaseLostError` unless the lease is surely still held (renewing if unsure)."""
+        if self.lost:
+            raise self.error()
+        if not self.surely_held() and not await self.renew():
+            raise self.error()
+
+    async def keep(self) -> None:
+        """Renews the lease every third of its time to live until cancelled or lost."""
+        interval = self.runtime.lease_ttl / 3
+        while not self.lost:
+            await self.runtime.clock.sleep(interval)
+            try:
+                held = await self.renew()
+            except StoreError as error:  # the next renewal tries again; the fence guards
+                self.runtime.logger.warning(
+                    "run.renew-failed: the lease on execution tree %s could not be renewed: %s",
+                    self.fence.root_execution_id,
+                    error.message,
+                )
+                continue
+            if not held:
+                self.runtime.logger.info(
+                    "run.lease-lost: execution tree %s was taken over while this instance "
+                    "(%s) ran a pass on it",
+                    self.fence.root_execution_id,
+                    self.fence.holder,
+                    extra={"event": "run.lease-lost", "execution_id": self.fence.root_execution_id},
+                )
+                return
+
+
+@dataclass(frozen=True, slots=True)
+class PassStart:
+    """What a pass starts with: the tree's lease, its root, and what the transaction that gave
+    the lease already read — so that the pass does not read it again.
+
+    Attributes:
+        row: The root execution, as the lease's transaction read it (or as it begins).
+        lease: The tree's lease, held.
+        fresh: A new tree: nothing of it is stored yet to be read (no journal, no pauses).
+        recovering: Its last pass was cut off (it was running): every waiting branch and
+            paused child is re-entered.
+        resolved: The tree's resolved pauses, read with the lease (``None``: not read; the pass
+            reads them).
+        journal: The steps of the answered step's scope, read with the lease (replayed once).
+        any_pending: Whether the tree had pending pauses when the lease was taken (``None``:
+            not known).
+        begin: A new tree's beginning, written with the pass's first commit (its lease not
+            yet written: `Lease.written`).
+    """
+
+    row: ExecutionRow
+    lease: Lease
+    fresh: bool = False
+    recovering: bool = False
+    resolved: Sequence[PauseRecord] | None = None
+    journal: JournalRead | None = None
+    any_pending: bool | None = None
+    begin: BeginExecution | None = None
+
+    @classmethod
+    def taken(cls, taken: Taken) -> PassStart:
+        """A pass on a tree whose lease was taken, with what the taking read."""
+        acquired = taken.acquired
+        assert acquired.row is not None
+        return cls(
+            acquired.row,
+            taken.lease,
+            recovering=acquired.status is ExecutionStatus.RUNNING,
+            resolved=acquired.resolved,
+            journal=acquired.journal,
+            any_pending=acquired.any_pending,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """A tree's lease, taken: the lease, and what its transaction read (`Acquired`)."""
+
+    lease: Lease
+    acquired: Acquired
+
+    async def release(self) -> None:
+        """Frees the lease (nothing to move)."""
+        store = self.lease.runtime.store
+        await store.write([ReleaseLease(self.lease.fence)], fence=self.lease.fence)
+
+
+def acquire(
+    runtime: Runtime, root_execution_id: str, *, start_pass: bool, journal: tuple[str, str] | None
+) -> AcquireLease:
+    """The write that takes a tree's lease for this instance (see `AcquireLease`)."""
+    return AcquireLease(
+        root_execution_id,
+        runtime.holder,
+        runtime.lease_ttl,
+        Lease.store_now(runtime),
+        start_pass=start_pass,
+        journal=journal,
+    )
+
+
+async def take_lease(
+    runtime: Runtime, root_execution_id: str, *, start_pass: bool = False
+) -> Taken | None:
+    """Tries to take a tree's lease; ``None`` when another instance holds it."""
+    at = Lease.moment(runtime)
+    write = acquire(runtime, root_execution_id, start_pass=start_pass, journal=None)
+    acquired = await write_one(runtime.store, write)
+    return (
+        None if acquired is None else Taken(Lease(runtime, acquired.fence, granted_at=at), acquired)
+    )
+
+
+async def commit_taking_lease(
+    runtime: Runtime, write: Write[T], root_execution_id: str, *, journal: tuple[str, str] | None
+) -> tuple[T, Taken | None]:
+    """Commits ``write`` and takes the tree's lease for a pass in the same transaction; the
+    write's result, and the lease when it was free."""
+    at = Lease.moment(runtime)
+    take = acquire(runtime, root_execution_id, start_pass=True, journal=journal)
+    results = await runtime.store.write([write, take])
+    acquired = results[take]
+    if acquired is None:
+        return results[write], None
+    return results[write], Taken(Lease(runtime, acquired.fence, granted_at=at), acquired)
+
+
+class PassWrites:
+    """What a pass has written but not yet committed, and the commits.
+
+    Args:
+        lease: The pass's lease.
+        any_pending: Whether the tree had pending pauses when the lease was taken (``None``: not
+            known).
+        begin: A new tree's beginning (its thread, execution and lease), written with the
+            pass's first commit (the lease not yet written: `Lease.written`).
+    """
+
+    def __init__(
+        self, lease: Lease, *, any_pending: bool | None = None, begin: BeginExecution | None = None
+    ) -> None:
+        self.lease = lease
+        self._begin = begin
+        self.may_have_pending = any_pending is not False
+        """Whether the tree may have pending pauses: it had some when the lease was taken (or
+        that is not known), or this pass asked a question (only a lease holder asks)."""
+        self._owed: set[tuple[str, str]] = set()
+        self.released = False
+        """Whether a commit released the lease (the pass is over)."""
+        self.spent: dict[str, Usage] = {}
+        """What the steps this pass journaled spent, by execution."""
+        self.changed: set[str] | None = set()
+        """The executions whose rows this pass's commits changed (``None``: not known)."""
+        self._buffered: list[Write[Any]] = []
+        self._lock = asyncio.Lock()
+
+    def add(self, *writes: Write[Any]) -> None:
+        """Buffers writes for the pass's next commit."""
+        self._note_asked(writes)
+        for write in writes:
+            if isinstance(write, AppendStep) and write.entry.usage is not None:
+                before = self.spent.get(write.execution_id, Usage())
+                self.spent[write.execution_id] = before + write.entry.usage
+        self._buffered.extend(writes)
+
+    def _note_asked(self, writes: Sequence[Write[Any]]) -> None:
+        # Noted as soon as a question is written or buffered: the commit that ends the tree
+        # is built before it is sent.
+        if any(isinstance(write, InsertPause) for write in writes):
+            self.may_have_pending = True
+
+    async def flush(self) -> None:
+        """Commits what is buffered; with nothing buffered, checks the lease. Call it before
+        anything that cannot be taken back."""
+        await self.commit(())
+
+    async def commit_one(self, write: Write[T]) -> T:
+        """Commits what is buffered and ``write``; the result of ``write``."""
+        return (await self.commit([write]))[write]
+
+    async def commit(self, writes: Sequence[Write[Any]]) -> Results:
+        """Commits what is buffered and ``writes`` as one fenced transaction; its results
+        (``results[write]`` for each of ``writes``).
+
+        Raises:
+            LeaseLostError: The lease was lost; nothing is written.
+        """
+        async with self._lock:
+            if self.lease.lost:
+                raise self.lease.error()
+            self._note_asked(writes)
+            batch = [*self._buffered, *writes]
+            self._buffered = []
+            begin, self._begin = self._begin, None
+            if not batch and begin is None:
+                await self.lease.ensure()
+                return Results((), ())
+            fence: Fence | None = self.lease.fence
+            if begin is not None:
+                # The tree is written with its lease in this commit: there is no lease to
+                # check yet, and no one else can have taken a tree that was not stored.
+                runtime = self.lease.runtime
+                at = Lease.moment(runtime)
+                begin = replace(begin, now=Lease.store_now(runtime))
+                batch, fence = [begin, *batch], None
+            # Shielded: a branch cancelled meanwhile must not cut off its siblings' writes.
+            writing = asyncio.ensure_future(self.lease.runtime.store.write(batch, fence=fence))
+            if begin is not None:
+                writing.add_done_callback(lambda done: self._begun(done, begin, at))
+            try:
+                results = await asyncio.shield(writing)
+            except LeaseLostError:
+                self.lease.lost = True
+                raise
+            for write, result in results.pairs():
+                if write is not begin:
+                    self._note(write, result)
+            return results
+
+    def _begun(self, done: asyncio.Future[Any], begin: BeginExecution, at: float) -> None:
+        """The commit that carried the tree's beginning ended: the lease is written, or the
+        next commit carries the beginning again."""
+        if done.cancelled() or done.exception() is not None:
+            self._begin = begin
+        else:
+            self.lease.written = True
+            self.lease.confirmed(at)
+
+    def _note(self, write: Write[Any], result: Any) -> None:
+        """What a committed write tells the pass: the lease freed, executions changed, a
+        channel owed a withdraw."""
+        if isinstance(write, ReleaseLease) or (isinstance(write, RestTree) and result is not None):
+            self.released = True
+        changed = write.changed_executions()
+        if changed is None:
+            self.changed = None  # which, not known: the tree is read whole
+        elif self.changed is not None:
+            self.changed.update(changed)
+        self._note_withdrawals(write, result)
+
+    def _note_withdrawals(self, write: Write[Any], result: Any) -> None:
+        if isinstance(write, MarkPauseSent) and result is PauseStatus.CANCELLED:
+            self._owed.add((write.tenant_id, write.pause_id))  # closed while send returned
+        elif isinstance(write, CancelPause | CancelPendingUnder):
+            closed = result if isinstance(result, list) else [result]
+            self._owed.update(
+                (pause.tenant_id, pause.pause_id)
+                for pause in closed
+                if isinstance(pause, PauseRecord) and pause.is_sent
+            )
+        elif isinstance(write, MarkWithdrawn):
+            self._owed.discard((write.tenant_id, write.pause_id))
+
+    @property
+    def withdrawals_due(self) -> bool:
+        """Whether a pause this pass closed still owes its channel a ``withdraw``."""
+        return bool(self._owed)
+
+    async def release(self) -> None:
+        """Commits what is buffered and frees the lease — of a new tree not written yet,
+        nothing: no one has its id, and nothing of it was promised."""
+        if self._begin is not None:
+            self._buffered = []
+            self.released = True
+            return
+        await self.commit([ReleaseLease(self.lease.fence)])
+
+    def discard(self) -> None:
+        """Forgets what is buffered (the lease was lost: the new holder redoes it)."""
+        self._buffered = []

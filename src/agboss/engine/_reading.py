@@ -1,0 +1,421 @@
+"""An execution's `ExecutionOutput`, read from the store: its children, spend and record.
+
+The tree's executions are read in one query of the few columns an output needs (each row
+carries what its own steps spent); the spends are summed as numbers and ``result.children`` is
+built when first read, so a call that moves a tree of hundreds of children does not decode
+them all. Only ``record=True`` reads each execution's journal (and builds the children then).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import overload
+
+from pydantic import BaseModel
+
+from agboss.engine._runtime import Runtime
+from agboss.enums import ExecutionStatus
+from agboss.models._messages import Usage
+from agboss.records._model import (
+    ChildExecutionRecord,
+    ExecutionRecord,
+    LedgerRecord,
+    Spend,
+    StepRecord,
+)
+from agboss.records._outputs import ExecutionOutput, PendingPause
+from agboss.records._pauses import PauseAnswerRecord
+from agboss.store.protocol import ExecutionRow, TreeNode
+
+__all__ = ["PassChanges", "TreeReader"]
+
+
+class _Tree:
+    """A tree's executions, by parent, with each subtree's spend.
+
+    What the root's output needs (its direct children, the whole tree's spend) is one pass
+    over the rows; the rest is built when a child's output is first read.
+    """
+
+    def __init__(self, nodes: Sequence[TreeNode]) -> None:
+        self._nodes = nodes
+        self._children: dict[str, list[TreeNode]] | None = None
+        self._totals: dict[str, list[float]] | None = None
+        self._pending: defaultdict[str, list[PendingPause]] | None = None
+
+    @property
+    def children(self) -> dict[str, list[TreeNode]]:
+        """Each execution's children, in the order the rows came."""
+        if self._children is None:
+            self._children = defaultdict(list)
+            for node in self._nodes:
+                if node.parent_execution_id is not None:
+                    self._children[node.parent_execution_id].append(node)
+        return self._children
+
+    def kids(self, node: TreeNode) -> list[TreeNode]:
+        """An execution's children (for the root, read off the rows without grouping them)."""
+        if self._children is None and node.parent_execution_id is None:
+            return [n for n in self._nodes if n.parent_execution_id == node.execution_id]
+        return self.children.get(node.execution_id, [])
+
+    def _subtree_totals(self) -> dict[str, list[float]]:
+        if self._totals is not None:
+            return self._totals
+        children = self.children
+        # Each subtree summed once as plain numbers: in reverse preorder every child comes
+        # before its parent, whatever order the rows were read in.
+        order = [node for node in self._nodes if node.parent_execution_id is None]
+        at = 0
+        while at < len(order):
+            order.extend(children.get(order[at].execution_id, ()))
+            at += 1
+        totals: dict[str, list[float]] = {}
+        for node in reversed(order):
+            total = totals.get(node.execution_id)
+            if total is None:
+                total = totals[node.execution_id] = [0, 0, 0.0, 0]
+            total[0] += node.input_tokens
+            total[1] += node.output_tokens
+            total[2] += node.cost
+            total[3] += node.calls
+            parent = node.parent_execution_id
+            if parent is not None:
+                above = totals.get(parent)
+                if above is None:
+                    totals[parent] = list(total)
+                else:
+                    above[0] += total[0]
+                    above[1] += total[1]
+                    above[2] += total[2]
+                    above[3] += total[3]
+        self._totals = totals
+        return totals
+
+    def pending_under(self, node: TreeNode, pending: list[PendingPause]) -> list[PendingPause]:
+        """The waiting pauses of an execution's subtree, in the root's order."""
+        if not pending:
+            return []
+        if self._pending is None:
+            # A child's id extends its parent's (``<parent>/<place>``): each pause belongs to
+            # its execution and every execution above it.
+            self._pending = defaultdict(list)
+            for pause in pending:
+                at = pause.child_execution_id
+                while at is not None and "/" in at:
+                    self._pending[at].append(pause)
+                    at = at.rsplit("/", 1)[0]
+        return list(self._pending.get(node.execution_id, ()))
+
+    def spend(self, node: TreeNode) -> Spend:
+        """What an execution and its descendants spent."""
+        if self._totals is None and node.parent_execution_id is None:
+            # The root's subtree is every row read.
+            nodes = self._nodes
+            total = [
+                sum(n.input_tokens for n in nodes),
+                sum(n.output_tokens for n in nodes),
+                sum(n.cost for n in nodes),
+                sum(n.calls for n in nodes),
+            ]
+        else:
+            total = self._subtree_totals()[node.execution_id]
+        return Spend.model_construct(
+            input_tokens=int(total[0]),
+            output_tokens=int(total[1]),
+            cost=total[2],
+            model_calls=int(total[3]),
+        )
+
+
+class _Children(Sequence[ExecutionOutput]):
+    """An execution's child outputs, built when first read.
+
+    A tree's outputs come back from every call that moves it; a caller that never reads
+    ``children`` does not pay for decoding hundreds of them. Pickled or copied as a list.
+    """
+
+    __slots__ = ("_build", "_items", "_length")
+
+    def __init__(self, length: int, build: Callable[[], list[ExecutionOutput]]) -> None:
+        self._length = length
+        self._build: Callable[[], list[ExecutionOutput]] | None = build
+        self._items: list[ExecutionOutput] | None = None
+
+    def _list(self) -> list[ExecutionOutput]:
+        if self._items is None:
+            assert self._build is not None
+            self._items, self._build = self._build(), None
+        return self._items
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> ExecutionOutput: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ExecutionOutput]: ...
+
+    def __getitem__(self, index: int | slice) -> ExecutionOutput | list[ExecutionOutput]:
+        return self._list()[index]
+
+    def __iter__(self) -> Iterator[ExecutionOutput]:
+        return iter(self._list())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return self._list() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # a sequence that compares by its items
+
+    def __repr__(self) -> str:
+        return repr(self._list())
+
+    def __reduce__(self) -> tuple[type[list[ExecutionOutput]], tuple[list[ExecutionOutput]]]:
+        return list, (self._list(),)
+
+
+def _node_of(row: ExecutionRow, spend: Usage) -> TreeNode:
+    return TreeNode(
+        execution_id=row.execution_id,
+        parent_execution_id=row.parent_execution_id,
+        thread_id=row.thread_id,
+        workflow=row.workflow,
+        workflow_version=row.workflow_version,
+        status=row.status,
+        output_json=row.output_json,
+        input_tokens=spend.input_tokens,
+        output_tokens=spend.output_tokens,
+        cost=spend.cost,
+        calls=spend.calls,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PassChanges:
+    """What a pass of this instance knows of the tree it moved, for reading its output.
+
+    Attributes:
+        epoch: The epoch of the pass's lease.
+        changed: The executions whose rows its commits changed (``None``: not known).
+    """
+
+    epoch: int
+    changed: frozenset[str] | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Outline:
+    epoch: int
+    nodes: list[TreeNode]
+    ids: frozenset[str]
+
+
+_OUTLINES = 256
+"""The trees whose outlines an instance keeps."""
+
+
+class TreeReader:
+    """Builds outputs for one `App` instance.
+
+    It keeps the outline of the trees its passes moved last, with their lease's epoch: only
+    a lease holder writes a tree's executions, so when this instance's next pass holds the
+    next epoch, no other one wrote in between, and only what that pass changed is read again
+    (a tree of hundreds of children is not read whole on every resume).
+    """
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.outside = runtime.assembly.pii_outside
+        self._outlines: OrderedDict[str, _Outline] = OrderedDict()
+
+    async def _outline(self, root: str, changes: PassChanges | None) -> list[TreeNode]:
+        store = self.runtime.store
+        if changes is None:  # read without a pass of this instance: whole, and not kept
+            return await store.executions.outline(root)
+        kept = self._outlines.pop(root, None)
+        if changes.changed is not None and kept is not None and kept.epoch == changes.epoch - 1:
+            again = await store.executions.outline_of(root, sorted(changes.changed | {root}))
+            if all(node.execution_id in kept.ids for node in again):  # else: new children
+                fresh = {node.execution_id: node for node in again}
+                kept = _Outline(
+                    changes.epoch, [fresh.get(n.execution_id, n) for n in kept.nodes], kept.ids
+                )
+            else:
+                kept = None
+        else:
+            kept = None
+        if kept is None:
+            nodes = await store.executions.outline(root)
+            kept = _Outline(changes.epoch, nodes, frozenset(node.execution_id for node in nodes))
+        self._outlines[root] = kept
+        while len(self._outlines) > _OUTLINES:
+            self._outlines.popitem(last=False)
+        return kept.nodes
+
+    def decoded_output(self, row: ExecutionRow | TreeNode) -> BaseModel | None:
+        """An execution's stored output as its workflow's finish DTO."""
+        if row.output_json is None:
+            return None
+        definition = self.runtime.assembly.workflows_by_name[row.workflow]
+        return definition.graph.finish_output.model_validate_json(row.output_json)
+
+    async def output(
+        self,
+        row: ExecutionRow,
+        status: ExecutionStatus,
+        output: BaseModel | None,
+        *,
+        record: bool,
+        spent: Mapping[str, Usage] | None = None,
+        changes: PassChanges | None = None,
+        pending_ids: Sequence[str] | None = None,
+    ) -> ExecutionOutput:
+        """The output of a root execution as it stands.
+
+        Args:
+            row: The execution, as read (at the start of the pass that moved it).
+            status: Where it stands.
+            output: Its output, if it finished.
+            record: Whether to read the execution record too.
+            spent: What the pass that moved it spent since ``row`` was read, by execution
+                (an execution without children is then not read again).
+            changes: What the pass of this instance that moved it changed, if one did.
+            pending_ids: The ids of its pending pauses, when the pass read them as it rested.
+        """
+        store = self.runtime.store
+        graph = self.runtime.assembly.workflows_by_name[row.workflow].graph
+        if graph.has_children:
+            nodes = await self._outline(row.root_execution_id, changes)
+        elif spent is not None:
+            nodes = [_node_of(row, row.spend + spent.get(row.execution_id, Usage()))]
+        else:
+            found = await store.executions.find_by_id(row.execution_id) or row
+            nodes = [_node_of(found, found.spend)]
+        tree = _Tree(nodes)
+        node = next((n for n in nodes if n.execution_id == row.execution_id), nodes[0])
+        waiting = []
+        if status is ExecutionStatus.PAUSED:
+            waiting = await store.pauses.list_pending(row.root_execution_id, pending_ids)
+            if self.outside.masks:
+                policy = self.outside.policy(row.workflow)
+                waiting = [self.outside.pending(pause, policy) for pause in waiting]
+        execution_record = None
+        kids = tree.kids(node)
+        children: Sequence[ExecutionOutput]
+        if record:
+            policy = self.outside.policy(row.workflow)
+            trail = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
+                row.tenant_id, row.root_execution_id
+            )
+            pauses = [self.outside.answer(entry, policy) for entry in trail]
+            ledger = [
+                LedgerRecord(
+                    caller=entry.caller,
+                    execution_id=entry.execution_id,
+                    usage=entry.usage,
+                    at=entry.at.isoformat(),
+                )
+                for entry in await store.ledger.entries(row.root_execution_id)
+            ]
+            records = [await self._child_record(kid, tree, pauses) for kid in kids]
+            execution_record = ExecutionRecord(
+                execution_id=row.execution_id,
+                workflow=row.workflow,
+                workflow_version=row.workflow_version,
+                steps=await self._steps(row.execution_id, row.workflow),
+                pauses=pauses,
+                spend=tree.spend(node),
+                ledger=ledger,
+                children=records,
+            )
+            children = [
+                self._child_output(kid, tree, kid_record, waiting)
+                for kid, kid_record in zip(kids, records, strict=True)
+            ]
+        else:
+            children = self._children(kids, tree, waiting)
+        return ExecutionOutput(
+            thread_id=row.thread_id,
+            execution_id=row.execution_id,
+            status=status,
+            output=output,
+            pending=waiting,
+            children=children,
+            record=execution_record,
+            spend=tree.spend(node),
+        )
+
+    def _children(
+        self, kids: list[TreeNode], tree: _Tree, pending: list[PendingPause]
+    ) -> Sequence[ExecutionOutput]:
+        if not kids:
+            return []
+        return _Children(
+            len(kids), lambda: [self._child_output(kid, tree, None, pending) for kid in kids]
+        )
+
+    def _child_output(
+        self,
+        node: TreeNode,
+        tree: _Tree,
+        record: ChildExecutionRecord | None,
+        pending: list[PendingPause],
+    ) -> ExecutionOutput:
+        kids = tree.children.get(node.execution_id, [])
+        children: Sequence[ExecutionOutput]
+        if record is None:
+            children = self._children(kids, tree, pending)
+        else:
+            children = [
+                self._child_output(kid, tree, kid_record, pending)
+                for kid, kid_record in zip(kids, record.children, strict=True)
+            ]
+        return ExecutionOutput(
+            thread_id=node.thread_id,
+            execution_id=node.execution_id,
+            status=node.status,
+            output=self.decoded_output(node),
+            pending=tree.pending_under(node, pending),
+            children=children,
+            record=record,
+            spend=tree.spend(node),
+        )
+
+    async def _steps(self, execution_id: str, workflow: str) -> list[StepRecord]:
+        entries = await self.runtime.store.journal.load(execution_id)
+        ordered = sorted(entries.values(), key=lambda entry: entry.seq)
+        policy = self.outside.policy(workflow)
+        return [
+            self.outside.step(StepRecord.model_validate_json(entry.record_json), policy)
+            for entry in ordered
+        ]
+
+    async def _child_record(
+        self, row: TreeNode, tree: _Tree, tree_pauses: list[PauseAnswerRecord]
+    ) -> ChildExecutionRecord:
+        steps = await self._steps(row.execution_id, row.workflow)
+        item_index = next((s.item_index for s in steps if s.item_index is not None), None)
+        return ChildExecutionRecord(
+            execution_id=row.execution_id,
+            workflow=row.workflow,
+            workflow_version=row.workflow_version,
+            status=row.status,
+            item_index=item_index,
+            steps=steps,
+            pauses=[entry for entry in tree_pauses if entry.execution_id == row.execution_id],
+            spend=Spend.model_construct(
+                input_tokens=row.input_tokens,
+                output_tokens=row.output_tokens,
+                cost=row.cost,
+                model_calls=row.calls,
+            ),
+            children=[
+                await self._child_record(child, tree, tree_pauses)
+                for child in tree.children.get(row.execution_id, ())
+            ],
+        )

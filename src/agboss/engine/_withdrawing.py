@@ -1,0 +1,98 @@
+"""Telling channels that their questions were closed without an answer (`withdraw`).
+
+A pause closed after its ``send`` returned is marked in the same commit as owing its channel a
+withdraw (``withdrawal = 'due'``), and marked told once ``withdraw`` returned, failed or timed out
+(best-effort: one ``channel.withdraw-failed`` warning). Whoever closed it tells the channel while
+holding the tree's lease; one cut off before is found by the recovery sweep, which tells it then
+— so every channel is told, and told once per pass that closed its pause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from agboss.components._channels import ChannelWithdrawal
+from agboss.engine._channels import ChannelCall, shown_error, tool_of
+from agboss.engine._lease import take_lease
+from agboss.engine._runtime import Runtime
+from agboss.enums import PauseResolution
+from agboss.records._pauses import PauseRecord
+from agboss.store.protocol import ExecutionRow
+from agboss.store.writes import (
+    MarkWithdrawn,
+)
+
+__all__ = ["tell_owed_withdrawals", "withdraw", "withdraw_closed"]
+
+
+async def withdraw(
+    runtime: Runtime, row: ExecutionRow, pause: PauseRecord, resolution: PauseResolution
+) -> None:
+    """Calls the channel's ``withdraw`` once, in the pause's frame, under its tool's timeout.
+
+    Best-effort: a throw or a timeout is one ``channel.withdraw-failed`` warning, nothing else.
+    """
+    channel = tool_of(runtime, pause)[1]
+    try:
+        call = ChannelCall.of(runtime, row, pause, "channel-withdraw")
+        withdrawal = ChannelWithdrawal(
+            pause_id=pause.pause_id, value=call.ask, resolution=resolution
+        )
+        with call.traced("channel-withdraw", resolution=resolution.value):
+            await call.bounded(call.handler.withdraw(withdrawal), "withdraw")
+    except Exception as error:
+        runtime.logger.warning(
+            "channel.withdraw-failed: %s could not withdraw a question of execution %s: %s",
+            channel.name,
+            row.execution_id,
+            shown_error(runtime, row.workflow, pause, error),
+            extra={
+                "event": "channel.withdraw-failed",
+                "execution_id": row.execution_id,
+                "tenant_id": row.tenant_id,
+                "channel": channel.name,
+            },
+        )
+
+
+async def withdraw_closed(
+    runtime: Runtime,
+    row: ExecutionRow,
+    pauses: list[PauseRecord],
+    told: Callable[[MarkWithdrawn], Awaitable[object]],
+    resolution: PauseResolution | None = None,
+) -> None:
+    """Calls ``withdraw`` for each closed pause (in its own execution's frame), and ``told``
+    with the write that marks it told — committed before the next channel is called, so that a
+    crash can make a channel hear of one pause twice, never of every pause twice."""
+    rows = {row.execution_id: row}
+    for pause in pauses:
+        found = rows.get(pause.execution_id)
+        if found is None:
+            found = await runtime.store.executions.find_by_id(pause.execution_id) or row
+            rows[pause.execution_id] = found
+        how = resolution or pause.resolution or PauseResolution.CANCELLED
+        await withdraw(runtime, found, pause, how)
+        await told(MarkWithdrawn(pause.tenant_id, pause.pause_id))
+
+
+async def tell_owed_withdrawals(runtime: Runtime, root_execution_id: str) -> None:
+    """Tells the channels a tree still owes a withdraw, holding the tree's lease (if another
+    instance holds it, that instance — or a later sweep — does it)."""
+    store = runtime.store
+    taken = await take_lease(runtime, root_execution_id)
+    if taken is None:
+        return
+    lease = taken.lease
+
+    async def told(write: MarkWithdrawn) -> None:
+        await store.write([write], fence=lease.fence)
+
+    try:
+        due = await store.pauses.find_due_withdrawals(root_execution_id)
+        root = await store.executions.find_by_id(root_execution_id)
+        if due and root is not None:
+            await lease.ensure()
+            await withdraw_closed(runtime, root, due, told)
+    finally:
+        await taken.release()

@@ -1,0 +1,270 @@
+"""Answering a pause by its id: the checks, recording the decision, then moving the tree.
+
+A resume has two phases. 1. Record the decision: the shape, the lookup by
+``(tenant_id, pause_id)``, who may answer, the decision's validation, then Pending → Resolved
+atomically (a second answer gets `NotPausedError` and moves nothing). 2. Move the tree: take
+its lease and run a pass, which takes every resolved pause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from agboss.context import DEFAULT_TENANT_ID
+from agboss.dto import ToolCallApprovalDecisionDto
+from agboss.engine._channels import tool_of
+from agboss.engine._decisions import validate_decision
+from agboss.engine._interpreting import interpret_reply
+from agboss.engine._lease import Taken
+from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
+from agboss.errors import (
+    AgbossError,
+    DtoValidationError,
+    NotPausedError,
+    PauseAnswererError,
+    ReplyInterpreterMissingError,
+    ThreadOwnerError,
+    UnknownPauseError,
+)
+from agboss.inputs import InputLimits, check_text
+from agboss.records._outputs import ExecutionOutput
+from agboss.records._pauses import (
+    ExecutionResumeEvent,
+    PauseAnswer,
+    PauseRecord,
+    shown_pause_id,
+)
+from agboss.store.protocol import ExecutionRow
+from agboss.store.writes import ResolvePause
+
+if TYPE_CHECKING:
+    from agboss.engine._engine import Engine
+
+__all__ = ["AnswerReceipt", "Recorded", "move_answered", "record_answer"]
+
+
+def _check_shape(decision: object, reply: object, limits: InputLimits) -> None:
+    if (decision is None) == (reply is None):
+        raise DtoValidationError(
+            "a resume takes exactly one of decision= or reply=",
+            hint="pass decision=ToolCallApprovalDecisionDto(...) or reply='the answer in words'",
+        )
+    if reply is None:
+        return
+    check_text(reply, "reply", limits.reply_length, "reply_length")
+    assert isinstance(reply, str)
+    if not reply.strip():
+        raise DtoValidationError(
+            "the reply is empty", hint="pass the person's words, or answer with decision="
+        )
+
+
+def _check_answerer(
+    pause: PauseRecord, row: ExecutionRow, owner_id: str | None, answered_by: str | None
+) -> str:
+    """Who answers, once the credential fits the pause; raises otherwise."""
+    if pause.answered_by is PauseAnswerer.THREAD_OWNER:
+        if answered_by is not None or owner_id is None:
+            instead = ", not answered_by=" if answered_by is not None else ""
+            raise PauseAnswererError(
+                "this pause is answered by the thread's owner",
+                hint=f"pass owner_id=<the thread's owner>{instead}",
+            )
+        if owner_id != row.owner_id:
+            raise ThreadOwnerError("owner_id is not the owner of the pause's thread")
+        return owner_id
+    if owner_id is not None or answered_by is None:
+        instead = ", not owner_id=" if owner_id is not None else ""
+        raise PauseAnswererError(
+            "this pause is answered through its channel",
+            hint="pass answered_by=<who answered, as the channel authenticated them>" + instead,
+        )
+    return answered_by
+
+
+def _unmasked(
+    engine: Engine, decision: object, pause: PauseRecord, row: ExecutionRow, dto: type[BaseModel]
+) -> object:
+    """The decision with its override arguments handed back as ``pending`` showed them turned
+    back into the real values (see `PiiOutside.unmasked`)."""
+    if isinstance(decision, ToolCallApprovalDecisionDto):
+        overrides: object = decision.override_arguments
+    elif isinstance(decision, Mapping):
+        overrides = decision.get("override_arguments")
+    else:
+        return decision
+    if not isinstance(overrides, Mapping):
+        return decision
+    assembly = engine.runtime.assembly
+    kept = assembly.pii_outside.unmasked(
+        overrides, pause.ask.arguments, dto, assembly.pii_policy(row.workflow)
+    )
+    if kept is overrides:
+        return decision
+    if isinstance(decision, ToolCallApprovalDecisionDto):
+        return decision.model_copy(update={"override_arguments": kept})
+    return {**decision, "override_arguments": kept}
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerReceipt:
+    """An answer recorded: what `App.answer` returns at once, before the tree moves.
+
+    Attributes:
+        pause_id: The pause answered, as results may show it (``None`` for a channel pause).
+        execution_id: The root execution it waits in; `App.get` reads where it stands.
+        thread_id: Its thread.
+        decision: The decision recorded (validated; read from the reply for ``reply=``).
+        responder: Who answered.
+        repeated: This answer repeats one already recorded (a retried webhook: the same
+            answerer, the same decision or words); nothing new was recorded.
+    """
+
+    pause_id: str | None
+    execution_id: str
+    thread_id: str
+    decision: ToolCallApprovalDecisionDto
+    responder: str
+    repeated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What the first phase of an answer recorded, and the tree's lease it took for the
+    second (``None``: not taken — held elsewhere, not asked for, or nothing to move)."""
+
+    receipt: AnswerReceipt
+    taken: Taken | None = None
+
+
+async def move_answered(engine: Engine, recorded: Recorded, *, record: bool) -> ExecutionOutput:
+    """The second phase of an answer: the tree moved, with the lease the first phase took (or
+    waiting for it); see `App.resume`."""
+    return await engine.move(recorded.receipt.execution_id, record=record, taken=recorded.taken)
+
+
+async def record_answer(
+    engine: Engine,
+    pause_id: str,
+    *,
+    decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
+    reply: str | None,
+    tenant_id: str | None,
+    owner_id: str | None,
+    answered_by: str | None,
+    take_lease: bool = True,
+    repeat_ok: bool = False,
+) -> Recorded:
+    """The first phase of an answer: every check, then the decision recorded (with the
+    tree's lease taken in the same commit when it is free, unless ``take_lease=False``: the
+    answer is then left for any instance's pass or sweep).
+
+    With ``repeat_ok``, an answer that repeats the one recorded gets its receipt again
+    (``repeated=True``, nothing to move) instead of `NotPausedError`; checked before a reply
+    is read, so a retried reply costs no second model call.
+    """
+    runtime = engine.runtime
+    limits = runtime.assembly.spec.limits
+    _check_shape(decision, reply, limits)
+    store = runtime.store
+    tenant = tenant_id or DEFAULT_TENANT_ID
+    found = await store.pauses.find_with_execution(tenant, pause_id)
+    if found is None:
+        raise UnknownPauseError()
+    pause, row = found
+    responder = _check_answerer(pause, row, owner_id, answered_by)
+    repeated = _repeated(engine, pause, row, responder, decision, reply) if repeat_ok else None
+    if repeated is not None:
+        return Recorded(repeated)
+    tool_spec, channel = tool_of(runtime, pause)
+    if reply is not None:
+        if channel.role is None or channel.role.reply_interpreter is None:
+            raise ReplyInterpreterMissingError(
+                f"{channel.name} has no reply interpreter to read a free-text reply",
+                hint="answer with decision=, or name a reply_interpreter= on the channel role",
+            )
+        interpretation = await interpret_reply(engine, pause, row, reply)
+        valid, usage = interpretation.decision, interpretation.usage
+    else:
+        given = _unmasked(engine, decision, pause, row, tool_spec.input)
+        valid = validate_decision(given, tool_spec.name, tool_spec.input, limits)
+        usage = None
+    now = runtime.clock.now()
+    answer = PauseAnswer(decision=valid, responder=responder, reply=reply, usage=usage)
+    # The decision and its audit entry, and the tree's lease for the pass that takes it: one
+    # commit.
+    resolve = ResolvePause(pause, PauseStatus.RESOLVED, PauseResolution.REPLIED, answer, now)
+    resolved, taken = await engine.record_answer(resolve, move=take_lease)
+    if resolved is None:
+        current = await store.pauses.find_by_tenant_id_and_pause_id(tenant, pause_id)
+        if repeat_ok and current is not None:  # the same answer, recorded by a retry meanwhile
+            again = _repeated(engine, current, row, responder, decision, reply)
+            if again is not None:
+                return Recorded(again)
+        raise NotPausedError(current.status.value if current else "gone")
+    await engine.hooks.on_resume(
+        ExecutionResumeEvent(
+            tenant_id=tenant,
+            thread_id=row.thread_id,
+            execution_id=resolved.root_execution_id,
+            pause_id=shown_pause_id(resolved.pause_id, resolved.answered_by),
+            answered_by=responder,
+            channel=resolved.channel,
+            decision=valid,
+        )
+    )
+    receipt = AnswerReceipt(
+        pause_id=shown_pause_id(resolved.pause_id, resolved.answered_by),
+        execution_id=resolved.root_execution_id,
+        thread_id=row.thread_id,
+        decision=valid,
+        responder=responder,
+    )
+    return Recorded(receipt, taken)
+
+
+def _repeated(
+    engine: Engine,
+    pause: PauseRecord,
+    row: ExecutionRow,
+    responder: str,
+    decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
+    reply: str | None,
+) -> AnswerReceipt | None:
+    """The receipt of the answer already recorded on this pause when this one repeats it (the
+    same answerer, and the same words or the same decision once validated): a retried
+    webhook. ``None`` when it was answered otherwise, withdrawn, or still waits."""
+    recorded = pause.answer
+    if (
+        recorded is None
+        or pause.status is PauseStatus.PENDING
+        or pause.resolution is not PauseResolution.REPLIED
+        or recorded.responder != responder
+    ):
+        return None
+    if reply is not None:
+        if recorded.reply != reply:
+            return None
+    else:
+        tool_spec, _ = tool_of(engine.runtime, pause)
+        try:
+            given = _unmasked(engine, decision, pause, row, tool_spec.input)
+            valid = validate_decision(
+                given, tool_spec.name, tool_spec.input, engine.runtime.assembly.spec.limits
+            )
+        except AgbossError:
+            return None
+        if recorded.reply is not None or valid != recorded.decision:
+            return None
+    return AnswerReceipt(
+        pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
+        execution_id=pause.root_execution_id,
+        thread_id=row.thread_id,
+        decision=recorded.decision,
+        responder=responder,
+        repeated=True,
+    )

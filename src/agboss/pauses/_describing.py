@@ -1,0 +1,92 @@
+"""One pause by its id, wherever it stands: what an answering screen or ``agboss pauses show``
+reads.
+
+Masked like everything that leaves the process (the question's arguments, the decision's
+reason and override arguments, a reply); a `PauseAnswerer.CHANNEL` pause is shown without its
+id, as everywhere outside its channel — whoever asks already holds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from agboss.dto import ToolCallApprovalDecisionDto
+from agboss.engine._runtime import Runtime
+from agboss.enums import PauseResolution, PauseStatus
+from agboss.errors import UnknownPauseError
+from agboss.records._outputs import PendingPause
+from agboss.records._pauses import PauseAnswerRecord
+from agboss.store._rows import pending_pause
+
+__all__ = ["PauseDescription", "describe_pause"]
+
+
+@dataclass(frozen=True, slots=True)
+class PauseDescription:
+    """A pause as `App.describe_pause` shows it.
+
+    Attributes:
+        pause: The question, as ``pending`` lists it (masked; no id for a channel pause).
+        status: Where it stands.
+        resolution: How it was resolved, once it was.
+        execution_id: The root execution it waits (or waited) in.
+        thread_id: Its thread.
+        owner_id: The thread's owner.
+        asked_at: When it was asked, on the application's Clock.
+        resolved_at: When it was resolved (answered, decided at once, withdrawn, cancelled).
+        responder: Who answered; ``None`` while it waits, or when its channel decided at once,
+            it was withdrawn or cancelled.
+        decision: What was decided (masked); ``None`` while it waits, withdrawn or cancelled.
+        reply: The words the decision was read from (masked), for an answer in words.
+    """
+
+    pause: PendingPause
+    status: PauseStatus
+    resolution: PauseResolution | None
+    execution_id: str
+    thread_id: str
+    owner_id: str
+    asked_at: datetime
+    resolved_at: datetime | None
+    responder: str | None
+    decision: ToolCallApprovalDecisionDto | None
+    reply: str | None
+
+
+async def describe_pause(runtime: Runtime, tenant_id: str, pause_id: str) -> PauseDescription:
+    """The pause, masked; see `App.describe_pause`.
+
+    Raises:
+        UnknownPauseError: No pause has this id in this tenant (or its record expired).
+    """
+    store = runtime.store
+    found = await store.pauses.find_with_execution(tenant_id, pause_id)
+    if found is None:
+        raise UnknownPauseError()
+    pause, row = found
+    if row.execution_id != pause.root_execution_id:  # a child's: masked by its root's rules
+        row = await store.executions.find_by_id(pause.root_execution_id) or row
+    outside = runtime.assembly.pii_outside
+    policy = outside.policy(row.workflow)
+    answer = pause.answer
+    if pause.resolution is not None and pause.resolved_at is not None:
+        entry = outside.answer(
+            PauseAnswerRecord.of(pause, pause.resolution, pause.resolved_at, answer), policy
+        )
+        decision, reply = entry.decision, entry.reply
+    else:
+        decision, reply = None, None
+    return PauseDescription(
+        pause=outside.pending(pending_pause(pause), policy),
+        status=pause.status,
+        resolution=pause.resolution,
+        execution_id=pause.root_execution_id,
+        thread_id=row.thread_id,
+        owner_id=row.owner_id,
+        asked_at=pause.asked_at,
+        resolved_at=pause.resolved_at,
+        responder=None if answer is None else answer.responder,
+        decision=decision,
+        reply=reply,
+    )

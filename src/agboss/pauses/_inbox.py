@@ -1,0 +1,146 @@
+"""The inbox: the pauses waiting across executions, for an approvals screen or a reminder job.
+
+Listed oldest first by keyset (an opaque cursor, ``page.next``), from an index; each entry is
+masked like ``ExecutionOutput.pending`` (PII rules), and a `PauseAnswerer.CHANNEL` pause is
+listed without its id, as everywhere outside its channel.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from agboss.engine._runtime import Runtime
+from agboss.errors import DtoValidationError
+from agboss.records._outputs import PendingPause
+from agboss.store._times import from_micros, to_micros
+from agboss.store.protocol import WaitingQuery
+
+__all__ = ["InboxEntry", "InboxPage", "list_inbox"]
+
+MAX_PAGE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class InboxEntry:
+    """A waiting pause, wherever it waits.
+
+    Attributes:
+        pause: The pause as ``pending`` lists it (masked; no id for a channel pause).
+        execution_id: The root execution it waits in.
+        thread_id: Its thread.
+        owner_id: The thread's owner.
+        asked_at: When it was asked, on the application's Clock.
+    """
+
+    pause: PendingPause
+    execution_id: str
+    thread_id: str
+    owner_id: str
+    asked_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class InboxPage:
+    """One page of the inbox.
+
+    Attributes:
+        entries: The waiting pauses, oldest first.
+        next: The cursor of the next page (``after=``), ``None`` on the last.
+    """
+
+    entries: list[InboxEntry] = field(default_factory=list)
+    next: str | None = None
+
+
+def _cursor(at: datetime, root: str, seq: int) -> str:
+    raw = json.dumps([to_micros(at), root, seq]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _keyset(cursor: object) -> tuple[datetime, str, int]:
+    try:
+        if not isinstance(cursor, str) or len(cursor) > 1024:
+            raise ValueError(cursor)
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        micros, root, seq = json.loads(raw)
+        if not isinstance(micros, int) or not isinstance(root, str) or not isinstance(seq, int):
+            raise ValueError(cursor)
+        return from_micros(micros), root, seq
+    except (ValueError, TypeError, binascii.Error) as error:
+        raise DtoValidationError(
+            "after= is not a cursor an inbox page gave",
+            hint="pass page.next from the page before, or leave after= out for the first page",
+        ) from error
+
+
+def query_of(
+    *,
+    tenant_id: str,
+    owner_id: str | None,
+    channel: str | None,
+    asked_before: datetime | None,
+    limit: int = 50,
+    after: str | None = None,
+) -> WaitingQuery:
+    """The store's query for an inbox call; its arguments checked.
+
+    Raises:
+        DtoValidationError: ``limit`` is not 1 to 500, ``asked_before`` not an aware datetime,
+            or ``after`` not a cursor a page gave.
+    """
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_PAGE:
+        raise DtoValidationError(
+            f"limit={limit!r} must be a whole number from 1 to {MAX_PAGE}",
+            hint="page through more with after=page.next",
+        )
+    if asked_before is not None and (
+        not isinstance(asked_before, datetime) or asked_before.tzinfo is None
+    ):
+        raise DtoValidationError(
+            "asked_before must be a timezone-aware datetime",
+            hint="pass e.g. app.clock.now() - timedelta(hours=4)",
+        )
+    return WaitingQuery(
+        tenant_id=tenant_id,
+        owner_id=owner_id,
+        channel=channel,
+        asked_before=asked_before,
+        after=None if after is None else _keyset(after),
+        limit=limit,
+    )
+
+
+async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
+    """One page of waiting pauses, masked."""
+    found = await runtime.store.pauses.list_waiting(
+        WaitingQuery(
+            tenant_id=query.tenant_id,
+            owner_id=query.owner_id,
+            channel=query.channel,
+            asked_before=query.asked_before,
+            after=query.after,
+            limit=query.limit + 1,  # one more: whether there is a next page
+        )
+    )
+    outside = runtime.assembly.pii_outside
+    entries = [
+        InboxEntry(
+            pause=outside.pending(waiting.pause, outside.policy(waiting.workflow))
+            if outside.masks
+            else waiting.pause,
+            execution_id=waiting.root_execution_id,
+            thread_id=waiting.thread_id,
+            owner_id=waiting.owner_id,
+            asked_at=waiting.asked_at,
+        )
+        for waiting in found[: query.limit]
+    ]
+    following = None
+    if len(found) > query.limit:
+        last = found[query.limit - 1]
+        following = _cursor(last.asked_at, last.root_execution_id, last.seq)
+    return InboxPage(entries=entries, next=following)

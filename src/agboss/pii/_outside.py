@@ -1,0 +1,138 @@
+"""What leaves the process, masked: pending asks, events, records, channels' asks.
+
+A tool's arguments are masked by its input DTO's marked fields (always, rule or not) and by
+the detectors of the rules in force; free texts (a reply, a tool error) by the detectors and the
+values the same entry's arguments hold. What the engine stores for its own replay keeps the
+real values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from agboss.pii._policy import PiiPolicy, _marks, marked_values
+from agboss.records._model import StepRecord
+from agboss.records._outputs import PendingPause
+from agboss.records._pauses import PauseAnswerRecord
+
+__all__ = ["PiiOutside"]
+
+_NONE = PiiPolicy({})
+
+
+class PiiOutside:
+    """Masks what one application shows outside."""
+
+    def __init__(
+        self,
+        tool_inputs: dict[str, dict[str, type[BaseModel]]],
+        policies: dict[str, PiiPolicy],
+    ) -> None:
+        """Args:
+        tool_inputs: Each agent's tools by name, each with its input DTO.
+        policies: Each workflow's PII policy.
+        """
+        self.tool_inputs = tool_inputs
+        self.policies = policies
+        self.masks = any(policy.active for policy in policies.values()) or any(
+            _marks(dto) for tools in tool_inputs.values() for dto in tools.values()
+        )
+        """Whether anything is ever masked (else outputs skip the walk)."""
+
+    def _input(self, agent: str | None, tool: str | None) -> type[BaseModel] | None:
+        if agent is None or tool is None:
+            return None
+        return self.tool_inputs.get(agent, {}).get(tool)
+
+    def _needed(self, policy: PiiPolicy, dto: type[BaseModel] | None) -> bool:
+        return policy.active or (dto is not None and bool(_marks(dto)))
+
+    def policy(self, workflow: str) -> PiiPolicy:
+        """The policy of a workflow's executions."""
+        return self.policies.get(workflow) or _NONE
+
+    def arguments(self, data: Any, dto: type[BaseModel] | None, policy: PiiPolicy) -> Any:
+        """A tool's arguments (a JSON-like value) as they may be shown."""
+        if not self._needed(policy, dto):
+            return data
+        return policy.outside_value(data, dto)
+
+    def unmasked(
+        self,
+        overrides: Mapping[str, Any],
+        real: Mapping[str, Any],
+        dto: type[BaseModel] | None,
+        policy: PiiPolicy,
+    ) -> Mapping[str, Any]:
+        """Override arguments with each one handed back as it was shown (masked) turned back
+        into the real value: an approver who changes one field and sends the others as
+        ``pending`` showed them sends no mask to the tool. The same mapping if none was."""
+        if not self._needed(policy, dto):
+            return overrides
+        shown = policy.outside_value(dict(real), dto)
+        kept = {
+            key: real[key] if key in real and value == shown.get(key) != real[key] else value
+            for key, value in overrides.items()
+        }
+        return overrides if kept == dict(overrides) else kept
+
+    def dto(self, value: BaseModel, policy: PiiPolicy) -> BaseModel:
+        """A tool's arguments DTO as a channel may be sent it."""
+        dto = type(value)
+        if not self._needed(policy, dto):
+            return value
+        shown = policy.outside_value(value.model_dump(mode="json", by_alias=True), dto)
+        try:
+            return dto.model_validate(shown)
+        except ValidationError:  # a mask breaks a field's constraint: shown as it is
+            return dto.model_construct(**shown)
+
+    def pending(self, pause: PendingPause, policy: PiiPolicy) -> PendingPause:
+        dto = self._input(pause.agent, pause.ask.tool)
+        if not self._needed(policy, dto):
+            return pause
+        ask = pause.ask.model_copy(
+            update={"arguments": policy.outside_value(pause.ask.arguments, dto)}
+        )
+        return dataclasses.replace(pause, ask=ask)
+
+    def step(self, record: StepRecord, policy: PiiPolicy) -> StepRecord:
+        call = record.tool_call
+        dto = self._input(record.agent.name, None if call is None else call.tool)
+        if not self._needed(policy, dto):
+            return record
+        values = [] if call is None else marked_values(call.arguments, dto)
+        update: dict[str, Any] = {}
+        if call is not None:
+            update["tool_call"] = call.model_copy(
+                update={"arguments": policy.outside_value(call.arguments, dto)}
+            )
+        if record.error is not None:
+            update["error"] = policy.outside(record.error, values)
+        return record.model_copy(update=update)
+
+    def answer(self, entry: PauseAnswerRecord, policy: PiiPolicy) -> PauseAnswerRecord:
+        call = entry.step.tool_call
+        dto = self._input(entry.step.agent.name, None if call is None else call.tool)
+        if not self._needed(policy, dto):
+            return entry
+        values = [] if call is None else marked_values(call.arguments, dto)
+        update: dict[str, Any] = {"step": self.step(entry.step, policy)}
+        decision = entry.decision
+        if decision is not None:
+            reason = decision.reason
+            update["decision"] = decision.model_copy(
+                update={
+                    "reason": None if reason is None else policy.outside(reason, values),
+                    "override_arguments": None
+                    if decision.override_arguments is None
+                    else policy.outside_value(decision.override_arguments, dto),
+                }
+            )
+        if entry.reply is not None:
+            update["reply"] = policy.outside(entry.reply, values)
+        return entry.model_copy(update=update)

@@ -1,0 +1,194 @@
+"""A pause's records: the operational `PauseRecord`, its `PauseAnswer`, and the audit entry.
+
+A `PauseRecord` is operational state (removed after retention); a `PauseAnswerRecord` is the
+permanent history of who answered what, written once per pause when it is resolved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+
+from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
+from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
+from agboss.models._messages import Usage
+from agboss.records._model import StepRecord
+from agboss.records._outputs import PendingPause
+
+__all__ = [
+    "ExecutionPauseEvent",
+    "ExecutionResumeEvent",
+    "PauseAnswer",
+    "PauseAnswerRecord",
+    "PauseRecord",
+    "secret_of",
+    "shown_pause_id",
+]
+
+
+def secret_of(pause: PauseRecord) -> str | None:
+    """The pause's id if it is a secret (a channel pause's: only its channel may show it)."""
+    return pause.pause_id if pause.answered_by is PauseAnswerer.CHANNEL else None
+
+
+def shown_pause_id(pause_id: str, answered_by: PauseAnswerer) -> str | None:
+    """A pause's id as results, events and records may show it: ``None`` for a
+    `PauseAnswerer.CHANNEL` pause, whose id is the right to answer and stays with its channel."""
+    return pause_id if answered_by is PauseAnswerer.THREAD_OWNER else None
+
+
+class PauseAnswer(BaseModel):
+    """How a pause was answered.
+
+    Attributes:
+        decision: What was decided.
+        responder: The ``owner_id`` / ``answered_by`` of `App.resume`; ``None`` when its channel
+            decided at once.
+        reply: The free text the decision was read from, when answered with ``reply=``.
+        usage: What reading the reply cost, when a model read it.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    decision: ToolCallApprovalDecisionDto
+    responder: str | None = None
+    reply: str | None = None
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PauseRecord:
+    """A pause, as `PausedExecutionRepository` keeps it.
+
+    Attributes:
+        pause_id: The secret id: 128 random bits, hex.
+        tenant_id: The tenant of its execution.
+        step_key: The waiting step's key in its execution (the record's natural key).
+        root_execution_id: The root of its tree.
+        execution_id: The execution it waits in.
+        seq: The order it was asked in, within its tree.
+        status: `PauseStatus`.
+        resolution: How it was resolved, once it was.
+        is_sent: Whether its channel's ``send`` returned.
+        answered_by: Who may answer it.
+        channel: The channel asked (a role's name or a concrete channel's).
+        agent: The agent whose call waits.
+        ask: The question.
+        step: The waiting step.
+        answer: Its answer, once resolved or decided.
+        asked_at: When it was made, on the application's Clock.
+        resolved_at: When it was resolved.
+        item_index: The item of a per-item launch it waits in.
+        child_execution_id: The child execution it waits in, ``None`` in the root.
+        path: The launch branches it waits under, from the root: ``/``-ended segments, so
+            that a branch's pauses are those whose path starts with the branch's.
+    """
+
+    pause_id: str
+    tenant_id: str
+    step_key: str
+    root_execution_id: str
+    execution_id: str
+    seq: int
+    status: PauseStatus
+    resolution: PauseResolution | None
+    is_sent: bool
+    answered_by: PauseAnswerer
+    channel: str
+    agent: str
+    ask: ToolCallApprovalAskDto
+    step: StepRecord
+    answer: PauseAnswer | None
+    asked_at: datetime
+    resolved_at: datetime | None
+    item_index: int | None = None
+    child_execution_id: str | None = None
+    path: str = ""
+
+
+class PauseAnswerRecord(BaseModel):
+    """One entry of the audit trail, ``record.pauses``.
+
+    Attributes:
+        pause_id: Its id; ``None`` for a `PauseAnswerer.CHANNEL` pause (only its channel has it).
+        execution_id: The execution it waited in.
+        step: The waiting step.
+        role: The channel asked.
+        answered_by: Who may answer it.
+        responder: Who answered; ``None`` when decided at once, withdrawn or cancelled.
+        resolution: How it was resolved.
+        asked_at: When it was asked, ISO 8601 on the application's Clock.
+        resolved_at: When it was resolved, ISO 8601.
+        decision: What was decided; ``None`` when withdrawn or cancelled.
+        reply: The free text the decision was read from, if any.
+        seq: The order it was asked in, within its tree.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    pause_id: str | None
+    execution_id: str
+    step: StepRecord
+    role: str
+    answered_by: PauseAnswerer
+    responder: str | None
+    resolution: PauseResolution
+    asked_at: str
+    resolved_at: str
+    decision: ToolCallApprovalDecisionDto | None
+    reply: str | None = None
+    seq: int = 0
+
+    @classmethod
+    def of(
+        cls,
+        pause: PauseRecord,
+        resolution: PauseResolution,
+        resolved_at: datetime,
+        answer: PauseAnswer | None,
+    ) -> PauseAnswerRecord:
+        """The audit entry of a pause resolved now."""
+        return cls(
+            pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
+            execution_id=pause.execution_id,
+            step=pause.step,
+            role=pause.channel,
+            answered_by=pause.answered_by,
+            responder=None if answer is None else answer.responder,
+            resolution=resolution,
+            asked_at=pause.asked_at.isoformat(),
+            resolved_at=resolved_at.isoformat(),
+            decision=None if answer is None else answer.decision,
+            reply=None if answer is None else answer.reply,
+            seq=pause.seq,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionPauseEvent:
+    """What ``on_execution_pause`` gets: the execution rests, waiting on ``pending``."""
+
+    tenant_id: str
+    thread_id: str
+    execution_id: str
+    pending: list[PendingPause]
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionResumeEvent:
+    """What ``on_execution_resume`` gets: a pause's answer was recorded.
+
+    Attributes:
+        pause_id: ``None`` for a `PauseAnswerer.CHANNEL` pause: its id never leaves its channel.
+        answered_by: Who answered (the ``owner_id`` or ``answered_by`` of `App.resume`).
+    """
+
+    tenant_id: str
+    thread_id: str
+    execution_id: str
+    pause_id: str | None
+    answered_by: str
+    channel: str
+    decision: ToolCallApprovalDecisionDto

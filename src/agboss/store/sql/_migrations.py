@@ -1,0 +1,175 @@
+"""The schema's versions: numbered steps, applied in order, once, in one transaction.
+
+The version a store is at is in ``agboss_schema``. A plain start reads it and changes nothing
+(no DDL); `migrate` runs under a lock that makes instances starting together wait for each
+other (the driver's `migration_guard`: PostgreSQL's advisory lock, taken before the migration's
+transaction begins so that the transaction sees what the instance before it made; SQLite's write
+lock of ``BEGIN IMMEDIATE``), reads the version again under it, and applies the missing steps.
+
+A step is never edited once released: step 1 is the schema agboss 0.1.0 created
+(``schema/0001_<dialect>.sql``, frozen, with ``IF NOT EXISTS`` so that a 0.1.0 database, which
+has no version table, takes it as a no-op).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from importlib import resources
+from typing import Any
+
+from agboss.errors import ExecutionFailedError, StoreSchemaError
+from agboss.store._failures import encode_failure
+from agboss.store.sql._dialect import Dialect, Returns, Sql
+
+__all__ = ["LATEST_VERSION", "STEPS", "migration", "schema_version"]
+
+
+def _frozen(dialect: Dialect) -> list[Sql]:
+    text = resources.files("agboss.store.sql").joinpath(f"schema/0001_{dialect.name}.sql")
+    script = text.read_text(encoding="utf-8")
+    return [Sql(part.strip()) for part in script.split(";") if part.strip()]
+
+
+_OLD_FAILURE = encode_failure(
+    ExecutionFailedError(
+        "this failure was stored by agboss 0.1.0 as a pickle, which is never read back",
+        hint="see the application's logs of that time for the original error",
+    )
+)
+
+
+def _data_not_pickles(dialect: Dialect) -> list[Sql]:
+    """Failures as JSON, not pickles; pauses owe their channels a withdraw durably; a lease
+    knows who held it before; the indexes the statements read by."""
+    statements = []
+    for table in ("executions", "branches"):
+        statements += [
+            Sql(f"ALTER TABLE {table} ADD COLUMN error_json TEXT"),
+            Sql(f"UPDATE {table} SET error_json = ? WHERE error IS NOT NULL", (_OLD_FAILURE,)),
+            Sql(f"ALTER TABLE {table} DROP COLUMN error"),
+        ]
+    statements += [
+        Sql("ALTER TABLE pauses ADD COLUMN withdrawal TEXT"),
+        Sql("ALTER TABLE leases ADD COLUMN previous_holder TEXT"),
+        Sql("DROP INDEX IF EXISTS pauses_by_root"),
+        Sql("CREATE INDEX pauses_by_root ON pauses (root_execution_id, status, branch_path)"),
+        Sql("CREATE INDEX pauses_by_seq ON pauses (root_execution_id, seq)"),
+        Sql(
+            "CREATE INDEX pauses_withdrawal_due ON pauses (root_execution_id) "
+            "WHERE withdrawal = 'due'"
+        ),
+        # What the sweep looks for, found by a search, not a scan: roots running, answers
+        # nobody moved (plain indexes: a partial one is not used for `status = 'running'`).
+        Sql("CREATE INDEX executions_by_status ON executions (status, parent_execution_id)"),
+        Sql("CREATE INDEX pauses_by_status ON pauses (status, root_execution_id)"),
+        Sql("CREATE INDEX IF NOT EXISTS steps_by_seq ON steps (execution_id, seq)"),
+        # 0.1.0 took a pause apart from its step's journal row: one left between the two is
+        # taken now (a step and its pause are one commit from here on).
+        Sql(
+            "UPDATE pauses SET status = 'taken' WHERE status = 'resolved' AND EXISTS ("
+            "SELECT 1 FROM steps WHERE steps.execution_id = pauses.execution_id "
+            "AND steps.step_key = pauses.step_key)"
+        ),
+    ]
+    if dialect.name == "postgres":
+        statements += [
+            # Steps and pauses are numbered per execution and per tree by the statements.
+            Sql("ALTER TABLE steps ALTER COLUMN seq DROP DEFAULT"),
+            Sql("ALTER TABLE pauses ALTER COLUMN seq DROP DEFAULT"),
+            Sql("DROP SEQUENCE IF EXISTS steps_seq_seq"),
+            Sql("DROP SEQUENCE IF EXISTS pauses_seq_seq"),
+            # A fenced transaction's first statement: holds the lease row (FOR SHARE, so a
+            # takeover waits for the transaction) or aborts it with SQLSTATE AB001.
+            Sql(
+                "CREATE OR REPLACE FUNCTION agboss_fence(root TEXT, who TEXT, expected BIGINT) "
+                "RETURNS void LANGUAGE plpgsql AS $$ BEGIN "
+                "PERFORM 1 FROM leases WHERE root_execution_id = root AND holder = who "
+                "AND epoch = expected FOR SHARE; "
+                "IF NOT FOUND THEN RAISE EXCEPTION 'agboss: the lease was lost' "
+                "USING ERRCODE = 'AB001'; END IF; END $$"
+            ),
+        ]
+    return statements
+
+
+def _pending_in_order(dialect: Dialect) -> list[Sql]:
+    """A tree's waiting pauses read in the order results list them, from the index alone: a
+    call that moves a tree lists them all, so among thousands it must not sort them."""
+    return [
+        Sql(
+            "CREATE INDEX pauses_pending ON pauses "
+            "(root_execution_id, (answered_by = 'channel'), seq, pause_id) "
+            "WHERE status = 'pending'"
+        )
+    ]
+
+
+def _pii_tokens(dialect: Dialect) -> list[Sql]:
+    """The tokens PII rules issue in a tree, so that one survives a pause and a restart."""
+    return [
+        Sql(
+            "CREATE TABLE pii_tokens (root_execution_id TEXT NOT NULL, token TEXT NOT NULL, "
+            "value TEXT NOT NULL, PRIMARY KEY (root_execution_id, token))"
+        )
+    ]
+
+
+def _inbox(dialect: Dialect) -> list[Sql]:
+    """A tenant's waiting pauses listed oldest first by keyset, from the index alone."""
+    return [
+        Sql(
+            "CREATE INDEX pauses_inbox ON pauses (tenant_id, asked_at, root_execution_id, seq) "
+            "WHERE status = 'pending'"
+        )
+    ]
+
+
+STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
+    _frozen,
+    _data_not_pickles,
+    _pending_in_order,
+    _pii_tokens,
+    _inbox,
+)
+"""Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
+
+LATEST_VERSION = len(STEPS)
+
+
+def schema_version(dialect: Dialect) -> Generator[Sql, Any, int]:
+    """The version a store's schema is at (0: none yet)."""
+    exists = yield Sql(dialect.table_exists, ("agboss_schema",), Returns.ONE)
+    if exists is None:
+        return 0
+    row = yield Sql("SELECT version FROM agboss_schema", (), Returns.ONE)
+    return 0 if row is None else int(row[0])
+
+
+def migration(dialect: Dialect) -> Generator[Sql, Any, int]:
+    """Brings a schema to `LATEST_VERSION`; the version it is at.
+
+    Raises:
+        StoreSchemaError: The schema was made by a newer agboss.
+    """
+    version = yield from schema_version(dialect)
+    if version > LATEST_VERSION:
+        raise newer_schema(version)
+    if version == LATEST_VERSION:
+        return version
+    if version == 0:
+        yield Sql("CREATE TABLE IF NOT EXISTS agboss_schema (version INTEGER NOT NULL)")
+        yield Sql("INSERT INTO agboss_schema (version) VALUES (0)")
+    for step in STEPS[version:]:
+        for statement in step(dialect):
+            _ = yield statement  # DDL: no rows (a list is not a generator: no yield from)
+    yield Sql("UPDATE agboss_schema SET version = ?", (LATEST_VERSION,))
+    return LATEST_VERSION
+
+
+def newer_schema(version: int) -> StoreSchemaError:
+    """The error for a schema this agboss is too old for."""
+    return StoreSchemaError(
+        f"the store's schema is at version {version}, made by a newer agboss than this one "
+        f"(which knows versions up to {LATEST_VERSION})",
+        hint="upgrade agboss on this instance; a schema is never migrated down",
+    )

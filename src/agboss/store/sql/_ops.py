@@ -1,0 +1,740 @@
+"""Each write (`agboss.store.writes`) as statements, written once for every dialect.
+
+A write is a unit of work (`agboss.store.sql._driver.Work`): a generator that yields its
+statements and receives their rows. `work_of` chains a list of writes into one unit, which the
+driver runs as one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.errors import ThreadOwnerError
+from agboss.records._pauses import PauseAnswerRecord, PauseRecord
+from agboss.store._rows import (
+    EXECUTION_COLUMNS,
+    EXECUTION_READ,
+    PAUSE_COLUMNS,
+    PENDING_IDS,
+    STEPS_UNDER,
+    by_seq,
+    execution_of,
+    pause_of,
+    step_of,
+)
+from agboss.store._times import from_micros, to_micros
+from agboss.store.protocol import ExecutionRow, Fence
+from agboss.store.sql._dialect import KEY_END, Deferred, Later, Returns, Sql
+from agboss.store.sql._driver import Shape
+from agboss.store.writes import (
+    Acquired,
+    AcquireLease,
+    AddLedgerEntry,
+    AppendStep,
+    BeginExecution,
+    CancelExecutions,
+    CancelPause,
+    CancelPendingUnder,
+    InsertChild,
+    InsertPause,
+    JournalRead,
+    MarkPauseSent,
+    MarkWithdrawn,
+    ReleaseLease,
+    RenewLease,
+    ResolvePause,
+    Rested,
+    RestTree,
+    SaveBranch,
+    SavePiiTokens,
+    SetExecutionStatus,
+    StartLaunch,
+    TakePause,
+    TakeResolvedUnder,
+    Write,
+)
+
+__all__ = ["shape_of", "work_of"]
+
+Ops = Generator[Sql, Any, Any]
+
+_LEASE_NOW = "COALESCE(CAST(? AS BIGINT), {now})"
+"""The lease's notion of now: the application's time when given, else the database's."""
+
+
+def _micros(now: datetime | None) -> int | None:
+    return None if now is None else to_micros(now)
+
+
+def _ttl(ttl: timedelta) -> int:
+    return int(ttl.total_seconds() * 1_000_000)
+
+
+def _one(text: str, *params: Any) -> Sql:
+    return Sql(text, params, Returns.ONE)
+
+
+def _all(text: str, *params: Any) -> Sql:
+    return Sql(text, params, Returns.ALL)
+
+
+def _do(text: str, *params: Any) -> Sql:
+    return Sql(text, params)
+
+
+def _one_later(text: str, *params: Any) -> Sql:
+    return Sql(text, params, Returns.LATER_ONE)
+
+
+def _all_later(text: str, *params: Any) -> Sql:
+    return Sql(text, params, Returns.LATER_ALL)
+
+
+def _when(later: Later, make: Callable[[Any], Any]) -> Deferred:
+    """A result made from a later statement's rows, once they came."""
+    return Deferred(lambda: make(later.rows))
+
+
+# ---- executions ----------------------------------------------------------------------------
+
+
+_THREAD_OWNED = "SELECT 1 FROM threads WHERE tenant_id = ? AND thread_id = ? AND owner_id = ?"
+
+
+def _execution_values(row: ExecutionRow) -> tuple[Any, ...]:
+    created = to_micros(row.created_at)
+    return (
+        row.execution_id,
+        row.root_execution_id,
+        row.parent_execution_id,
+        row.tenant_id,
+        row.thread_id,
+        row.owner_id,
+        row.workflow,
+        row.workflow_version,
+        row.status.value,
+        row.input_json,
+        row.output_json,
+        row.error_json,
+        created,
+        created,
+    )
+
+
+def _insert_execution(row: ExecutionRow) -> Sql:
+    # A second insert of the same id (a child re-entered after a crash) changes nothing.
+    return _do(
+        f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        *_execution_values(row),
+    )
+
+
+def _begin_execution(write: BeginExecution) -> Ops:
+    # One round trip: the execution and its lease are written only if the thread is the
+    # owner's, and whose it is is read with them (nothing is written for another owner).
+    row = write.row
+    owned = (row.tenant_id, row.thread_id, row.owner_id)
+    yield _do(
+        "INSERT INTO threads (tenant_id, thread_id, owner_id, created_at) "
+        "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        *owned,
+        to_micros(row.created_at),
+    )
+    yield _do(
+        f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
+        "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
+        f"WHERE EXISTS ({_THREAD_OWNED})",
+        *_execution_values(row),
+        *owned,
+    )
+    yield _do(
+        "INSERT INTO leases (root_execution_id, holder, epoch, expires_at) "
+        f"SELECT ?, ?, 1, {_LEASE_NOW} + ? WHERE EXISTS ({_THREAD_OWNED})",
+        row.root_execution_id,
+        write.holder,
+        _micros(write.now),
+        _ttl(write.ttl),
+        *owned,
+    )
+    owner = yield _one_later(
+        "SELECT owner_id FROM threads WHERE tenant_id = ? AND thread_id = ?",
+        row.tenant_id,
+        row.thread_id,
+    )
+
+    def begun() -> Fence:
+        if owner.rows[0] != row.owner_id:
+            raise ThreadOwnerError(
+                f"thread {row.thread_id} belongs to another owner",
+                hint="pass the thread's owner as owner_id, or start a new thread",
+            )
+        return Fence(row.root_execution_id, write.holder, 1)
+
+    return Deferred(begun)
+
+
+def _insert_child(write: InsertChild) -> Ops:
+    yield _insert_execution(write.row)
+    found = yield _one_later(
+        f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ?",
+        write.row.execution_id,
+    )
+    return _when(found, execution_of)
+
+
+def _set_execution_status(write: SetExecutionStatus) -> Ops:
+    changed = yield _one_later(
+        "UPDATE executions SET status = ?, output_json = ?, error_json = ?, updated_at = ? "
+        "WHERE execution_id = ? AND status != 'cancelled' RETURNING 1",
+        write.status.value,
+        write.output_json,
+        write.error_json,
+        to_micros(write.now),
+        write.execution_id,
+    )
+    return _when(changed, lambda row: row is not None)
+
+
+def _cancel_executions(write: CancelExecutions) -> Ops:
+    rows = yield _all_later(  # the execution, and its descendants: <id>/<place>…
+        "UPDATE executions SET status = 'cancelled', updated_at = ? "
+        "WHERE (execution_id = ? OR (execution_id >= ? AND execution_id < ?)) "
+        "AND status IN ('running', 'paused') RETURNING execution_id",
+        to_micros(write.now),
+        write.execution_id,
+        write.execution_id + "/",
+        write.execution_id + "/" + KEY_END,
+    )
+    return _when(rows, lambda found: sorted(str(row[0]) for row in found))
+
+
+# ---- the journal and the ledger ------------------------------------------------------------
+
+
+def _append_step(write: AppendStep) -> Ops:
+    entry = write.entry
+    yield _do(
+        "INSERT INTO steps "
+        "(execution_id, step_key, seq, kind, result_json, record_json, created_at) "
+        "VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps WHERE execution_id = ?), "
+        "?, ?, ?, ?)",
+        write.execution_id,
+        entry.key,
+        write.execution_id,
+        entry.kind,
+        entry.result_json,
+        entry.record_json,
+        to_micros(write.now),
+    )
+    usage = entry.usage
+    if usage is not None:
+        yield _do(
+            "UPDATE executions SET input_tokens = input_tokens + ?, "
+            "output_tokens = output_tokens + ?, cost = cost + ?, "
+            "model_calls = model_calls + ? WHERE execution_id = ?",
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cost,
+            usage.calls,
+            write.execution_id,
+        )
+
+
+def _add_ledger_entry(write: AddLedgerEntry) -> Ops:
+    usage = write.usage
+    yield _do(
+        "INSERT INTO budget_ledger (root_execution_id, execution_id, caller, input_tokens, "
+        "output_tokens, cost, calls, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        write.root_execution_id,
+        write.execution_id,
+        write.caller,
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cost,
+        usage.calls,
+        to_micros(write.now),
+    )
+
+
+def _save_pii_tokens(write: SavePiiTokens) -> Ops:
+    for token, value in write.tokens:
+        yield _do(
+            "INSERT INTO pii_tokens (root_execution_id, token, value) VALUES (?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
+            write.root_execution_id,
+            token,
+            value,
+        )
+
+
+# ---- pauses --------------------------------------------------------------------------------
+
+
+def _insert_pause(write: InsertPause) -> Ops:
+    pause = write.pause
+    row = yield _one_later(
+        f"INSERT INTO pauses ({PAUSE_COLUMNS}, withdrawal) "
+        "VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM pauses "
+        "WHERE root_execution_id = ?), ?, NULL, FALSE, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, NULL) "
+        "RETURNING seq",
+        pause.pause_id,
+        pause.tenant_id,
+        pause.step_key,
+        pause.root_execution_id,
+        pause.execution_id,
+        pause.root_execution_id,
+        pause.status.value,
+        pause.answered_by.value,
+        pause.channel,
+        pause.agent,
+        pause.ask.model_dump_json(),
+        pause.step.model_dump_json(),
+        to_micros(pause.asked_at),
+        pause.path,
+        pause.item_index,
+    )
+    return _when(row, lambda numbered: replace(pause, seq=int(numbered[0])))
+
+
+def _mark_pause_sent(write: MarkPauseSent) -> Ops:
+    # Closed while its send was returning: its channel is now owed a withdraw.
+    row = yield _one_later(
+        "UPDATE pauses SET is_sent = TRUE, withdrawal = CASE "
+        "WHEN status = 'cancelled' AND withdrawal IS NULL THEN 'due' ELSE withdrawal END "
+        "WHERE tenant_id = ? AND pause_id = ? RETURNING status",
+        write.tenant_id,
+        write.pause_id,
+    )
+    return _when(row, lambda found: None if found is None else PauseStatus(found[0]))
+
+
+_AUDIT_COLUMNS = "tenant_id, root_execution_id, seq, step_key, execution_id, entry_json"
+
+
+def _audit(pause: PauseRecord, resolution: PauseResolution, now: datetime, answer: Any) -> Sql:
+    return _save_answer(
+        pause.tenant_id,
+        pause.root_execution_id,
+        PauseAnswerRecord.of(pause, resolution, now, answer),
+    )
+
+
+def _save_answer(tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord) -> Sql:
+    return _do(
+        f"INSERT INTO pause_answers ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT DO NOTHING",
+        tenant_id,
+        root_execution_id,
+        answer.seq,
+        answer.step.key,
+        answer.execution_id,
+        answer.model_dump_json(),
+    )
+
+
+def _resolve_pause(write: ResolvePause) -> Ops:
+    pause, answer = write.pause, write.answer
+    at = to_micros(write.now)
+    row = yield _one_later(
+        "UPDATE pauses SET status = ?, resolution = ?, answer_json = ?, resolved_at = ? "
+        "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' RETURNING is_sent",
+        write.status.value,
+        write.resolution.value,
+        answer.model_dump_json(),
+        at,
+        pause.tenant_id,
+        pause.pause_id,
+    )
+    # Its audit entry, only if the update above resolved it: sent with it, nothing read first.
+    # A pause another call resolved (at another moment, or already audited) adds no entry.
+    entry = PauseAnswerRecord.of(pause, write.resolution, write.now, answer)
+    yield _do(
+        f"INSERT INTO pause_answers ({_AUDIT_COLUMNS}) "
+        "SELECT tenant_id, root_execution_id, seq, step_key, execution_id, ? FROM pauses "
+        "WHERE tenant_id = ? AND pause_id = ? AND status = ? AND resolved_at = ? "
+        "ON CONFLICT DO NOTHING",
+        entry.model_dump_json(),
+        pause.tenant_id,
+        pause.pause_id,
+        write.status.value,
+        at,
+    )
+
+    def resolved(found: Any) -> PauseRecord | None:
+        if found is None:
+            return None
+        return replace(
+            pause,
+            status=write.status,
+            resolution=write.resolution,
+            answer=answer,
+            resolved_at=write.now,
+            is_sent=bool(found[0]),
+        )
+
+    return _when(row, resolved)
+
+
+def _take_pause(write: TakePause) -> Ops:
+    yield _do(
+        "UPDATE pauses SET status = 'taken' "
+        "WHERE tenant_id = ? AND pause_id = ? AND status = 'resolved'",
+        write.tenant_id,
+        write.pause_id,
+    )
+
+
+def _take_resolved_under(write: TakeResolvedUnder) -> Ops:
+    rows = yield _all_later(
+        "UPDATE pauses SET status = 'taken' WHERE root_execution_id = ? AND status = 'resolved' "
+        "AND branch_path >= ? AND branch_path < ? RETURNING 1",
+        write.root_execution_id,
+        write.path,
+        write.path + KEY_END,
+    )
+    return _when(rows, len)
+
+
+_CANCEL = (
+    "UPDATE pauses SET status = 'cancelled', resolution = ?, resolved_at = ?, "
+    "withdrawal = CASE WHEN is_sent THEN 'due' ELSE NULL END "
+)
+
+
+def _cancel_pause(write: CancelPause) -> Ops:
+    row = yield _one(
+        _CANCEL + "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
+        f"RETURNING {PAUSE_COLUMNS}",
+        write.resolution.value,
+        to_micros(write.now),
+        write.tenant_id,
+        write.pause_id,
+    )
+    if row is None:
+        return None
+    pause = pause_of(row)
+    yield _audit(pause, write.resolution, write.now, None)
+    return pause
+
+
+def _cancel_pending_under(write: CancelPendingUnder) -> Ops:
+    rows = yield _all(
+        _CANCEL + "WHERE root_execution_id = ? AND status = 'pending' "
+        f"AND branch_path >= ? AND branch_path < ? RETURNING {PAUSE_COLUMNS}",
+        write.resolution.value,
+        to_micros(write.now),
+        write.root_execution_id,
+        write.path,
+        write.path + KEY_END,
+    )
+    pauses = sorted((pause_of(row) for row in rows), key=by_seq)
+    for pause in pauses:
+        yield _audit(pause, write.resolution, write.now, None)
+    return pauses
+
+
+def _mark_withdrawn(write: MarkWithdrawn) -> Ops:
+    yield _do(
+        "UPDATE pauses SET withdrawal = 'done' "
+        "WHERE tenant_id = ? AND pause_id = ? AND withdrawal = 'due'",
+        write.tenant_id,
+        write.pause_id,
+    )
+
+
+# The repositories' own writes (the specification names them there), not `Store.write`'s.
+
+
+@dataclass(frozen=True, slots=True)
+class SavePauseAnswer(Write[None]):
+    """`ExecutionRecordRepository.save_pause_answer` as a unit of work: a pause's audit
+    entry, once (a second save of the same pause changes nothing)."""
+
+    tenant_id: str
+    root_execution_id: str
+    answer: PauseAnswerRecord
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteResolvedPauses(Write[int]):
+    """`PausedExecutionRepository.delete_resolved_before` as a unit of work: removes Taken and
+    Cancelled pause records resolved before ``cutoff`` (their channels told); how many."""
+
+    cutoff: datetime
+
+
+def _save_pause_answer(write: SavePauseAnswer) -> Ops:
+    yield _save_answer(write.tenant_id, write.root_execution_id, write.answer)
+
+
+def _delete_resolved_pauses(write: DeleteResolvedPauses) -> Ops:
+    rows = yield _all_later(
+        "DELETE FROM pauses WHERE status IN ('taken', 'cancelled') AND resolved_at < ? "
+        "AND (withdrawal IS NULL OR withdrawal = 'done') RETURNING 1",
+        to_micros(write.cutoff),
+    )
+    return _when(rows, len)
+
+
+# ---- launches ------------------------------------------------------------------------------
+
+
+def _start_launch(write: StartLaunch) -> Ops:
+    yield _do(
+        "INSERT INTO launches (execution_id, place, started_at) VALUES (?, ?, ?) "
+        "ON CONFLICT DO NOTHING",
+        write.execution_id,
+        write.place,
+        to_micros(write.now),
+    )
+    row = yield _one_later(
+        "SELECT started_at FROM launches WHERE execution_id = ? AND place = ?",
+        write.execution_id,
+        write.place,
+    )
+    return _when(row, lambda found: from_micros(int(found[0])))
+
+
+def _save_branch(write: SaveBranch) -> Ops:
+    branch = write.branch
+    yield _do(
+        "INSERT INTO branches (execution_id, place, status, output_json, error_json, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (execution_id, place) DO UPDATE SET "
+        "status = excluded.status, output_json = excluded.output_json, "
+        "error_json = excluded.error_json, updated_at = excluded.updated_at",
+        write.execution_id,
+        branch.place,
+        branch.status.value,
+        branch.output_json,
+        branch.error_json,
+        to_micros(write.now),
+    )
+
+
+# ---- leases --------------------------------------------------------------------------------
+
+
+def _acquire_lease(write: AcquireLease) -> Ops:
+    root_execution_id, holder, ttl = write.root_execution_id, write.holder, write.ttl
+    now, start_pass = write.now, write.start_pass
+    at = _micros(now)
+    taken = yield _one_later(
+        "INSERT INTO leases (root_execution_id, holder, epoch, expires_at) "
+        f"VALUES (?, ?, 1, {_LEASE_NOW} + ?) "
+        "ON CONFLICT (root_execution_id) DO UPDATE SET previous_holder = leases.holder, "
+        "holder = excluded.holder, epoch = leases.epoch + 1, expires_at = excluded.expires_at "
+        f"WHERE leases.holder IS NULL OR leases.expires_at <= {_LEASE_NOW} "
+        "RETURNING epoch, previous_holder",
+        root_execution_id,
+        holder,
+        at,
+        _ttl(ttl),
+        at,
+    )
+    found = yield _one_later(
+        f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ?", root_execution_id
+    )
+    started = resolved = pending = None
+    if start_pass:
+        # Only if this call took the lease (the row is ours, just granted) and an answer waits
+        # to be moved: a pass begins, and one cut off leaves the tree running, which is how
+        # recovery finds it.
+        started = yield _one_later(
+            "UPDATE executions SET status = 'running' WHERE execution_id = ? "
+            "AND status = 'paused' AND EXISTS (SELECT 1 FROM leases WHERE root_execution_id = ? "
+            "AND holder = ? AND expires_at > COALESCE(CAST(? AS BIGINT), {now})) "
+            "AND EXISTS (SELECT 1 FROM pauses WHERE root_execution_id = ? "
+            "AND status = 'resolved') RETURNING 1",
+            root_execution_id,
+            root_execution_id,
+            holder,
+            at,
+            root_execution_id,
+        )
+        # What the pass takes first, read here so that it starts without a read of its own.
+        resolved = yield _all_later(
+            f"SELECT {PAUSE_COLUMNS} FROM pauses "
+            "WHERE root_execution_id = ? AND status = 'resolved'",
+            root_execution_id,
+        )
+        # Whether the pass that ends the tree must close waiting pauses (read which).
+        pending = yield _one_later(
+            "SELECT 1 FROM pauses WHERE root_execution_id = ? AND status = 'pending' LIMIT 1",
+            root_execution_id,
+        )
+    journal, steps = write.journal, None
+    if journal is not None:
+        # What the pass replays first (the answered step's scope): no one else journals this
+        # tree's steps while the lease is held, so the rows stay true for the pass.
+        execution_id, prefix = journal
+        steps = yield _all_later(STEPS_UNDER, execution_id, prefix, prefix + KEY_END)
+
+    def acquired() -> Acquired | None:
+        if taken.rows is None:
+            return None
+        root = None if found.rows is None else execution_of(found.rows)
+        status = None if root is None else root.status
+        if root is not None and started is not None and started.rows is not None:
+            root = replace(root, status=ExecutionStatus.RUNNING)
+        return Acquired(
+            fence=Fence(root_execution_id, holder, int(taken.rows[0])),
+            previous_holder=None if taken.rows[1] is None else str(taken.rows[1]),
+            status=status,
+            row=root,
+            resolved=(
+                None
+                if resolved is None
+                else tuple(sorted((pause_of(row) for row in resolved.rows), key=by_seq))
+            ),
+            any_pending=None if pending is None else pending.rows is not None,
+            journal=(
+                None
+                if journal is None or steps is None
+                else JournalRead(*journal, {str(row[0]): step_of(row) for row in steps.rows})
+            ),
+        )
+
+    return Deferred(acquired)
+
+
+def _renew_lease(write: RenewLease) -> Ops:
+    fence = write.fence
+    row = yield _one_later(
+        f"UPDATE leases SET expires_at = {_LEASE_NOW} + ? "
+        "WHERE root_execution_id = ? AND holder = ? AND epoch = ? RETURNING 1",
+        _micros(write.now),
+        _ttl(write.ttl),
+        fence.root_execution_id,
+        fence.holder,
+        fence.epoch,
+    )
+    return _when(row, lambda found: found is not None)
+
+
+def _release_lease(write: ReleaseLease) -> Ops:
+    fence = write.fence
+    yield _do(
+        "UPDATE leases SET holder = NULL, expires_at = 0 "
+        "WHERE root_execution_id = ? AND holder = ? AND epoch = ?",
+        fence.root_execution_id,
+        fence.holder,
+        fence.epoch,
+    )
+
+
+def _rest_tree(write: RestTree) -> Ops:
+    fence, tried = write.fence, write.tried
+    root = fence.root_execution_id
+    unless = ""
+    others: tuple[str, ...] = ()
+    if tried is not None:
+        # Seen by each statement as it runs: a later one may see an answer an earlier did
+        # not (never the reverse), and the lease, kept then, is what says the pass goes on.
+        marks = ", ".join("?" * len(tried))
+        unless = (
+            " AND NOT EXISTS (SELECT 1 FROM pauses WHERE root_execution_id = ? "
+            f"AND status = 'resolved'{f' AND pause_id NOT IN ({marks})' if tried else ''})"
+        )
+        others = (root, *sorted(tried))
+    paused = yield _one_later(
+        "UPDATE executions SET status = 'paused', output_json = NULL, error_json = NULL, "
+        f"updated_at = ? WHERE execution_id = ? AND status != 'cancelled'{unless} RETURNING 1",
+        to_micros(write.now),
+        root,
+        *others,
+    )
+    released = yield _one_later(
+        "UPDATE leases SET holder = NULL, expires_at = 0 "
+        f"WHERE root_execution_id = ? AND holder = ? AND epoch = ?{unless} RETURNING 1",
+        root,
+        fence.holder,
+        fence.epoch,
+        *others,
+    )
+    # What the result lists, read as the tree rested.
+    pending = yield _all_later(PENDING_IDS, root)
+
+    def rested() -> Rested | None:
+        if released.rows is None:
+            return None
+        return Rested(paused.rows is None, tuple(str(row[0]) for row in pending.rows))
+
+    return Deferred(rested)
+
+
+_OPS: dict[type[Any], Callable[[Any], Ops]] = {
+    AcquireLease: _acquire_lease,
+    AddLedgerEntry: _add_ledger_entry,
+    AppendStep: _append_step,
+    BeginExecution: _begin_execution,
+    CancelExecutions: _cancel_executions,
+    CancelPause: _cancel_pause,
+    CancelPendingUnder: _cancel_pending_under,
+    DeleteResolvedPauses: _delete_resolved_pauses,
+    InsertChild: _insert_child,
+    InsertPause: _insert_pause,
+    MarkPauseSent: _mark_pause_sent,
+    MarkWithdrawn: _mark_withdrawn,
+    ReleaseLease: _release_lease,
+    RenewLease: _renew_lease,
+    ResolvePause: _resolve_pause,
+    RestTree: _rest_tree,
+    SaveBranch: _save_branch,
+    SavePauseAnswer: _save_pause_answer,
+    SavePiiTokens: _save_pii_tokens,
+    SetExecutionStatus: _set_execution_status,
+    StartLaunch: _start_launch,
+    TakePause: _take_pause,
+    TakeResolvedUnder: _take_resolved_under,
+}
+
+
+def work_of(writes: Sequence[Write[Any]]) -> Callable[[], Ops]:
+    """The writes as one unit of work; its result is each write's, in order."""
+    for write in writes:
+        if type(write) not in _OPS:
+            raise TypeError(f"{type(write).__name__} is not a write of agboss.store.writes")
+
+    def work() -> Ops:
+        results = []
+        for write in writes:
+            results.append((yield from _OPS[type(write)](write)))
+        return results
+
+    return work
+
+
+_SINGLE_STATEMENT = (
+    AddLedgerEntry,
+    CancelExecutions,
+    DeleteResolvedPauses,
+    MarkPauseSent,
+    MarkWithdrawn,
+    ReleaseLease,
+    RenewLease,
+    SaveBranch,
+    SavePauseAnswer,
+    SetExecutionStatus,
+    TakePause,
+    TakeResolvedUnder,
+)
+
+
+_NOT_DURABLE = (BeginExecution, RenewLease, ReleaseLease)
+"""What a crash of the database server may lose at no cost, so its commit need not wait for
+the disk: a lease renewed or released expires anyway; an execution begun is promised to no
+one until a later commit of its pass, durable, which makes it durable too (a database writes
+its log in order)."""
+
+
+def shape_of(writes: Sequence[Write[Any]], fence: Fence | None) -> Shape:
+    """What a driver may know of writes before it runs them."""
+    return Shape(
+        single=fence is None and len(writes) == 1 and isinstance(writes[0], _SINGLE_STATEMENT),
+        durable=not all(isinstance(write, _NOT_DURABLE) for write in writes),
+    )

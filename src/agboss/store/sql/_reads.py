@@ -1,0 +1,494 @@
+"""The repositories of a SQL store: every read, written once for every dialect.
+
+Prefix ranges (a launch's branches, a scope's steps, a path's pauses, a tree's executions —
+children's ids extend their parent's, ``<parent>/<place>``) are ``>= prefix AND < prefix || max``
+on columns that compare as bytes, so an index serves them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from agboss.enums import ExecutionStatus, PauseStatus
+from agboss.models._messages import Usage
+from agboss.records._outputs import PendingPause
+from agboss.records._pauses import PauseAnswerRecord, PauseRecord
+from agboss.store._rows import (
+    EXECUTION_READ,
+    PAUSE_COLUMNS,
+    PENDING_COLUMNS,
+    PENDING_IDS,
+    STEPS_UNDER,
+    by_seq,
+    execution_of,
+    pause_of,
+    pending_of,
+    pending_pause,
+    qualified,
+    step_of,
+)
+from agboss.store._times import from_micros, to_micros
+from agboss.store.protocol import (
+    BranchRow,
+    BranchStatus,
+    ExecutionRow,
+    LedgerEntry,
+    StepEntry,
+    ThreadRow,
+    TreeNode,
+    WaitingPause,
+    WaitingQuery,
+)
+from agboss.store.sql._dialect import KEY_END, Returns, Sql, computed
+from agboss.store.sql._driver import Driver
+from agboss.store.sql._ops import DeleteResolvedPauses, SavePauseAnswer, shape_of, work_of
+from agboss.store.writes import Write
+
+__all__ = [
+    "SqlBranchRepository",
+    "SqlBudgetLedgerRepository",
+    "SqlExecutionRecordRepository",
+    "SqlExecutionRepository",
+    "SqlPausedExecutionRepository",
+    "SqlStepJournalRepository",
+]
+
+
+_STATUS = {status.value: status for status in ExecutionStatus}
+
+_OUTLINE = (
+    "execution_id, parent_execution_id, thread_id, workflow, workflow_version, status, "
+    "output_json, input_tokens, output_tokens, cost, model_calls"
+)
+
+
+def _nodes(rows: Sequence[Any]) -> list[TreeNode]:
+    status = _STATUS.__getitem__
+    # Both drivers give these columns as str, int and float already (cost: REAL, DOUBLE).
+    return [
+        TreeNode(
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            status(row[5]),
+            row[6],
+            row[7],
+            row[8],
+            float(row[9]),
+            row[10],
+        )
+        for row in rows
+    ]
+
+
+def _waiting_where(query: WaitingQuery) -> tuple[str, list[Any]]:
+    where = "p.tenant_id = ? AND p.status = 'pending'"
+    params: list[Any] = [query.tenant_id]
+    if query.owner_id is not None:
+        where += " AND e.owner_id = ?"
+        params.append(query.owner_id)
+    if query.channel is not None:
+        where += " AND p.channel = ?"
+        params.append(query.channel)
+    if query.asked_before is not None:
+        where += " AND p.asked_at < ?"
+        params.append(to_micros(query.asked_before))
+    return where, params
+
+
+def _one(text: str, *params: Any) -> Sql:
+    return Sql(text, params, Returns.ONE)
+
+
+def _all(text: str, *params: Any) -> Sql:
+    return Sql(text, params, Returns.ALL)
+
+
+def _usage(row: Any) -> Usage:
+    return Usage(
+        input_tokens=int(row[0]), output_tokens=int(row[1]), cost=float(row[2]), calls=int(row[3])
+    )
+
+
+class _Repository:
+    def __init__(self, driver: Driver) -> None:
+        self._driver = driver
+
+    async def _read_in(self, query: str, first: str, values: Sequence[str]) -> list[Any]:
+        """The rows of ``query`` (one ``?``, then ``IN (…)`` to end it) for every value, read
+        500 at a time: under every database's limit on parameters."""
+        rows: list[Any] = []
+        for start in range(0, len(values), 500):
+            some = values[start : start + 500]
+            rows += await self._driver.read(
+                _all(f"{query} ({', '.join('?' * len(some))})", first, *some)
+            )
+        return rows
+
+    async def _write(self, write: Write[Any]) -> Any:
+        """One write as its own transaction (what `SqlStore.write` does, for one)."""
+        [result] = computed(
+            await self._driver.transact(work_of([write]), shape=shape_of([write], None))
+        )
+        return result
+
+
+class SqlExecutionRepository(_Repository):
+    """Threads and executions."""
+
+    async def find_thread(self, tenant_id: str, thread_id: str) -> ThreadRow | None:
+        row = await self._driver.read(
+            _one(
+                "SELECT owner_id FROM threads WHERE tenant_id = ? AND thread_id = ?",
+                tenant_id,
+                thread_id,
+            )
+        )
+        return None if row is None else ThreadRow(tenant_id, thread_id, str(row[0]))
+
+    async def find(self, tenant_id: str, execution_id: str) -> ExecutionRow | None:
+        row = await self._driver.read(
+            _one(
+                f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ? AND tenant_id = ?",
+                execution_id,
+                tenant_id,
+            )
+        )
+        return None if row is None else execution_of(row)
+
+    async def find_by_id(self, execution_id: str) -> ExecutionRow | None:
+        row = await self._driver.read(
+            _one(f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ?", execution_id)
+        )
+        return None if row is None else execution_of(row)
+
+    async def outline(self, root_execution_id: str) -> list[TreeNode]:
+        rows = await self._driver.read(
+            _all(
+                f"SELECT {_OUTLINE} FROM executions WHERE root_execution_id = ? "
+                "ORDER BY parent_execution_id IS NOT NULL, created_at, execution_id",
+                root_execution_id,
+            )
+        )
+        return _nodes(rows)
+
+    async def outline_of(
+        self, root_execution_id: str, execution_ids: Sequence[str]
+    ) -> list[TreeNode]:
+        rows = await self._read_in(
+            f"SELECT {_OUTLINE} FROM executions WHERE root_execution_id = ? AND execution_id IN",
+            root_execution_id,
+            execution_ids,
+        )
+        return _nodes(rows)
+
+    async def pii_tokens(self, root_execution_id: str) -> dict[str, str]:
+        rows = await self._driver.read(
+            _all(
+                "SELECT token, value FROM pii_tokens WHERE root_execution_id = ?",
+                root_execution_id,
+            )
+        )
+        return {str(row[0]): str(row[1]) for row in rows}
+
+    async def find_roots(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
+        rows = await self._driver.read(
+            _all(
+                f"SELECT {EXECUTION_READ} FROM executions WHERE tenant_id = ? "
+                "AND thread_id = ? AND parent_execution_id IS NULL "
+                "AND status IN ('running', 'paused') ORDER BY created_at, execution_id",
+                tenant_id,
+                thread_id,
+            )
+        )
+        return [execution_of(row) for row in rows]
+
+    async def find_interrupted(self, now: datetime | None, limit: int) -> list[str]:
+        # Candidates from three small indexes (running roots, resolved pauses, withdrawals
+        # owed), never a scan of every execution ever made.
+        rows = await self._driver.read(
+            _all(
+                "SELECT e.execution_id FROM executions AS e "
+                "LEFT JOIN leases AS l ON l.root_execution_id = e.execution_id "
+                "WHERE e.execution_id IN ("
+                "  SELECT execution_id FROM executions "
+                "    WHERE status = 'running' AND parent_execution_id IS NULL "
+                "  UNION SELECT root_execution_id FROM pauses WHERE status = 'resolved' "
+                "  UNION SELECT root_execution_id FROM pauses WHERE withdrawal = 'due') "
+                "AND (l.holder IS NULL OR l.expires_at <= COALESCE(CAST(? AS BIGINT), {now})) "
+                "AND (e.status IN ('running', 'paused') OR EXISTS (SELECT 1 FROM pauses AS w "
+                "  WHERE w.root_execution_id = e.execution_id AND w.withdrawal = 'due')) "
+                "ORDER BY e.created_at LIMIT ?",
+                None if now is None else to_micros(now),
+                limit,
+            )
+        )
+        return [str(row[0]) for row in rows]
+
+
+class SqlStepJournalRepository(_Repository):
+    """The step journal: one row per step."""
+
+    async def load(self, execution_id: str, prefix: str = "") -> dict[str, StepEntry]:
+        rows = await self._driver.read(_all(STEPS_UNDER, execution_id, prefix, prefix + KEY_END))
+        return {str(row[0]): step_of(row) for row in rows}
+
+
+_BRANCH_STATUS = {status.value: status for status in BranchStatus}
+
+
+class SqlBranchRepository(_Repository):
+    """Launches' branch rows."""
+
+    async def load(self, execution_id: str, prefix: str) -> dict[str, BranchRow]:
+        rows = await self._driver.read(
+            _all(
+                "SELECT place, status, output_json, error_json FROM branches "
+                "WHERE execution_id = ? AND place >= ? AND place < ?",
+                execution_id,
+                prefix,
+                prefix + KEY_END,
+            )
+        )
+        # Text columns come back as str from both drivers: built as they are, the status by a
+        # dict (a launch of thousands of branches reads them on every pass).
+        status = _BRANCH_STATUS
+        return {place: BranchRow(place, status[at], out, err) for place, at, out, err in rows}
+
+    async def load_places(self, execution_id: str, places: Sequence[str]) -> dict[str, BranchRow]:
+        rows = await self._read_in(
+            "SELECT place, status, output_json, error_json FROM branches "
+            "WHERE execution_id = ? AND place IN",
+            execution_id,
+            places,
+        )
+        status = _BRANCH_STATUS
+        return {place: BranchRow(place, status[at], out, err) for place, at, out, err in rows}
+
+    async def count(self, execution_id: str, prefix: str) -> dict[BranchStatus, int]:
+        rows = await self._driver.read(
+            _all(
+                "SELECT status, COUNT(*) FROM branches "
+                "WHERE execution_id = ? AND place >= ? AND place < ? GROUP BY status",
+                execution_id,
+                prefix,
+                prefix + KEY_END,
+            )
+        )
+        return {_BRANCH_STATUS[str(row[0])]: int(row[1]) for row in rows}
+
+
+_PENDING_CACHE = 50_000
+"""How many listed pending pauses a store keeps decoded (a pending pause never changes: it is
+only ever closed, after which it is no longer listed)."""
+
+_PAUSE_WITH_EXECUTION = (
+    f"SELECT {qualified(PAUSE_COLUMNS, 'p')}, {qualified(EXECUTION_READ, 'e')} "
+    "FROM pauses p JOIN executions e ON e.execution_id = p.execution_id "
+    "WHERE p.tenant_id = ? AND p.pause_id = ?"
+)
+_PAUSE_WIDTH = PAUSE_COLUMNS.count(",") + 1
+
+
+class SqlPausedExecutionRepository(_Repository):
+    """The pauses: their state changes are writes (`agboss.store.sql._ops`)."""
+
+    def __init__(self, driver: Driver) -> None:
+        super().__init__(driver)
+        self._pending: OrderedDict[tuple[str, str], PendingPause] = OrderedDict()
+
+    def remember(self, pause: PauseRecord) -> None:
+        """Keeps a pause this instance just inserted as `list_pending` lists it: the result
+        that lists it next reads only its id."""
+        cache = self._pending
+        cache[(pause.root_execution_id, pause.pause_id)] = pending_pause(pause)
+        if len(cache) > _PENDING_CACHE:
+            cache.popitem(last=False)
+
+    async def find_by_step(self, execution_id: str, step_key: str) -> PauseRecord | None:
+        row = await self._driver.read(
+            _one(
+                f"SELECT {PAUSE_COLUMNS} FROM pauses WHERE execution_id = ? AND step_key = ?",
+                execution_id,
+                step_key,
+            )
+        )
+        return None if row is None else pause_of(row)
+
+    async def find_by_tenant_id_and_pause_id(
+        self, tenant_id: str, pause_id: str
+    ) -> PauseRecord | None:
+        row = await self._driver.read(
+            _one(
+                f"SELECT {PAUSE_COLUMNS} FROM pauses WHERE tenant_id = ? AND pause_id = ?",
+                tenant_id,
+                pause_id,
+            )
+        )
+        return None if row is None else pause_of(row)
+
+    async def find_with_execution(
+        self, tenant_id: str, pause_id: str
+    ) -> tuple[PauseRecord, ExecutionRow] | None:
+        row = await self._driver.read(
+            _one(
+                _PAUSE_WITH_EXECUTION,
+                tenant_id,
+                pause_id,
+            )
+        )
+        if row is None:
+            return None
+        return pause_of(row[:_PAUSE_WIDTH]), execution_of(row[_PAUSE_WIDTH:])
+
+    async def find_by_root(
+        self, root_execution_id: str, statuses: tuple[PauseStatus, ...]
+    ) -> list[PauseRecord]:
+        marks = ", ".join("?" * len(statuses))
+        rows = await self._driver.read(
+            _all(
+                # Sorted here: ORDER BY seq would make the database prefer the (root, seq)
+                # index and read every pause of the tree.
+                f"SELECT {PAUSE_COLUMNS} FROM pauses "
+                f"WHERE root_execution_id = ? AND status IN ({marks})",
+                root_execution_id,
+                *(status.value for status in statuses),
+            )
+        )
+        return sorted((pause_of(row) for row in rows), key=by_seq)
+
+    async def list_pending(
+        self, root_execution_id: str, ids: Sequence[str] | None = None
+    ) -> list[PendingPause]:
+        if ids is None:
+            rows = await self._driver.read(_all(PENDING_IDS, root_execution_id))
+            ids = [str(row[0]) for row in rows]
+        # A resume among N pending pauses lists N - 1 of them again: each is decoded once,
+        # and only the ids are read for those decoded before.
+        cache = self._pending
+        missing = [pause_id for pause_id in ids if (root_execution_id, pause_id) not in cache]
+        full = await self._read_in(
+            f"SELECT {PENDING_COLUMNS} FROM pauses WHERE root_execution_id = ? AND pause_id IN",
+            root_execution_id,
+            missing,
+        )
+        for row in full:
+            cache[(root_execution_id, str(row[0]))] = pending_of(row, root_execution_id)
+        while len(cache) > _PENDING_CACHE:
+            cache.popitem(last=False)
+        return [cache[(root_execution_id, pause_id)] for pause_id in ids]
+
+    async def list_waiting(self, query: WaitingQuery) -> list[WaitingPause]:
+        where, params = _waiting_where(query)
+        if query.after is not None:
+            at, root, seq = query.after
+            where += " AND (p.asked_at, p.root_execution_id, p.seq) > (?, ?, ?)"
+            params += [to_micros(at), root, seq]
+        columns = qualified(PENDING_COLUMNS, "p")
+        rows = await self._driver.read(
+            _all(
+                f"SELECT {columns}, p.root_execution_id, e.workflow, e.thread_id, e.owner_id, "
+                f"p.asked_at, p.seq FROM pauses p JOIN executions e "
+                f"ON e.execution_id = p.root_execution_id WHERE {where} "
+                "ORDER BY p.asked_at, p.root_execution_id, p.seq LIMIT ?",
+                *params,
+                query.limit,
+            )
+        )
+        return [
+            WaitingPause(
+                pause=pending_of(row, str(row[7])),
+                root_execution_id=str(row[7]),
+                workflow=str(row[8]),
+                thread_id=str(row[9]),
+                owner_id=str(row[10]),
+                asked_at=from_micros(int(row[11])),
+                seq=int(row[12]),
+            )
+            for row in rows
+        ]
+
+    async def count_waiting(self, query: WaitingQuery) -> int:
+        where, params = _waiting_where(query)
+        row = await self._driver.read(
+            _one(
+                "SELECT COUNT(*) FROM pauses p JOIN executions e "
+                f"ON e.execution_id = p.root_execution_id WHERE {where}",
+                *params,
+            )
+        )
+        return 0 if row is None else int(row[0])
+
+    async def find_due_withdrawals(self, root_execution_id: str) -> list[PauseRecord]:
+        rows = await self._driver.read(
+            _all(
+                f"SELECT {PAUSE_COLUMNS} FROM pauses WHERE root_execution_id = ? "
+                "AND withdrawal = 'due' ORDER BY seq",
+                root_execution_id,
+            )
+        )
+        return [pause_of(row) for row in rows]
+
+    async def delete_resolved_before(self, cutoff: datetime) -> int:
+        deleted: int = await self._write(DeleteResolvedPauses(cutoff))
+        return deleted
+
+
+class SqlExecutionRecordRepository(_Repository):
+    """The audit trail: one row per pause, written once."""
+
+    async def save_pause_answer(
+        self, tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord
+    ) -> None:
+        await self._write(SavePauseAnswer(tenant_id, root_execution_id, answer))
+
+    async def find_pause_answers_by_tenant_id_and_root_execution_id(
+        self, tenant_id: str, root_execution_id: str
+    ) -> list[PauseAnswerRecord]:
+        rows = await self._driver.read(
+            _all(
+                "SELECT entry_json FROM pause_answers "
+                "WHERE tenant_id = ? AND root_execution_id = ? ORDER BY seq",
+                tenant_id,
+                root_execution_id,
+            )
+        )
+        return [PauseAnswerRecord.model_validate_json(row[0]) for row in rows]
+
+
+class SqlBudgetLedgerRepository(_Repository):
+    """The budgets' ledger: one row per counted model call."""
+
+    async def total(self, root_execution_id: str) -> Usage:
+        row = await self._driver.read(
+            _one(
+                "SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), "
+                "COALESCE(SUM(cost), 0.0), COALESCE(SUM(calls), 0) FROM budget_ledger "
+                "WHERE root_execution_id = ?",
+                root_execution_id,
+            )
+        )
+        return _usage(row)
+
+    async def entries(self, root_execution_id: str) -> list[LedgerEntry]:
+        rows = await self._driver.read(
+            _all(
+                "SELECT execution_id, caller, input_tokens, output_tokens, cost, calls, at "
+                "FROM budget_ledger WHERE root_execution_id = ? ORDER BY seq",
+                root_execution_id,
+            )
+        )
+        return [
+            LedgerEntry(
+                execution_id=str(row[0]),
+                caller=str(row[1]),
+                usage=_usage(row[2:6]),
+                at=from_micros(int(row[6])),
+            )
+            for row in rows
+        ]

@@ -1,0 +1,147 @@
+"""The router's request and response bodies: one Pydantic model each, for parsing, for
+writing and for the OpenAPI schema alike."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
+from starlette.requests import Request
+
+from agboss.dto import (
+    ToolCallApprovalAskDto,
+    ToolCallApprovalDecisionDto,
+    validation_errors,
+)
+from agboss.enums import PauseAnswerer
+from agboss.errors import DtoValidationError
+from agboss.pauses._answering import AnswerReceipt
+from agboss.web._problems import RequestTooLargeError, UnreadableRequestError
+
+__all__ = [
+    "AnswerBody",
+    "InboxBody",
+    "InboxEntryBody",
+    "ProblemBody",
+    "ReceiptBody",
+    "fields_of",
+    "read_answer",
+]
+
+
+def fields_of(value: Any) -> dict[str, Any]:
+    """A dataclass's fields as they are (not copied deep, as `dataclasses.asdict` would):
+    a body takes the library's own value objects field for field."""
+    return {spec.name: getattr(value, spec.name) for spec in dataclasses.fields(value)}
+
+
+class AnswerBody(BaseModel):
+    """``POST /pauses/{pause_id}``: exactly one of a decision and a reply."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    decision: ToolCallApprovalDecisionDto | None = None
+    reply: StrictStr | None = None
+
+
+class ReceiptBody(BaseModel):
+    """An answer recorded (``202``), or a retried answer's first receipt (``200``,
+    ``repeated``)."""
+
+    pause_id: str | None
+    execution_id: str
+    thread_id: str
+    decision: ToolCallApprovalDecisionDto
+    responder: str
+    repeated: bool
+
+    @classmethod
+    def of(cls, receipt: AnswerReceipt) -> ReceiptBody:
+        return cls(**fields_of(receipt))
+
+
+class InboxEntryBody(BaseModel):
+    """A waiting pause of the caller's threads, masked; a channel pause has no ``pause_id``."""
+
+    pause_id: str | None
+    answered_by: PauseAnswerer
+    agent: str
+    channel: str
+    item_index: int | None
+    child_execution_id: str | None
+    ask: ToolCallApprovalAskDto
+    execution_id: str
+    thread_id: str
+    asked_at: datetime
+    waited_seconds: float
+    accepts_reply: bool
+    arguments_schema: dict[str, Any]
+
+
+class InboxBody(BaseModel):
+    """``GET /pauses``: a page of the caller's inbox, oldest first."""
+
+    entries: list[InboxEntryBody]
+    next: str | None
+
+
+class ProblemBody(BaseModel):
+    """An error (RFC 9457): ``code`` is the `AgbossError`'s stable code."""
+
+    type: str
+    title: str
+    status: int
+    code: str
+    detail: str
+    hint: str | None
+    errors: list[str] | None = None
+
+
+def _no_constants(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise RequestTooLargeError(f"the request's body is over {limit} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise RequestTooLargeError(f"the request's body is over {limit} bytes")
+    return bytes(body)
+
+
+async def read_answer(request: Request, limit: int) -> AnswerBody:
+    """The answer a request carries, its size and shape checked.
+
+    Only ``application/json``: a cross-site form cannot send it without the browser asking
+    first (a CORS preflight), which keeps a cookie-authenticated page safe from forged posts.
+
+    Raises:
+        UnreadableRequestError: Not ``application/json``, or not a JSON object.
+        RequestTooLargeError: Over ``limit`` bytes.
+        DtoValidationError: Not exactly the fields of `AnswerBody`.
+    """
+    media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media != "application/json":
+        raise UnreadableRequestError(f"the body is sent as {media or 'nothing'!r}")
+    raw = await _body(request, limit)
+    try:
+        value = json.loads(raw, parse_constant=_no_constants)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise UnreadableRequestError() from error
+    if not isinstance(value, dict):
+        raise UnreadableRequestError("the body is JSON, but not an object")
+    try:
+        return AnswerBody.model_validate(value)
+    except ValidationError as error:
+        raise DtoValidationError(
+            "the answer is not valid",
+            errors=validation_errors(error),
+            hint='send {"decision": {"approved": true, "reason": "…"}} or {"reply": "…"}',
+        ) from error

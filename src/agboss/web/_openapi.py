@@ -1,0 +1,118 @@
+"""The router's OpenAPI 3.1 document, built from the same Pydantic models it parses and
+writes with."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from pydantic.json_schema import models_json_schema
+
+from agboss.web._bodies import AnswerBody, InboxBody, ProblemBody, ReceiptBody
+
+__all__ = ["openapi_schema"]
+
+_REF = "#/components/schemas/{model}"
+
+
+def _ref(name: str) -> str:
+    return _REF.format(model=name)
+
+
+def _json(name: str, description: str, media: str = "application/json") -> dict[str, Any]:
+    return {"description": description, "content": {media: {"schema": {"$ref": _ref(name)}}}}
+
+
+def _problem(description: str) -> dict[str, Any]:
+    return _json("ProblemBody", description, "application/problem+json")
+
+
+@cache
+def _document() -> dict[str, Any]:
+    _, schemas = models_json_schema(
+        [
+            (AnswerBody, "validation"),
+            (ReceiptBody, "serialization"),
+            (InboxBody, "serialization"),
+            (ProblemBody, "serialization"),
+        ],
+        ref_template=_REF,
+    )
+    unauthenticated = _problem("No credential the application recognises (web.not-authenticated)")
+    store = _problem("The store is busy or unreachable (store.*); retry")
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "agboss pauses",
+            "version": "1",
+            "description": "Answer a pause by its id, and list a signed-in owner's inbox. "
+            "Who calls comes from the application's authenticator, never from the body.",
+        },
+        "paths": {
+            "/pauses": {
+                "get": {
+                    "operationId": "listPauses",
+                    "summary": "The caller's waiting pauses, oldest first (masked)",
+                    "parameters": [
+                        {"name": "channel", "in": "query", "schema": {"type": "string"}},
+                        {
+                            "name": "asked_before",
+                            "in": "query",
+                            "schema": {"type": "string", "format": "date-time"},
+                        },
+                        {
+                            "name": "limit",
+                            "in": "query",
+                            "schema": {"type": "integer", "minimum": 1, "maximum": 500},
+                        },
+                        {"name": "after", "in": "query", "schema": {"type": "string"}},
+                    ],
+                    "responses": {
+                        "200": _json("InboxBody", "A page of the inbox; next is the cursor"),
+                        "401": unauthenticated,
+                        "403": _problem("A channel's side has no inbox"),
+                        "422": _problem("A bad filter (dto.invalid)"),
+                        "503": store,
+                    },
+                }
+            },
+            "/pauses/{pause_id}": {
+                "post": {
+                    "operationId": "answerPause",
+                    "summary": "Answer a pause: recorded at once, the tree moved after",
+                    "parameters": [
+                        {
+                            "name": "pause_id",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": _ref("AnswerBody")}}},
+                    },
+                    "responses": {
+                        "202": _json("ReceiptBody", "Recorded; the tree moves in the background"),
+                        "200": _json("ReceiptBody", "A retried answer: the first one's receipt"),
+                        "400": _problem("Not a JSON object (web.unreadable)"),
+                        "401": unauthenticated,
+                        "403": _problem("Not who may answer this pause"),
+                        "404": _problem("No such pause for this tenant (pause.unknown)"),
+                        "409": _problem("The pause no longer waits (run.not-paused)"),
+                        "413": _problem("The body is over the limit (web.too-large)"),
+                        "422": _problem("An invalid decision, or a reply that cannot be read"),
+                        "429": _problem("A budget of the tree is spent (budget.exceeded)"),
+                        "502": _problem("The reply interpreter's model failed"),
+                        "503": store,
+                    },
+                }
+            },
+        },
+        "components": {"schemas": schemas["$defs"]},
+    }
+
+
+def openapi_schema(root_path: str = "") -> dict[str, Any]:
+    """The OpenAPI document, its server at ``root_path`` (where the router is mounted)."""
+    return {**_document(), "servers": [{"url": root_path or "/"}]}

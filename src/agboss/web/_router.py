@@ -1,0 +1,256 @@
+"""The webhook router: answer a pause by its id over HTTP, and list a signed-in owner's inbox."""
+
+from __future__ import annotations
+
+import html
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final, TypeAlias
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import BaseRoute, Route, Router
+
+from agboss.app import App
+from agboss.errors import AgbossError, ConfigurationError, DtoValidationError, PauseAnswererError
+from agboss.pauses._inbox import InboxEntry
+from agboss.web._bodies import (
+    AnswerBody,
+    InboxBody,
+    InboxEntryBody,
+    ReceiptBody,
+    fields_of,
+    read_answer,
+)
+from agboss.web._openapi import openapi_schema
+from agboss.web._page import page, static
+from agboss.web._problems import NotAuthenticatedError, log_failure, problem, status_of
+
+__all__ = ["Authenticator", "Caller", "pause_router"]
+
+DEFAULT_MAX_BODY: Final = 64 * 1024
+DEFAULT_POLL_MS: Final = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who calls, as the application's authenticator established it — never read from the
+    request's body or query.
+
+    Exactly one of ``owner_id`` and ``answered_by``.
+
+    Attributes:
+        owner_id: A signed-in person: they answer the pauses of their own threads
+            (`PauseAnswerer.THREAD_OWNER`) and see their inbox.
+        answered_by: A channel's side (a Slack or mail integration): who answered there, for
+            the `PauseAnswerer.CHANNEL` pauses whose secret id that channel was sent.
+        tenant_id: The caller's tenant; the default tenant when ``None``.
+    """
+
+    owner_id: str | None = None
+    answered_by: str | None = None
+    tenant_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.owner_id is None) == (self.answered_by is None):
+            raise ConfigurationError(
+                "a Caller is exactly one of owner_id= and answered_by=",
+                hint="Caller(owner_id=user.id) for a signed-in person, "
+                "Caller(answered_by=slack_user) for a channel's side",
+            )
+
+
+Authenticator: TypeAlias = Callable[[Request], "Awaitable[Caller | None] | Caller | None"]
+"""Reads the caller from a request (a session cookie, a bearer token, a signed webhook);
+``None`` when it carries no credential it recognises (answered ``401``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Routes:
+    app: App
+    authenticate: Authenticator
+    max_body: int
+    poll_ms: int
+
+    async def caller(self, request: Request) -> Caller:
+        found: Any = self.authenticate(request)
+        if inspect.isawaitable(found):
+            found = await found
+        if found is None:
+            raise NotAuthenticatedError()
+        if not isinstance(found, Caller):
+            raise ConfigurationError(
+                f"the authenticator returned {type(found).__name__}, not a Caller or None",
+                hint="return agboss.web.Caller(owner_id=…) or Caller(answered_by=…)",
+            )
+        return found
+
+    async def answer(self, request: Request) -> Response:
+        try:
+            caller = await self.caller(request)
+            body: AnswerBody = await read_answer(request, self.max_body)
+            receipt = await self.app.answer(
+                request.path_params["pause_id"],
+                decision=body.decision,
+                reply=body.reply,
+                tenant_id=caller.tenant_id,
+                owner_id=caller.owner_id,
+                answered_by=caller.answered_by,
+            )
+        except Exception as error:  # every error becomes a problem body (see problems.py)
+            return problem(error)
+        return JSONResponse(
+            ReceiptBody.of(receipt).model_dump(mode="json"),
+            status_code=200 if receipt.repeated else 202,
+        )
+
+    async def inbox(self, request: Request) -> Response:
+        try:
+            caller = await self.caller(request)
+            if caller.owner_id is None:
+                raise PauseAnswererError(
+                    "the inbox lists a signed-in owner's pauses; a channel's side has none",
+                    hint="authenticate the person as Caller(owner_id=…)",
+                )
+            query = request.query_params
+            page = await self.app.pending(
+                tenant_id=caller.tenant_id,
+                owner_id=caller.owner_id,
+                channel=query.get("channel"),
+                asked_before=_moment(query.get("asked_before")),
+                limit=_whole(query.get("limit"), 50),
+                after=query.get("after"),
+            )
+            now = self.app.clock.now()
+            body = InboxBody(
+                entries=[self.entry(entry, now) for entry in page.entries], next=page.next
+            )
+        except Exception as error:  # every error becomes a problem body (see problems.py)
+            return problem(error)
+        return JSONResponse(body.model_dump(mode="json"))
+
+    def entry(self, entry: InboxEntry, now: datetime) -> InboxEntryBody:
+        pause = entry.pause
+        return InboxEntryBody(
+            **fields_of(pause),
+            execution_id=entry.execution_id,
+            thread_id=entry.thread_id,
+            asked_at=entry.asked_at,
+            waited_seconds=max(0.0, (now - entry.asked_at).total_seconds()),
+            accepts_reply=self.app.accepts_reply(pause),
+            arguments_schema=self.app.arguments_schema(pause),
+        )
+
+    async def page(self, request: Request) -> Response:
+        try:
+            caller = await self.caller(request)
+        except Exception as error:  # shown as a page, with the problem's sentence and hint
+            return _refused(error)
+        return page(request, caller.owner_id or caller.answered_by or "", self.poll_ms)
+
+    async def static(self, request: Request) -> Response:
+        return static(request.path_params["name"])
+
+    async def openapi(self, request: Request) -> Response:
+        return JSONResponse(openapi_schema(request.scope.get("root_path", "")))
+
+
+def _refused(error: BaseException) -> Response:
+    """The page's answer when the caller is not signed in (or the authenticator failed)."""
+    log_failure(error)
+    if not isinstance(error, AgbossError):
+        return HTMLResponse("<!doctype html><p>The page failed; the server's log has why.</p>", 500)
+    status = status_of(error)
+    said = "You are not signed in" if isinstance(error, NotAuthenticatedError) else "Not shown"
+    text, hint = html.escape(error.message), html.escape(error.hint or "")
+    return HTMLResponse(
+        f"<!doctype html><title>Approvals</title><p>{said}: {text}.</p><p>{hint}</p>",
+        status_code=status,
+    )
+
+
+def _whole(text: str | None, default: int) -> int:
+    if text is None:
+        return default
+    if not text.isdigit():
+        raise DtoValidationError(
+            f"limit={text!r} is not a whole number", hint="pass e.g. ?limit=50 (1 to 500)"
+        )
+    return int(text)
+
+
+def _moment(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError as error:
+        raise DtoValidationError(
+            f"asked_before={text!r} is not an ISO 8601 time",
+            hint="pass e.g. ?asked_before=2026-12-03T09:00:00%2B00:00 (with its offset)",
+        ) from error
+
+
+def pause_router(
+    app: App,
+    *,
+    authenticate: Authenticator,
+    max_body: int = DEFAULT_MAX_BODY,
+    page: bool = True,
+    poll_ms: int = DEFAULT_POLL_MS,
+) -> Router:
+    """The HTTP face of an application's pauses, to mount in a Starlette or FastAPI app.
+
+    ``POST /pauses/{pause_id}`` answers a pause (`App.answer`: recorded, then moved in the
+    background; ``202``, or ``200`` with ``repeated`` for a retried answer);
+    ``GET /pauses`` lists the caller's inbox (`App.pending`); ``GET /openapi.json`` describes
+    both; ``GET /`` is the approvals page, which answers through those same routes.
+    Who answers comes from ``authenticate`` alone. Errors are JSON problem bodies with
+    the error's ``code``: unknown ``404``, not waiting ``409``, invalid ``422``, not a JSON
+    object ``400``, wrong answerer or owner ``403``, budget ``429``, store ``503`` (see
+    `problems.py`).
+
+    The router does not open or close ``app``: the host application does, in its lifespan.
+
+    Args:
+        app: The application whose pauses it answers.
+        authenticate: Reads the `Caller` from a request; ``None`` for no credential.
+        max_body: The largest request body, in bytes (``413`` over it).
+        page: Serve the approvals page at ``/`` (its files under ``/static/``).
+        poll_ms: How often the page reads the inbox again, in milliseconds: how soon it shows
+            a pause answered elsewhere.
+
+    Raises:
+        ConfigurationError: ``authenticate`` is not callable, or ``max_body`` or ``poll_ms``
+            not a positive whole number.
+    """
+    if not isinstance(app, App):
+        raise ConfigurationError(
+            f"pause_router takes an App, not {type(app).__name__}",
+            hint="pass the App that App.create returned",
+        )
+    if not callable(authenticate):
+        raise ConfigurationError(
+            "authenticate= must be a function of the request returning a Caller or None",
+            hint="async def authenticate(request): return Caller(owner_id=…)",
+        )
+    for name, value, hint in (
+        ("max_body", max_body, "leave it out for 64 KiB"),
+        ("poll_ms", poll_ms, "leave it out for every 2 seconds"),
+    ):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigurationError(f"{name}={value!r} must be a positive whole number", hint=hint)
+    routes = _Routes(app, authenticate, max_body, poll_ms)
+    table: list[BaseRoute] = [
+        Route("/pauses", routes.inbox, methods=["GET"]),
+        Route("/pauses/{pause_id}", routes.answer, methods=["POST"]),
+        Route("/openapi.json", routes.openapi, methods=["GET"]),
+    ]
+    if page:
+        table += [
+            Route("/", routes.page, methods=["GET"]),
+            Route("/static/{name}", routes.static, methods=["GET"]),
+        ]
+    return Router(routes=table)
