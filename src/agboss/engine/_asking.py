@@ -71,8 +71,9 @@ async def ask_approval(
     state = frame.state
     # A new tree has no pauses yet; an answered one was read with the pass's lease.
     pause = state.resolved.get((row.execution_id, step_key))
-    if pause is None and not state.fresh:
-        pause = await runtime.store.pauses.find_by_step(row.execution_id, step_key)
+    if pause is None:
+        pauses = runtime.store.pauses
+        pause = await state.stored(lambda: pauses.find_by_step(row.execution_id, step_key), None)
     if pause is None:
         # Committed before its channel is asked: the id the channel gets is durable.
         pause = await frame.writes.commit_one(

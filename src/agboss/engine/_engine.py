@@ -259,7 +259,8 @@ class Engine:
         runtime = self.runtime
         root = row.execution_id
         if resolved is None:
-            resolved = [] if state.fresh else await self._resolved(row)  # a new tree: none
+            none: list[PauseRecord] = []
+            resolved = await state.stored(lambda: self._resolved(row), none)
         tried: set[str] = set()
         while True:
             tried.update(pause.pause_id for pause in resolved)

@@ -105,6 +105,11 @@ class PassState:
         self.replay = None
         return {key: step for key, step in replay.steps.items() if key.startswith(prefix)}
 
+    async def stored(self, read: Callable[[], Awaitable[T]], nothing: T) -> T:
+        """What ``read`` finds in the store — or ``nothing`` in the first run of a new tree's
+        flow, of which nothing is stored yet: the one place that shortcut is taken."""
+        return nothing if self.fresh else await read()
+
     def take(self, resolved: Sequence[PauseRecord]) -> None:
         """Sets the pauses resolved for the next run of the flow."""
         self.resolved_paths = [pause.path for pause in resolved]
@@ -213,12 +218,11 @@ class ExecutionFrame:
         """Reads the journaled steps whose keys start with ``prefix`` (once per prefix)."""
         if prefix in self._loaded or "" in self._loaded:
             return
-        if self.state.fresh:  # a new tree has no journal
-            self._loaded.add(prefix)
-            return
         entries = self.state.replayed(self.row.execution_id, prefix)
         if entries is None:
-            entries = await self.runtime.store.journal.load(self.row.execution_id, prefix)
+            journal, execution_id = self.runtime.store.journal, self.row.execution_id
+            none: dict[str, StepEntry] = {}
+            entries = await self.state.stored(lambda: journal.load(execution_id, prefix), none)
         for key, entry in entries.items():
             self.journal.setdefault(key, entry)
         self._loaded.add(prefix)

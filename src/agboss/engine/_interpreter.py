@@ -97,7 +97,7 @@ class FlowRunner:
         parent = frame.row
         child_id = f"{parent.execution_id}/{place}"
         path = frame.branch_path(place)
-        row = None if frame.state.fresh else await store.executions.find_by_id(child_id)
+        row = await frame.state.stored(lambda: store.executions.find_by_id(child_id), None)
         if row is None:
             row = ExecutionRow.starting(
                 execution_id=child_id,

@@ -121,15 +121,14 @@ class LaunchRun:
             started = now
         else:
             started = (await frame.writes.commit([start]))[start]
-        if deadline is None and self._is_plain_join() and not frame.state.fresh:
-            few = await self._run_few()
+        if deadline is None and self._is_plain_join():
+            few = await frame.state.stored(self._run_few, None)
             if few is not None:
                 return few
         branches = self._branches()
-        rows = (
-            {}
-            if frame.state.fresh  # a new tree has no branch rows
-            else await runtime.store.branches.load(frame.row.execution_id, self.place + "@")
+        stored = runtime.store.branches
+        rows: dict[str, BranchRow] = await frame.state.stored(
+            lambda: stored.load(frame.row.execution_id, self.place + "@"), {}
         )
         to_run: list[_Branch] = []
         failed: list[BaseException] = []
