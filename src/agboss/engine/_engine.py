@@ -36,7 +36,7 @@ from agboss.engine._lease import (
     commit_taking_lease,
     take_lease,
 )
-from agboss.engine._reading import PassChanges, TreeReader
+from agboss.engine._reading import PassChanges, PassEnd, TreeReader
 from agboss.engine._runtime import Runtime
 from agboss.engine._withdrawing import tell_owed_withdrawals
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
@@ -233,12 +233,14 @@ class Engine:
                 status,
                 ended.output,
                 record=record,
-                spent=writes.spent,
-                pending_ids=ended.pending_ids,
-                # A tree cancelled meanwhile was written by the canceller too: read it whole.
-                changes=None
-                if status is ExecutionStatus.CANCELLED
-                else PassChanges(lease.fence.epoch, changed),
+                ended=PassEnd(
+                    writes.spent,
+                    # A tree cancelled meanwhile was written by the canceller too: read it whole.
+                    None
+                    if status is ExecutionStatus.CANCELLED
+                    else PassChanges(lease.fence.epoch, changed),
+                    ended.pending_ids,
+                ),
             )
         if status is ExecutionStatus.PAUSED:
             await self.hooks.on_pause(

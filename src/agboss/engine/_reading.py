@@ -29,7 +29,7 @@ from agboss.records._outputs import ExecutionOutput, PendingPause
 from agboss.records._pauses import PauseAnswerRecord
 from agboss.store.protocol import ExecutionRow, TreeNode
 
-__all__ = ["PassChanges", "TreeReader"]
+__all__ = ["PassChanges", "PassEnd", "TreeReader"]
 
 
 class _Tree:
@@ -197,7 +197,7 @@ def _node_of(row: ExecutionRow, spend: Usage) -> TreeNode:
 
 @dataclass(frozen=True, slots=True)
 class PassChanges:
-    """What a pass of this instance knows of the tree it moved, for reading its output.
+    """Which rows of the tree a pass of this instance changed, for reading its outline.
 
     Attributes:
         epoch: The epoch of the pass's lease.
@@ -206,6 +206,25 @@ class PassChanges:
 
     epoch: int
     changed: frozenset[str] | None
+
+
+@dataclass(frozen=True, slots=True)
+class PassEnd:
+    """What a pass of this instance knows of the tree it moved as it ends, so that reading the
+    tree's output does not read it again: the one value the reader gets from the pass.
+
+    Attributes:
+        spent: What its steps spent since the root's row was read, by execution (an
+            execution without children is then not read again).
+        changes: The rows it changed (``None``: read the tree whole — another writer, a
+            canceller, wrote it too).
+        pending_ids: The ids of the tree's pending pauses, when the pass read them as it
+            rested.
+    """
+
+    spent: Mapping[str, Usage]
+    changes: PassChanges | None = None
+    pending_ids: Sequence[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,9 +290,7 @@ class TreeReader:
         output: BaseModel | None,
         *,
         record: bool,
-        spent: Mapping[str, Usage] | None = None,
-        changes: PassChanges | None = None,
-        pending_ids: Sequence[str] | None = None,
+        ended: PassEnd | None = None,
     ) -> ExecutionOutput:
         """The output of a root execution as it stands.
 
@@ -282,11 +299,11 @@ class TreeReader:
             status: Where it stands.
             output: Its output, if it finished.
             record: Whether to read the execution record too.
-            spent: What the pass that moved it spent since ``row`` was read, by execution
-                (an execution without children is then not read again).
-            changes: What the pass of this instance that moved it changed, if one did.
-            pending_ids: The ids of its pending pauses, when the pass read them as it rested.
+            ended: What the pass of this instance that moved it knows as it ends, if one did.
         """
+        spent = None if ended is None else ended.spent
+        changes = None if ended is None else ended.changes
+        pending_ids = None if ended is None else ended.pending_ids
         store = self.runtime.store
         graph = self.runtime.assembly.workflows_by_name[row.workflow].graph
         if graph.has_children:
