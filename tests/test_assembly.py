@@ -632,3 +632,78 @@ async def test_a_tools_input_and_output_must_be_its_tool_handlers_types() -> Non
         ("tool.handler-input", "mistyped-tool"),
         ("tool.handler-output", "mistyped-tool"),
     ]
+
+
+# ---- decorator arguments of the wrong type ------------------------------------------------
+
+
+@channel_role(
+    name="typo-approval-channel",
+    description="Answered by a name, not an answerer",
+    answered_by="manager",  # type: ignore[arg-type]  # the mistake under test
+    approves=OrderDto,
+)
+class TypoApprovalChannel(ChannelOf[OrderDto]): ...
+
+
+@tool(
+    name="slow-lookup-tool",
+    description="A timeout in seconds, not a timedelta",
+    input=OrderDto,
+    output=DeskDoneDto,
+    timeout=30,  # type: ignore[arg-type]  # the mistake under test
+    channel=TypoApprovalChannel,
+)
+class SlowLookupTool(ToolHandler[OrderDto, DeskDoneDto]):
+    async def run(self, args: OrderDto) -> DeskDoneDto:
+        return DeskDoneDto(status="found")
+
+
+@agent(
+    name="typo-agent",
+    description="d",
+    prompt="p",
+    model="openai/gpt",
+    tools=[SlowLookupTool],
+    input=OrderDto,
+    output=SummaryDto,
+    max_tool_loop_iterations="3",  # type: ignore[arg-type]  # the mistake under test
+)
+class TypoAgent: ...
+
+
+@workflow_start(name="typo-workflow-start", description="s", input=OrderDto)
+class TypoStart: ...
+
+
+@workflow_finish(name="typo-workflow-finish", description="f", output=SummaryDto)
+class TypoFinish: ...
+
+
+@workflow(
+    name="typo-workflow",
+    version="1",
+    flow=[start(TypoStart).returns(OrderDto).to_agent(TypoAgent).to_finish(TypoFinish)],
+)
+class TypoWorkflow: ...
+
+
+@application(name="typo-application", workflows=[TypoWorkflow])
+class TypoApplication: ...
+
+
+async def test_decorator_arguments_of_the_wrong_type_are_all_reported_at_start_up() -> None:
+    assert sorted(await violations(TypoApplication)) == [
+        ("agent.argument-type", "typo-agent"),
+        ("channel-role.argument-type", "typo-approval-channel"),
+        ("tool.argument-type", "slow-lookup-tool"),
+    ]
+
+
+async def test_a_wrong_argument_type_says_what_to_give_instead() -> None:
+    with pytest.raises(AssemblyError) as caught:
+        await App.create(TypoApplication, providers=[_provider()])
+    text = str(caught.value)
+    assert "timeout=30 is an int; give a timedelta (for example timedelta(seconds=30))" in text
+    assert "answered_by='manager' is a str; give a PauseAnswerer (PauseAnswerer." in text
+    assert "max_tool_loop_iterations='3' is a str; give a whole number" in text

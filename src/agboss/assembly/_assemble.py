@@ -17,6 +17,7 @@ from agboss.assembly._channels import ChannelRules
 from agboss.assembly._container import Container, Provide
 from agboss.assembly._definitions import Assembly, ToolChannel, WorkflowDefinition
 from agboss.assembly._flows import FlowRules
+from agboss.assembly._types import argument_type_violations
 from agboss.components._channels import ChannelHandler
 from agboss.components._handlers import ToolHandler
 from agboss.components._specs import (
@@ -61,6 +62,11 @@ class _Assembler(FlowRules, ChannelRules):
                     )
                 ],
             )
+        # Argument types first: the other rules read the arguments as what they declare.
+        mistyped = argument_type_violations(self.application)
+        if mistyped:
+            label = app_spec.name if isinstance(app_spec.name, str) else "the application"
+            raise AssemblyError(label, mistyped)
         self.components[self.application] = app_spec
         if not app_spec.workflows:
             self.violate(
