@@ -195,6 +195,15 @@ def test_without_the_web_extra_importing_agboss_web_names_the_extra() -> None:
     assert "pip install 'agboss[web]'" in done.stdout
 
 
+def test_without_the_postgres_extra_importing_the_postgres_store_names_the_extra() -> None:
+    done = _run(
+        "import sys\nsys.modules['psycopg'] = None\n"
+        "try:\n    import agboss.store.postgres\nexcept ModuleNotFoundError as error:\n"
+        "    print(error)"
+    )
+    assert "pip install 'agboss[postgres]'" in done.stdout
+
+
 def test_without_the_cli_extra_the_command_names_the_extra() -> None:
     done = _run("import sys\nsys.modules['click'] = None\nfrom agboss.cli import main\nmain()")
     assert done.returncode == 1

@@ -27,6 +27,18 @@ def test_sqlite_urls_name_relative_and_absolute_files() -> None:
     assert absolute.path == Path("/var/lib/app.db")
 
 
+async def test_a_relative_sqlite_path_with_dot_dot_makes_no_folder_it_leaves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    store = store_from("sqlite:///relative/../app.db")
+    assert isinstance(store, SqliteStore)
+    await store.open()
+    await store.close()
+    assert (tmp_path / "app.db").exists()
+    assert not (tmp_path / "relative").exists()
+
+
 def test_a_postgresql_url_may_name_a_schema_of_its_own() -> None:
     store = store_from("postgresql://u:p@db.internal:5432/shop?schema=agboss&sslmode=require")
     assert isinstance(store, PostgresStore)

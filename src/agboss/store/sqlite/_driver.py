@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import queue
 import sqlite3
 import threading
@@ -103,7 +104,8 @@ class SqliteDriver:
     def __init__(
         self, path: Path, *, busy_timeout: timedelta = timedelta(seconds=5), inline: bool = True
     ) -> None:
-        self.path = path
+        # Read as written, lexically: relative/../x.db is x.db, and no relative/ is made for it.
+        self.path = Path(os.path.normpath(path))
         self._busy_ms = int(busy_timeout.total_seconds() * 1000)
         self._inline = inline
         self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
