@@ -70,7 +70,10 @@ class ExpenseReplyInterpreter(ReplyInterpreterHandler[ExpenseDto]):
                 reason=f"not an expense button: {input.reply}"
             )
         return ReplyInterpretation.understood(
-            ToolCallApprovalDecisionDto(approved=value["approved"] is True)
+            ToolCallApprovalDecisionDto(
+                approved=value["approved"] is True,
+                override_arguments=value.get("override_arguments"),
+            )
         )
 
 

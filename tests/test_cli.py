@@ -69,7 +69,7 @@ def test_migrate_list_resume_and_cancel_from_the_command_line(url: str) -> None:
     assert json.loads(answered.output)["approved"] is False
     retried = resume("--reject", "--reason", "not now")
     assert retried.exit_code == 0, retried.output
-    assert "already rejected by user-1: nothing new recorded" in retried.output
+    assert "already rejected by user-1 (not now): nothing new recorded" in retried.output
     again = resume("--approve")
     assert again.exit_code == 1
     assert "run.not-paused" in again.output
@@ -82,6 +82,47 @@ def test_migrate_list_resume_and_cancel_from_the_command_line(url: str) -> None:
     cancelled = runner.invoke(cli, ["cancel", "th-typo", "--app", APP, "--store", url])
     assert cancelled.exit_code == 1
     assert "thread.unknown" in cancelled.output
+
+
+def test_the_table_shows_whole_pause_ids_and_data_as_it_is_not_as_markup(url: str) -> None:
+    runner = CliRunner()
+    asyncio.run(_paused(url))
+    listed = runner.invoke(cli, ["pauses", "list", "--app", APP, "--store", url, "--json"])
+    [owner] = [e for e in map(json.loads, listed.output.splitlines()) if e["pause_id"]]
+    table = runner.invoke(cli, ["pauses", "list", "--app", APP, "--store", url])
+    assert table.exit_code == 0, table.output
+    assert owner["pause_id"] in table.output.replace("│", "").replace("\n", "").replace(" ", "")
+    command = ["resume", owner["pause_id"], "--app", APP, "--store", url, "--owner", "user-1"]
+    reason = "[VIP] customer [red]angry[/red]"
+    answered = runner.invoke(cli, [*command, "--reject", "--reason", reason])
+    assert answered.exit_code == 0, answered.output
+    assert f"({reason})" in answered.output
+
+
+def test_a_hint_names_the_commands_flags_not_python_arguments(url: str) -> None:
+    runner = CliRunner()
+    asyncio.run(_paused(url))
+    listed = runner.invoke(cli, ["pauses", "list", "--app", APP, "--store", url, "--json"])
+    [owner] = [e for e in map(json.loads, listed.output.splitlines()) if e["pause_id"]]
+    command = ["resume", owner["pause_id"], "--app", APP, "--store", url, "--approve"]
+    refused = runner.invoke(cli, [*command, "--answered-by", "clerk-3"])
+    assert refused.exit_code == 1
+    assert "pause.wrong-answerer" in refused.output
+    assert "--owner" in refused.output
+    assert "owner_id=" not in refused.output
+
+
+def test_an_answer_with_other_arguments_says_what_was_decided(url: str) -> None:
+    runner = CliRunner()
+    asyncio.run(_paused(url))
+    listed = runner.invoke(cli, ["pauses", "list", "--app", APP, "--store", url, "--json"])
+    [owner] = [e for e in map(json.loads, listed.output.splitlines()) if e["pause_id"]]
+    command = ["resume", owner["pause_id"], "--app", APP, "--store", url, "--owner", "user-1"]
+    button = '{"approved": true, "override_arguments": {"purpose": "taxi", "amount": 6.25}}'
+    answered = runner.invoke(cli, [*command, "--reply", button])
+    assert answered.exit_code == 0, answered.output
+    assert "approved by user-1 with" in answered.output
+    assert "6.25" in answered.output
 
 
 def test_recover_refuses_to_run_passes_without_the_applications_models(url: str) -> None:

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from agboss.app import App
@@ -112,13 +113,29 @@ async def _open(target: str, store: str | None, *, needs_models: bool) -> App:
     )
 
 
+_FLAGS = (
+    ("owner_id=", "--owner "),
+    ("answered_by=", "--answered-by "),
+    ("tenant_id=", "--tenant "),
+    ("reply=", "--reply "),
+    ("decision=", "--approve / --reject "),
+)
+"""The Python arguments hints name, as this command's flags."""
+
+
+def _as_flags(hint: str) -> str:
+    for argument, flag in _FLAGS:
+        hint = hint.replace(argument, flag)
+    return hint
+
+
 def _run(work: Callable[[], Awaitable[T]]) -> T:
     try:
         return asyncio.run(work())  # type: ignore[arg-type]
     except AgbossError as error:
-        Console(stderr=True).print(f"[red]{error.code}[/red] {error.message}")
+        Console(stderr=True).print(f"[red]{error.code}[/red] {escape(error.message)}")
         if error.hint:
-            Console(stderr=True).print(f"  hint: {error.hint}")
+            Console(stderr=True).print(f"  hint: {escape(_as_flags(error.hint))}")
         raise SystemExit(1) from None
 
 
@@ -231,18 +248,20 @@ def list_pauses(
             click.echo(json.dumps(_entry_json(entry)))
         return
     table = Table(title=f"{len(entries)} waiting pause(s)")
-    for column in ("pause id", "asked", "owner", "agent", "channel", "tool call"):
-        table.add_column(column)
+    # An id is never cut (a prefix answers nothing): its column folds, never shrinks.
+    table.add_column("pause id", min_width=32, overflow="fold")
+    for column in ("asked", "owner", "agent", "channel", "tool call"):
+        table.add_column(column, overflow="fold")
     for entry in entries:
         pause = entry.pause
         arguments = ", ".join(f"{k}={v!r}" for k, v in pause.ask.arguments.items())
-        table.add_row(
-            pause.pause_id or "[dim](its channel's)[/dim]",
+        table.add_row(  # what the model or a person wrote is shown as it is, not as markup
+            escape(pause.pause_id) if pause.pause_id else "[dim](its channel's)[/dim]",
             entry.asked_at.strftime("%Y-%m-%d %H:%M"),
-            entry.owner_id,
-            pause.agent,
-            pause.channel,
-            f"{pause.ask.tool}({arguments})",
+            escape(entry.owner_id),
+            escape(pause.agent),
+            escape(pause.channel),
+            escape(f"{pause.ask.tool}({arguments})"),
         )
     Console().print(table)
 
@@ -281,9 +300,12 @@ def show_pause(
     if as_json:
         click.echo(json.dumps(shown))
         return
-    table = Table(show_header=False, title=f"pause {pause_id}")
+    table = Table(show_header=False, title=escape(f"pause {pause_id}"))
+    table.add_column(overflow="fold")
+    table.add_column(overflow="fold")
     for key, value in shown.items():
-        table.add_row(key, json.dumps(value) if isinstance(value, dict) else str(value))
+        text = json.dumps(value) if isinstance(value, dict) else str(value)
+        table.add_row(key, escape(text))
     Console().print(table)
 
 
@@ -333,6 +355,7 @@ def resume(
             "thread_id": receipt.thread_id,
             "approved": receipt.decision.approved,
             "reason": receipt.decision.reason,
+            "override_arguments": receipt.decision.override_arguments,
             "responder": receipt.responder,
             "repeated": receipt.repeated,
         }
@@ -342,12 +365,20 @@ def resume(
         click.echo(json.dumps(done))
         return
     verdict_text = "[green]approved[/green]" if done["approved"] else "[red]rejected[/red]"
+    decided = ""
+    if done["override_arguments"]:
+        decided += " with " + ", ".join(
+            f"{key}={value!r}" for key, value in done["override_arguments"].items()
+        )
+    if done["reason"]:
+        decided += f" ({done['reason']})"
+    who = f"{verdict_text} by {escape(str(done['responder']))}{escape(decided)}"
     if done["repeated"]:
-        Console().print(f"already {verdict_text} by {done['responder']}: nothing new recorded")
+        Console().print(f"already {who}: nothing new recorded")
         return
     Console().print(
-        f"{verdict_text} by {done['responder']}; execution {done['execution_id']} moves on "
-        "with the application's next pass (its sweep, or any call that moves it)"
+        f"{who}: recorded. A running instance of the application carries execution "
+        f"{done['execution_id']} on within 30 seconds, or when it next starts."
     )
 
 
