@@ -233,9 +233,10 @@ class UnknownPauseError(AgbossError):
 
     def __init__(self) -> None:
         super().__init__(
-            "no pause with this id is known for this tenant",
-            hint="answer with the pause_id the channel was sent (or result.pending lists), "
-            "under the tenant the execution ran as",
+            "no pause with this id is known for this tenant: the id is wrong, or its record "
+            "expired (answered or withdrawn longer ago than pause_record_retention)",
+            hint="check the pause_id the channel was sent (or result.pending lists) and the "
+            "tenant the execution ran as; an expired question needs no answer any more",
         )
 
 
