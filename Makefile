@@ -3,43 +3,56 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.agboss-installed
+DEV := $(VENV)/.agboss-dev
+DEMO := $(VENV)/.agboss-demo
 
 .PHONY: demo test lint typecheck unit bench format crash
 
-$(STAMP): pyproject.toml
+# A venv of Python >= 3.11, made again when it is missing or broken.
+define venv
 	@$(BIN)/python -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null \
 		|| { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
+endef
+
+# `make test` installs the whole dev toolchain (which holds what the demo needs too);
+# `make demo` only the demo's: the web and command-line extras.
+$(DEV): pyproject.toml
+	$(venv)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
-	@touch $(STAMP)
+	@touch $(DEV) $(DEMO)
+
+$(DEMO): pyproject.toml
+	$(venv)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[demo]'
+	@touch $(DEMO)
 
 # `make demo ARGS=--web` answers on the approvals page; ARGS=--parallel runs two desks.
-demo: $(STAMP)
+demo: $(DEMO)
 	$(BIN)/python -m examples.flow_patterns.approvals $(ARGS)
 
 test: lint typecheck unit
 
-lint: $(STAMP)
+lint: $(DEV)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: $(STAMP)
+typecheck: $(DEV)
 	$(BIN)/mypy src examples bench
 
-unit: $(STAMP)
+unit: $(DEV)
 	$(BIN)/python -m pytest
 
 # Every point of the crash harness (CI's `make test` runs a sample): SIGKILL before and after
 # each store write of a pass, SIGSTOP past the lease, on SQLite and (with
 # AGBOSS_TEST_POSTGRES_URL, as .ci/postgres.sh sets it) PostgreSQL; prints the counts of trials.
-crash: $(STAMP)
+crash: $(DEV)
 	AGBOSS_CRASH_ALL=1 $(BIN)/python -m pytest tests/test_crash.py -s -p no:cacheprovider
 
-format: $(STAMP)
+format: $(DEV)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: $(STAMP)
+bench: $(DEV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
 	PYTHONPATH=. $(BIN)/python bench/pause_resume.py
 	PYTHONPATH=. $(BIN)/python bench/pending_scale.py

@@ -58,3 +58,18 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if strays:
         print(f"\nthe tests wrote into the checkout, outside their temporary folders: {strays}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Says in one line why the PostgreSQL tests did not run, and how to run them."""
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if "AGBOSS_TEST_POSTGRES_URL is not set" in str(report.longrepr)
+    ]
+    if skipped:
+        terminalreporter.write_line(
+            f"{len(skipped)} PostgreSQL tests skipped: no server is configured. Run them with "
+            "`source .ci/postgres.sh && make test` (it starts a local server).",
+            yellow=True,
+        )

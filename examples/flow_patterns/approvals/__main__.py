@@ -28,8 +28,10 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from agboss import (
@@ -134,12 +136,26 @@ def verdict_of(result: ExecutionOutput, pause: PendingPause) -> str:
     return "answered"
 
 
+def agboss_command() -> str:
+    """The ``agboss`` command as it runs from here: the virtual environment's, when this runs
+    in one that is not on the PATH (``make demo``'s ``.venv``)."""
+    beside = Path(sys.executable).parent / "agboss"
+    if not beside.exists() or shutil.which("agboss") == str(beside):
+        return "agboss"
+    try:
+        return str(beside.relative_to(Path.cwd()))
+    except ValueError:
+        return str(beside)
+
+
 def how_to_answer_later(pending: list[PendingPause]) -> None:
     """The waiting pauses, and the commands that answer them from any terminal."""
     print("the execution stays paused; its pauses are durable. Answer them later with")
+    command = agboss_command()
     for pause in pending:
         print(f"  {show(pause)}:")
-        print(f"    agboss resume {pause.pause_id} --app {APPLICATION} --owner {OWNER} --approve")
+        answer = f"resume {pause.pause_id} --app {APPLICATION} --owner {OWNER} --approve"
+        print(f"    {command} {answer}")
     print("  (or --reject --reason '…'), then `make demo` again to see the tree finish;")
     print("  or just `make demo` again: it answers what still waits first.")
 
