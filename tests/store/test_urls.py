@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import time
+import uuid
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from agboss import StoreError
+from agboss import StoreError, StoreUnavailableError
 from agboss.store import DEFAULT_SQLITE_PATH, SqliteStore, store_from
 from agboss.store.postgres import PostgresStore
+from tests.stores import POSTGRES_URL
 
 
 def test_no_store_is_the_default_sqlite_file() -> None:
@@ -68,3 +71,14 @@ async def test_an_unreachable_postgresql_server_is_a_store_error() -> None:
     )
     with pytest.raises(StoreError, match="cannot be opened"):
         await store.open()
+
+
+@pytest.mark.skipif(POSTGRES_URL is None, reason="AGBOSS_TEST_POSTGRES_URL is not set")
+async def test_a_database_the_server_does_not_have_is_refused_at_once_in_its_words() -> None:
+    assert POSTGRES_URL is not None
+    server, _, _ = POSTGRES_URL.rpartition("/")
+    store = PostgresStore(f"{server}/no_such_database_{uuid.uuid4().hex[:8]}")
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailableError, match=r'database "no_such_database_\w+" does not'):
+        await store.open()
+    assert time.monotonic() - started < 5  # not the pool's wait of 10 s

@@ -152,6 +152,9 @@ class PostgresDriver:
     async def open(self) -> None:
         if self._pool is not None:
             return
+        # One connection first: a server that answers with a refusal (no such database, a
+        # wrong password) is reported at once, in its own words, not after the pool's wait.
+        refused = await self._first_connection()
         pool: AsyncConnectionPool[AsyncConnection[Any]] = AsyncConnectionPool(
             self.url,
             min_size=1,
@@ -168,12 +171,34 @@ class PostgresDriver:
             await pool.open(wait=True, timeout=self._open_timeout)
         except (PsycopgError, OSError, TimeoutError, PoolTimeout) as error:
             await pool.close()
+            reason = f"{error}" if refused is None else f"{error}; the last attempt: {refused}"
             raise StoreUnavailableError(
-                f"the PostgreSQL store cannot be opened: {error}",
+                f"the PostgreSQL store cannot be opened: {reason}",
                 hint="check the URL (postgresql://user:password@host:port/database) and that "
                 "the server is up",
             ) from error
         self._pool = pool
+
+    async def _first_connection(self) -> str | None:
+        """Connects once; raises what the server refused, else the reason it could not be
+        reached (``None`` when it was): the pool then waits for it, as for a server that starts."""
+        try:
+            connection = await AsyncConnection.connect(
+                self.url, autocommit=True, connect_timeout=max(1, int(self._open_timeout))
+            )
+        except PsycopgError as error:
+            said = str(error).strip()
+            if "FATAL" in said:  # the server answered, and refused: waiting changes nothing
+                raise StoreUnavailableError(
+                    f"the PostgreSQL server refused the store: {_server_reason(said)}",
+                    hint="check the database name, the user and the password in the URL "
+                    "(postgresql://user:password@host:port/database)",
+                ) from error
+            return said.splitlines()[0] if said else type(error).__name__
+        except OSError as error:
+            return str(error)
+        await connection.close()
+        return None
 
     async def close(self) -> None:
         if self._pool is not None:
@@ -362,3 +387,9 @@ async def _drive(connection: AsyncConnection[Any], work: Work[T]) -> T:
     except StopIteration as done:
         result: T = done.value
         return result
+
+
+def _server_reason(said: str) -> str:
+    """The server's own sentence from a connection error (after ``FATAL:``)."""
+    _, _, reason = said.partition("FATAL:")
+    return " ".join((reason or said).split())
