@@ -707,3 +707,18 @@ async def test_a_wrong_argument_type_says_what_to_give_instead() -> None:
     assert "timeout=30 is an int; give a timedelta (for example timedelta(seconds=30))" in text
     assert "answered_by='manager' is a str; give a PauseAnswerer (PauseAnswerer." in text
     assert "max_tool_loop_iterations='3' is a str; give a whole number" in text
+
+
+def test_a_misspelt_decorator_argument_is_refused_where_it_is_written() -> None:
+    suggestion = r"@agent has no argument nmae=; did you mean name="
+    with pytest.raises(ConfigurationError, match=suggestion):
+
+        @agent(  # type: ignore[call-arg]  # the mistake under test
+            nmae="typo-agent", description="d", prompt="p", model="openai/gpt"
+        )
+        class Misspelt: ...
+
+
+def test_a_decorator_argument_given_by_position_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="@tool takes its arguments by name only"):
+        tool("a-tool")  # type: ignore[misc]

@@ -1,14 +1,19 @@
 """The component decorators. Each attaches a frozen spec to its class and does nothing else.
 
-Nothing is registered and nothing is checked here: a decorated class takes part only once an
-application that reaches it is given to `App.create`, which checks every rule at once.
+Nothing is registered and nothing but the arguments' names is checked here (a misspelt one is
+a `ConfigurationError` where it is written, with the nearest name): a decorated class takes
+part only once an application that reaches it is given to `App.create`, which checks every
+rule at once.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
+import inspect
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel
 
@@ -28,6 +33,7 @@ from agboss.components._specs import (
     WorkflowStartSpec,
 )
 from agboss.enums import DecidedBy, PauseAnswerer
+from agboss.errors import ConfigurationError
 from agboss.inputs import InputLimits
 from agboss.pii._rules import PiiRule
 
@@ -51,6 +57,36 @@ __all__ = [
 C = TypeVar("C", bound=type[Any])
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _keywords_checked(decorator: Callable[P, R]) -> Callable[P, R]:
+    """The decorator, with a misspelt or positional argument a `ConfigurationError` that says
+    which and suggests the nearest name (``nmae=`` → ``name=``), raised where it is written."""
+    names = list(inspect.signature(decorator).parameters)
+
+    @functools.wraps(decorator)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        label = f"@{decorator.__name__}"
+        if args:
+            raise ConfigurationError(
+                f"{label} takes its arguments by name only",
+                hint=f"write {label}({', '.join(f'{n}=...' for n in names[:2])}, ...)",
+            )
+        for given in kwargs:
+            if given not in names:
+                near = difflib.get_close_matches(given, names, n=1)
+                guess = f"; did you mean {near[0]}=?" if near else ""
+                raise ConfigurationError(
+                    f"{label} has no argument {given}={guess}",
+                    hint=f"{label} takes {', '.join(names)}",
+                )
+        return decorator(*args, **kwargs)
+
+    return checked
+
+
 def _attach(spec: ComponentSpec) -> Callable[[C], C]:
     def decorate(cls: C) -> C:
         # Set on the class's own __dict__: a subclass (a role's implementation) has its own.
@@ -60,6 +96,7 @@ def _attach(spec: ComponentSpec) -> Callable[[C], C]:
     return decorate
 
 
+@_keywords_checked
 def agent(
     *,
     name: str,
@@ -104,6 +141,7 @@ def agent(
     )
 
 
+@_keywords_checked
 def tool(
     *,
     name: str,
@@ -139,6 +177,7 @@ def tool(
     )
 
 
+@_keywords_checked
 def channel(*, name: str, description: str, deps: Sequence[type[Any]] = ()) -> Callable[[C], C]:
     """Declares a concrete channel: a role's implementation, or a channel a tool names as is.
 
@@ -154,6 +193,7 @@ def channel(*, name: str, description: str, deps: Sequence[type[Any]] = ()) -> C
     )
 
 
+@_keywords_checked
 def channel_role(
     *,
     name: str,
@@ -193,6 +233,7 @@ def channel_role(
     )
 
 
+@_keywords_checked
 def reply_interpreter(
     *,
     name: str,
@@ -228,6 +269,7 @@ def reply_interpreter(
     )
 
 
+@_keywords_checked
 def workflow_start(*, name: str, description: str, input: type[BaseModel]) -> Callable[[C], C]:
     """Declares where a workflow starts: the DTO it is started with."""
     return _attach(
@@ -237,6 +279,7 @@ def workflow_start(*, name: str, description: str, input: type[BaseModel]) -> Ca
     )
 
 
+@_keywords_checked
 def workflow_finish(*, name: str, description: str, output: type[BaseModel]) -> Callable[[C], C]:
     """Declares where a workflow finishes: the DTO it returns."""
     return _attach(
@@ -246,6 +289,7 @@ def workflow_finish(*, name: str, description: str, output: type[BaseModel]) -> 
     )
 
 
+@_keywords_checked
 def join(
     *, name: str, description: str, output: type[BaseModel], deps: Sequence[type[Any]] = ()
 ) -> Callable[[C], C]:
@@ -268,6 +312,7 @@ def join(
     )
 
 
+@_keywords_checked
 def workflow(
     *,
     name: str,
@@ -301,6 +346,7 @@ def workflow(
     )
 
 
+@_keywords_checked
 def application(
     *,
     name: str,
