@@ -57,7 +57,7 @@ def test_every_keyword_of_every_decorator_is_in_the_components_table() -> None:
     text = (DOCS / "components.md").read_text()
     missing = []
     for name in DECORATORS:
-        shown = re.search(rf"`@{name}\((.*?)\)`", text)
+        shown = re.search(rf"(?:^\| |/ )`@{name}\((.*?)\)`", text, re.M)
         assert shown is not None, f"components.md does not show @{name}(...)"
         documented = {part.strip().split("=")[0] for part in shown.group(1).split(",")}
         declared = set(inspect.signature(getattr(agboss, name)).parameters)
@@ -70,3 +70,52 @@ def test_every_migration_step_is_described_in_stores_md() -> None:
     text = (DOCS / "stores.md").read_text()
     described = {int(number) for number in re.findall(r"Step (\d+)", text)}
     assert described == set(range(1, LATEST_VERSION + 1))
+
+
+class _Sessions:
+    """Who signs in, for the FastAPI snippet: everyone is user-1."""
+
+    async def user_of(self, request: Any) -> Any:
+        return type("User", (), {"id": "user-1"})()
+
+
+async def test_the_fastapi_lifespan_wiring_serves_the_router_once_the_app_is_open(
+    tmp_path: Path,
+) -> None:
+    import httpx
+    import uvicorn
+
+    from agboss import FunctionProvider
+    from agboss.models import ChatResponse
+    from tests.office import OfficeApplication
+
+    namespace: dict[str, Any] = {
+        "OfficeApplication": OfficeApplication,
+        "STORE_URL": f"sqlite:///{tmp_path / 'app.db'}",
+        "PROVIDERS": [FunctionProvider(lambda request: ChatResponse(content="x"), serves=("*",))],
+        "sessions": _Sessions(),
+    }
+    exec(snippet("pauses.md", "fastapi-lifespan"), namespace)  # as a reader runs it
+    api = namespace["api"]
+    assert namespace["opened"] == {}  # built before the app is open
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=api), base_url="http://test"
+    ) as http:
+        early = await http.get("/agboss/pauses")  # no lifespan has run: the app is not open
+    assert early.status_code == 503
+    assert early.json()["code"] == "web.app-not-open"
+    config = uvicorn.Config(api, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    try:
+        while not server.started:  # uvicorn has no event to wait on  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            listed = await http.get("/agboss/pauses")
+        assert listed.status_code == 200, listed.text
+        assert listed.json()["entries"] == []
+    finally:
+        server.should_exit = True
+        await task
+    assert namespace["opened"] == {}  # closed with the lifespan

@@ -147,6 +147,7 @@ def test_the_public_names_are_pinned() -> None:
 
 
 WEB = [
+    "AppNotOpenError",
     "Authenticator",
     "Caller",
     "NotAuthenticatedError",

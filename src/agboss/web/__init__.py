@@ -19,10 +19,16 @@ except ModuleNotFoundError as missing:
         name=missing.name,
     ) from missing
 
-from agboss.web._problems import NotAuthenticatedError, RequestTooLargeError, UnreadableRequestError
+from agboss.web._problems import (
+    AppNotOpenError,
+    NotAuthenticatedError,
+    RequestTooLargeError,
+    UnreadableRequestError,
+)
 from agboss.web._router import Authenticator, Caller, pause_router
 
 __all__ = [
+    "AppNotOpenError",
     "Authenticator",
     "Caller",
     "NotAuthenticatedError",

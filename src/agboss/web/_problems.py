@@ -33,6 +33,7 @@ from agboss.errors import (
 )
 
 __all__ = [
+    "AppNotOpenError",
     "NotAuthenticatedError",
     "RequestTooLargeError",
     "UnreadableRequestError",
@@ -52,6 +53,14 @@ class NotAuthenticatedError(AgbossError):
     code = "web.not-authenticated"
     default_message = "the request carries no credential the application recognises"
     default_hint = "sign in, or send the credential the application's authenticator reads"
+
+
+class AppNotOpenError(AgbossError):
+    """The router was built before its application, which is not open (yet, or any more)."""
+
+    code = "web.app-not-open"
+    default_message = "the application is not open: it starts, or it was closed"
+    default_hint = "retry in a moment; the host opens the application in its lifespan"
 
 
 class RequestTooLargeError(AgbossError):
@@ -76,6 +85,7 @@ class UnreadableRequestError(AgbossError):
 # The first matching class wins: subclasses before their bases.
 _STATUSES: Final[tuple[tuple[type[AgbossError], int], ...]] = (
     (NotAuthenticatedError, 401),
+    (AppNotOpenError, 503),
     (UnknownPauseError, 404),
     (UnknownExecutionError, 404),
     (UnknownThreadError, 404),

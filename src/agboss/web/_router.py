@@ -26,7 +26,13 @@ from agboss.web._bodies import (
 )
 from agboss.web._openapi import openapi_schema
 from agboss.web._page import page, static
-from agboss.web._problems import NotAuthenticatedError, log_failure, problem, status_of
+from agboss.web._problems import (
+    AppNotOpenError,
+    NotAuthenticatedError,
+    log_failure,
+    problem,
+    status_of,
+)
 
 __all__ = ["Authenticator", "Caller", "pause_router"]
 
@@ -69,10 +75,23 @@ Authenticator: TypeAlias = Callable[[Request], "Awaitable[Caller | None] | Calle
 
 @dataclass(frozen=True, slots=True)
 class _Routes:
-    app: App
+    app_of: Callable[[], App | None]
     authenticate: Authenticator
     max_body: int
     poll_ms: int
+
+    @property
+    def app(self) -> App:
+        """The application, as the router's host holds it now."""
+        found = self.app_of()
+        if found is None:
+            raise AppNotOpenError()
+        if not isinstance(found, App):
+            raise ConfigurationError(
+                f"pause_router's app function returned {type(found).__name__}, not an App",
+                hint="return the App that App.create returned, or None until it is open",
+            )
+        return found
 
     async def caller(self, request: Request) -> Caller:
         found: Any = self.authenticate(request)
@@ -194,7 +213,7 @@ def _moment(text: str | None) -> datetime | None:
 
 
 def pause_router(
-    app: App,
+    app: App | Callable[[], App | None],
     *,
     authenticate: Authenticator,
     max_body: int = DEFAULT_MAX_BODY,
@@ -212,10 +231,12 @@ def pause_router(
     object ``400``, wrong answerer or owner ``403``, budget ``429``, store ``503`` (see
     `problems.py`).
 
-    The router does not open or close ``app``: the host application does, in its lifespan.
+    The router does not open or close ``app``: the host application does, in its lifespan. A
+    router built before the application is open takes a function that returns it (``None``
+    until it is open: then ``503 web.app-not-open``).
 
     Args:
-        app: The application whose pauses it answers.
+        app: The application whose pauses it answers, or a function of nothing returning it.
         authenticate: Reads the `Caller` from a request; ``None`` for no credential.
         max_body: The largest request body, in bytes (``413`` over it).
         page: Serve the approvals page at ``/`` (its files under ``/static/``).
@@ -226,10 +247,15 @@ def pause_router(
         ConfigurationError: ``authenticate`` is not callable, or ``max_body`` or ``poll_ms``
             not a positive whole number.
     """
-    if not isinstance(app, App):
+    if isinstance(app, App):
+        opened = app
+        app_of: Callable[[], App | None] = lambda: opened  # noqa: E731 - the one App
+    elif callable(app):
+        app_of = app
+    else:
         raise ConfigurationError(
             f"pause_router takes an App, not {type(app).__name__}",
-            hint="pass the App that App.create returned",
+            hint="pass the App that App.create returned, or a function that returns it",
         )
     if not callable(authenticate):
         raise ConfigurationError(
@@ -242,7 +268,7 @@ def pause_router(
     ):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ConfigurationError(f"{name}={value!r} must be a positive whole number", hint=hint)
-    routes = _Routes(app, authenticate, max_body, poll_ms)
+    routes = _Routes(app_of, authenticate, max_body, poll_ms)
     table: list[BaseRoute] = [
         Route("/pauses", routes.inbox, methods=["GET"]),
         Route("/pauses/{pause_id}", routes.answer, methods=["POST"]),
