@@ -50,6 +50,7 @@ from tests.pii_app import (
     TextAgent,
 )
 from tests.stores import STORE_KINDS, store_url
+from tests.waiting import eventually
 
 CUSTOMER = CustomerDto(order_id="o-7", iban=IBAN, note="")
 DONE = reply_with(WorkflowFinishTextDto, text="done")
@@ -170,6 +171,24 @@ async def test_a_token_survives_a_pause_and_a_restart(kind: str, tmp_path: Path)
 
 
 # ---- what leaves the process ---------------------------------------------------------------
+
+
+async def test_an_answers_receipt_shows_the_decision_masked_and_the_tool_gets_it_real(
+    env: TestEnv,
+) -> None:
+    env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(RefundTool, order_id="o-7", iban="<IBAN_1>")), DONE
+    )
+    paused = await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
+    [pause] = paused.pending
+    assert pause.pause_id is not None
+    override = {"order_id": "o-7", "iban": OTHER_IBAN}
+    receipt = await env.app.answer(
+        pause.pause_id, decision={"approved": True, "override_arguments": override}, owner_id="u"
+    )
+    assert receipt.decision.override_arguments == {"order_id": "o-7", "iban": "****5432"}
+    await eventually(lambda: bool(RUNS), "the refund")
+    assert [f"refund o-7 to {OTHER_IBAN}"] == RUNS
 
 
 async def test_pending_events_channels_and_records_show_the_value_masked(env: TestEnv) -> None:

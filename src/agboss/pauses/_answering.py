@@ -118,7 +118,8 @@ class AnswerReceipt:
         pause_id: The pause answered, as results may show it (``None`` for a channel pause).
         execution_id: The root execution it waits in; `App.get` reads where it stands.
         thread_id: Its thread.
-        decision: The decision recorded (validated; read from the reply for ``reply=``).
+        decision: The decision recorded (validated; read from the reply for ``reply=``),
+            masked like the audit trail: the tool gets the real values.
         responder: Who answered.
         repeated: This answer repeats one already recorded (a retried webhook: the same
             answerer, the same decision or words); nothing new was recorded.
@@ -221,7 +222,7 @@ async def record_answer(
         pause_id=shown_pause_id(resolved.pause_id, resolved.answered_by),
         execution_id=resolved.root_execution_id,
         thread_id=row.thread_id,
-        decision=valid,
+        decision=_shown(engine, resolved, row, valid),
         responder=responder,
     )
     return Recorded(receipt, taken)
@@ -264,7 +265,18 @@ def _repeated(
         pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
         execution_id=pause.root_execution_id,
         thread_id=row.thread_id,
-        decision=recorded.decision,
+        decision=_shown(engine, pause, row, recorded.decision),
         responder=responder,
         repeated=True,
+    )
+
+
+def _shown(
+    engine: Engine, pause: PauseRecord, row: ExecutionRow, decision: ToolCallApprovalDecisionDto
+) -> ToolCallApprovalDecisionDto:
+    """The decision as a receipt may show it: masked like the audit trail (a receipt leaves
+    the process, to a webhook's caller or a page)."""
+    outside = engine.runtime.assembly.pii_outside
+    return outside.decision(
+        decision, pause.agent, pause.ask.tool, pause.ask.arguments, outside.policy(row.workflow)
     )

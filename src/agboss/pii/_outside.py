@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.pii._policy import PiiPolicy, _marks, marked_values
 from agboss.records._model import StepRecord
 from agboss.records._outputs import PendingPause
@@ -115,6 +116,30 @@ class PiiOutside:
             update["error"] = policy.outside(record.error, values)
         return record.model_copy(update=update)
 
+    def decision(
+        self,
+        decision: ToolCallApprovalDecisionDto,
+        agent: str,
+        tool: str | None,
+        arguments: Mapping[str, Any] | None,
+        policy: PiiPolicy,
+    ) -> ToolCallApprovalDecisionDto:
+        """A decision on a call of ``agent``'s ``tool`` (asked with ``arguments``) as it may be
+        shown: its reason and other arguments masked."""
+        dto = self._input(agent, tool)
+        if not self._needed(policy, dto):
+            return decision
+        values = [] if not arguments else marked_values(dict(arguments), dto)
+        reason = decision.reason
+        return decision.model_copy(
+            update={
+                "reason": None if reason is None else policy.outside(reason, values),
+                "override_arguments": None
+                if decision.override_arguments is None
+                else policy.outside_value(decision.override_arguments, dto),
+            }
+        )
+
     def answer(self, entry: PauseAnswerRecord, policy: PiiPolicy) -> PauseAnswerRecord:
         call = entry.step.tool_call
         dto = self._input(entry.step.agent.name, None if call is None else call.tool)
@@ -122,16 +147,13 @@ class PiiOutside:
             return entry
         values = [] if call is None else marked_values(call.arguments, dto)
         update: dict[str, Any] = {"step": self.step(entry.step, policy)}
-        decision = entry.decision
-        if decision is not None:
-            reason = decision.reason
-            update["decision"] = decision.model_copy(
-                update={
-                    "reason": None if reason is None else policy.outside(reason, values),
-                    "override_arguments": None
-                    if decision.override_arguments is None
-                    else policy.outside_value(decision.override_arguments, dto),
-                }
+        if entry.decision is not None:
+            update["decision"] = self.decision(
+                entry.decision,
+                entry.step.agent.name,
+                None if call is None else call.tool,
+                None if call is None else call.arguments,
+                policy,
             )
         if entry.reply is not None:
             update["reply"] = policy.outside(entry.reply, values)
