@@ -147,7 +147,7 @@ async def test_the_owner_sees_the_masked_ask_and_approves_it(site: Site) -> None
     card = expense_card(page)
     await expect(card).to_contain_text("office-agent asks to run book-expense-tool")
     await expect(card).to_contain_text("expense-approval-channel")
-    await expect(card).to_contain_text("waiting just now")
+    await expect(card).to_contain_text("waiting 0 s")  # the test clock stands still
     await expect(card.locator("table.arguments")).to_contain_text("12.5")
     await card.get_by_role("button", name="Approve", exact=True).click()
     await expect(card.locator(".note")).to_have_text("Approved — recorded.")
@@ -160,7 +160,7 @@ async def test_a_rejection_carries_its_reason_to_the_audit_trail(site: Site) -> 
     card = expense_card(page)
     await card.get_by_label("Reason").fill("no taxis this month")
     await card.get_by_role("button", name="Reject").click()
-    await expect(card.locator(".note")).to_have_text("Rejected — recorded.")
+    await expect(card.locator(".note")).to_have_text("Rejected (no taxis this month) — recorded.")
     decided: list[Any] = []
 
     async def recorded() -> bool:
@@ -189,7 +189,7 @@ async def test_an_edited_argument_is_what_the_tool_gets(site: Site) -> None:
     if SCREENSHOTS:
         await page.screenshot(path=f"{SCREENSHOTS}/approvals-edit.png", full_page=True)
     await form.get_by_role("button", name="Approve with these arguments").click()
-    await expect(card.locator(".note")).to_have_text("Approved — recorded.")
+    await expect(card.locator(".note")).to_have_text("Approved with amount=6.25 — recorded.")
     await ran("book-expense taxi 6.25")
 
 
@@ -219,7 +219,8 @@ async def test_the_form_has_a_control_for_each_kind_of_field_and_sends_what_it_s
     await form.get_by_label("Cabin").select_option(label="business")
     await form.get_by_label("Travellers").fill('["ada", "bob"]')
     await form.get_by_role("button", name="Approve with these arguments").click()
-    await expect(card.locator(".note")).to_have_text("Approved — recorded.")
+    await expect(card.locator(".note")).to_contain_text("Approved with ")
+    await expect(card.locator(".note")).to_contain_text("nights=3")
     await eventually(lambda: bool(travel_app.BOOKED), "the booking")
     expected = travel_app.TripDto(
         city="Lyon",
@@ -296,7 +297,9 @@ async def test_the_page_reads_every_page_of_the_inbox(site: Site) -> None:
     for _ in range(101):  # 202 waiting pauses: more than one page of 200
         await site.paused(then_done=False)
     page = await site.open()
-    await expect(page.locator("#status")).to_have_text("101 waiting for you")
+    await expect(page.locator("#status")).to_have_text(
+        "202 waiting: 101 for you, 101 through their channels"
+    )
     await expect(page.locator("li.pause")).to_have_count(202)
 
 
@@ -377,11 +380,15 @@ async def test_the_demo_serves_the_page_on_loopback_and_finishes_when_it_is_answ
             await expect(form.get_by_label("Iban")).to_have_value("****3000")
             await form.get_by_label("Lease Id").fill("L-8")
             await form.get_by_role("button", name="Approve with these arguments").click()
-            await expect(deposit.locator(".note")).to_have_text("Approved — recorded.")
+            await expect(deposit.locator(".note")).to_have_text(
+                "Approved with lease_id=L-8 — recorded."
+            )
             expense = page.locator('li.pause[data-tool="book-expense-tool"]')
             await expense.get_by_label("Reason").fill("not this month")
             await expense.get_by_role("button", name="Reject").click()
-            await expect(expense.locator(".note")).to_have_text("Rejected — recorded.")
+            await expect(expense.locator(".note")).to_have_text(
+                "Rejected (not this month) — recorded."
+            )
             await browser.close()
         out = (await asyncio.wait_for(demo.stdout.read(), 30)).decode()
         assert await asyncio.wait_for(demo.wait(), 30) == 0

@@ -28,7 +28,7 @@
 
   function waited(seconds) {
     const minutes = Math.floor(seconds / 60);
-    if (minutes < 1) return "just now";
+    if (minutes < 1) return `${Math.floor(seconds)} s`;
     if (minutes < 60) return `${minutes} min`;
     const hours = Math.floor(minutes / 60);
     if (hours < 24) return `${hours} h ${minutes % 60} min`;
@@ -37,6 +37,22 @@
 
   function shown(value) {
     return typeof value === "string" ? value : JSON.stringify(value);
+  }
+
+  // What was decided, in words: the verdict, the arguments it changed (as the receipt shows
+  // them: masked like the page), the reason.
+  function decided(entry, decision) {
+    if (!decision) return "Answered";
+    const reason = decision.reason ? ` (${decision.reason})` : "";
+    if (!decision.approved) return `Rejected${reason}`;
+    const asked = entry.ask.arguments || {};
+    const changed = Object.entries(decision.override_arguments || {}).filter(
+      ([key, value]) => JSON.stringify(value) !== JSON.stringify(asked[key]),
+    );
+    const other = changed.length
+      ? ` with ${changed.map(([key, value]) => `${key}=${shown(value)}`).join(", ")}`
+      : "";
+    return `Approved${other}${reason}`;
   }
 
   function note(card, text, kind, errors) {
@@ -79,8 +95,7 @@
     }
     const reply = await response.json().catch(() => ({}));
     if (response.ok) {
-      const what = reply.decision && reply.decision.approved ? "Approved" : "Rejected";
-      note(card, `${what} — recorded.`, "ok");
+      note(card, `${decided(entry, reply.decision)} — recorded.`, "ok");
       settle(card, "done");
       return;
     }
@@ -293,8 +308,11 @@
       return;
     }
     show(read.entries); // a failure here is the page's own: it surfaces as an error, not as "offline"
-    const waiting = read.entries.filter((entry) => entry.pause_id).length;
-    status.textContent = `${waiting} waiting for you`;
+    const mine = read.entries.filter((entry) => entry.pause_id).length;
+    const theirs = read.entries.length - mine;
+    status.textContent = theirs
+      ? `${read.entries.length} waiting: ${mine} for you, ${theirs} through their channels`
+      : `${mine} waiting for you`;
     status.className = "";
   }
 
