@@ -389,6 +389,8 @@ async def test_the_demo_serves_the_page_on_loopback_and_finishes_when_it_is_answ
             await expect(expense.locator(".note")).to_have_text(
                 "Rejected (not this month) — recorded."
             )
+            # The demo serves the page a moment longer: it shows that nothing waits any more.
+            await expect(page.locator("#status")).to_have_text("0 waiting for you")
             await browser.close()
         out = (await asyncio.wait_for(demo.stdout.read(), 30)).decode()
         assert await asyncio.wait_for(demo.wait(), 30) == 0

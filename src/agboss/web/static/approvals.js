@@ -298,7 +298,7 @@
     try {
       read = await inbox();
     } catch (error) {
-      status.textContent = "The server cannot be reached; retrying.";
+      status.textContent = "The server cannot be reached (it may have stopped); retrying.";
       status.className = "error";
       return;
     }
