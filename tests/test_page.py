@@ -154,6 +154,20 @@ async def test_the_owner_sees_the_masked_ask_and_approves_it(site: Site) -> None
     await ran("book-expense taxi 12.5")
 
 
+async def test_the_cards_of_one_request_stand_together_under_the_request(site: Site) -> None:
+    await site.paused(then_done=False)
+    await site.paused(then_done=False)
+    page = await site.open()
+    await expect(page.locator("li.pause")).to_have_count(4)
+    headers = page.locator("li.request")
+    await expect(headers).to_have_count(2)
+    await expect(headers.first).to_have_text(f"Request: {REQUEST.text}")
+    order = await page.locator("ul#pauses > li").evaluate_all(
+        "items => items.map(item => item.classList.contains('request') ? 'request' : 'card')"
+    )
+    assert order == ["request", "card", "card", "request", "card", "card"]
+
+
 async def test_a_rejection_carries_its_reason_to_the_audit_trail(site: Site) -> None:
     result = await site.paused()
     page = await site.open()

@@ -173,6 +173,15 @@ async def test_a_token_survives_a_pause_and_a_restart(kind: str, tmp_path: Path)
 # ---- what leaves the process ---------------------------------------------------------------
 
 
+async def test_the_inbox_shows_what_was_asked_masked(env: TestEnv) -> None:
+    env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(RefundTool, order_id="o-7", iban="<IBAN_1>")), DONE
+    )
+    await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
+    [entry] = (await env.app.pending(owner_id="u")).entries
+    assert entry.request == {"order_id": "o-7", "iban": "****3000", "note": ""}
+
+
 async def test_an_answers_receipt_shows_the_decision_masked_and_the_tool_gets_it_real(
     env: TestEnv,
 ) -> None:

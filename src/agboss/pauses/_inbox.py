@@ -12,6 +12,7 @@ import binascii
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from agboss.engine._runtime import Runtime
 from agboss.errors import DtoValidationError
@@ -41,6 +42,9 @@ class InboxEntry:
     thread_id: str
     owner_id: str
     asked_at: datetime
+    request: Any = None
+    """What was asked of the execution it waits in — its start's input, as JSON, masked by the
+    workflow's PII rules — so that a screen shows what the question is for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +118,18 @@ def query_of(
     )
 
 
+def _request(runtime: Runtime, workflow: str, input_json: str | None) -> Any:
+    """An execution's input as a screen may show it: masked by its workflow's PII rules (and
+    its start DTO's marked fields); ``None`` when there is none or the workflow is gone."""
+    assembly = runtime.assembly
+    definition = assembly.workflows_by_name.get(workflow)
+    if input_json is None or definition is None:
+        return None
+    value = json.loads(input_json)
+    outside = assembly.pii_outside
+    return outside.arguments(value, definition.graph.start_node.input, outside.policy(workflow))
+
+
 async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
     """One page of waiting pauses, masked."""
     found = await runtime.store.pauses.list_waiting(
@@ -136,6 +152,7 @@ async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
             thread_id=waiting.thread_id,
             owner_id=waiting.owner_id,
             asked_at=waiting.asked_at,
+            request=_request(runtime, waiting.workflow, waiting.input_json),
         )
         for waiting in found[: query.limit]
     ]

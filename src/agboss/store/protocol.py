@@ -214,6 +214,8 @@ class WaitingPause:
     owner_id: str
     asked_at: datetime
     seq: int
+    input_json: str | None = None
+    """The root execution's input, as stored: what was asked of the tree (the request)."""
 
 
 class ExecutionRepository(Protocol):

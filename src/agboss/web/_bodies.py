@@ -79,6 +79,9 @@ class InboxEntryBody(BaseModel):
     waited_seconds: float
     accepts_reply: bool
     arguments_schema: dict[str, Any]
+    request: Any = None
+    """What was asked of the execution (its input, masked): the page shows it once above the
+    execution's cards."""
 
 
 class InboxBody(BaseModel):

@@ -160,6 +160,7 @@ class _Routes:
             waited_seconds=max(0.0, (now - entry.asked_at).total_seconds()),
             accepts_reply=self.app.accepts_reply(pause),
             arguments_schema=self.app.arguments_schema(pause),
+            request=entry.request,
         )
 
     async def page(self, request: Request) -> Response:

@@ -393,7 +393,7 @@ class SqlPausedExecutionRepository(_Repository):
         rows = await self._driver.read(
             _all(
                 f"SELECT {columns}, p.root_execution_id, e.workflow, e.thread_id, e.owner_id, "
-                f"p.asked_at, p.seq FROM pauses p JOIN executions e "
+                f"p.asked_at, p.seq, e.input_json FROM pauses p JOIN executions e "
                 f"ON e.execution_id = p.root_execution_id WHERE {where} "
                 "ORDER BY p.asked_at, p.root_execution_id, p.seq LIMIT ?",
                 *params,
@@ -409,6 +409,7 @@ class SqlPausedExecutionRepository(_Repository):
                 owner_id=str(row[10]),
                 asked_at=from_micros(int(row[11])),
                 seq=int(row[12]),
+                input_json=None if row[13] is None else str(row[13]),
             )
             for row in rows
         ]

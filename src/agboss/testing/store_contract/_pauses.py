@@ -209,6 +209,7 @@ class PauseContract(Contract):
         assert [w.pause.pause_id for w in everything] == ["a" * 32, None, "c" * 32]
         assert [w.owner_id for w in everything] == ["u", "u", "v"]
         assert everything[2].thread_id == "th-2"
+        assert [w.input_json for w in everything] == ['{"text": "x"}'] * 3  # the request
         assert await store.pauses.count_waiting(WaitingQuery("acme")) == 3
         page = await store.pauses.list_waiting(WaitingQuery("acme", limit=2))
         last = page[-1]

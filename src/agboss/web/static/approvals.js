@@ -245,6 +245,32 @@
     return item;
   }
 
+  // The cards of one execution stand together, under what was asked of it (its request).
+  const requests = new Map();
+
+  function requestOf(entry) {
+    const request = entry.request;
+    if (request && typeof request === "object" && typeof request.text === "string") return request.text;
+    return request == null ? "" : shown(request);
+  }
+
+  function group(entry) {
+    let header = requests.get(entry.execution_id);
+    if (!header) {
+      const asked = requestOf(entry);
+      header = el("li", { class: "request" },
+        el("p", { text: asked ? `Request: ${asked}` : `Execution ${entry.execution_id}` }));
+      header.dataset.execution = entry.execution_id;
+      requests.set(entry.execution_id, header);
+      list.append(header);
+    }
+    let last = header;
+    while (last.nextElementSibling && last.nextElementSibling.dataset.execution === entry.execution_id) {
+      last = last.nextElementSibling;
+    }
+    return last;
+  }
+
   function show(entries) {
     const seen = new Set();
     for (const entry of entries) {
@@ -256,8 +282,9 @@
         continue;
       }
       const made = card(entry);
+      made.dataset.execution = entry.execution_id;
       cards.set(key, made);
-      list.append(made);
+      group(entry).after(made);
     }
     for (const [key, existing] of cards) {
       if (seen.has(key)) continue;
@@ -269,6 +296,13 @@
       } else if (Date.now() - Number(existing.dataset.settledAt) >= KEEP_MS) {
         existing.remove();
         cards.delete(key);
+      }
+    }
+    for (const [execution, header] of requests) {
+      const next = header.nextElementSibling;
+      if (!next || next.dataset.execution !== execution || !next.classList.contains("pause")) {
+        header.remove();
+        requests.delete(execution);
       }
     }
     empty.hidden = cards.size > 0;
