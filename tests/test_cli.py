@@ -84,11 +84,17 @@ def test_migrate_list_resume_and_cancel_from_the_command_line(url: str) -> None:
     assert "thread.unknown" in cancelled.output
 
 
-def test_the_table_shows_whole_pause_ids_and_data_as_it_is_not_as_markup(url: str) -> None:
-    runner = CliRunner()
+def _owner_pause(runner: CliRunner, url: str) -> dict[str, Any]:
+    """A paused desk execution's thread-owner pause, as `pauses list --json` lists it."""
     asyncio.run(_paused(url))
     listed = runner.invoke(cli, ["pauses", "list", "--app", APP, "--store", url, "--json"])
     [owner] = [e for e in map(json.loads, listed.output.splitlines()) if e["pause_id"]]
+    return owner
+
+
+def test_the_table_shows_whole_pause_ids_and_data_as_it_is_not_as_markup(url: str) -> None:
+    runner = CliRunner()
+    owner = _owner_pause(runner, url)
     table = runner.invoke(cli, ["pauses", "list", "--app", APP, "--store", url])
     assert table.exit_code == 0, table.output
     assert owner["pause_id"] in table.output.replace("│", "").replace("\n", "").replace(" ", "")
@@ -101,9 +107,7 @@ def test_the_table_shows_whole_pause_ids_and_data_as_it_is_not_as_markup(url: st
 
 def test_a_hint_names_the_commands_flags_not_python_arguments(url: str) -> None:
     runner = CliRunner()
-    asyncio.run(_paused(url))
-    listed = runner.invoke(cli, ["pauses", "list", "--app", APP, "--store", url, "--json"])
-    [owner] = [e for e in map(json.loads, listed.output.splitlines()) if e["pause_id"]]
+    owner = _owner_pause(runner, url)
     command = ["resume", owner["pause_id"], "--app", APP, "--store", url, "--approve"]
     refused = runner.invoke(cli, [*command, "--answered-by", "clerk-3"])
     assert refused.exit_code == 1
@@ -114,9 +118,7 @@ def test_a_hint_names_the_commands_flags_not_python_arguments(url: str) -> None:
 
 def test_an_answer_with_other_arguments_says_what_was_decided(url: str) -> None:
     runner = CliRunner()
-    asyncio.run(_paused(url))
-    listed = runner.invoke(cli, ["pauses", "list", "--app", APP, "--store", url, "--json"])
-    [owner] = [e for e in map(json.loads, listed.output.splitlines()) if e["pause_id"]]
+    owner = _owner_pause(runner, url)
     command = ["resume", owner["pause_id"], "--app", APP, "--store", url, "--owner", "user-1"]
     button = '{"approved": true, "override_arguments": {"purpose": "taxi", "amount": 6.25}}'
     answered = runner.invoke(cli, [*command, "--reply", button])

@@ -182,18 +182,24 @@ async def test_the_inbox_shows_what_was_asked_masked(env: TestEnv) -> None:
     assert entry.request == {"order_id": "o-7", "iban": "****3000", "note": ""}
 
 
-async def test_an_answers_receipt_shows_the_decision_masked_and_the_tool_gets_it_real(
-    env: TestEnv,
-) -> None:
+async def refund_paused(env: TestEnv) -> str:
+    """The id of the refund's pause, its call made with the customer's IBAN as a token."""
     env.mock_llm(RefundAgent).then_return(
         call_tools(tool_call(RefundTool, order_id="o-7", iban="<IBAN_1>")), DONE
     )
     paused = await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
     [pause] = paused.pending
     assert pause.pause_id is not None
+    return pause.pause_id
+
+
+async def test_an_answers_receipt_shows_the_decision_masked_and_the_tool_gets_it_real(
+    env: TestEnv,
+) -> None:
+    pause_id = await refund_paused(env)
     override = {"order_id": "o-7", "iban": OTHER_IBAN}
     receipt = await env.app.answer(
-        pause.pause_id, decision={"approved": True, "override_arguments": override}, owner_id="u"
+        pause_id, decision={"approved": True, "override_arguments": override}, owner_id="u"
     )
     assert receipt.decision.override_arguments == {"order_id": "o-7", "iban": "****5432"}
     await eventually(lambda: bool(RUNS), "the refund")
@@ -240,12 +246,7 @@ async def test_pending_events_channels_and_records_show_the_value_masked(env: Te
 async def test_an_interpreters_model_reads_the_ask_with_tokens_and_a_stray_token_declines(
     env: TestEnv,
 ) -> None:
-    env.mock_llm(RefundAgent).then_return(
-        call_tools(tool_call(RefundTool, order_id="o-7", iban="<IBAN_1>")), DONE
-    )
-    paused = await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
-    [pause] = paused.pending
-    assert pause.pause_id is not None
+    pause_id = await refund_paused(env)
     reader = env.mock_llm(RefundReplyInterpreter).then_return(
         reply_with(
             ToolCallApprovalDecisionDto,
@@ -259,12 +260,12 @@ async def test_an_interpreters_model_reads_the_ask_with_tokens_and_a_stray_token
         ),
     )
     with pytest.raises(UninterpretableReplyError, match="a token nobody issued"):
-        await env.app.resume(pause.pause_id, reply=f"yes, and mail {EMAIL}", owner_id="u")
+        await env.app.resume(pause_id, reply=f"yes, and mail {EMAIL}", owner_id="u")
     text = sent(reader.requests)
     assert IBAN not in text
     assert EMAIL not in text
     assert "<IBAN_1>" in text
-    done = await env.app.resume(pause.pause_id, reply="yes", owner_id="u")
+    done = await env.app.resume(pause_id, reply="yes", owner_id="u")
     assert done.status is ExecutionStatus.COMPLETED
     assert [f"refund o-7 to {IBAN}"] == RUNS  # the model's token is the real value again
 
