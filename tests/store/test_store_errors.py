@@ -83,6 +83,43 @@ async def test_a_sqlite_write_behind_another_writer_fails_busy_and_never_freezes
     await store.close()
 
 
+def _locked_for(path: Path, seconds: float) -> None:
+    """Holds the file's exclusive lock (a rollback-journal file, as a new one is before an
+    instance switches it to WAL) for ``seconds``, from another connection."""
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("CREATE TABLE IF NOT EXISTS held (x)")
+    other.execute("BEGIN EXCLUSIVE")
+    other.execute("INSERT INTO held VALUES (1)")
+    time.sleep(seconds)
+    other.execute("COMMIT")
+    other.close()
+
+
+async def test_a_sqlite_store_opening_while_another_holds_the_files_lock_waits_and_opens(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "new.db"
+    holding = asyncio.get_running_loop().run_in_executor(None, _locked_for, path, 0.4)
+    await asyncio.sleep(0.1)  # the lock is held
+    store = SqliteStore(path, busy_timeout=timedelta(seconds=5))
+    await store.open()
+    await store.close()
+    await holding
+
+
+async def test_a_sqlite_store_locked_past_its_busy_timeout_fails_with_a_store_error(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "new.db"
+    holding = asyncio.get_running_loop().run_in_executor(None, _locked_for, path, 0.8)
+    await asyncio.sleep(0.1)
+    store = SqliteStore(path, busy_timeout=timedelta(milliseconds=200))
+    with pytest.raises(StoreError) as raised:  # never a bare sqlite3.OperationalError
+        await store.open()
+    assert not isinstance(raised.value, sqlite3.Error)
+    await holding
+
+
 async def test_a_file_that_is_not_a_sqlite_database_is_a_store_error(tmp_path: Path) -> None:
     path = tmp_path / "agboss.db"
     path.write_bytes(b"this is no database, " * 100)

@@ -133,10 +133,14 @@ class SqliteDriver:
             self._reader = self._connection(busy_ms=0)
             if self._inline:
                 self._eager = self._connection(busy_ms=0)
-                self._eager.execute("PRAGMA synchronous=NORMAL")
+                # Reads the schema, so it meets another instance's lock on a new file (its
+                # switch to WAL): waited for like the writer's, up to busy_timeout.
+                await self._on_thread(
+                    lambda: self._pragma(self._eager_connection(), "PRAGMA synchronous=NORMAL")
+                )
                 # Its commits never checkpoint (copy the WAL into the file and fsync it, which
                 # takes milliseconds): the store's thread does, every `CHECKPOINT_EVERY`.
-                self._eager.execute("PRAGMA wal_autocheckpoint=0")
+                self._eager_connection().execute("PRAGMA wal_autocheckpoint=0")
         except BaseException:
             await self.close()
             raise
@@ -177,10 +181,25 @@ class SqliteDriver:
         """Puts the file in WAL mode. Instances opening a new file together race for it, and
         SQLite answers the losers "locked" at once (its busy wait does not cover a change of
         journal mode): they try again, up to ``busy_timeout``."""
+        self._retried(connection, "PRAGMA journal_mode=WAL")
+
+    def _eager_connection(self) -> sqlite3.Connection:
+        assert self._eager is not None
+        return self._eager
+
+    def _pragma(self, connection: sqlite3.Connection, statement: str) -> None:
+        """A pragma of opening, its driver errors the store's (`StoreError`)."""
+        try:
+            self._retried(connection, statement)
+        except sqlite3.Error as error:
+            raise _mapped(error, self.path) from error
+
+    def _retried(self, connection: sqlite3.Connection, statement: str) -> None:
+        """Runs ``statement``, again while the file is locked, up to ``busy_timeout``."""
         deadline = time.monotonic() + self._busy_ms / 1000
         while True:
             try:
-                connection.execute("PRAGMA journal_mode=WAL").fetchall()
+                connection.execute(statement).fetchall()
                 return
             except sqlite3.OperationalError as error:
                 if not _is_busy(error) or time.monotonic() >= deadline:
