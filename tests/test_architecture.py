@@ -130,6 +130,39 @@ def test_the_package_graph_has_no_cycle() -> None:
     assert cycles == []
 
 
+_LEASE_MAKERS = frozenset({"Lease", "AcquireLease", "RenewLease", "ReleaseLease"})
+"""What takes, renews, releases or holds a tree's lease."""
+
+
+def lease_makers(modules: dict[str, tuple[Path, bool]]) -> list[str]:
+    """The places outside the engine (and the store that implements the writes, and its
+    contract) that build a lease or a lease write."""
+    found = []
+    for module, (path, _) in sorted(modules.items()):
+        if _package(module) in ("engine", "store") or module.startswith("agboss.testing.store_"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in _LEASE_MAKERS
+            ):
+                found.append(f"{module}:{node.lineno} {node.func.id}(...)")
+    return found
+
+
+def test_only_the_engine_builds_a_lease_or_a_lease_write() -> None:
+    assert lease_makers(_modules()) == []
+
+
+def test_a_lease_built_outside_the_engine_is_found(tmp_path: Path) -> None:
+    stray = tmp_path / "answering.py"
+    stray.write_text("def f(fence):\n    return ReleaseLease(fence)\n")
+    assert lease_makers({"agboss.pauses._answering": (stray, False)}) == [
+        "agboss.pauses._answering:2 ReleaseLease(...)"
+    ]
+
+
 PUBLIC_MODULES = {
     # the values every layer shares
     "agboss.clock",

@@ -48,9 +48,17 @@ _EXAMPLES: dict[Any, str] = {
 }
 
 
+_HINTS: dict[type[ComponentSpec], dict[str, Any]] = {}
+"""Each spec type's resolved annotations, read once per process (not per App.create)."""
+
+
 def _hints(spec_type: type[ComponentSpec]) -> dict[str, Any]:
-    # The specs name Flow and Budget only for type checkers; they are resolved here.
-    return typing.get_type_hints(spec_type, localns={"Flow": Flow, "Budget": Budget})
+    found = _HINTS.get(spec_type)
+    if found is None:
+        # The specs name Flow and Budget only for type checkers; they are resolved here.
+        found = typing.get_type_hints(spec_type, localns={"Flow": Flow, "Budget": Budget})
+        _HINTS[spec_type] = found
+    return found
 
 
 def _fits(value: object, expected: Any) -> bool:
@@ -75,9 +83,8 @@ def _fits(value: object, expected: Any) -> bool:
 
 
 def _wanted(expected: Any) -> str:
-    options = [o for o in typing.get_args(expected) if o is not type(None)] or [expected]
-    if typing.get_origin(expected) not in (typing.Union, types.UnionType):
-        options = [expected]
+    union = typing.get_origin(expected) in (typing.Union, types.UnionType)
+    options = [o for o in typing.get_args(expected) if o is not type(None)] if union else [expected]
     said = []
     for option in options:
         if isinstance(option, type) and issubclass(option, Enum):

@@ -130,7 +130,9 @@ async def _send(
     args: BaseModel,
 ) -> Approval | None:
     runtime = frame.runtime
-    call = ChannelCall.of(runtime, frame.row, pause, "channel-send", args)
+    call = ChannelCall.of(
+        runtime, frame.row, pause, "channel-send", tool=tool, channel=channel, args=args
+    )
     ask = ChannelAsk(
         pause_id=pause.pause_id,
         value=call.ask,

@@ -76,11 +76,14 @@ class ChannelCall:
         row: ExecutionRow,
         pause: PauseRecord,
         kind: str,
+        *,
+        tool: ToolSpec,
+        channel: ToolChannel,
         args: BaseModel | None = None,
     ) -> ChannelCall:
-        """The call of ``pause``'s channel for a step of ``kind`` (``channel-send``, …), with
-        the tool's arguments (``args``: as validated; else read back from the pause)."""
-        tool, channel = tool_of(runtime, pause)
+        """The call of ``pause``'s channel (``tool_of`` the pause) for a step of ``kind``
+        (``channel-send``, …), with the tool's arguments (``args``: as validated; else read
+        back from the pause)."""
         assembly = runtime.assembly
         context = execution_context(row, step_context(pause.step, kind))
         handler = assembly.container.create(

@@ -32,9 +32,9 @@ async def withdraw(
 
     Best-effort: a throw or a timeout is one ``channel.withdraw-failed`` warning, nothing else.
     """
-    channel = tool_of(runtime, pause)[1]
+    tool, channel = tool_of(runtime, pause)
     try:
-        call = ChannelCall.of(runtime, row, pause, "channel-withdraw")
+        call = ChannelCall.of(runtime, row, pause, "channel-withdraw", tool=tool, channel=channel)
         withdrawal = ChannelWithdrawal(
             pause_id=pause.pause_id, value=call.ask, resolution=resolution
         )

@@ -143,6 +143,13 @@ async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
         )
     )
     outside = runtime.assembly.pii_outside
+    # A tree's pauses share its request: read (and masked) once per tree on the page.
+    requests: dict[str, Any] = {}
+    for waiting in found[: query.limit]:
+        if waiting.root_execution_id not in requests:
+            requests[waiting.root_execution_id] = _request(
+                runtime, waiting.workflow, waiting.input_json
+            )
     entries = [
         InboxEntry(
             pause=outside.pending(waiting.pause, outside.policy(waiting.workflow))
@@ -152,7 +159,7 @@ async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
             thread_id=waiting.thread_id,
             owner_id=waiting.owner_id,
             asked_at=waiting.asked_at,
-            request=_request(runtime, waiting.workflow, waiting.input_json),
+            request=requests[waiting.root_execution_id],
         )
         for waiting in found[: query.limit]
     ]

@@ -107,9 +107,6 @@ class Results:
         except KeyError:
             raise KeyError(f"{write!r} was not written in this transaction") from None
 
-    def __len__(self) -> int:
-        return len(self._writes)
-
     def __repr__(self) -> str:
         return f"Results({list(self.pairs())!r})"
 

@@ -70,7 +70,20 @@ class TestClock:
 
     async def advance(self, delta: timedelta) -> None:
         """Moves the clock by ``delta``, running everything that comes due, in time order."""
-        target = self._now + delta
+        await self._run_due(self._now + delta, at_their_time=True)
+
+    async def jump(self, delta: timedelta) -> None:
+        """Moves the clock by ``delta`` at once, as time passes for a process that was
+        suspended: every timer that came due runs once, at the new time, in the order it was
+        due — a recurring one (the recovery sweep) re-arms from the new time and does not run
+        again. `advance` instead runs each timer at its own time; jump a month in one step."""
+        await self._run_due(self._now + delta, at_their_time=False)
+
+    async def _run_due(self, target: datetime, *, at_their_time: bool) -> None:
+        """Runs the timers due by ``target`` in time order, the clock at each one's time
+        (``at_their_time``) or at ``target`` from the start."""
+        if not at_their_time:
+            self._now = target
         while self._timers and self._timers[0][0] <= target:
             when, _, timer = heapq.heappop(self._timers)
             if timer.cancelled:
@@ -82,24 +95,6 @@ class TestClock:
                 timer.future.set_result(None)
             await _let_woken_tasks_run()
         self._now = target
-        await _let_woken_tasks_run()
-
-    async def jump(self, delta: timedelta) -> None:
-        """Moves the clock by ``delta`` at once, as time passes for a process that was
-        suspended: every timer that came due runs once, at the new time, in the order it was
-        due — a recurring one (the recovery sweep) re-arms from the new time and does not run
-        again. `advance` instead runs each timer at its own time; jump a month in one step."""
-        target = self._now + delta
-        self._now = target
-        while self._timers and self._timers[0][0] <= target:
-            _, _, timer = heapq.heappop(self._timers)
-            if timer.cancelled:
-                continue
-            if timer.callback is not None:
-                await timer.callback()
-            elif timer.future is not None and not timer.future.done():
-                timer.future.set_result(None)
-            await _let_woken_tasks_run()
         await _let_woken_tasks_run()
 
 

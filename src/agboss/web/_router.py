@@ -80,9 +80,8 @@ class _Routes:
     max_body: int
     poll_ms: int
 
-    @property
-    def app(self) -> App:
-        """The application, as the router's host holds it now."""
+    def opened(self) -> App:
+        """The application, as the router's host holds it now (read once per request)."""
         found = self.app_of()
         if found is None:
             raise AppNotOpenError()
@@ -110,7 +109,7 @@ class _Routes:
         try:
             caller = await self.caller(request)
             body: AnswerBody = await read_answer(request, self.max_body)
-            receipt = await self.app.answer(
+            receipt = await self.opened().answer(
                 request.path_params["pause_id"],
                 decision=body.decision,
                 reply=body.reply,
@@ -134,7 +133,8 @@ class _Routes:
                     hint="authenticate the person as Caller(owner_id=…)",
                 )
             query = request.query_params
-            page = await self.app.pending(
+            app = self.opened()
+            page = await app.pending(
                 tenant_id=caller.tenant_id,
                 owner_id=caller.owner_id,
                 channel=query.get("channel"),
@@ -142,26 +142,13 @@ class _Routes:
                 limit=_whole(query.get("limit"), 50),
                 after=query.get("after"),
             )
-            now = self.app.clock.now()
+            now = app.clock.now()
             body = InboxBody(
-                entries=[self.entry(entry, now) for entry in page.entries], next=page.next
+                entries=[_entry(app, entry, now) for entry in page.entries], next=page.next
             )
         except Exception as error:  # every error becomes a problem body (see problems.py)
             return problem(error)
         return JSONResponse(body.model_dump(mode="json"))
-
-    def entry(self, entry: InboxEntry, now: datetime) -> InboxEntryBody:
-        pause = entry.pause
-        return InboxEntryBody(
-            **fields_of(pause),
-            execution_id=entry.execution_id,
-            thread_id=entry.thread_id,
-            asked_at=entry.asked_at,
-            waited_seconds=max(0.0, (now - entry.asked_at).total_seconds()),
-            accepts_reply=self.app.accepts_reply(pause),
-            arguments_schema=self.app.arguments_schema(pause),
-            request=entry.request,
-        )
 
     async def page(self, request: Request) -> Response:
         try:
@@ -211,6 +198,20 @@ def _moment(text: str | None) -> datetime | None:
             f"asked_before={text!r} is not an ISO 8601 time",
             hint="pass e.g. ?asked_before=2026-12-03T09:00:00%2B00:00 (with its offset)",
         ) from error
+
+
+def _entry(app: App, entry: InboxEntry, now: datetime) -> InboxEntryBody:
+    pause = entry.pause
+    return InboxEntryBody(
+        **fields_of(pause),
+        execution_id=entry.execution_id,
+        thread_id=entry.thread_id,
+        asked_at=entry.asked_at,
+        waited_seconds=max(0.0, (now - entry.asked_at).total_seconds()),
+        accepts_reply=app.accepts_reply(pause),
+        arguments_schema=app.arguments_schema(pause),
+        request=entry.request,
+    )
 
 
 def pause_router(

@@ -242,6 +242,13 @@ class SqlStepJournalRepository(_Repository):
 _BRANCH_STATUS = {status.value: status for status in BranchStatus}
 
 
+def _branch_rows(rows: list[Any]) -> dict[str, BranchRow]:
+    # Text columns come back as str from both drivers: built as they are, the status by a
+    # dict (a launch of thousands of branches reads them on every pass).
+    status = _BRANCH_STATUS
+    return {place: BranchRow(place, status[at], out, err) for place, at, out, err in rows}
+
+
 class SqlBranchRepository(_Repository):
     """Launches' branch rows."""
 
@@ -255,10 +262,7 @@ class SqlBranchRepository(_Repository):
                 prefix + KEY_END,
             )
         )
-        # Text columns come back as str from both drivers: built as they are, the status by a
-        # dict (a launch of thousands of branches reads them on every pass).
-        status = _BRANCH_STATUS
-        return {place: BranchRow(place, status[at], out, err) for place, at, out, err in rows}
+        return _branch_rows(rows)
 
     async def load_places(self, execution_id: str, places: Sequence[str]) -> dict[str, BranchRow]:
         rows = await self._read_in(
@@ -267,8 +271,7 @@ class SqlBranchRepository(_Repository):
             execution_id,
             places,
         )
-        status = _BRANCH_STATUS
-        return {place: BranchRow(place, status[at], out, err) for place, at, out, err in rows}
+        return _branch_rows(rows)
 
     async def count(self, execution_id: str, prefix: str) -> dict[BranchStatus, int]:
         rows = await self._driver.read(
