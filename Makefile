@@ -39,14 +39,17 @@ lint: $(DEV)
 typecheck: $(DEV)
 	$(BIN)/mypy src examples bench
 
+# --durations: the slowest tests, so that one that creeps towards its time limit is seen.
 unit: $(DEV)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=10
 
 # Every point of the crash harness (CI's `make test` runs a sample): SIGKILL before and after
 # each store write of a pass, SIGSTOP past the lease, on SQLite and (with
 # AGBOSS_TEST_POSTGRES_URL, as .ci/postgres.sh sets it) PostgreSQL; prints the counts of trials.
+# Every point of a scenario is one test, so each gets a longer limit than the suite's.
 crash: $(DEV)
-	AGBOSS_CRASH_ALL=1 $(BIN)/python -m pytest tests/test_crash.py -s -p no:cacheprovider
+	AGBOSS_CRASH_ALL=1 $(BIN)/python -m pytest tests/test_crash.py -s -p no:cacheprovider \
+		-o timeout=1800
 
 format: $(DEV)
 	$(BIN)/ruff format .

@@ -1,0 +1,70 @@
+"""The suite cannot hang: a test that never ends fails within the project's per-test limit,
+naming itself and printing where it waited."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+_HANGING = """
+import asyncio
+import threading
+
+
+def test_waits_on_a_lock_forever() -> None:
+    threading.Event().wait()
+
+
+async def test_awaits_forever() -> None:
+    await asyncio.Event().wait()
+
+
+def test_passes() -> None:
+    assert True
+"""
+
+
+def test_the_project_sets_a_per_test_limit_that_interrupts_where_a_test_waits() -> None:
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]
+    limit = options["ini_options"]["timeout"]
+    assert 0 < limit <= 300
+    assert options["ini_options"]["timeout_method"] == "signal"
+
+
+def test_a_hanging_test_fails_within_the_limit_and_names_itself(tmp_path: Path) -> None:
+    (tmp_path / "test_hangs.py").write_text(_HANGING)
+    started = time.monotonic()
+    # The project's own configuration, its limit shortened so that the check takes seconds.
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-c",
+            str(ROOT / "pyproject.toml"),
+            "--rootdir",
+            str(tmp_path),
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "timeout=2",
+            str(tmp_path / "test_hangs.py"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    took = time.monotonic() - started
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "2 failed, 1 passed" in done.stdout, done.stdout
+    assert "Timeout (>2.0s)" in done.stdout  # it says why
+    assert "test_waits_on_a_lock_forever" in done.stdout
+    assert "test_awaits_forever" in done.stdout
+    assert "test_hangs.py:7: " in done.stdout  # where it waited
+    assert took < 40
