@@ -12,6 +12,7 @@ from agboss import (
     ChannelAsk,
     ChannelOf,
     ChannelOutcome,
+    ChannelWithdrawal,
     PauseAnswerer,
     ToolHandler,
     agent,
@@ -41,6 +42,15 @@ SEND_SECONDS: list[float] = [0.0]
 
 RUNS: list[float] = []
 
+WITHDRAWS: list[str] = []
+"""The pause ids the channel's withdraw was called with, as each call began."""
+
+WITHDRAW_HANGS: list[bool] = [False]
+"""Whether the channel's withdraw waits until it is cut off (a list, as above)."""
+
+WITHDRAW_STARTED: list[asyncio.Event] = []
+"""Events set as a withdraw begins (a test appends one)."""
+
 
 @channel_role(
     name="payment-approval-channel",
@@ -56,6 +66,13 @@ class SlowPaymentApprovalChannel(PaymentApprovalChannel):
     async def send(self, ask: ChannelAsk[PaymentDto]) -> ChannelOutcome:
         await asyncio.sleep(SEND_SECONDS[0])
         return ChannelOutcome.await_reply()
+
+    async def withdraw(self, withdrawal: ChannelWithdrawal[PaymentDto]) -> None:
+        WITHDRAWS.append(withdrawal.pause_id)
+        for started in WITHDRAW_STARTED:
+            started.set()
+        if WITHDRAW_HANGS[0]:
+            await asyncio.Event().wait()
 
 
 @tool(

@@ -29,7 +29,17 @@ from agboss import (
     ToolCallApprovalDecisionDto,
 )
 from agboss.store.writes import AcquireLease, ResolvePause, write_one
-from tests.liveness_app import RUNS, SEND_SECONDS, PaymentApplication, PaymentDto, model
+from agboss.testing import TestClock
+from tests.liveness_app import (
+    RUNS,
+    SEND_SECONDS,
+    WITHDRAW_HANGS,
+    WITHDRAW_STARTED,
+    WITHDRAWS,
+    PaymentApplication,
+    PaymentDto,
+    model,
+)
 from tests.liveness_app import PaymentWorkflow as Payments
 from tests.stores import STORE_KINDS, store_url
 
@@ -38,6 +48,9 @@ from tests.stores import STORE_KINDS, store_url
 async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     SEND_SECONDS[0] = 0.0
     RUNS.clear()
+    WITHDRAWS.clear()
+    WITHDRAW_STARTED.clear()
+    WITHDRAW_HANGS[0] = False
     async with store_url(request.param, tmp_path) as made:
         yield made
 
@@ -209,3 +222,26 @@ async def _stored(app: App, pause_id: str) -> PauseRecord:
     found = await app.store.pauses.find_by_tenant_id_and_pause_id("default", pause_id)
     assert found is not None
     return found
+
+
+async def test_a_withdraw_past_the_lease_is_not_started_again_by_the_sweep_and_is_cut_off(
+    url: str,
+) -> None:
+    clock = TestClock()
+    # The pay tool's timeout (0.3 s) outlasts the lease: the withdraw runs past it.
+    app = await _app(url, clock=clock, lease_ttl=timedelta(milliseconds=150))
+    try:
+        paused = await app.execute(Payments, PaymentDto(amount=5), owner_id="u", thread_id="t")
+        assert paused.status is ExecutionStatus.PAUSED
+        await clock.advance(timedelta(seconds=29.8))  # the sweep comes due mid-withdraw
+        WITHDRAW_HANGS[0] = True
+        started = asyncio.Event()
+        WITHDRAW_STARTED.append(started)
+        cancelling = asyncio.ensure_future(app.cancel("t"))
+        await asyncio.wait_for(started.wait(), 10)
+        await clock.advance(timedelta(seconds=1))
+        assert (await asyncio.wait_for(cancelling, 10)) is not None
+        assert len(WITHDRAWS) == 1  # its holder kept the lease: the sweep did not start it
+        assert await app.store.executions.find_interrupted(clock.now(), 10) == []
+    finally:
+        await app.close()

@@ -88,6 +88,10 @@ class DeskHoldApprovalChannel(HoldApprovalChannel):
         SENT.append(f"withdraw {withdrawal.value.arguments.order_id} {withdrawal.resolution}")
 
 
+SHIP_TIMEOUT = timedelta(minutes=5)
+"""The ship tool's timeout: its channel's withdraw is cut off at it."""
+
+
 @tool(
     name="ship-tool",
     description="Ships an order",
@@ -95,6 +99,7 @@ class DeskHoldApprovalChannel(HoldApprovalChannel):
     output=CheckDto,
     channel=HoldApprovalChannel,
     deps=[ExecutionContext],
+    timeout=SHIP_TIMEOUT,
 )
 class ShipTool(ToolHandler[OrderDto, CheckDto]):
     def __init__(self, context: ExecutionContext) -> None:

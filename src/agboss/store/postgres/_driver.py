@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -89,6 +89,23 @@ def _mapped(error: BaseException, fence: Fence | None) -> BaseException:
     if not state or state.startswith(("08", "57", "53")):
         return StoreUnavailableError(f"the PostgreSQL store cannot be reached: {text}")
     return StoreError(f"the PostgreSQL store refused a statement: {text}")
+
+
+@contextlib.contextmanager
+def _delivering_cancellation() -> Iterator[None]:
+    """Raises `asyncio.CancelledError` after a call during which the task was cancelled:
+    psycopg, cancelling the query on the server, may return its result (or raise its
+    QueryCanceled) instead, and a caller told to stop (a lease's keeper) would go on."""
+    task = asyncio.current_task()
+    before = 0 if task is None else task.cancelling()
+    try:
+        yield
+    except Exception as error:
+        if task is not None and task.cancelling() > before:
+            raise asyncio.CancelledError() from error
+        raise
+    if task is not None and task.cancelling() > before:
+        raise asyncio.CancelledError()
 
 
 class PostgresDriver:
@@ -256,6 +273,10 @@ class PostgresDriver:
             yield connection
 
     async def read(self, statement: Sql) -> Any:
+        with _delivering_cancellation():
+            return await self._read(statement)
+
+    async def _read(self, statement: Sql) -> Any:
         try:
             async with self._connection() as connection:
                 cursor = await connection.execute(POSTGRES.render(statement.text), statement.params)
@@ -270,6 +291,10 @@ class PostgresDriver:
     async def transact(
         self, work: Work[T], *, fence: Fence | None = None, shape: Shape = PLAIN
     ) -> T:
+        with _delivering_cancellation():
+            return await self._transact(work, fence, shape)
+
+    async def _transact(self, work: Work[T], fence: Fence | None, shape: Shape) -> T:
         try:
             async with self._connection() as connection:
                 if shape.single and fence is None:
