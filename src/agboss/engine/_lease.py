@@ -33,6 +33,7 @@ from agboss.store.writes import (
     CancelPendingUnder,
     InsertPause,
     JournalRead,
+    LockTree,
     MarkPauseSent,
     MarkWithdrawn,
     ReleaseLease,
@@ -233,7 +234,8 @@ async def commit_taking_lease(
     write's result, and the lease when it was free."""
     at = Lease.moment(runtime)
     take = acquire(runtime, root_execution_id, start_pass=True, journal=journal)
-    results = await runtime.store.write([write, take])
+    # The lease row first, as a pass's transactions take it: see `LockTree`.
+    results = await runtime.store.write([LockTree(root_execution_id), write, take])
     acquired = results[take]
     if acquired is None:
         return results[write], None

@@ -8,7 +8,7 @@ from agboss.engine._withdrawing import tell_owed_withdrawals
 from agboss.enums import ExecutionStatus, PauseResolution
 from agboss.errors import ThreadOwnerError, UnknownThreadError
 from agboss.records._outputs import ExecutionOutput
-from agboss.store.writes import CancelExecutions, CancelPendingUnder
+from agboss.store.writes import CancelExecutions, CancelPendingUnder, LockTree
 
 __all__ = ["cancel_thread"]
 
@@ -38,7 +38,10 @@ async def cancel_thread(
         CancelPendingUnder(root.execution_id, "", PauseResolution.CANCELLED, now) for root in roots
     ]
     pairs = zip(cancels, closes, strict=True)
-    results = await store.write([write for pair in pairs for write in pair])
+    # Each tree's lease row first, as a pass's transactions take it (see `LockTree`), in one
+    # order: two cancellations of a thread wait for each other, not on each other.
+    locks = [LockTree(root_id) for root_id in sorted(root.execution_id for root in roots)]
+    results = await store.write([*locks, *(write for pair in pairs for write in pair)])
     cancelled = [root for root, cancel in zip(roots, cancels, strict=True) if results[cancel]]
     for root, close in zip(roots, closes, strict=True):
         if any(pause.is_sent for pause in results[close]):

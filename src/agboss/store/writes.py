@@ -44,6 +44,7 @@ __all__ = [
     "InsertChild",
     "InsertPause",
     "JournalRead",
+    "LockTree",
     "MarkPauseSent",
     "MarkWithdrawn",
     "ReleaseLease",
@@ -383,6 +384,20 @@ class AcquireLease(Write[Acquired | None]):
 
     def changed_executions(self) -> tuple[str, ...]:
         return (self.root_execution_id,) if self.start_pass else ()
+
+
+@dataclass(frozen=True, slots=True)
+class LockTree(Write[None]):
+    """Holds a tree's lease row until the transaction ends, waiting first for a pass's
+    transaction on the tree to end: the first write of a transaction without a fence that
+    changes a tree's pauses or executions (an answer that takes the lease, a cancellation).
+
+    A pass's transactions take the lease row (its fence) before the tree's rows; so must every
+    other transaction that may wait on both, or two of them can each hold what the other
+    waits for (a late answer that locked its pause, then waits for the lease row).
+    """
+
+    root_execution_id: str
 
 
 @dataclass(frozen=True, slots=True)

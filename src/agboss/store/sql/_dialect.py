@@ -94,19 +94,22 @@ class Dialect:
         now_micros: An expression for the database's clock, in microseconds since the epoch.
         table_exists: A query of one parameter (a table's name) that returns a row when the
             table exists where the connection looks for tables.
+        row_lock: What ``{row_lock}`` becomes after a ``SELECT``: a lock on the rows read
+            until the transaction ends (nothing where transactions are serial).
     """
 
     name: str
     placeholder: str
     now_micros: str
     table_exists: str
+    row_lock: str = ""
     _rendered: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def render(self, text: str) -> str:
         """A statement's text in this dialect."""
         rendered = self._rendered.get(text)
         if rendered is None:
-            rendered = text.replace("{now}", self.now_micros)
+            rendered = text.replace("{now}", self.now_micros).replace("{row_lock}", self.row_lock)
             if self.placeholder != "?":
                 rendered = rendered.replace("?", self.placeholder)  # statements have no "?" else
             self._rendered[text] = rendered
@@ -125,4 +128,5 @@ POSTGRES = Dialect(
     placeholder="%s",
     now_micros="CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)",
     table_exists="SELECT 1 WHERE to_regclass(?) IS NOT NULL",
+    row_lock=" FOR NO KEY UPDATE",
 )

@@ -42,6 +42,7 @@ from agboss.store.writes import (
     InsertChild,
     InsertPause,
     JournalRead,
+    LockTree,
     MarkPauseSent,
     MarkWithdrawn,
     ReleaseLease,
@@ -616,6 +617,10 @@ def _renew_lease(write: RenewLease) -> Ops:
     return _when(row, lambda found: found is not None)
 
 
+def _lock_tree(write: LockTree) -> Ops:
+    yield _do("SELECT 1 FROM leases WHERE root_execution_id = ?{row_lock}", write.root_execution_id)
+
+
 def _release_lease(write: ReleaseLease) -> Ops:
     fence = write.fence
     yield _do(
@@ -678,6 +683,7 @@ _OPS: dict[type[Any], Callable[[Any], Ops]] = {
     DeleteResolvedPauses: _delete_resolved_pauses,
     InsertChild: _insert_child,
     InsertPause: _insert_pause,
+    LockTree: _lock_tree,
     MarkPauseSent: _mark_pause_sent,
     MarkWithdrawn: _mark_withdrawn,
     ReleaseLease: _release_lease,
