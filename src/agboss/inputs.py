@@ -13,11 +13,25 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from agboss.errors import ConfigurationError, DtoValidationError
 
-__all__ = ["InputLimits", "check_id", "check_text", "check_values", "has_non_finite"]
+__all__ = [
+    "MAX_DEPTH",
+    "InputLimits",
+    "check_depth",
+    "check_id",
+    "check_text",
+    "check_values",
+    "has_non_finite",
+]
+
+MAX_DEPTH = 64
+"""How deeply an answer (a decision, a webhook's body) may nest lists and mappings: a
+decision and its ``override_arguments`` around a tool's input need far fewer, and anything
+deeper is refused before any recursive code (a decoder, a validator, a masker) reads it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +144,31 @@ def check_values(value: object, name: str, limit: int, limit_name: str) -> None:
             hint=f"send fewer or smaller values, or raise InputLimits.{limit_name} on the "
             "application",
         )
+
+
+def check_depth(value: object, name: str, limit: int = MAX_DEPTH) -> None:
+    """Refuses a value that nests lists, tuples or mappings deeper than ``limit``; read
+    without recursion, so that a value a thousand levels deep is an error, not a
+    `RecursionError`.
+
+    Raises:
+        DtoValidationError: It nests deeper; the message names ``name``.
+    """
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            raise DtoValidationError(
+                f"{name} nests deeper than {limit} levels",
+                hint=f"pass {name} as its type has it: no answer nests that deeply",
+            )
+        stack.extend((child, depth + 1) for child in children)
 
 
 def has_non_finite(value: object) -> bool:

@@ -30,7 +30,7 @@ from agboss.errors import (
     ThreadOwnerError,
     UnknownPauseError,
 )
-from agboss.inputs import InputLimits, check_text
+from agboss.inputs import InputLimits, check_depth, check_text
 from agboss.records._outputs import ExecutionOutput
 from agboss.records._pauses import (
     ExecutionResumeEvent,
@@ -54,6 +54,11 @@ def _check_shape(decision: object, reply: object, limits: InputLimits) -> None:
             hint="pass decision=ToolCallApprovalDecisionDto(...) or reply='the answer in words'",
         )
     if reply is None:
+        # Before anything reads it: the lookup's repeat check, the masks, the validation.
+        if isinstance(decision, ToolCallApprovalDecisionDto):
+            check_depth(decision.override_arguments, "override_arguments")
+        else:
+            check_depth(decision, "decision")
         return
     check_text(reply, "reply", limits.reply_length, "reply_length")
     assert isinstance(reply, str)

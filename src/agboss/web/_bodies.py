@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +19,7 @@ from agboss.dto import (
 )
 from agboss.enums import PauseAnswerer
 from agboss.errors import DtoValidationError
+from agboss.inputs import MAX_DEPTH
 from agboss.pauses._answering import AnswerReceipt
 from agboss.web._problems import RequestTooLargeError, UnreadableRequestError
 
@@ -103,6 +105,25 @@ class ProblemBody(BaseModel):
     errors: list[str] | None = None
 
 
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
+"""A JSON text's strings (to the end, if one is not closed) and brackets, in one linear scan."""
+
+
+def _nests_deeper(raw: bytes, limit: int) -> bool:
+    """Whether a JSON text opens more than ``limit`` arrays or objects at once, brackets in
+    strings not counted: read before the decoder, which recurses once per level."""
+    depth = 0
+    for token in _TOKENS.finditer(raw):
+        opened = token[0]
+        if opened in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        elif opened in (b"]", b"}"):
+            depth -= 1
+    return False
+
+
 def _no_constants(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
@@ -126,7 +147,8 @@ async def read_answer(request: Request, limit: int) -> AnswerBody:
     first (a CORS preflight), which keeps a cookie-authenticated page safe from forged posts.
 
     Raises:
-        UnreadableRequestError: Not ``application/json``, or not a JSON object.
+        UnreadableRequestError: Not ``application/json``, not a JSON object, or nested
+            deeper than `MAX_DEPTH` levels.
         RequestTooLargeError: Over ``limit`` bytes.
         DtoValidationError: Not exactly the fields of `AnswerBody`.
     """
@@ -134,6 +156,11 @@ async def read_answer(request: Request, limit: int) -> AnswerBody:
     if media != "application/json":
         raise UnreadableRequestError(f"the body is sent as {media or 'nothing'!r}")
     raw = await _body(request, limit)
+    if _nests_deeper(raw, MAX_DEPTH):
+        raise UnreadableRequestError(
+            f"the body nests deeper than {MAX_DEPTH} levels",
+            hint='send {"decision": {"approved": true, "reason": "…"}} or {"reply": "…"}',
+        )
     try:
         value = json.loads(raw, parse_constant=_no_constants)
     except (ValueError, UnicodeDecodeError) as error:

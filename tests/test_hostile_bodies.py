@@ -1,0 +1,138 @@
+"""Values nested ever deeper are refused with a code, over HTTP and through the Python API.
+
+A 2 KB body of 1,000 nested arrays once made the router answer ``500 web.internal`` (a
+`RecursionError` while decoding): any body the router refuses is a 400, 413 or 422 problem
+with a code, any value `App.resume` / `App.answer` refuse a `DtoValidationError`, and the
+pause keeps waiting (issue 37, item 4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agboss import PauseStatus, ToolCallApprovalDecisionDto
+from agboss.errors import DtoValidationError
+from agboss.web import pause_router
+from tests import replies_app
+from tests.stores import STORE_KINDS, env_on
+from tests.test_replies import EXPENSE
+from tests.test_web import Served, bearer, serve
+
+DEPTHS = [100, 999, 1_000, 5_000, 30_000]
+
+
+def arrays(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def objects(depth: int) -> str:
+    return '{"a":' * depth + "1" + "}" * depth
+
+
+def in_a_decision(depth: int) -> str:
+    return '{"decision": {"approved": true, "override_arguments": {"purpose": ' + (
+        arrays(depth) + "}}}"
+    )
+
+
+def in_a_reply(depth: int) -> str:
+    return '{"reply": ' + arrays(depth) + "}"
+
+
+def in_a_string(depth: int) -> str:
+    """Brackets inside a string nest nothing: an answer like any other."""
+    return '{"reply": "' + "[" * depth + '"}'
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Served]:
+    import httpx
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    replies_app.clear()
+    async with env_on(request.param, tmp_path, replies_app.OfficeApplication) as env:
+        # The default body limit (64 KiB): 30,000 nested arrays fit in it.
+        api = Starlette(routes=[Mount("/agboss", pause_router(env.app, authenticate=bearer))])
+        server, task, port = await serve(api)
+        try:
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+                yield Served(env, http)
+        finally:
+            server.should_exit = True
+            await task
+
+
+@pytest.mark.parametrize("shape", [arrays, objects, in_a_decision, in_a_reply])
+async def test_a_body_nested_deeply_is_a_problem_with_a_code_and_the_pause_waits(
+    served: Served, shape: Callable[[int], str]
+) -> None:
+    pause_id = await served.paused_on(EXPENSE)
+    for depth in DEPTHS:
+        response = await served.http.post(
+            f"/agboss/pauses/{pause_id}",
+            content=shape(depth).encode(),
+            headers={"Authorization": "Bearer tok-owner", "Content-Type": "application/json"},
+        )
+        assert response.status_code in (400, 413, 422), (depth, response.text)
+        problem = response.json()
+        assert problem["code"] in ("web.unreadable", "web.too-large", "dto.invalid"), problem
+        if response.status_code == 400 and depth > 100:
+            assert "nests deeper than" in problem["detail"]
+    assert await served.status(pause_id) is PauseStatus.PENDING
+
+
+async def test_brackets_inside_a_string_are_text(served: Served) -> None:
+    pause_id = await served.paused_on(EXPENSE)
+    response = await served.http.post(
+        f"/agboss/pauses/{pause_id}",
+        content=in_a_string(1_000).encode(),
+        headers={"Authorization": "Bearer tok-owner", "Content-Type": "application/json"},
+    )
+    # Read as a reply (and refused by the role, which has no interpreter), not as too deep.
+    assert "nests deeper" not in response.text
+
+
+def nested(depth: int, make: Callable[[Any], Any]) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = make(value)
+    return value
+
+
+def listed(depth: int) -> Any:
+    return nested(depth, lambda value: [value])
+
+
+DECISIONS: list[Callable[[int], Any]] = [
+    lambda depth: {"approved": True, "override_arguments": {"purpose": listed(depth)}},
+    lambda depth: {
+        "approved": True,
+        "override_arguments": {"purpose": nested(depth, lambda v: {"a": v})},
+    },
+    lambda depth: {"approved": listed(depth)},
+    lambda depth: {"approved": False, "reason": nested(depth, lambda v: {"a": v})},
+    lambda depth: nested(depth, lambda v: {"decision": v}),
+    lambda depth: ToolCallApprovalDecisionDto(
+        approved=True, override_arguments={"purpose": listed(depth)}
+    ),
+]
+
+
+@pytest.mark.parametrize("answer", ["resume", "answer"])
+@pytest.mark.parametrize("decision", DECISIONS)
+async def test_a_decision_nested_deeply_is_a_dto_validation_error_and_the_pause_waits(
+    served: Served, answer: str, decision: Callable[[int], Any]
+) -> None:
+    pause_id = await served.paused_on(EXPENSE)
+    app = served.env.app
+    for depth in DEPTHS:
+        with pytest.raises(DtoValidationError):
+            await getattr(app, answer)(pause_id, decision=decision(depth), owner_id="user-1")
+        with pytest.raises(DtoValidationError):
+            await getattr(app, answer)(pause_id, reply=listed(depth), owner_id="user-1")
+    assert await served.status(pause_id) is PauseStatus.PENDING
