@@ -329,7 +329,7 @@ class App:
             **self._credentials(pause_id, tenant_id, owner_id, answered_by),
         )
         # Any instance's pass or sweep takes an answer this one does not move.
-        if moving and not recorded.receipt.repeated:
+        if moving and recorded.to_move:
             self._engine.in_background(
                 move_answered(self._engine, recorded, record=False),
                 recorded.receipt.execution_id,

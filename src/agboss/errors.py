@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 __all__ = [
     "AgbossError",
     "AgentFailedError",
+    "AnswerNotMovedError",
     "AssemblyError",
     "AssemblyViolation",
     "BudgetExceededError",
@@ -33,6 +34,7 @@ __all__ = [
     "StepFailedError",
     "StoreBusyError",
     "StoreError",
+    "StoreOutcomeUnknownError",
     "StoreSchemaError",
     "StoreUnavailableError",
     "StoreValueError",
@@ -356,6 +358,19 @@ class StoreUnavailableError(StoreError):
     default_hint = "check that the database server is up and reachable, then retry"
 
 
+class StoreOutcomeUnknownError(StoreUnavailableError):
+    """The store went away while a transaction committed: it may or may not have been
+    recorded, and the store could not be asked which since."""
+
+    code = "store.outcome-unknown"
+    default_message = "the store went away while it committed: the write may have been recorded"
+    default_hint = (
+        "once the store is back, app.describe_pause(pause_id) says whether the answer was "
+        "recorded; app.answer(...) with the same answer is safe to retry (a repeat of the "
+        "recorded answer gets its receipt again)"
+    )
+
+
 class StoreValueError(StoreError):
     """A value the store cannot keep (a NUL byte, a key longer than an index allows)."""
 
@@ -377,6 +392,30 @@ class LeaseBusyError(AgbossError):
     code = "run.busy"
     default_message = "another instance is moving the execution tree"
     default_hint = "the tree moves when that pass ends, or with the recovery sweep"
+
+
+class AnswerNotMovedError(AgbossError):
+    """The answer was recorded, but the store failed while the tree was moved on.
+
+    Not a refusal: the decision is durable and the tree moves without another answer — a pass
+    of any instance takes it, at the latest the recovery sweep once the store is back.
+
+    Attributes:
+        execution_id: The root execution of the answered pause's tree.
+    """
+
+    code = "run.not-moved"
+    default_message = "the answer was recorded, but the tree could not be moved on now"
+    default_hint = (
+        "do not answer again: the tree moves on its own once the store is back (the recovery "
+        "sweep takes a recorded answer); app.get(execution_id) reads where it stands"
+    )
+
+    def __init__(
+        self, message: str | None = None, *, hint: str | None = None, execution_id: str = ""
+    ) -> None:
+        self.execution_id = execution_id
+        super().__init__(message, hint=hint)
 
 
 class LeaseLostError(AgbossError):

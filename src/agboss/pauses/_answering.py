@@ -23,10 +23,14 @@ from agboss.engine._lease import Taken
 from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
 from agboss.errors import (
     AgbossError,
+    AnswerNotMovedError,
     DtoValidationError,
     NotPausedError,
     PauseAnswererError,
     ReplyInterpreterMissingError,
+    StoreError,
+    StoreOutcomeUnknownError,
+    StoreUnavailableError,
     ThreadOwnerError,
     UnknownPauseError,
 )
@@ -38,7 +42,7 @@ from agboss.records._pauses import (
     PauseRecord,
     shown_pause_id,
 )
-from agboss.store.protocol import ExecutionRow
+from agboss.store.protocol import ExecutionRow, Store
 from agboss.store.writes import ResolvePause
 
 if TYPE_CHECKING:
@@ -145,12 +149,41 @@ class Recorded:
 
     receipt: AnswerReceipt
     taken: Taken | None = None
+    in_doubt: bool = False
+    """The commit's outcome was learnt by reading the pause back: whether it also took the
+    tree's lease is not known, so this call does not move the tree (the recovery sweep does,
+    once a lease it may hold expired)."""
+
+    @property
+    def to_move(self) -> bool:
+        """Whether this call moves the tree: a new answer whose commit is known."""
+        return not (self.receipt.repeated or self.in_doubt)
 
 
 async def move_answered(engine: Engine, recorded: Recorded, *, record: bool) -> ExecutionOutput:
     """The second phase of an answer: the tree moved, with the lease the first phase took (or
-    waiting for it); see `App.resume`."""
-    return await engine.move(recorded.receipt.execution_id, record=record, taken=recorded.taken)
+    waiting for it); see `App.resume`.
+
+    Raises:
+        AnswerNotMovedError: The store failed while the tree moved, or while the answer was
+            committed: the answer is recorded all the same (a `StoreError` here would say it
+            was refused).
+    """
+    execution_id = recorded.receipt.execution_id
+    if recorded.in_doubt:
+        raise AnswerNotMovedError(
+            "the answer was recorded, but the store failed as it committed, so this call "
+            "cannot tell whether it holds the tree: the tree moves with the recovery sweep",
+            execution_id=execution_id,
+        )
+    try:
+        return await engine.move(execution_id, record=record, taken=recorded.taken)
+    except StoreError as error:
+        raise AnswerNotMovedError(
+            "the answer was recorded, but the store failed while the tree was moved on: "
+            f"{error.message}",
+            execution_id=execution_id,
+        ) from error
 
 
 async def record_answer(
@@ -204,7 +237,11 @@ async def record_answer(
     # The decision and its audit entry, and the tree's lease for the pass that takes it: one
     # commit.
     resolve = ResolvePause(pause, PauseStatus.RESOLVED, PauseResolution.REPLIED, answer, now)
-    resolved, taken = await engine.record_answer(resolve, move=take_lease)
+    in_doubt = False
+    try:
+        resolved, taken = await engine.record_answer(resolve, move=take_lease)
+    except StoreOutcomeUnknownError as unknown:
+        resolved, taken, in_doubt = await _settled(store, resolve, unknown), None, take_lease
     if resolved is None:
         current = await store.pauses.find_by_tenant_id_and_pause_id(tenant, pause_id)
         if repeat_ok and current is not None:  # the same answer, recorded by a retry meanwhile
@@ -230,7 +267,33 @@ async def record_answer(
         decision=_shown(engine, resolved, row, valid),
         responder=responder,
     )
-    return Recorded(receipt, taken)
+    return Recorded(receipt, taken, in_doubt)
+
+
+async def _settled(
+    store: Store, resolve: ResolvePause, unknown: StoreOutcomeUnknownError
+) -> PauseRecord | None:
+    """Whether an answer whose commit's outcome is unknown was recorded, asked of the store
+    once more: the pause as this answer resolved it, or ``None`` if another answer or a
+    withdrawal closed it first.
+
+    Raises:
+        StoreUnavailableError: It was not recorded (the pause still waits): nothing changed.
+        StoreOutcomeUnknownError: The store cannot be asked either.
+    """
+    pause = resolve.pause
+    try:
+        current = await store.pauses.find_by_tenant_id_and_pause_id(pause.tenant_id, pause.pause_id)
+    except StoreError as error:
+        raise unknown from error
+    if current is None or current.status is PauseStatus.PENDING:
+        raise StoreUnavailableError(
+            f"the store failed before it recorded the answer: {unknown.message}",
+            hint="nothing was recorded and the pause still waits: answer again",
+        ) from unknown
+    if current.answer == resolve.answer:
+        return current
+    return None
 
 
 def _repeated(

@@ -24,7 +24,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from psycopg import AsyncClientCursor, AsyncConnection, DataError, ProgrammingError, sql
+from psycopg import (
+    AsyncClientCursor,
+    AsyncConnection,
+    DataError,
+    OperationalError,
+    ProgrammingError,
+    sql,
+)
 from psycopg import Error as PsycopgError
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
@@ -32,6 +39,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from agboss.errors import (
     StoreBusyError,
     StoreError,
+    StoreOutcomeUnknownError,
     StoreSchemaError,
     StoreUnavailableError,
     StoreValueError,
@@ -312,6 +320,11 @@ class PostgresDriver:
                     return await _batched(
                         connection, work, fence, durable=shape.durable, prepared=self._prepared
                     )
+        except _CommitLost as lost:
+            raise StoreOutcomeUnknownError(
+                f"the connection to the PostgreSQL store was lost while it committed: "
+                f"{str(lost.__cause__).strip()}"
+            ) from lost.__cause__
         except (PsycopgError, UnicodeError, PoolTimeout) as error:
             raise _mapped(error, fence) from error
 
@@ -369,10 +382,18 @@ async def _batched(
         held.append("COMMIT")
         cursor = await connection.execute("; ".join(held))
         await _fill(cursor, waiting, len(held) - 1)
-    except BaseException:
+    except BaseException as error:
         await _rollback(connection)
+        if isinstance(error, OperationalError) and connection.broken:
+            # The connection went while COMMIT was on its way or its answer was: the server
+            # may have committed. Said as such, never as "nothing was written".
+            raise _CommitLost() from error
         raise
     return result
+
+
+class _CommitLost(Exception):
+    """The connection was lost while a transaction committed (its cause says how)."""
 
 
 async def _fill(cursor: Any, waiting: dict[int, tuple[Later, bool]], last: int) -> None:
