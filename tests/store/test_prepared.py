@@ -5,11 +5,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agboss import App, ExecutionStatus, FunctionProvider
+from agboss import App, ExecutionStatus, FunctionProvider, LeaseLostError
 from agboss.store.postgres import PostgresStore
+from agboss.store.protocol import Fence
+from agboss.store.writes import ReleaseLease
 from tests.multi_app import ItemDto, ItemsApplication, ItemsDto, ItemsWorkflow, model
 from tests.stores import POSTGRES_URL, drop_schema
 
@@ -99,3 +102,46 @@ async def test_prepared_statements_that_vanish_are_turned_off_and_nothing_is_los
     finally:
         await app.close()
     assert sum(line.startswith("tool") for line in runs.read_text().splitlines()) == 8
+
+
+async def test_prepared_statements_survive_a_rolled_back_transaction(
+    schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # psycopg answers a ROLLBACK by deallocating every prepared statement (its own and the
+    # store's): they are prepared again, once each, and the store keeps using them.
+    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(tmp_path / "runs.txt"))
+    assert POSTGRES_URL is not None
+    store = PostgresStore(POSTGRES_URL, schema, max_connections=1)
+    app = await _app(store)
+    prepares: list[str] = []
+    from psycopg import AsyncConnection
+
+    execute = AsyncConnection.execute
+
+    async def counted(connection: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(query, str) and query.startswith("PREPARE "):
+            prepares.append(query.split()[1])
+        return await execute(connection, query, *args, **kwargs)
+
+    monkeypatch.setattr(AsyncConnection, "execute", counted)
+    try:
+        await _cycles(app, 6)  # psycopg's own prepared reads too (after five)
+        before = set(await _prepared_on(store))
+        assert len(before) >= 5
+        for _ in range(2):  # a refused fenced write (a lost lease): rolled back
+            with pytest.raises(LeaseLostError):
+                await store.write(
+                    [ReleaseLease(Fence("ex-none", "a-holder-that-lost-it", 9))],
+                    fence=Fence("ex-none", "a-holder-that-lost-it", 9),
+                )
+            prepares.clear()
+            await _cycles(app, 1)
+            assert store.prepared_statements
+            assert len(prepares) == len(set(prepares))  # each prepared again once, at most
+            assert set(await _prepared_on(store)) >= before
+        prepares.clear()
+        await _cycles(app, 3)
+        assert prepares == []  # and sent as EXECUTE from then on
+        assert store.prepared_statements
+    finally:
+        await app.close()

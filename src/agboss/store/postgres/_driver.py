@@ -376,14 +376,14 @@ async def _batched(
         result: T = done.value
     except BaseException:
         if begun or connection.info.transaction_status != TransactionStatus.IDLE:
-            await _rollback(connection)
+            await _rollback(connection, prepared)
         raise
     try:
         held.append("COMMIT")
         cursor = await connection.execute("; ".join(held))
         await _fill(cursor, waiting, len(held) - 1)
     except BaseException as error:
-        await _rollback(connection)
+        await _rollback(connection, prepared)
         if isinstance(error, OperationalError) and connection.broken:
             # The connection went while COMMIT was on its way or its answer was: the server
             # may have committed. Said as such, never as "nothing was written".
@@ -406,12 +406,19 @@ async def _fill(cursor: Any, waiting: dict[int, tuple[Later, bool]], last: int) 
         cursor.nextset()
 
 
-async def _rollback(connection: AsyncConnection[Any]) -> None:
-    """Ends a failed transaction, if the connection still has one (a broken one has none)."""
+async def _rollback(connection: AsyncConnection[Any], prepared: PreparedStatements) -> None:
+    """Ends a failed transaction, if the connection still has one (a broken one has none).
+
+    psycopg answers a rollback by deallocating every statement it prepared itself, with one
+    ``DEALLOCATE ALL`` that takes this store's statements too. Its own `rollback` sends that at
+    once (a ``ROLLBACK`` sent as a query would leave it to a later, unknown moment), and the
+    statements are prepared again on their next use.
+    """
     if connection.closed or connection.info.transaction_status == TransactionStatus.IDLE:
         return
     with contextlib.suppress(PsycopgError):  # broken: the pool discards it, the server rolled back
-        await connection.execute("ROLLBACK")
+        await connection.rollback()
+    prepared.forget(connection)
 
 
 async def _drive(connection: AsyncConnection[Any], work: Work[T]) -> T:

@@ -10,8 +10,10 @@ connection has no transaction open: a failure must not abort one), and the batch
 A statement PostgreSQL cannot prepare is sent with its values inline from then on. Where
 prepared statements do not stay with the connection (a pooler such as PgBouncer in
 transaction mode), the first ``EXECUTE`` that finds none turns them off for the store, and the
-transaction is run again as it was before; ``PostgresStore(prepared_statements=False)`` (or
-``?prepared_statements=false`` in its URL) never uses them.
+transaction is run again as it was before. A rollback is not such a loss: psycopg deallocates
+on it, and the statements are prepared again on their next use (`PreparedStatements.forget`).
+``PostgresStore(prepared_statements=False)`` (or ``?prepared_statements=false`` in its URL)
+never uses them.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ _COUNTED = 10_000
 # Class 42 (a statement the server cannot prepare: a parameter of unknown type, a table not yet
 # made) and 0A (not supported): the statement is sent inline instead.
 _REFUSED = ("42", "0A")
+
+_ALREADY_PREPARED = "42P05"
+"""duplicate_prepared_statement: the connection still has it."""
 
 
 class PreparedStatements:
@@ -91,12 +96,22 @@ class PreparedStatements:
         try:
             await connection.execute(f"PREPARE {name} AS {_numbered(text)}")
         except PsycopgError as error:
-            if not (error.sqlstate or "").startswith(_REFUSED):
+            state = error.sqlstate or ""
+            if state == _ALREADY_PREPARED:  # kept through a rollback: see `forget`
+                prepared.add(name)
+                return name
+            if not state.startswith(_REFUSED):
                 raise
             self._refused.add(text)
             return None
         prepared.add(name)
         return name
+
+    def forget(self, connection: AsyncConnection[Any]) -> None:
+        """Forgets what ``connection`` has prepared, once a rollback may have deallocated it
+        (psycopg deallocates all on a rollback when it had prepared statements itself): each
+        is prepared again on its next use, or found still there."""
+        self._on.pop(connection, None)
 
     def turn_off(self) -> None:
         """Stops using prepared statements (they do not stay with the connections)."""
