@@ -16,7 +16,7 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-__all__ = ["page", "static"]
+__all__ = ["PAGE_HEADERS", "page", "static"]
 
 _TYPES: Final = {"approvals.js": "text/javascript", "approvals.css": "text/css"}
 
@@ -25,12 +25,13 @@ _POLICY: Final = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
     "img-src 'self'; base-uri 'self'; form-action 'none'; frame-ancestors 'none'"
 )
-_HEADERS: Final = {
+PAGE_HEADERS: Final = {
     "Content-Security-Policy": _POLICY,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
+"""What every HTML answer of the router carries: the page, and its 401 and 500 pages."""
 
 
 @cache
@@ -44,7 +45,7 @@ def page(request: Request, who: str, poll_ms: int) -> Response:
     text = Template(_file("approvals.html")).substitute(
         base=html.escape(base, quote=True), who=html.escape(who), poll_ms=str(poll_ms)
     )
-    return HTMLResponse(text, headers=_HEADERS)
+    return HTMLResponse(text, headers=PAGE_HEADERS)
 
 
 def static(name: str) -> Response:

@@ -35,6 +35,7 @@ from agboss.errors import (
 __all__ = [
     "AppNotOpenError",
     "NotAuthenticatedError",
+    "NotFoundError",
     "RequestTooLargeError",
     "UnreadableRequestError",
     "log_failure",
@@ -71,6 +72,14 @@ class RequestTooLargeError(AgbossError):
     default_hint = "send a shorter reply or fewer override arguments"
 
 
+class NotFoundError(AgbossError):
+    """No route of the router has this path (a trailing slash too many, a typo)."""
+
+    code = "web.not-found"
+    default_message = "the router has no such route"
+    default_hint = "GET /pauses, POST /pauses/{pause_id}, GET /openapi.json, GET / (the page)"
+
+
 class UnreadableRequestError(AgbossError):
     """The request's body is not JSON, or not sent as ``application/json``."""
 
@@ -85,6 +94,7 @@ class UnreadableRequestError(AgbossError):
 # The first matching class wins: subclasses before their bases.
 _STATUSES: Final[tuple[tuple[type[AgbossError], int], ...]] = (
     (NotAuthenticatedError, 401),
+    (NotFoundError, 404),
     (AppNotOpenError, 503),
     (UnknownPauseError, 404),
     (UnknownExecutionError, 404),

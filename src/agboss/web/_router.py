@@ -12,6 +12,7 @@ from typing import Any, Final, TypeAlias
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route, Router
+from starlette.types import Receive, Scope, Send
 
 from agboss.app import App
 from agboss.errors import AgbossError, ConfigurationError, DtoValidationError, PauseAnswererError
@@ -25,10 +26,11 @@ from agboss.web._bodies import (
     read_answer,
 )
 from agboss.web._openapi import openapi_schema
-from agboss.web._page import page, static
+from agboss.web._page import PAGE_HEADERS, page, static
 from agboss.web._problems import (
     AppNotOpenError,
     NotAuthenticatedError,
+    NotFoundError,
     log_failure,
     problem,
     status_of,
@@ -168,13 +170,18 @@ def _refused(error: BaseException) -> Response:
     """The page's answer when the caller is not signed in (or the authenticator failed)."""
     log_failure(error)
     if not isinstance(error, AgbossError):
-        return HTMLResponse("<!doctype html><p>The page failed; the server's log has why.</p>", 500)
+        return HTMLResponse(
+            "<!doctype html><p>The page failed; the server's log has why.</p>",
+            500,
+            headers=PAGE_HEADERS,
+        )
     status = status_of(error)
     said = "You are not signed in" if isinstance(error, NotAuthenticatedError) else "Not shown"
     text, hint = html.escape(error.message), html.escape(error.hint or "")
     return HTMLResponse(
         f"<!doctype html><title>Approvals</title><p>{said}: {text}.</p><p>{hint}</p>",
         status_code=status,
+        headers=PAGE_HEADERS,
     )
 
 
@@ -281,4 +288,11 @@ def pause_router(
             Route("/", routes.page, methods=["GET"]),
             Route("/static/{name}", routes.static, methods=["GET"]),
         ]
-    return Router(routes=table)
+    # No trailing-slash redirects: Starlette builds their Location from the client's Host
+    # header (an open redirect); a path with a slash too many is a 404 like any unknown one.
+    return Router(routes=table, redirect_slashes=False, default=_not_found)
+
+
+async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:
+    response = problem(NotFoundError(f"the router has no route {scope.get('path', '')!r}"))
+    await response(scope, receive, send)

@@ -1,0 +1,65 @@
+"""What the router answers cannot be steered by a client's headers, and every HTML answer
+carries the page's protections (issue 37, item 7)."""
+
+from __future__ import annotations
+
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Mount
+
+from agboss.web import Caller, pause_router
+from tests.test_replies import EXPENSE
+from tests.test_web import Served, serve, served  # noqa: F401 - the fixture
+
+_PROTECTIONS = ("content-security-policy", "x-content-type-options")
+
+
+async def test_a_trailing_slash_is_not_redirected_to_the_clients_host(served: Served) -> None:  # noqa: F811
+    pause_id = await served.paused_on(EXPENSE)
+    for method, path in (
+        ("POST", f"/agboss/pauses/{pause_id}/"),
+        ("GET", "/agboss/pauses/"),
+        ("GET", "/agboss/openapi.json/"),
+    ):
+        response = await served.http.request(
+            method,
+            path,
+            json={"decision": {"approved": True}} if method == "POST" else None,
+            headers={"Host": "evil.example", "Authorization": "Bearer tok-owner"},
+            follow_redirects=False,
+        )
+        assert response.status_code == 404, (path, response.status_code)
+        assert "location" not in response.headers
+        assert response.json()["code"] == "web.not-found"
+        assert "evil.example" not in response.text
+    assert await served.status(pause_id) is not None
+
+
+async def test_the_pages_401_and_500_carry_its_csp_and_nosniff(served: Served) -> None:  # noqa: F811
+    refused = await served.http.get("/agboss/")  # no credential
+    assert refused.status_code == 401
+    assert refused.headers["content-type"].startswith("text/html")
+    for header in _PROTECTIONS:
+        assert header in refused.headers, header
+    assert refused.headers["x-content-type-options"] == "nosniff"
+    shown = await served.http.get("/agboss/", headers={"Authorization": "Bearer tok-owner"})
+    assert refused.headers["content-security-policy"] == shown.headers["content-security-policy"]
+
+
+async def test_the_pages_500_carries_them_too(served: Served) -> None:  # noqa: F811
+    async def broken(request: Request) -> Caller | None:
+        raise RuntimeError("the session store is down")
+
+    api = Starlette(routes=[Mount("/agboss", pause_router(served.env.app, authenticate=broken))])
+    server, task, port = await serve(api)
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            failed = await http.get("/agboss/")
+    finally:
+        server.should_exit = True
+        await task
+    assert failed.status_code == 500
+    assert "session store" not in failed.text  # the cause stays in the log
+    for header in _PROTECTIONS:
+        assert header in failed.headers, header
