@@ -114,6 +114,9 @@ class SqliteDriver:
         self._reader: sqlite3.Connection | None = None
         self._eager: sqlite3.Connection | None = None
         self._committed = 0
+        self._identity: tuple[int, int] | None = None
+        """The file's device and inode as opened: a write into a file deleted (or replaced)
+        since would be lost at the next start."""
 
     @property
     def dialect(self) -> Dialect:
@@ -130,6 +133,7 @@ class SqliteDriver:
         self._thread = thread
         try:
             await self._on_thread(self._connect)
+            self._identity = self._file_identity()
             self._reader = self._connection(busy_ms=0)
             if self._inline:
                 self._eager = self._connection(busy_ms=0)
@@ -269,9 +273,28 @@ class SqliteDriver:
         except (sqlite3.Error, UnicodeError, OverflowError) as error:
             raise _mapped(error, self.path) from error
 
+    def _file_identity(self) -> tuple[int, int] | None:
+        try:
+            found = os.stat(self.path)
+        except OSError:
+            return None
+        return found.st_dev, found.st_ino
+
+    def _check_file(self) -> None:
+        """Refuses to write once the file was deleted or replaced under the open store: its
+        connections would go on writing into the unlinked file, lost at the next start."""
+        if self._identity is not None and self._file_identity() != self._identity:
+            raise StoreUnavailableError(
+                f"the SQLite store's file {self.path} was deleted or replaced while the "
+                "application ran: nothing more can be written to it",
+                hint="restore the file (or its folder) and restart the application; what was "
+                "written since it went is in no file",
+            )
+
     async def transact(
         self, work: Work[T], *, fence: Fence | None = None, shape: Shape = PLAIN
     ) -> T:
+        self._check_file()  # one stat: ~1 µs against a commit's ~100 µs
         # One file: every commit is as durable as synchronous=NORMAL makes it.
         single = shape.single and fence is None
         eager = self._eager
