@@ -131,3 +131,24 @@ def test_recover_refuses_to_run_passes_without_the_applications_models(url: str)
     done = CliRunner().invoke(cli, ["recover", "--app", APP, "--store", url])
     assert done.exit_code != 0
     assert "AGBOSS_MODEL_BASE_URL" in done.output
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--approve", "--reject"], ["--reject", "--approve"], ["--approve", "--reply", "ok"], []],
+)
+def test_contradictory_answers_are_a_usage_error_and_record_nothing(
+    url: str, flags: list[str]
+) -> None:
+    runner = CliRunner()
+    owner = _owner_pause(runner, url)
+    command = ["resume", owner["pause_id"], "--app", APP, "--store", url, "--owner", "user-1"]
+    refused = runner.invoke(cli, [*command, *flags])
+    assert refused.exit_code == 2, refused.output
+    named = [flag for flag in flags if flag.startswith("--")]
+    for flag in named:
+        assert flag in refused.output
+    if named:
+        assert "contradict" in refused.output
+    listed = runner.invoke(cli, ["pauses", "list", "--app", APP, "--store", url, "--json"])
+    assert owner["pause_id"] in listed.output  # still waiting: nothing was recorded

@@ -314,8 +314,8 @@ def show_pause(
 @_APP
 @_STORE
 @_TENANT
-@click.option("--approve", "verdict", flag_value="approve", help="Approve the call.")
-@click.option("--reject", "verdict", flag_value="reject", help="Reject the call.")
+@click.option("--approve", is_flag=True, help="Approve the call.")
+@click.option("--reject", is_flag=True, help="Reject the call.")
 @click.option("--reason", default=None, help="Why (a rejection's reason is read by the model).")
 @click.option("--reply", default=None, help="Answer in words, read by the role's interpreter.")
 @click.option("--owner", default=None, help="The thread's owner, for a thread-owner pause.")
@@ -326,7 +326,8 @@ def resume(
     target: str,
     store: str | None,
     tenant: str | None,
-    verdict: str | None,
+    approve: bool,
+    reject: bool,
     reason: str | None,
     reply: str | None,
     owner: str | None,
@@ -334,13 +335,16 @@ def resume(
     as_json: bool,
 ) -> None:
     """Answers a pause by its id; the application's instances move the tree."""
-    if (verdict is None) == (reply is None):
-        raise click.UsageError("give one of --approve, --reject or --reply")
+    answers = (("--approve", approve), ("--reject", reject), ("--reply", reply is not None))
+    given = [flag for flag, on in answers if on]
+    if len(given) != 1:
+        said = " and ".join(given) + " contradict each other: " if given else ""
+        raise click.UsageError(f"{said}give one of --approve, --reject or --reply")
 
     async def action(app: App) -> dict[str, Any]:
         decision = None
-        if verdict is not None:
-            decision = {"approved": verdict == "approve", "reason": reason}
+        if approve or reject:
+            decision = {"approved": approve, "reason": reason}
         receipt = await app.answer(
             pause_id,
             decision=decision,
