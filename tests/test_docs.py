@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import agboss
 from agboss.models import ChatRequest, Message, MessageRole, ModelCaller
 from agboss.store.sql._migrations import LATEST_VERSION
@@ -119,3 +121,39 @@ async def test_the_fastapi_lifespan_wiring_serves_the_router_once_the_app_is_ope
         server.should_exit = True
         await task
     assert namespace["opened"] == {}  # closed with the lifespan
+
+
+def test_models_md_lists_every_member_of_the_provider_protocol() -> None:
+    from agboss.models import ModelProvider
+    from agboss.models._provider import MODEL_PROVIDER_MEMBERS
+
+    members = {name for name in vars(ModelProvider) if not name.startswith("_")}
+    assert members == set(MODEL_PROVIDER_MEMBERS)
+    own = (DOCS / "models.md").read_text().split("**Your own.**", 1)[1].split("\n\n", 1)[0]
+    for name in MODEL_PROVIDER_MEMBERS:
+        assert f"`{name}" in own, name
+
+
+async def test_a_provider_without_a_member_is_refused_naming_it_and_real_classes(
+    tmp_path: Path,
+) -> None:
+    from agboss import App, ConfigurationError
+    from tests.desk import OfficeApplication
+
+    class Partial:  # a provider written to the docs before decision_model existed
+        serves = ("*",)
+
+        def chat_model(self, model: str) -> Any:
+            raise NotImplementedError
+
+        async def aclose(self) -> None:
+            return None
+
+    with pytest.raises(ConfigurationError) as refused:
+        await App.create(OfficeApplication, store=tmp_path / "a.db", providers=[Partial()])
+    assert "Partial" in refused.value.message
+    assert "decision_model" in refused.value.message
+    named = re.findall(r"\b([A-Z]\w+Provider)\(", refused.value.hint or "")
+    assert named
+    for name in named:
+        assert hasattr(agboss, name), f"the hint names {name}, which agboss does not have"

@@ -20,7 +20,7 @@ from agboss.engine._engine import Engine
 from agboss.engine._runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
 from agboss.errors import ConfigurationError, DtoValidationError
 from agboss.inputs import InputLimits, check_id
-from agboss.models._provider import ModelProvider, ModelResolver
+from agboss.models._provider import MODEL_PROVIDER_MEMBERS, ModelProvider, ModelResolver
 from agboss.pauses._answering import AnswerReceipt, move_answered, record_answer
 from agboss.pauses._cancelling import cancel_thread
 from agboss.pauses._describing import PauseDescription, describe_pause
@@ -37,16 +37,31 @@ def _optional_id(value: object, name: str, limits: InputLimits) -> str | None:
     return None if value is None else check_id(value, name, limits)
 
 
-def _check_setup(providers: object, clock: object, migrate: object) -> None:
-    if (
-        isinstance(providers, str | bytes)
-        or not isinstance(providers, Iterable)
-        or not all(isinstance(provider, ModelProvider) for provider in providers)
-    ):
+_PROVIDERS_HINT = (
+    "pass providers=[OpenAICompatibleProvider(...)] or [FunctionProvider(...)], or a class "
+    "of yours with every member of ModelProvider: serves, chat_model(name), "
+    "decision_model(name) and aclose()"
+)
+
+
+def _check_providers(providers: object) -> None:
+    if isinstance(providers, str | bytes) or not isinstance(providers, Iterable):
         raise ConfigurationError(
             f"App.create(providers={providers!r}) must be a list of model providers",
-            hint="pass providers=[OpenAIProvider(...)] or [FunctionProvider(...)]",
+            hint=_PROVIDERS_HINT,
         )
+    for provider in providers:
+        missing = [name for name in MODEL_PROVIDER_MEMBERS if not hasattr(provider, name)]
+        if missing:
+            raise ConfigurationError(
+                f"App.create(providers=[...]): {type(provider).__name__} is not a model "
+                f"provider: it has no {', '.join(missing)}",
+                hint=_PROVIDERS_HINT,
+            )
+
+
+def _check_setup(providers: object, clock: object, migrate: object) -> None:
+    _check_providers(providers)
     if clock is not None and not isinstance(clock, Clock):
         raise ConfigurationError(
             f"App.create(clock={clock!r}) is not a Clock",

@@ -14,7 +14,13 @@ from typing import Protocol, runtime_checkable
 from agboss.models._decisions import DecisionModel, DecisionRequest, DecisionResponse
 from agboss.models._messages import ChatRequest, ChatResponse
 
-__all__ = ["ChatModel", "FunctionProvider", "ModelProvider", "ModelResolver"]
+__all__ = [
+    "MODEL_PROVIDER_MEMBERS",
+    "ChatModel",
+    "FunctionProvider",
+    "ModelProvider",
+    "ModelResolver",
+]
 
 
 @runtime_checkable
@@ -46,6 +52,10 @@ class ModelProvider(Protocol):
     async def aclose(self) -> None:
         """Releases the provider's connections."""
         ...
+
+
+MODEL_PROVIDER_MEMBERS = ("serves", "chat_model", "decision_model", "aclose")
+"""Every member of `ModelProvider`, as `App.create` names one a provider lacks."""
 
 
 class ModelResolver:
