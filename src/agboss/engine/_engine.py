@@ -14,6 +14,7 @@ instead of trusting what the cut-off pass was doing.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import Coroutine, Sequence
 from dataclasses import replace
@@ -52,6 +53,7 @@ from agboss.errors import (
     UnknownWorkflowError,
 )
 from agboss.inputs import has_non_finite
+from agboss.observability._logs import log_event
 from agboss.observability._tracing import span
 from agboss.records._outputs import ExecutionOutput
 from agboss.records._pauses import ExecutionPauseEvent, PauseRecord
@@ -165,6 +167,17 @@ class Engine:
             input_json=_stored_input(start.input, value, definition.spec.name),
             now=now,
         )
+        log_event(
+            runtime.logger,
+            logging.INFO,
+            "run.started",
+            "execution %(execution_id)s of %(workflow)s started (tenant %(tenant_id)s, "
+            "thread %(thread_id)s)",
+            execution_id=row.execution_id,
+            workflow=row.workflow,
+            tenant_id=tenant,
+            thread_id=row.thread_id,
+        )
         at = Lease.moment(runtime)
         begin = BeginExecution(row, runtime.holder, runtime.lease_ttl, Lease.store_now(runtime))
         if thread_id is None:
@@ -194,6 +207,7 @@ class Engine:
             result = await self._hold_and_run(start, record=record)
             current.set_attribute("agboss.status", result.status.value)
             current.set_attribute("agboss.pending", len(result.pending))
+            _log_rest(self.runtime, row, result)
             return result
 
     async def _hold_and_run(self, start: PassStart, *, record: bool) -> ExecutionOutput:
@@ -288,6 +302,16 @@ class Engine:
                         ),
                         ReleaseLease(writes.lease.fence),
                     ]
+                )
+                log_event(
+                    runtime.logger,
+                    logging.INFO,
+                    "run.failed",
+                    "execution %(execution_id)s of %(workflow)s failed: %(code)s",
+                    execution_id=root,
+                    workflow=row.workflow,
+                    tenant_id=row.tenant_id,
+                    code=error.code,
                 )
                 if writes.withdrawals_due:
                     await tell_owed_withdrawals(runtime, root)
@@ -438,11 +462,14 @@ class Engine:
                 continue  # another instance took it first
             acquired = taken.acquired
             if acquired.previous_holder is not None:
-                runtime.logger.info(
-                    "run.takeover: execution tree %s taken over from %s, whose lease expired",
-                    execution_id,
-                    acquired.previous_holder,
-                    extra={"event": "run.takeover", "execution_id": execution_id},
+                log_event(
+                    runtime.logger,
+                    logging.INFO,
+                    "run.takeover",
+                    "execution tree %(execution_id)s taken over from %(previous_holder)s, "
+                    "whose lease expired",
+                    execution_id=execution_id,
+                    previous_holder=acquired.previous_holder,
                 )
             row = acquired.row
             if row is None or row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED):
@@ -455,12 +482,15 @@ class Engine:
                 if start.recovering
                 else "an answer was recorded and not moved"
             )
-            runtime.logger.info(
-                "run.recovering: execution tree %s (%s): %s",
-                execution_id,
-                row.workflow,
-                why,
-                extra={"event": "run.recovering", "execution_id": execution_id},
+            log_event(
+                runtime.logger,
+                logging.INFO,
+                "run.recovering",
+                "execution tree %(execution_id)s (%(workflow)s): %(why)s",
+                execution_id=execution_id,
+                workflow=row.workflow,
+                tenant_id=row.tenant_id,
+                why=why,
             )
             try:
                 outputs.append(await self._pass(start, record=False))
@@ -562,3 +592,27 @@ def _validate_input(
             f"{describe_validation_error(error)}",
             hint=f"pass a {dto.__name__} (or a mapping of its fields)",
         ) from error
+
+
+_RESTED = {
+    ExecutionStatus.PAUSED: ("run.paused", "paused, %(pending)d question(s) waiting"),
+    ExecutionStatus.COMPLETED: ("run.completed", "completed"),
+}
+
+
+def _log_rest(runtime: Runtime, row: ExecutionRow, result: ExecutionOutput) -> None:
+    """How a pass left its tree, for the operator (cancelled: said by the cancellation)."""
+    said = _RESTED.get(result.status)
+    if said is None:
+        return
+    event, how = said
+    log_event(
+        runtime.logger,
+        logging.INFO,
+        event,
+        "execution %(execution_id)s of %(workflow)s " + how,
+        execution_id=row.execution_id,
+        workflow=row.workflow,
+        tenant_id=row.tenant_id,
+        pending=len(result.pending),
+    )

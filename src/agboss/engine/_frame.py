@@ -10,6 +10,7 @@ by scope (an agent's visit, a launch's join), so a pass reads only the branches 
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -17,6 +18,7 @@ from typing import Any, TypeVar
 from agboss.context import ExecutionContext, StepContext, Tenant
 from agboss.engine._lease import PassWrites
 from agboss.engine._runtime import Runtime
+from agboss.observability._logs import log_event
 from agboss.pii._policy import PiiSeam, TreeTokens
 from agboss.records._model import StepRecord
 from agboss.records._pauses import PauseRecord
@@ -272,6 +274,16 @@ class ExecutionFrame:
             await writes.lease.ensure()
         result = await run()
         final_record = record_of(result) if record_of is not None else record
+        log_event(
+            self.runtime.logger,
+            logging.DEBUG,
+            "run.step",
+            "execution %(execution_id)s ran a %(kind)s step at %(node_id)s",
+            execution_id=self.row.execution_id,
+            kind=final_record.kind,
+            node_id=final_record.node_id,
+            tool=None if final_record.tool_call is None else final_record.tool_call.tool,
+        )
         entry = StepEntry(
             key=key,
             kind=final_record.kind,

@@ -8,6 +8,7 @@ its lease and run a pass, which takes every resolved pause.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ from agboss.errors import (
     UnknownPauseError,
 )
 from agboss.inputs import InputLimits, check_depth, check_text
+from agboss.observability._logs import log_event
 from agboss.records._outputs import ExecutionOutput
 from agboss.records._pauses import (
     ExecutionResumeEvent,
@@ -249,6 +251,16 @@ async def record_answer(
             if again is not None:
                 return Recorded(again)
         raise NotPausedError(current.status.value if current else "gone")
+    log_event(
+        runtime.logger,
+        logging.INFO,
+        "run.answered",
+        "a question of execution %(execution_id)s was answered by %(answered_by)s: %(verdict)s",
+        execution_id=resolved.root_execution_id,
+        tenant_id=tenant,
+        answered_by=responder,
+        verdict="approved" if valid.approved else "rejected",
+    )
     await engine.hooks.on_resume(
         ExecutionResumeEvent(
             tenant_id=tenant,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine._runtime import Runtime
 from agboss.engine._withdrawing import tell_owed_withdrawals
 from agboss.enums import ExecutionStatus, PauseResolution
 from agboss.errors import ThreadOwnerError, UnknownThreadError
+from agboss.observability._logs import log_event
 from agboss.records._outputs import ExecutionOutput
 from agboss.store.writes import CancelExecutions, CancelPendingUnder, LockTree
 
@@ -48,6 +51,16 @@ async def cancel_thread(
             await tell_owed_withdrawals(runtime, root.execution_id)
     if not cancelled:
         return None
+    log_event(
+        runtime.logger,
+        logging.INFO,
+        "run.cancelled",
+        "thread %(thread_id)s cancelled: %(count)d execution(s)",
+        thread_id=thread_id,
+        tenant_id=tenant,
+        execution_id=cancelled[-1].execution_id,
+        count=len(cancelled),
+    )
     return ExecutionOutput(
         thread_id=thread_id,
         execution_id=cancelled[-1].execution_id,
