@@ -152,3 +152,17 @@ def test_contradictory_answers_are_a_usage_error_and_record_nothing(
         assert "contradict" in refused.output
     listed = runner.invoke(cli, ["pauses", "list", "--app", APP, "--store", url, "--json"])
     assert owner["pause_id"] in listed.output  # still waiting: nothing was recorded
+
+
+def test_off_a_terminal_the_table_shows_every_column_whole(url: str) -> None:
+    runner = CliRunner()  # its output is not a terminal, as a pipe or a log
+    owner = _owner_pause(runner, url)
+    table = runner.invoke(cli, ["pauses", "list", "--app", APP, "--store", url])
+    assert table.exit_code == 0, table.output
+    lines = table.output.splitlines()
+    [header] = [line for line in lines if "pause id" in line]
+    for column in ("asked", "owner", "agent", "channel", "tool call"):
+        assert column in header, column
+    [row] = [line for line in lines if owner["pause_id"] in line]  # one line, id whole
+    arguments = ", ".join(f"{k}={v!r}" for k, v in owner["arguments"].items())
+    assert f"{owner['tool']}({arguments})" in row

@@ -73,6 +73,16 @@ class _NoModels:
         return None
 
 
+_UNBOUNDED = 1_000_000
+"""The width given to output that goes to a file or a pipe: every column whole."""
+
+
+def _out() -> Console:
+    """Standard output: a terminal's width on a terminal; off one (a pipe, a file, a log),
+    no width at all, so that a table cuts or drops no column."""
+    return Console() if sys.stdout.isatty() else Console(width=_UNBOUNDED)
+
+
 def _load(target: str) -> object:
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
@@ -263,7 +273,7 @@ def list_pauses(
             escape(pause.channel),
             escape(f"{pause.ask.tool}({arguments})"),
         )
-    Console().print(table)
+    _out().print(table)
 
 
 @pauses.command("show")
@@ -306,7 +316,7 @@ def show_pause(
     for key, value in shown.items():
         text = json.dumps(value) if isinstance(value, dict) else str(value)
         table.add_row(key, escape(text))
-    Console().print(table)
+    _out().print(table)
 
 
 @cli.command()
@@ -378,9 +388,9 @@ def resume(
         decided += f" ({done['reason']})"
     who = f"{verdict_text} by {escape(str(done['responder']))}{escape(decided)}"
     if done["repeated"]:
-        Console().print(f"already {who}: nothing new recorded")
+        _out().print(f"already {who}: nothing new recorded")
         return
-    Console().print(
+    _out().print(
         f"{who}: recorded. A running instance of the application carries execution "
         f"{done['execution_id']} on within 30 seconds, or when it next starts."
     )
