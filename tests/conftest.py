@@ -10,6 +10,8 @@ import pytest
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
+from tests.stores import NO_POSTGRES
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # Tests write only under temporary folders: no example database, and hypothesis's own cache
@@ -65,7 +67,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     skipped = [
         report
         for report in terminalreporter.stats.get("skipped", [])
-        if "AGBOSS_TEST_POSTGRES_URL is not set" in str(report.longrepr)
+        if isinstance(report.longrepr, tuple) and report.longrepr[2] == f"Skipped: {NO_POSTGRES}"
     ]
     if skipped:
         terminalreporter.write_line(

@@ -22,12 +22,10 @@ from agboss import AnswerNotMovedError, ExecutionStatus, PauseStatus, WorkflowSt
 from agboss.testing import TestEnv, test_with
 from tests import desk
 from tests.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
-from tests.stores import POSTGRES_URL, drop_schema
+from tests.stores import POSTGRES_URL, drop_schema, needs_postgres
 from tests.test_round_trips import ASK, DONE
 
-pytestmark = pytest.mark.skipif(
-    POSTGRES_URL is None, reason="AGBOSS_TEST_POSTGRES_URL is not set (.ci/run sets it)"
-)
+pytestmark = needs_postgres
 
 
 class CommitCutter:

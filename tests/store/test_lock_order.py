@@ -18,14 +18,12 @@ import pytest
 
 from agboss import App, FunctionProvider, NotPausedError, ToolCallApprovalDecisionDto
 from tests.liveness_app import PaymentApplication, PaymentDto, PaymentWorkflow, model
-from tests.stores import POSTGRES_URL, drop_schema
+from tests.stores import POSTGRES_URL, drop_schema, needs_postgres
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-pytestmark = pytest.mark.skipif(
-    POSTGRES_URL is None, reason="AGBOSS_TEST_POSTGRES_URL is not set (.ci/run sets it)"
-)
+pytestmark = needs_postgres
 
 
 _LATE = 3

@@ -20,7 +20,7 @@ from agboss.store import SqliteStore, Store
 from agboss.store.sql import SqlStore
 from agboss.store.sql._migrations import LATEST_VERSION
 from tests.multi_app import CountDto, ItemsApplication, model
-from tests.stores import POSTGRES_URL, STORE_KINDS, made_store, store_url
+from tests.stores import POSTGRES_URL, STORE_KINDS, made_store, needs_postgres, store_url
 
 FIXTURES = Path(__file__).parent / "v0_1_0"
 
@@ -203,7 +203,7 @@ async def test_instances_starting_together_migrate_once(kind: str, tmp_path: Pat
     assert versions == [LATEST_VERSION] * 4
 
 
-@pytest.mark.skipif(POSTGRES_URL is None, reason="AGBOSS_TEST_POSTGRES_URL is not set")
+@needs_postgres
 async def test_a_plain_start_is_not_blocked_by_another_instances_open_transaction(
     tmp_path: Path,
 ) -> None:

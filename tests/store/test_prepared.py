@@ -14,11 +14,9 @@ from agboss.store.postgres import PostgresStore
 from agboss.store.protocol import Fence
 from agboss.store.writes import ReleaseLease
 from tests.multi_app import ItemDto, ItemsApplication, ItemsDto, ItemsWorkflow, model
-from tests.stores import POSTGRES_URL, drop_schema
+from tests.stores import POSTGRES_URL, drop_schema, needs_postgres
 
-pytestmark = pytest.mark.skipif(
-    POSTGRES_URL is None, reason="AGBOSS_TEST_POSTGRES_URL is not set (.ci/run sets it)"
-)
+pytestmark = needs_postgres
 
 
 @pytest.fixture

@@ -22,10 +22,9 @@ from agboss import (
 )
 from agboss.store import ExecutionRow, SqliteStore
 from agboss.store.writes import BeginExecution, ReleaseLease, write_one
-from tests.stores import POSTGRES_URL, made_store
+from tests.stores import POSTGRES_URL, made_store, needs_postgres
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
-needs_postgres = pytest.mark.skipif(POSTGRES_URL is None, reason="AGBOSS_TEST_POSTGRES_URL")
 
 
 def _row(execution_id: str = "ex-1", tenant_id: str = "acme") -> ExecutionRow:

@@ -12,7 +12,7 @@ import pytest
 from agboss import StoreError, StoreUnavailableError
 from agboss.store import DEFAULT_SQLITE_PATH, SqliteStore, store_from
 from agboss.store.postgres import PostgresStore
-from tests.stores import POSTGRES_URL
+from tests.stores import POSTGRES_URL, needs_postgres
 
 
 def test_no_store_is_the_default_sqlite_file() -> None:
@@ -73,7 +73,7 @@ async def test_an_unreachable_postgresql_server_is_a_store_error() -> None:
         await store.open()
 
 
-@pytest.mark.skipif(POSTGRES_URL is None, reason="AGBOSS_TEST_POSTGRES_URL is not set")
+@needs_postgres
 async def test_a_database_the_server_does_not_have_is_refused_at_once_in_its_words() -> None:
     assert POSTGRES_URL is not None
     server, _, _ = POSTGRES_URL.rpartition("/")
