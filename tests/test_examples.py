@@ -132,6 +132,10 @@ def test_the_resume_command_the_example_shows_answers_the_pause(tmp_path: Path) 
     assert "audit: book-expense-tool approved by user-1 (a decision)" in again
 
 
+def _sigint_by_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_at_a_prompt_stops_the_example_at_once_without_a_traceback(
     tmp_path: Path,
 ) -> None:
@@ -144,6 +148,10 @@ def test_ctrl_c_at_a_prompt_stops_the_example_at_once_without_a_traceback(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # As a terminal starts it. A process inherits an ignored SIGINT (a suite run in the
+        # background of a shell without job control), and Python keeps ignoring it: Ctrl-C
+        # would do nothing, and the closed input end the example with 0, not 130.
+        preexec_fn=_sigint_by_default,
     ) as running:
         assert running.stdout is not None
         seen = ""

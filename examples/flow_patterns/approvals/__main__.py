@@ -215,6 +215,9 @@ def report(result: ExecutionOutput) -> None:
             how = f"in words: {entry.reply!r}" if entry.reply is not None else "a decision"
             print(f"  audit: {tool} {verdict} by {entry.responder} ({how})")
         print(f"answer: {result.output_as(WorkflowFinishTextDto).text}")
+        # The questions above masked the IBAN; this is the application's answer to its own
+        # caller, who gave it: not masked (docs/pii.md, "What is not masked").
+        print("  (your own answer, with the values you gave: not masked, as the questions were)")
     print(f"status: {result.status.value}")
 
 
