@@ -60,3 +60,4 @@ bench: $(DEV)
 	PYTHONPATH=. $(BIN)/python bench/pause_resume.py
 	PYTHONPATH=. $(BIN)/python bench/pending_scale.py
 	PYTHONPATH=. $(BIN)/python bench/throughput.py
+	PYTHONPATH=. $(BIN)/python bench/provider_cost.py

@@ -59,7 +59,6 @@ PUBLIC = [
     "ModelProviderError",
     "ModelUnservedError",
     "NotPausedError",
-    "OpenAICompatibleProvider",
     "PauseAnswer",
     "PauseAnswerRecord",
     "PauseAnswerer",

@@ -73,7 +73,7 @@ from agboss.errors import (
 from agboss.flow import Failure, QuorumGroup, start
 from agboss.inputs import InputLimits
 from agboss.interpreters import InterpreterInput, ReplyInterpretation, ReplyInterpreterHandler
-from agboss.models import FunctionProvider, OpenAICompatibleProvider
+from agboss.models import FunctionProvider
 from agboss.pauses import (
     ExecutionPauseEvent,
     ExecutionResumeEvent,
@@ -145,7 +145,6 @@ __all__ = [
     "ModelProviderError",
     "ModelUnservedError",
     "NotPausedError",
-    "OpenAICompatibleProvider",
     "PauseAnswer",
     "PauseAnswerRecord",
     "PauseAnswerer",

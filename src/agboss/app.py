@@ -38,7 +38,8 @@ def _optional_id(value: object, name: str, limits: InputLimits) -> str | None:
 
 
 _PROVIDERS_HINT = (
-    "pass providers=[OpenAICompatibleProvider(...)] or [FunctionProvider(...)], or a class "
+    "pass providers=[OpenAIProvider(...)] (agboss.models.openai) or [FunctionProvider(...)], "
+    "or a class "
     "of yours with every member of ModelProvider: serves, chat_model(name), "
     "decision_model(name) and aclose()"
 )

@@ -187,7 +187,15 @@ class ExecutionFailedError(AgbossError):
 
 
 class ModelProviderError(AgbossError):
-    """A model provider answered with an error that retrying cannot fix, or kept failing."""
+    """A model provider answered with an error that retrying cannot fix, or kept failing.
+
+    Attributes:
+        status: The HTTP status it answered with, if it answered.
+        retryable: Whether a later attempt may succeed (a rate limit, a server error, a
+            connection that failed).
+        retry_after: How long the provider asked to wait before the next attempt, in seconds
+            (its ``Retry-After``), if it said.
+    """
 
     code = "model.provider-error"
     default_message = "the model provider failed"
@@ -198,10 +206,12 @@ class ModelProviderError(AgbossError):
         *,
         status: int | None = None,
         retryable: bool = False,
+        retry_after: float | None = None,
         hint: str | None = None,
     ) -> None:
         self.status = status
         self.retryable = retryable
+        self.retry_after = retry_after
         super().__init__(message, hint=hint)
 
 

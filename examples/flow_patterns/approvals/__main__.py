@@ -40,7 +40,6 @@ from agboss import (
     DtoValidationError,
     ExecutionOutput,
     ExecutionStatus,
-    OpenAICompatibleProvider,
     PendingPause,
     ReplyInterpreterMissingError,
     ToolCallApprovalDecisionDto,
@@ -49,6 +48,7 @@ from agboss import (
     WorkflowStartTextDto,
 )
 from agboss.models import ModelProvider
+from agboss.models.openai import OpenAIProvider
 from examples.flow_patterns.approvals.components import (
     OfficeApplication,
     OfficeWorkflow,
@@ -86,7 +86,7 @@ class Lines:
 
 def provider() -> tuple[ModelProvider, str]:
     """The real provider when one is configured, else the scripted model."""
-    real = OpenAICompatibleProvider.from_env()
+    real = OpenAIProvider.from_env()
     if real is None:
         return scripted_provider(), "a scripted model (set AGBOSS_MODEL_BASE_URL for a real one)"
     return real, os.environ["AGBOSS_MODEL_BASE_URL"]

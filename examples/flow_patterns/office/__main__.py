@@ -11,8 +11,9 @@ import asyncio
 import os
 import sys
 
-from agboss import App, OpenAICompatibleProvider, WorkflowFinishTextDto, WorkflowStartTextDto
+from agboss import App, WorkflowFinishTextDto, WorkflowStartTextDto
 from agboss.models import ModelProvider
+from agboss.models.openai import OpenAIProvider
 from examples.flow_patterns.desk_model import scripted_provider
 from examples.flow_patterns.office.components import OfficeApplication, OfficeWorkflow
 
@@ -21,7 +22,7 @@ DEFAULT_REQUEST = "Return L-7's deposit and book the taxi, 12.50 euros."
 
 def provider() -> tuple[ModelProvider, str]:
     """The real provider when one is configured, else the scripted model."""
-    real = OpenAICompatibleProvider.from_env()
+    real = OpenAIProvider.from_env()
     if real is None:
         return scripted_provider(), "a scripted model (set AGBOSS_MODEL_BASE_URL for a real one)"
     return real, os.environ["AGBOSS_MODEL_BASE_URL"]

@@ -22,7 +22,6 @@ from agboss.app import App
 from agboss.components._specs import ApplicationSpec, spec_of
 from agboss.errors import AgbossError, ModelProviderError
 from agboss.models._messages import ChatRequest, ChatResponse
-from agboss.models._openai import OpenAICompatibleProvider
 from agboss.models._provider import ChatModel, ModelProvider
 from agboss.pauses._inbox import InboxEntry
 from agboss.records._outputs import PendingPause
@@ -100,10 +99,24 @@ def _load(target: str) -> object:
     return found
 
 
+def _provider_from_env() -> ModelProvider | None:
+    """The provider ``AGBOSS_MODEL_BASE_URL`` configures, if it is set."""
+    if not os.environ.get("AGBOSS_MODEL_BASE_URL"):
+        return None
+    try:
+        from agboss.models.openai import OpenAIProvider
+    except ImportError as missing:
+        raise click.UsageError(
+            "AGBOSS_MODEL_BASE_URL is set, but the openai SDK is not installed: "
+            "pip install 'agboss[openai]'"
+        ) from missing
+    return OpenAIProvider.from_env()
+
+
 async def _open(target: str, store: str | None, *, needs_models: bool) -> App:
     found = _load(target)
     if isinstance(found, type) and spec_of(found, ApplicationSpec) is not None:
-        real = OpenAICompatibleProvider.from_env()
+        real = _provider_from_env()
         if real is None and needs_models:
             raise click.UsageError(
                 "this command runs the application's passes, which call its models: set "

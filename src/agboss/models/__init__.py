@@ -1,4 +1,6 @@
-"""Models and their providers: the chat-model protocol, `serves` resolution, real providers."""
+"""Models and their providers: the chat-model protocol, `serves` resolution, the function
+provider. The providers on the official SDKs are in `agboss.models.openai` and
+`agboss.models.anthropic` (each its extra)."""
 
 from agboss.models._messages import (
     ChatRequest,
@@ -10,7 +12,6 @@ from agboss.models._messages import (
     ToolSchema,
     Usage,
 )
-from agboss.models._openai import OpenAICompatibleProvider
 from agboss.models._provider import ChatModel, FunctionProvider, ModelProvider, ModelResolver
 
 __all__ = [
@@ -23,7 +24,6 @@ __all__ = [
     "ModelCaller",
     "ModelProvider",
     "ModelResolver",
-    "OpenAICompatibleProvider",
     "ToolCall",
     "ToolSchema",
     "Usage",
