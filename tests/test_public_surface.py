@@ -46,6 +46,7 @@ PUBLIC = [
     "ExecutionStatus",
     "Failure",
     "FunctionProvider",
+    "History",
     "InboxEntry",
     "InboxPage",
     "InputLimits",

@@ -85,7 +85,7 @@ from agboss.pauses._answering import AnswerReceipt
 from agboss.pauses._describing import PauseDescription
 from agboss.pauses._inbox import InboxEntry, InboxPage
 from agboss.pii import Pii, PiiKind, PiiRule, block_with_refusal, mask, replace_with_token
-from agboss.policies import Budget
+from agboss.policies import Budget, History
 from agboss.records import (
     ChildExecutionRecord,
     ComponentRecord,
@@ -132,6 +132,7 @@ __all__ = [
     "ExecutionStatus",
     "Failure",
     "FunctionProvider",
+    "History",
     "InboxEntry",
     "InboxPage",
     "InputLimits",

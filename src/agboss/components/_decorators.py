@@ -36,6 +36,7 @@ from agboss.enums import DecidedBy, PauseAnswerer
 from agboss.errors import ConfigurationError
 from agboss.inputs import InputLimits
 from agboss.pii._rules import PiiRule
+from agboss.policies._history import DEFAULT_HISTORY, History
 
 if TYPE_CHECKING:
     from agboss.flow._dsl import Flow
@@ -109,6 +110,7 @@ def agent(
     deps: Sequence[type[Any]] = (),
     max_tool_loop_iterations: int = 10,
     max_validation_attempts: int = 3,
+    history: History = DEFAULT_HISTORY,
 ) -> Callable[[C], C]:
     """Declares an agent: a model with a prompt and tools.
 
@@ -123,6 +125,9 @@ def agent(
         deps: Reserved for agents with code; agents have none today.
         max_tool_loop_iterations: Model turns before the step fails.
         max_validation_attempts: Invalid answers sent back to the model before the step fails.
+        history: How much of its thread's earlier conversation it is sent, in an execution
+            of the root workflow: `History.all()` (the default), `History.last(n)` or
+            `History.none()`.
     """
     return _attach(
         AgentSpec(
@@ -137,6 +142,7 @@ def agent(
             deps=tuple(deps),
             max_tool_loop_iterations=max_tool_loop_iterations,
             max_validation_attempts=max_validation_attempts,
+            history=history,
         )
     )
 

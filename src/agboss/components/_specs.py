@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from agboss.enums import DecidedBy, PauseAnswerer
 from agboss.inputs import InputLimits
 from agboss.pii._rules import PiiRule
+from agboss.policies._history import DEFAULT_HISTORY, History
 
 if TYPE_CHECKING:
     from agboss.flow._dsl import Flow
@@ -90,6 +91,7 @@ class AgentSpec(ComponentSpec):
     output: type[BaseModel] | None = None
     max_tool_loop_iterations: int = 10
     max_validation_attempts: int = 3
+    history: History = DEFAULT_HISTORY
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -116,6 +116,8 @@ class AgentRun:
         self._component = ComponentRecord(kind="agent", name=spec.name)
         self._text_answer = is_text_dto(self.output)
         self.pii: PiiSeam | None = None
+        self._history_sent = 0
+        """The thread's earlier exchanges this run sent before the request."""
         self._bad_tokens: dict[str, str] = {}
         """Tool calls whose arguments named a token nobody issued, by call id."""
 
@@ -143,6 +145,7 @@ class AgentRun:
         if self.pii is not None:
             self.pii.know(self.value, type(self.value))
         messages = self._first_messages()
+        messages[1:1] = await self._history()
         attempts = 0
         for iteration in range(self.spec.max_tool_loop_iterations):
             seen = await self._model_turn(iteration, attempts, messages)
@@ -264,6 +267,39 @@ class AgentRun:
             Message(MessageRole.USER, str(text)),
         ]
 
+    async def _history(self) -> list[Message]:
+        """The thread's earlier exchanges, as the conversation before the request: each
+        earlier request as the user's message and its answer as the agent's.
+
+        Only in a root execution (a child is a task of its tree, not the conversation). They
+        are the exchanges completed before this execution began, so a pass that re-enters the
+        agent rebuilds the same conversation: as many as its first model call was sent (its
+        journal row says), read again only when there were any.
+        """
+        limit = self.spec.history.turns
+        row = self.frame.row
+        if limit == 0 or row.parent_execution_id is not None:
+            return []
+        first = self.frame.journal.get(self._key(0, "model"))
+        if first is not None:
+            limit = StepRecord.model_validate_json(first.record_json).history
+            if limit == 0:
+                return []
+        elif self.frame.state.new_thread:
+            return []
+        exchanges = await self.frame.runtime.store.executions.find_exchanges(
+            row.tenant_id, row.thread_id, row, limit
+        )
+        self._history_sent = len(exchanges)
+        return [
+            message
+            for exchange in exchanges
+            for message in (
+                Message(MessageRole.USER, _said(exchange.input_json)),
+                Message(MessageRole.ASSISTANT, _said(exchange.output_json)),
+            )
+        ]
+
     def _tool_schemas(self) -> tuple[ToolSchema, ...]:
         schemas = [
             ToolSchema(name, spec.description, schema_of(spec.input))
@@ -305,7 +341,8 @@ class AgentRun:
         self, iteration: int, attempts: int, messages: list[Message]
     ) -> ChatResponse:
         key = self._key(iteration, "model")
-        record = self._record("model-call", key, iteration, attempts)
+        history = {"history": self._history_sent} if iteration == 0 else {}
+        record = self._record("model-call", key, iteration, attempts, **history)
         request = ChatRequest(
             model=self.spec.model,
             messages=(),  # the conversation goes through the PII seam when the call is made
@@ -586,3 +623,14 @@ async def _in_thread(run: Callable[[BaseModel], Any], args: BaseModel) -> Any:
 def _error_text(error: BaseException) -> str:
     text = str(error)
     return text if text else type(error).__name__
+
+
+def _said(value_json: str) -> str:
+    """A stored request or answer as a message: a text DTO's text, any other DTO as JSON."""
+    try:
+        value = json.loads(value_json)
+    except ValueError:
+        return value_json
+    if isinstance(value, dict) and set(value) == {"text"} and isinstance(value["text"], str):
+        return value["text"]
+    return value_json

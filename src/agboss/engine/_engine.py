@@ -222,7 +222,12 @@ class Engine:
             writes.add(
                 SetExecutionStatus(row.execution_id, ExecutionStatus.RUNNING, runtime.clock.now())
             )
-        state = PassState(recovering=start.recovering, fresh=start.fresh, replay=start.journal)
+        state = PassState(
+            recovering=start.recovering,
+            fresh=start.fresh,
+            replay=start.journal,
+            new_thread=start.begin is not None,  # begun with its pass: a new thread's
+        )
         async with runtime.store.session():
             keeper = asyncio.ensure_future(lease.keep())
             try:

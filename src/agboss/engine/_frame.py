@@ -92,6 +92,9 @@ class PassState:
     """The pauses resolved for this pass, by their execution and step: a step re-entered
     finds its answer here, without a read."""
 
+    new_thread: bool = False
+    """The tree began a thread: it has no earlier exchange to read (`History`)."""
+
     replay: JournalRead | None = None
     """Steps read with the pass's lease (the answered step's scope), used by the first load
     they cover instead of a read; the first run of the flow uses them or drops them."""

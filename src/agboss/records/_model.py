@@ -67,6 +67,8 @@ class StepRecord(_StepRecordFields):
         validation_attempts: Invalid answers the agent gave before this step.
         usage: What a model call cost.
         error: A tool error the model read, if the step ended in one.
+        history: The thread's earlier exchanges an agent's first model call was sent before
+            the request (`History`); its later calls are sent the same.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -82,6 +84,7 @@ class StepRecord(_StepRecordFields):
     validation_attempts: int = 0
     usage: Usage | None = None
     error: str | None = None
+    history: int = 0
 
     @property
     def copy_index(self) -> int:

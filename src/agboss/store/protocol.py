@@ -38,6 +38,7 @@ __all__ = [
     "BranchRow",
     "BranchStatus",
     "BudgetLedgerRepository",
+    "Exchange",
     "ExecutionRecordRepository",
     "ExecutionRepository",
     "ExecutionRow",
@@ -82,6 +83,17 @@ class ThreadRow:
     tenant_id: str
     thread_id: str
     owner_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One earlier request of a thread and its answer: a completed root execution's input and
+    output, as stored."""
+
+    execution_id: str
+    workflow: str
+    input_json: str
+    output_json: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +264,14 @@ class ExecutionRepository(Protocol):
 
     async def find_roots(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
         """The thread's root executions that are running or paused, oldest first."""
+        ...
+
+    async def find_exchanges(
+        self, tenant_id: str, thread_id: str, before: ExecutionRow, limit: int | None
+    ) -> list[Exchange]:
+        """The thread's root executions other than ``before`` that were begun and completed
+        by the time it was begun, as exchanges, oldest first: the ``limit`` most recent (all
+        for ``None``)."""
         ...
 
     async def find_interrupted(self, now: datetime | None, limit: int) -> list[str]:

@@ -34,6 +34,7 @@ from agboss.store._times import from_micros, to_micros
 from agboss.store.protocol import (
     BranchRow,
     BranchStatus,
+    Exchange,
     ExecutionRow,
     LedgerEntry,
     StepEntry,
@@ -207,6 +208,23 @@ class SqlExecutionRepository(_Repository):
             )
         )
         return [execution_of(row) for row in rows]
+
+    async def find_exchanges(
+        self, tenant_id: str, thread_id: str, before: ExecutionRow, limit: int | None
+    ) -> list[Exchange]:
+        at = to_micros(before.created_at)
+        text = (
+            "SELECT execution_id, workflow, input_json, output_json FROM executions "
+            "WHERE tenant_id = ? AND thread_id = ? AND parent_execution_id IS NULL "
+            "AND status = 'completed' AND execution_id <> ? AND created_at <= ? "
+            "AND updated_at <= ? ORDER BY created_at DESC, updated_at DESC, execution_id DESC"
+        )
+        params: list[Any] = [tenant_id, thread_id, before.execution_id, at, at]
+        if limit is not None:
+            text += " LIMIT ?"
+            params.append(limit)
+        rows = await self._driver.read(_all(text, *params))
+        return [Exchange(*row) for row in reversed(rows)]
 
     async def find_interrupted(self, now: datetime | None, limit: int) -> list[str]:
         # Candidates from three small indexes (running roots, resolved pauses, withdrawals

@@ -4,6 +4,7 @@ keep (its pauses are in `_pauses`)."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -163,6 +164,31 @@ class StoreContract(PauseContract):
         await store.write([CancelExecutions("ex-2", NOW)])
         roots = await store.executions.find_roots("acme", "th-1")
         assert [r.execution_id for r in roots] == ["ex-1"]
+
+    async def test_a_threads_exchanges_are_its_roots_completed_before_one_began(
+        self, store: Store
+    ) -> None:
+        later = NOW + timedelta(minutes=1)
+        for name, answer in (("ex-a", '{"text": "a"}'), ("ex-b", '{"text": "b"}')):
+            fence = await self._begin(store, make_row(name))
+            completed = SetExecutionStatus(name, ExecutionStatus.COMPLETED, NOW, output_json=answer)
+            await store.write([completed], fence=fence)
+        await self._begin(store, make_row("ex-failed"))
+        await store.write([CancelExecutions("ex-failed", NOW)])
+        await self._begin(store, make_row("ex-elsewhere", thread_id="th-2"))
+        current = replace(make_row("ex-now"), created_at=later, updated_at=later)
+        await self._begin(store, current)
+        found = await store.executions.find_exchanges("acme", "th-1", current, None)
+        assert sorted((e.execution_id, e.output_json) for e in found) == [
+            ("ex-a", '{"text": "a"}'),
+            ("ex-b", '{"text": "b"}'),
+        ]
+        assert all(e.input_json == '{"text": "x"}' for e in found)
+        assert len(await store.executions.find_exchanges("acme", "th-1", current, 1)) == 1
+        itself = await store.executions.find_exchanges("acme", "th-1", make_row("ex-a"), None)
+        assert "ex-a" not in [e.execution_id for e in itself]  # never its own exchange
+        before = replace(make_row("ex-first"), created_at=NOW - timedelta(minutes=1))
+        assert await store.executions.find_exchanges("acme", "th-1", before, None) == []
 
     async def test_spend_is_added_with_each_step_and_summed_over_a_tree(self, store: Store) -> None:
         fence = await self._begin(store)
