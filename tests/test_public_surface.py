@@ -38,6 +38,8 @@ PUBLIC = [
     "DecidedBy",
     "DtoValidationError",
     "ExecutionContext",
+    "ExecutionEvent",
+    "ExecutionEventKind",
     "ExecutionFailedError",
     "ExecutionOutput",
     "ExecutionPauseEvent",

@@ -74,6 +74,7 @@ from agboss.flow import Failure, QuorumGroup, start
 from agboss.inputs import InputLimits
 from agboss.interpreters import InterpreterInput, ReplyInterpretation, ReplyInterpreterHandler
 from agboss.models import FunctionProvider
+from agboss.observability import ExecutionEvent, ExecutionEventKind
 from agboss.pauses import (
     ExecutionPauseEvent,
     ExecutionResumeEvent,
@@ -124,6 +125,8 @@ __all__ = [
     "DecidedBy",
     "DtoValidationError",
     "ExecutionContext",
+    "ExecutionEvent",
+    "ExecutionEventKind",
     "ExecutionFailedError",
     "ExecutionOutput",
     "ExecutionPauseEvent",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+import inspect
+from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -21,6 +22,7 @@ from agboss.engine._runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT,
 from agboss.errors import ConfigurationError, DtoValidationError
 from agboss.inputs import InputLimits, check_id
 from agboss.models._provider import MODEL_PROVIDER_MEMBERS, ModelProvider, ModelResolver
+from agboss.observability._events import ExecutionEvent, ExecutionEventKind, streaming_to
 from agboss.pauses._answering import AnswerReceipt, move_answered, record_answer
 from agboss.pauses._cancelling import cancel_thread
 from agboss.pauses._describing import PauseDescription, describe_pause
@@ -467,6 +469,47 @@ class App:
         (an answering screen's form). Empty for a tool this build no longer has."""
         found = self._runtime.assembly.tool_named(pause.agent, pause.ask.tool)
         return {} if found is None else copy.deepcopy(schema_of(found[1].input))
+
+    async def stream(
+        self, work: Coroutine[Any, Any, ExecutionOutput]
+    ) -> AsyncIterator[ExecutionEvent]:
+        """What ``work`` — a call of `execute` or `resume`, not awaited — does, as it happens.
+
+        ``work`` runs as this iterator is read: each model turn, tool run and pause asked or
+        answered is an `ExecutionEvent` as it happens, and the last is `ExecutionEventKind.ENDED`
+        with the call's `ExecutionOutput` in ``output``. A failure of the call is raised where
+        it would have been. Nothing changes in what is stored: a stream is a view of the
+        work, and stopping reading it (``break``) cancels the call as a caller that went away
+        would (the tree is left to the sweep).
+
+        ``async for event in app.stream(app.execute(ChatWorkflow, request, owner_id="ada")):``
+
+        Raises:
+            ConfigurationError: ``work`` is not a coroutine (an awaited call, a plain value).
+        """
+        if not inspect.iscoroutine(work):
+            raise ConfigurationError(
+                f"app.stream takes a call of execute or resume, not {type(work).__name__}",
+                hint="pass app.execute(...) without awaiting it: app.stream(app.execute(...))",
+            )
+        queue: asyncio.Queue[ExecutionEvent | None] = asyncio.Queue()
+        task = asyncio.get_running_loop().create_task(work, context=streaming_to(queue.put_nowait))
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+            output = task.result()
+            yield ExecutionEvent(
+                ExecutionEventKind.ENDED,
+                output.execution_id,
+                self.clock.now(),
+                status=output.status.value,
+                output=output,
+            )
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait([task])
 
     async def cancel(
         self, thread_id: str, *, tenant_id: str | None = None, owner_id: str | None = None

@@ -50,6 +50,7 @@ from agboss.models._messages import (
     ToolCall,
     ToolSchema,
 )
+from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit
 from agboss.observability._tracing import span
 from agboss.pii._policy import PiiSeam, UnknownTokenError
 from agboss.records._model import ComponentRecord, StepRecord, ToolCallRecord
@@ -377,6 +378,16 @@ class AgentRun:
                     response = await model.complete(sent)
                     current.set_attribute("agboss.input_tokens", response.usage.input_tokens)
                     current.set_attribute("agboss.output_tokens", response.usage.output_tokens)
+                emit(
+                    lambda: ExecutionEvent(
+                        ExecutionEventKind.MODEL_ANSWERED,
+                        row.execution_id,
+                        runtime.clock.now(),
+                        agent=self.spec.name,
+                        text=response.content,
+                        tool_calls=tuple(call.name for call in response.tool_calls),
+                    )
+                )
                 # Counted with the step's journal row, in the same commit (and the tokens
                 # the call issued, which its answer may name).
                 self.frame.keep_tokens(self.pii)
@@ -550,6 +561,20 @@ class AgentRun:
         self, tool_cls: type[Any], spec: ToolSpec, args: BaseModel, step: StepContext
     ) -> _ToolResult:
         context = self.frame.context(step)
+        clock = self.frame.runtime.clock
+
+        def event(kind: ExecutionEventKind, failed: bool = False) -> ExecutionEvent:
+            return ExecutionEvent(
+                kind,
+                context.execution_id,
+                clock.now(),
+                agent=self.spec.name,
+                tool=spec.name,
+                call_id=step.call_id,
+                failed=failed,
+            )
+
+        emit(lambda: event(ExecutionEventKind.TOOL_STARTED))
         with span(
             "tool-run",
             tool=spec.name,
@@ -557,7 +582,9 @@ class AgentRun:
             root_execution_id=context.root_execution_id,
             step=step.idempotency_key,
         ):
-            return await self._run_handler(tool_cls, spec, args, context)
+            result = await self._run_handler(tool_cls, spec, args, context)
+        emit(lambda: event(ExecutionEventKind.TOOL_DONE, result.error))
+        return result
 
     async def _run_handler(
         self, tool_cls: type[Any], spec: ToolSpec, args: BaseModel, context: Any

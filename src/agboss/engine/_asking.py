@@ -23,8 +23,9 @@ from agboss.engine._decisions import validate_decision
 from agboss.engine._frame import ExecutionFrame
 from agboss.enums import PauseResolution, PauseStatus
 from agboss.errors import AgentFailedError, DtoValidationError, LeaseLostError
+from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit
 from agboss.records._model import StepRecord
-from agboss.records._pauses import PauseAnswer, PauseRecord, secret_of
+from agboss.records._pauses import PauseAnswer, PauseRecord, secret_of, shown_pause_id
 from agboss.store._failures import redacted
 from agboss.store.writes import CancelPause, InsertPause, MarkPauseSent, ResolvePause
 
@@ -106,6 +107,18 @@ async def ask_approval(
                     ),
                     path=path,
                 )
+            )
+        )
+        asked = pause
+        emit(
+            lambda: ExecutionEvent(
+                ExecutionEventKind.PAUSE_ASKED,
+                row.execution_id,
+                runtime.clock.now(),
+                agent=agent,
+                tool=tool.name,
+                call_id=asked.ask.call_id,
+                pause_id=shown_pause_id(asked.pause_id, asked.answered_by),
             )
         )
     if pause.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN):

@@ -36,6 +36,7 @@ from agboss.errors import (
     UnknownPauseError,
 )
 from agboss.inputs import InputLimits, check_depth, check_text
+from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit
 from agboss.observability._logs import log_event
 from agboss.records._outputs import ExecutionOutput
 from agboss.records._pauses import (
@@ -260,6 +261,19 @@ async def record_answer(
         tenant_id=tenant,
         answered_by=responder,
         verdict="approved" if valid.approved else "rejected",
+    )
+    emit(
+        lambda: ExecutionEvent(
+            ExecutionEventKind.PAUSE_ANSWERED,
+            resolved.execution_id,
+            now,
+            agent=resolved.agent,
+            tool=resolved.ask.tool,
+            call_id=resolved.ask.call_id,
+            pause_id=shown_pause_id(resolved.pause_id, resolved.answered_by),
+            answered_by=responder,
+            approved=valid.approved,
+        )
     )
     await engine.hooks.on_resume(
         ExecutionResumeEvent(

@@ -1,0 +1,95 @@
+"""What an execution does as it happens, for `App.stream`: model turns, tool runs, pauses
+asked and answered, the end — the events a chat UI or a progress bar shows.
+
+A stream is a view, not the record: events are delivered to the `App.stream` call whose work
+made them (a context variable carries its sink into every task of the call: branches, child
+workflows), only for work done live (a step replayed from the journal says nothing), and
+nowhere when nobody streams (one context-variable read). They carry names, ids and the model's
+own words as it wrote them (PII tokens included); never a channel pause's id, nor a tool's
+arguments or results.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+__all__ = ["ExecutionEvent", "ExecutionEventKind", "emit", "streaming_to"]
+
+
+class ExecutionEventKind(StrEnum):
+    """What happened."""
+
+    MODEL_ANSWERED = "model-answered"
+    """An agent's model answered a turn: its text (``text``) and the tools it called."""
+    TOOL_STARTED = "tool-started"
+    """A tool's handler began (``tool``, ``call_id``)."""
+    TOOL_DONE = "tool-done"
+    """A tool's handler ended; ``failed`` when the model reads a tool error."""
+    PAUSE_ASKED = "pause-asked"
+    """A tool call waits for a decision (``tool``; ``pause_id`` for a thread-owner pause)."""
+    PAUSE_ANSWERED = "pause-answered"
+    """An answer was recorded (``answered_by``, ``approved``)."""
+    ENDED = "ended"
+    """The call's work ended: ``status``, and the execution's output in ``output``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionEvent:
+    """One thing an execution did, as it happened.
+
+    Attributes:
+        kind: What happened.
+        execution_id: The execution it happened in (a child's, in a child workflow).
+        at: When, on the application's clock.
+        agent: The agent, for model and tool events and pauses.
+        tool: The tool, for tool events and pauses.
+        call_id: The model's id of the tool call.
+        text: The model's text of its turn, as it wrote it.
+        tool_calls: The names of the tools the model called in its turn.
+        failed: A tool run that ended in a tool error the model reads.
+        pause_id: A thread-owner pause's id (a channel pause's is its channel's secret).
+        answered_by: Who answered a pause.
+        approved: What an answer decided.
+        status: How the call's work left the execution (`ENDED`).
+        output: The `ExecutionOutput` the call returned (`ENDED`).
+    """
+
+    kind: ExecutionEventKind
+    execution_id: str
+    at: datetime
+    agent: str | None = None
+    tool: str | None = None
+    call_id: str | None = None
+    text: str | None = None
+    tool_calls: tuple[str, ...] = ()
+    failed: bool = False
+    pause_id: str | None = None
+    answered_by: str | None = None
+    approved: bool | None = None
+    status: str | None = None
+    output: Any = field(default=None, compare=False)
+
+
+_SINK: contextvars.ContextVar[Callable[[ExecutionEvent], None] | None] = contextvars.ContextVar(
+    "agboss_event_sink", default=None
+)
+
+
+def emit(make: Callable[[], ExecutionEvent]) -> None:
+    """Delivers the event ``make`` builds to the stream of the work it belongs to, if one
+    listens (built only then)."""
+    sink = _SINK.get()
+    if sink is not None:
+        sink(make())
+
+
+def streaming_to(sink: Callable[[ExecutionEvent], None]) -> contextvars.Context:
+    """A copy of the current context whose work delivers its events to ``sink``."""
+    context = contextvars.copy_context()
+    context.run(_SINK.set, sink)
+    return context
