@@ -229,20 +229,17 @@ class Engine:
             new_thread=start.begin is not None,  # begun with its pass: a new thread's
         )
         async with runtime.store.session():
-            keeper = asyncio.ensure_future(lease.keep())
-            try:
-                ended = await self._run(row, writes, state, resolved=start.resolved)
-            except LeaseLostError:
-                writes.discard()  # the new holder redoes it
-                raise
-            except BaseException:
-                # A caller that went away, or the store failing: let go of the tree (what was
-                # buffered is whole transitions) and leave it to the sweep.
-                await _let_go(runtime, writes)
-                raise
-            finally:
-                keeper.cancel()
-                await asyncio.wait([keeper])
+            async with lease.kept():
+                try:
+                    ended = await self._run(row, writes, state, resolved=start.resolved)
+                except LeaseLostError:
+                    writes.discard()  # the new holder redoes it
+                    raise
+                except BaseException:
+                    # A caller that went away, or the store failing: let go of the tree (what
+                    # was buffered is whole transitions) and leave it to the sweep.
+                    await _let_go(runtime, writes)
+                    raise
             status = ended.status
             if ended.due or start.recovering:  # a cut-off pass may have left channels to tell
                 await tell_owed_withdrawals(runtime, row.root_execution_id)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
@@ -118,6 +119,16 @@ class Lease:
             raise self.error()
         if not self.surely_held() and not await self.renew():
             raise self.error()
+
+    @asynccontextmanager
+    async def kept(self) -> AsyncIterator[None]:
+        """Keeps the lease renewed in the background while the block runs (`keep`)."""
+        keeper = asyncio.ensure_future(self.keep())
+        try:
+            yield
+        finally:
+            keeper.cancel()
+            await asyncio.wait([keeper])
 
     async def keep(self) -> None:
         """Renews the lease every third of its time to live until cancelled or lost."""

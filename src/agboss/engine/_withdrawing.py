@@ -9,7 +9,6 @@ holding the tree's lease; one cut off before is found by the recovery sweep, whi
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 
 from agboss.components._channels import ChannelWithdrawal
@@ -89,16 +88,14 @@ async def tell_owed_withdrawals(runtime: Runtime, root_execution_id: str) -> Non
     async def told(write: MarkWithdrawn) -> None:
         await store.write([write], fence=lease.fence)
 
-    # Renewed while the channels are told: a withdraw that runs past the lease's time is not
-    # started again by a sweep (this instance's or another's) while this one is alive.
-    keeper = asyncio.ensure_future(lease.keep())
     try:
-        due = await store.pauses.find_due_withdrawals(root_execution_id)
-        root = await store.executions.find_by_id(root_execution_id)
-        if due and root is not None:
-            await lease.ensure()
-            await withdraw_closed(runtime, root, due, told)
+        # Renewed while the channels are told: a withdraw that runs past the lease's time is
+        # not started again by a sweep (this instance's or another's) while this one is alive.
+        async with lease.kept():
+            due = await store.pauses.find_due_withdrawals(root_execution_id)
+            root = await store.executions.find_by_id(root_execution_id)
+            if due and root is not None:
+                await lease.ensure()
+                await withdraw_closed(runtime, root, due, told)
     finally:
-        keeper.cancel()
-        await asyncio.wait([keeper])
         await taken.release()
