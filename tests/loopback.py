@@ -66,7 +66,8 @@ class LoopbackServer:
                     else reply.body
                 )
                 self.send_response(reply.status)
-                self.send_header("content-type", "application/json")
+                if "content-type" not in reply.headers:
+                    self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))
                 for key, value in reply.headers.items():
                     self.send_header(key, value)
@@ -101,3 +102,83 @@ def loopback_server() -> Iterator[LoopbackServer]:
         yield server
     finally:
         server.stop()
+
+
+def events(*items: tuple[str | None, Any]) -> Reply:
+    """A server-sent event stream (``text/event-stream``): each item an event's name (``None``
+    for none) and its data (JSON, or text as it is)."""
+    lines = []
+    for name, data in items:
+        if name is not None:
+            lines.append(f"event: {name}")
+        lines.append(f"data: {data if isinstance(data, str) else json.dumps(data)}")
+        lines.append("")
+    return Reply(
+        body=("\n".join(lines) + "\n").encode(),
+        headers={"content-type": "text/event-stream"},
+    )
+
+
+def streamed_completion(*pieces: str, tool_call: dict[str, Any] | None = None) -> Reply:
+    """A Chat Completions answer streamed in chunks: the text in ``pieces``, then a tool call
+    (its arguments in two parts), then the usage, then ``[DONE]``."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-s",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "served-model",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    items: list[tuple[str | None, Any]] = [(None, chunk({"role": "assistant", "content": ""}))]
+    items += [(None, chunk({"content": piece})) for piece in pieces]
+    if tool_call is not None:
+        arguments = json.dumps(tool_call["arguments"])
+        half = len(arguments) // 2
+        items.append(
+            (
+                None,
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "call_s",
+                                "type": "function",
+                                "function": {
+                                    "name": tool_call["name"],
+                                    "arguments": arguments[:half],
+                                },
+                            }
+                        ]
+                    }
+                ),
+            )
+        )
+        items.append(
+            (
+                None,
+                chunk(
+                    {"tool_calls": [{"index": 0, "function": {"arguments": arguments[half:]}}]},
+                    "tool_calls",
+                ),
+            )
+        )
+    usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+    items.append(
+        (
+            None,
+            {
+                "id": "chatcmpl-s",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "served-model",
+                "choices": [],
+                "usage": usage,
+            },
+        )
+    )
+    items.append((None, "[DONE]"))
+    return events(*items)

@@ -105,3 +105,194 @@ async def test_a_stream_takes_a_call_not_awaited(env: TestEnv) -> None:
     with pytest.raises(ConfigurationError, match="without awaiting"):
         async for _ in env.app.stream("execute"):  # type: ignore[arg-type]
             pass
+
+
+# ---- text as it streams in, from a provider that streams -------------------------------------
+
+
+async def test_an_openai_model_s_text_streams_in_pieces_before_its_turn(tmp_path: Path) -> None:
+    from agboss import App
+    from agboss.models.openai import OpenAIProvider
+    from tests.loopback import loopback_server, streamed_completion
+    from tests.office import OfficeApplication as PlainOffice
+    from tests.office import OfficeWorkflow as PlainWorkflow
+
+    with loopback_server() as server:
+        server.replies.append(
+            streamed_completion(
+                "Return",
+                "ing it.",
+                tool_call={"name": "final_answer", "arguments": {"text": "Done."}},
+            )
+        )
+        provider = OpenAIProvider(base_url=server.base_url, api_key="k")
+        async with await App.create(
+            PlainOffice, store=tmp_path / "a.db", providers=[provider]
+        ) as app:
+            events = await collect(
+                app.stream(app.execute(PlainWorkflow, {"text": "Return L-7"}, owner_id="ada"))
+            )
+        await provider.aclose()
+    assert server.requests[0]["stream"] is True
+    assert [(e.kind, e.text) for e in events[:2]] == [
+        (K.TEXT_DELTA, "Return"),
+        (K.TEXT_DELTA, "ing it."),
+    ]
+    turn = events[2]
+    assert turn.kind is K.MODEL_ANSWERED
+    assert turn.text == "Returning it."
+    assert turn.tool_calls == ("final_answer",)
+    ended = events[-1]
+    assert ended.output.output.text == "Done."
+    assert ended.output.spend.input_tokens == 11  # the usage of the stream's last chunk
+
+
+async def test_an_anthropic_model_s_text_streams_in_pieces(tmp_path: Path) -> None:
+    from agboss.models import ChatRequest, Message, MessageRole, ModelCaller
+    from agboss.models.anthropic import AnthropicProvider
+    from tests.loopback import events, loopback_server
+
+    pieces: list[str] = []
+    with loopback_server() as server:
+        usage = {"input_tokens": 9, "output_tokens": 0}
+        server.replies.append(
+            events(
+                (
+                    "message_start",
+                    {
+                        "type": "message_start",
+                        "message": {
+                            "id": "msg_s",
+                            "type": "message",
+                            "role": "assistant",
+                            "model": "claude-t",
+                            "content": [],
+                            "stop_reason": None,
+                            "stop_sequence": None,
+                            "usage": usage,
+                        },
+                    },
+                ),
+                (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": 0,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                ),
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": "Hel"},
+                    },
+                ),
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": "lo"},
+                    },
+                ),
+                ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                (
+                    "message_delta",
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                        "usage": {"output_tokens": 2},
+                    },
+                ),
+                ("message_stop", {"type": "message_stop"}),
+            )
+        )
+        provider = AnthropicProvider(
+            base_url=server.base_url.removesuffix("/v1"), api_key="k", serves=("*",)
+        )
+        request = ChatRequest(
+            model="claude-t",
+            messages=(Message(MessageRole.USER, "hi"),),
+            tools=(),
+            caller=ModelCaller("agent", "a-agent", "acme", "ex-1"),
+            on_text=pieces.append,
+        )
+        response = await provider.chat_model("claude-t").complete(request)
+        await provider.aclose()
+    assert server.requests[0]["stream"] is True
+    assert pieces == ["Hel", "lo"]
+    assert response.content == "Hello"
+    assert response.usage.output_tokens == 2
+
+
+async def test_the_responses_api_s_text_streams_in_pieces() -> None:
+    from agboss.models import ChatRequest, Message, MessageRole, ModelCaller
+    from agboss.models.openai import OpenAIApi, OpenAIProvider
+    from tests.loopback import events, loopback_server
+
+    done = {
+        "id": "resp_s",
+        "object": "response",
+        "created_at": 0,
+        "model": "m",
+        "status": "completed",
+        "output": [
+            {
+                "type": "message",
+                "id": "m1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "Hello", "annotations": []}],
+            }
+        ],
+        "usage": {"input_tokens": 4, "output_tokens": 2, "total_tokens": 6},
+    }
+    pieces: list[str] = []
+    with loopback_server() as server:
+        server.replies.append(
+            events(
+                (
+                    "response.output_text.delta",
+                    {
+                        "type": "response.output_text.delta",
+                        "item_id": "m1",
+                        "output_index": 0,
+                        "content_index": 0,
+                        "delta": "Hel",
+                        "sequence_number": 1,
+                        "logprobs": [],
+                    },
+                ),
+                (
+                    "response.output_text.delta",
+                    {
+                        "type": "response.output_text.delta",
+                        "item_id": "m1",
+                        "output_index": 0,
+                        "content_index": 0,
+                        "delta": "lo",
+                        "sequence_number": 2,
+                        "logprobs": [],
+                    },
+                ),
+                (
+                    "response.completed",
+                    {"type": "response.completed", "response": done, "sequence_number": 3},
+                ),
+            )
+        )
+        provider = OpenAIProvider(base_url=server.base_url, api_key="k", api=OpenAIApi.RESPONSES)
+        request = ChatRequest(
+            model="m",
+            messages=(Message(MessageRole.USER, "hi"),),
+            tools=(),
+            caller=ModelCaller("agent", "a-agent", "acme", "ex-1"),
+            on_text=pieces.append,
+        )
+        response = await provider.chat_model("m").complete(request)
+        await provider.aclose()
+    assert pieces == ["Hel", "lo"]
+    assert response.content == "Hello"
+    assert response.usage.input_tokens == 4

@@ -50,7 +50,7 @@ from agboss.models._messages import (
     ToolCall,
     ToolSchema,
 )
-from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit
+from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit, listening
 from agboss.observability._tracing import span
 from agboss.pii._policy import PiiSeam, UnknownTokenError
 from agboss.records._model import ComponentRecord, StepRecord, ToolCallRecord
@@ -301,6 +301,23 @@ class AgentRun:
             )
         ]
 
+    def _streamed_text(self, execution_id: str) -> Callable[[str], None]:
+        """What a streaming provider calls with each piece of the model's text."""
+        clock = self.frame.runtime.clock
+
+        def told(piece: str) -> None:
+            emit(
+                lambda: ExecutionEvent(
+                    ExecutionEventKind.TEXT_DELTA,
+                    execution_id,
+                    clock.now(),
+                    agent=self.spec.name,
+                    text=piece,
+                )
+            )
+
+        return told
+
     def _tool_schemas(self) -> tuple[ToolSchema, ...]:
         schemas = [
             ToolSchema(name, spec.description, schema_of(spec.input))
@@ -363,7 +380,11 @@ class AgentRun:
             # PiiRefusedError here: the model is never called, the step fails.
             if self.pii is not None:
                 await self.pii.ready_for(_texts(messages))
-            sent = replace(request, messages=self._to_model(messages))
+            sent = replace(
+                request,
+                messages=self._to_model(messages),
+                on_text=self._streamed_text(row.execution_id) if listening() else None,
+            )
             try:
                 await check_budgets(runtime, row, request.caller.label)
                 with span(

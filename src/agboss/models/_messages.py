@@ -6,7 +6,7 @@ Pydantic models because the engine journals them: a re-entered step reads the sa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -157,6 +157,8 @@ class ChatRequest:
         subject: What the caller reads, by name (an agent's ``input``); the test kit matches
             ``mock_llm(...).when(...)`` scripts against it.
         require_tool: The model must call a tool (it may not answer in plain text).
+        on_text: Called with each piece of the model's text as it streams in, where someone
+            listens (`App.stream`) and the provider streams; ``None``: the answer is read whole.
     """
 
     model: str
@@ -165,3 +167,4 @@ class ChatRequest:
     caller: ModelCaller
     subject: Mapping[str, Any] = field(default_factory=dict)
     require_tool: bool = False
+    on_text: Callable[[str], None] | None = field(default=None, compare=False)

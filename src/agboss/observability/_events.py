@@ -18,12 +18,15 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["ExecutionEvent", "ExecutionEventKind", "emit", "streaming_to"]
+__all__ = ["ExecutionEvent", "ExecutionEventKind", "emit", "listening", "streaming_to"]
 
 
 class ExecutionEventKind(StrEnum):
     """What happened."""
 
+    TEXT_DELTA = "text-delta"
+    """A piece of an agent's model's text as it streams in (``text``), where the provider
+    streams; the whole turn follows as `MODEL_ANSWERED`."""
     MODEL_ANSWERED = "model-answered"
     """An agent's model answered a turn: its text (``text``) and the tools it called."""
     TOOL_STARTED = "tool-started"
@@ -86,6 +89,11 @@ def emit(make: Callable[[], ExecutionEvent]) -> None:
     sink = _SINK.get()
     if sink is not None:
         sink(make())
+
+
+def listening() -> bool:
+    """Whether the current work's events go to a stream."""
+    return _SINK.get() is not None
 
 
 def streaming_to(sink: Callable[[ExecutionEvent], None]) -> contextvars.Context:

@@ -85,8 +85,15 @@ class AnthropicProvider:
     async def complete(self, model: str, request: ChatRequest) -> ChatResponse:
         """One Messages API call, its errors as `ModelProviderError`."""
         arguments = messages_arguments(model, request, self.max_tokens)
+        on_text = request.on_text
         try:
-            message = await self.client.messages.create(**arguments)
+            if on_text is None:
+                message = await self.client.messages.create(**arguments)
+            else:
+                async with self.client.messages.stream(**arguments) as stream:
+                    async for piece in stream.text_stream:
+                        on_text(piece)
+                    message = await stream.get_final_message()
         # ValueError: a body that is not JSON (or not the API's shape), which the SDK decodes.
         except (anthropic.AnthropicError, ValueError) as error:
             raise provider_error(

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from agboss.errors import ModelProviderError
 from agboss.models._messages import ChatRequest, ChatResponse, Message, ToolCall, Usage
 
-__all__ = ["chat_arguments", "chat_response", "p_yes", "usage_of"]
+__all__ = ["chat_arguments", "chat_response", "p_yes", "streamed_chat_response", "usage_of"]
 
 
 def _message(message: Message) -> dict[str, Any]:
@@ -135,4 +136,40 @@ def p_yes(completion: Any) -> float:
     raise ModelProviderError(
         f"the decision model answered neither yes nor no ({text[:80]!r})",
         hint="serve a model that returns token log-probabilities (logprobs) as a decision model",
+    )
+
+
+async def streamed_chat_response(chunks: Any, on_text: Callable[[str], None]) -> ChatResponse:
+    """A streamed completion's chunks as one model turn, each piece of text handed to
+    ``on_text`` as it comes: the text joined, the tool calls assembled by their index, the
+    usage from the last chunk (``stream_options.include_usage``)."""
+    texts: list[str] = []
+    calls: dict[int, dict[str, str]] = {}
+    usage: Usage | None = None
+    model: str | None = None
+    async for chunk in chunks:
+        model = getattr(chunk, "model", None) or model
+        if getattr(chunk, "usage", None) is not None:
+            usage = usage_of(chunk)
+        for choice in getattr(chunk, "choices", None) or ():
+            delta = choice.delta
+            if delta.content:
+                texts.append(delta.content)
+                on_text(delta.content)
+            for part in delta.tool_calls or ():
+                call = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
+                call["id"] = part.id or call["id"]
+                if part.function is not None:
+                    call["name"] += part.function.name or ""
+                    call["arguments"] += part.function.arguments or ""
+    return ChatResponse(
+        content="".join(texts) if texts else None,
+        tool_calls=tuple(
+            ToolCall(
+                id=call["id"] or f"call-{index}", name=call["name"], arguments=call["arguments"]
+            )
+            for index, call in sorted(calls.items())
+        ),
+        usage=usage or Usage(calls=1),
+        model=model,
     )

@@ -16,8 +16,18 @@ from agboss.models._decisions import DecisionModel, DecisionRequest, DecisionRes
 from agboss.models._messages import ChatRequest, ChatResponse, Usage
 from agboss.models._provider import ChatModel
 from agboss.models._sdk import provider_error
-from agboss.models.openai._chat import chat_arguments, chat_response, p_yes, usage_of
-from agboss.models.openai._responses import responses_arguments, responses_response
+from agboss.models.openai._chat import (
+    chat_arguments,
+    chat_response,
+    p_yes,
+    streamed_chat_response,
+    usage_of,
+)
+from agboss.models.openai._responses import (
+    responses_arguments,
+    responses_response,
+    streamed_responses_response,
+)
 
 __all__ = ["OpenAIApi", "OpenAICompatibleProvider", "OpenAIProvider"]
 
@@ -169,13 +179,30 @@ class _ChatModel:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         provider, client = self._provider, self._provider.client
+        on_text = request.on_text
         if provider.api is OpenAIApi.RESPONSES:
             arguments = responses_arguments(self._model, request)
-            answer = await provider.call(lambda: client.responses.create(**arguments))
-            return responses_response(answer)
+            if on_text is None:
+                answer = await provider.call(lambda: client.responses.create(**arguments))
+                return responses_response(answer)
+
+            async def streamed_response() -> ChatResponse:
+                events = await client.responses.create(**arguments, stream=True)
+                return await streamed_responses_response(events, on_text)
+
+            return await provider.call(streamed_response)
         arguments = chat_arguments(self._model, request)
-        completion = await provider.call(lambda: client.chat.completions.create(**arguments))
-        return chat_response(completion)
+        if on_text is None:
+            completion = await provider.call(lambda: client.chat.completions.create(**arguments))
+            return chat_response(completion)
+
+        async def streamed() -> ChatResponse:
+            chunks = await client.chat.completions.create(
+                **arguments, stream=True, stream_options={"include_usage": True}
+            )
+            return await streamed_chat_response(chunks, on_text)
+
+        return await provider.call(streamed)
 
 
 class _DecisionModel:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from agboss.errors import ModelProviderError
 from agboss.models._messages import ChatRequest, ChatResponse, Message, MessageRole, ToolCall, Usage
 
-__all__ = ["responses_arguments", "responses_response"]
+__all__ = ["responses_arguments", "responses_response", "streamed_responses_response"]
 
 
 def _items(message: Message) -> list[dict[str, Any]]:
@@ -100,4 +101,19 @@ def responses_response(response: Any) -> ChatResponse:
             calls=1,
         ),
         model=getattr(response, "model", None),
+    )
+
+
+async def streamed_responses_response(events: Any, on_text: Callable[[str], None]) -> ChatResponse:
+    """A streamed response's events as one model turn: each text delta handed to ``on_text``,
+    the turn read from the completed response."""
+    async for event in events:
+        kind = getattr(event, "type", None)
+        if kind == "response.output_text.delta":
+            on_text(str(event.delta))
+        elif kind == "response.completed":
+            return responses_response(event.response)
+    raise ModelProviderError(
+        "the provider's stream ended before the response completed",
+        hint="check that the server streams the Responses API (response.completed)",
     )
