@@ -16,7 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+
+from agboss.records._outputs import ExecutionOutput
 
 __all__ = ["ExecutionEvent", "ExecutionEventKind", "emit", "listening", "streaming_to"]
 
@@ -75,7 +76,7 @@ class ExecutionEvent:
     answered_by: str | None = None
     approved: bool | None = None
     status: str | None = None
-    output: Any = field(default=None, compare=False)
+    output: ExecutionOutput | None = field(default=None, compare=False)
 
 
 _SINK: contextvars.ContextVar[Callable[[ExecutionEvent], None] | None] = contextvars.ContextVar(
