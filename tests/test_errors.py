@@ -74,3 +74,18 @@ def test_every_error_can_be_made_without_arguments_and_says_what_it_is(
     error = error_class()
     assert str(error).startswith(f"[{error_class.code}] ")
     assert pickle.loads(pickle.dumps(error)).message == error.message
+
+
+def test_errors_that_stop_a_pass_share_one_class_which_the_engine_catches() -> None:
+    from pathlib import Path
+
+    from agboss.errors import LeaseLostError, PassStoppingError, StoreError
+
+    assert issubclass(StoreError, PassStoppingError)
+    assert issubclass(LeaseLostError, PassStoppingError)
+    assert PassStoppingError().code == "run.stopped"
+    engine = Path(__file__).resolve().parent.parent / "src" / "agboss" / "engine"
+    for path in engine.glob("*.py"):  # one class caught, not its members one by one
+        text = path.read_text()
+        assert "(LeaseLostError, StoreError)" not in text, path.name
+        assert "LeaseLostError | StoreError" not in text, path.name

@@ -62,6 +62,7 @@ PUBLIC = [
     "ModelProviderError",
     "ModelUnservedError",
     "NotPausedError",
+    "PassStoppingError",
     "PauseAnswer",
     "PauseAnswerRecord",
     "PauseAnswerer",

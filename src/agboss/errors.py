@@ -27,6 +27,7 @@ __all__ = [
     "ModelProviderError",
     "ModelUnservedError",
     "NotPausedError",
+    "PassStoppingError",
     "PauseAnswererError",
     "PiiRefusedError",
     "RecordedError",
@@ -345,7 +346,20 @@ class ConfigurationError(AgbossError):
     default_message = "a given value cannot work"
 
 
-class StoreError(AgbossError):
+class PassStoppingError(AgbossError):
+    """An error that is not the tree's failure but stops the work on it: the store failing
+    (`StoreError`), or another instance holding the tree now (`LeaseLostError`).
+
+    A pass that meets one stops and lets go; whoever holds the tree next carries on from what
+    is stored. No tool loop, join handler or retry takes it for a step's failure: the engine
+    catches this class, not its members one by one.
+    """
+
+    code = "run.stopped"
+    default_message = "the work on the execution tree stopped: the store or the lease failed"
+
+
+class StoreError(PassStoppingError):
     """The store cannot be opened or used as configured."""
 
     code = "store.invalid"
@@ -428,7 +442,7 @@ class AnswerNotMovedError(AgbossError):
         super().__init__(message, hint=hint)
 
 
-class LeaseLostError(AgbossError):
+class LeaseLostError(PassStoppingError):
     """This process no longer holds the execution tree's lease; another holder took it over."""
 
     code = "run.lease-lost"

@@ -35,8 +35,7 @@ from agboss.errors import (
     AgbossError,
     AgentFailedError,
     DtoValidationError,
-    LeaseLostError,
-    StoreError,
+    PassStoppingError,
     TestSetupError,
     ToolError,
 )
@@ -182,7 +181,7 @@ class AgentRun:
             )
             failures = [o for o in outcomes if isinstance(o, BaseException)]
             # A lost lease or a failing store stops the pass; it is not this agent's failure.
-            stops = [f for f in failures if isinstance(f, LeaseLostError | StoreError)]
+            stops = [f for f in failures if isinstance(f, PassStoppingError)]
             if failures:
                 raise (stops or failures)[0]
             results = [o for o in outcomes if not isinstance(o, BaseException)]
@@ -422,7 +421,7 @@ class AgentRun:
                     )
                 )
                 return response
-            except (TestSetupError, LeaseLostError, StoreError):
+            except (TestSetupError, PassStoppingError):
                 raise
             except AgbossError as error:
                 raise self._fail(f"its model call failed: {error.message}") from error

@@ -47,6 +47,7 @@ from agboss.errors import (
     ExecutionFailedError,
     LeaseBusyError,
     LeaseLostError,
+    PassStoppingError,
     StoreError,
     ThreadOwnerError,
     UnknownExecutionError,
@@ -288,7 +289,7 @@ class Engine:
                 outcome = await self.flows.run_flow(frame)
                 # What the first run wrote is read back from here on.
                 state.fresh, state.replay = False, None
-            except (LeaseLostError, StoreError):
+            except PassStoppingError:
                 raise  # not the tree's failure: another holder, or the sweep, carries on
             except Exception as raised:
                 error = raised if isinstance(raised, AgbossError) else _unexpected(row, raised)

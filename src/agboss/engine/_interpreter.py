@@ -18,7 +18,11 @@ from agboss.engine._agent import WAITING, AgentRun, Waiting
 from agboss.engine._frame import ExecutionFrame
 from agboss.engine._runtime import Runtime
 from agboss.enums import ExecutionStatus
-from agboss.errors import AgbossError, ExecutionFailedError, LeaseLostError, StoreError
+from agboss.errors import (
+    AgbossError,
+    ExecutionFailedError,
+    PassStoppingError,
+)
 from agboss.flow._dsl import StepKind
 from agboss.store._failures import decode_failure, encode_failure
 from agboss.store.protocol import ExecutionRow
@@ -123,7 +127,7 @@ class FlowRunner:
         child = frame.child(row, path=path, item_index=item_index)
         try:
             outcome = await self.run_flow(child)
-        except (LeaseLostError, StoreError):
+        except PassStoppingError:
             raise
         except AgbossError as error:
             self._set(child, ExecutionStatus.FAILED, None, error)

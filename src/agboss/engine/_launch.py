@@ -33,9 +33,8 @@ from agboss.errors import (
     AgbossError,
     DtoValidationError,
     JoinDeadlineError,
-    LeaseLostError,
+    PassStoppingError,
     StepFailedError,
-    StoreError,
 )
 from agboss.flow._dsl import Failure
 from agboss.flow._graph import CompiledBranch, CompiledLaunch, FlowNode
@@ -347,7 +346,7 @@ class LaunchRun:
                         if not task.done():
                             self.frame.state.dropping.add(self._path(branch))
                             task.cancel()
-        except* (LeaseLostError, StoreError) as stopped:
+        except* PassStoppingError as stopped:
             raise stopped.exceptions[0] from None
         if failure is not None:
             raise failure
@@ -361,7 +360,7 @@ class LaunchRun:
         async with slots:  # a paused branch returns, and frees its slot
             try:
                 return await self._run_branch(branch)
-            except (LeaseLostError, StoreError):
+            except PassStoppingError:
                 raise
             except Exception as error:
                 return error
