@@ -28,7 +28,14 @@ from agboss.context import StepContext
 from agboss.dto import is_text_dto, schema_of, validation_errors
 from agboss.engine._asking import ask_approval
 from agboss.engine._budgets import check_budgets
-from agboss.engine._frame import ExecutionFrame, maybe_await, step_context
+from agboss.engine._frame import (
+    MODEL_CALL,
+    MODEL_CALL_UNDER_BUDGET,
+    TOOL_RUN,
+    ExecutionFrame,
+    maybe_await,
+    step_context,
+)
 from agboss.engine._timeouts import run_within
 from agboss.enums import PauseStatus
 from agboss.errors import (
@@ -436,7 +443,7 @@ class AgentRun:
             decode=ChatResponse.model_validate_json,
             record_of=lambda response: record.model_copy(update={"usage": response.usage}),
             # A budget reads the ledger back: what was counted must be committed first.
-            commit_first=runtime.assembly.declares_budgets,
+            policy=MODEL_CALL_UNDER_BUDGET if runtime.assembly.declares_budgets else MODEL_CALL,
         )
 
     async def _tool_call(
@@ -574,7 +581,7 @@ class AgentRun:
                 update={"error": result.content if result.error else None}
             ),
             implies=taken,
-            commit=True,  # the tool ran: its result is durable before anything else happens
+            policy=TOOL_RUN,  # the tool ran: its result is durable before anything else happens
         )
 
     async def _run_tool(

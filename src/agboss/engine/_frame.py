@@ -66,6 +66,35 @@ async def maybe_await(value: T | Awaitable[T]) -> T:
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class StepPolicy:
+    """How the step machine (`ExecutionFrame.step`) runs one kind of step: one frozen value
+    per kind, which the intents and retries of the healing issues extend.
+
+    Attributes:
+        commit_first: What the pass buffered is committed before the step runs (``False``:
+            only the lease is checked — a model call, when no budget reads the ledger back).
+        commit: The step's journal row is committed at once, before anything else happens (a
+            tool ran: it must not run again for want of its row).
+    """
+
+    commit_first: bool = True
+    commit: bool = False
+
+
+PLAIN_STEP = StepPolicy()
+"""A step whose result only the pass reads: a join, a rejection read by the model."""
+
+MODEL_CALL = StepPolicy(commit_first=False)
+"""A model call: the lease is checked, nothing committed first (its row goes with the next)."""
+
+MODEL_CALL_UNDER_BUDGET = StepPolicy(commit_first=True)
+"""A model call of an application with budgets: the ledger it is checked against is committed."""
+
+TOOL_RUN = StepPolicy(commit=True)
+"""A tool's run: what came before is committed, and its row at once after it."""
+
+
 @dataclass(slots=True)
 class PassState:
     """What one pass knows about its tree: the branch paths of the pauses resolved for it.
@@ -246,8 +275,7 @@ class ExecutionFrame:
         *,
         record_of: Callable[[T], StepRecord] | None = None,
         implies: Sequence[Write[Any]] = (),
-        commit: bool = False,
-        commit_first: bool = True,
+        policy: StepPolicy = PLAIN_STEP,
     ) -> T:
         """Runs a step once: from the journal if it ran, else for real, then journaled.
 
@@ -259,10 +287,7 @@ class ExecutionFrame:
             decode: Journal text as the result.
             record_of: The record completed with the result (a model call's usage).
             implies: Writes that belong with the journal row (the pause the step took).
-            commit: Whether the journal row is committed at once (a tool ran: not again).
-            commit_first: Whether what the pass buffered is committed before the step runs
-                (``False``: only the lease is checked — a model call, when no budget needs
-                the ledger read back).
+            policy: How its kind of step is run (`StepPolicy`).
 
         Raises:
             agboss.errors.LeaseLostError: The pass lost its lease; the step did not run.
@@ -271,7 +296,7 @@ class ExecutionFrame:
         if entry is not None:
             return decode(entry.result_json)
         writes = self.writes
-        if commit_first:
+        if policy.commit_first:
             await writes.flush()  # the lease is held, and what came before is durable
         else:
             await writes.lease.ensure()
@@ -296,7 +321,7 @@ class ExecutionFrame:
         )
         writes.add(AppendStep(self.row.execution_id, entry, self.runtime.clock.now()), *implies)
         self.journal[key] = entry
-        if commit:
+        if policy.commit:
             await writes.flush()
         return result
 
