@@ -4,7 +4,7 @@ and answered, the end — for a chat UI or a progress bar; a view, not the recor
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -17,10 +17,12 @@ from agboss import (
     ExecutionStatus,
     WorkflowStartTextDto,
 )
+from agboss.models import ChatRequest, Message, MessageRole
 from agboss.testing import TestEnv, invalid_answer
 from tests import desk
 from tests.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.stores import STORE_KINDS, env_on
+from tests.test_openai_provider import request
 from tests.test_round_trips import ASK, DONE
 
 K = ExecutionEventKind
@@ -32,6 +34,11 @@ async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[T
     desk.clear()
     async with env_on(request.param, tmp_path, OfficeApplication) as made:
         yield made
+
+
+def said_hi(on_text: Callable[[str], None]) -> ChatRequest:
+    """A one-message request whose text streams to ``on_text``."""
+    return request(messages=(Message(MessageRole.USER, "hi"),), tools=(), on_text=on_text)
 
 
 async def collect(stream: AsyncIterator[ExecutionEvent]) -> list[ExecutionEvent]:
@@ -148,7 +155,6 @@ async def test_an_openai_model_s_text_streams_in_pieces_before_its_turn(tmp_path
 
 
 async def test_an_anthropic_model_s_text_streams_in_pieces(tmp_path: Path) -> None:
-    from agboss.models import ChatRequest, Message, MessageRole, ModelCaller
     from agboss.models.anthropic import AnthropicProvider
     from tests.loopback import events, loopback_server
 
@@ -212,13 +218,7 @@ async def test_an_anthropic_model_s_text_streams_in_pieces(tmp_path: Path) -> No
         provider = AnthropicProvider(
             base_url=server.base_url.removesuffix("/v1"), api_key="k", serves=("*",)
         )
-        request = ChatRequest(
-            model="claude-t",
-            messages=(Message(MessageRole.USER, "hi"),),
-            tools=(),
-            caller=ModelCaller("agent", "a-agent", "acme", "ex-1"),
-            on_text=pieces.append,
-        )
+        request = said_hi(pieces.append)
         response = await provider.chat_model("claude-t").complete(request)
         await provider.aclose()
     assert server.requests[0]["stream"] is True
@@ -228,7 +228,6 @@ async def test_an_anthropic_model_s_text_streams_in_pieces(tmp_path: Path) -> No
 
 
 async def test_the_responses_api_s_text_streams_in_pieces() -> None:
-    from agboss.models import ChatRequest, Message, MessageRole, ModelCaller
     from agboss.models.openai import OpenAIApi, OpenAIProvider
     from tests.loopback import events, loopback_server
 
@@ -284,13 +283,7 @@ async def test_the_responses_api_s_text_streams_in_pieces() -> None:
             )
         )
         provider = OpenAIProvider(base_url=server.base_url, api_key="k", api=OpenAIApi.RESPONSES)
-        request = ChatRequest(
-            model="m",
-            messages=(Message(MessageRole.USER, "hi"),),
-            tools=(),
-            caller=ModelCaller("agent", "a-agent", "acme", "ex-1"),
-            on_text=pieces.append,
-        )
+        request = said_hi(pieces.append)
         response = await provider.chat_model("m").complete(request)
         await provider.aclose()
     assert pieces == ["Hel", "lo"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from urllib.parse import urlsplit, urlunsplit
@@ -22,7 +21,7 @@ from agboss import AnswerNotMovedError, ExecutionStatus, PauseStatus, WorkflowSt
 from agboss.testing import TestEnv, test_with
 from tests import desk
 from tests.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
-from tests.stores import POSTGRES_URL, drop_schema, needs_postgres
+from tests.stores import POSTGRES_URL, needs_postgres
 from tests.test_round_trips import ASK, DONE
 
 pytestmark = needs_postgres
@@ -98,21 +97,17 @@ class CommitCutter:
 
 
 @pytest.fixture
-async def env() -> AsyncIterator[tuple[TestEnv, CommitCutter]]:
+async def env(schema: str) -> AsyncIterator[tuple[TestEnv, CommitCutter]]:
     assert POSTGRES_URL is not None
     parts = urlsplit(POSTGRES_URL)
     cutter = CommitCutter(parts.hostname or "127.0.0.1", parts.port or 5432)
-    schema = f"test_{uuid.uuid4().hex[:12]}"
     desk.clear()
-    try:
-        async with cutter.running() as port:
-            netloc = f"{parts.username}:{parts.password}@127.0.0.1:{port}"
-            url = urlunsplit(parts._replace(netloc=netloc, query=f"schema={schema}"))
-            async with test_with(OfficeApplication, store=url) as made:
-                made.mock_llm(OfficeAgent).then_return(ASK, DONE)
-                yield made, cutter
-    finally:
-        await drop_schema(schema)
+    async with cutter.running() as port:
+        netloc = f"{parts.username}:{parts.password}@127.0.0.1:{port}"
+        url = urlunsplit(parts._replace(netloc=netloc, query=f"schema={schema}"))
+        async with test_with(OfficeApplication, store=url) as made:
+            made.mock_llm(OfficeAgent).then_return(ASK, DONE)
+            yield made, cutter
 
 
 async def test_an_answer_whose_commit_lost_its_connection_is_said_to_be_recorded(

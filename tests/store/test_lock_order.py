@@ -10,15 +10,13 @@ does. Forced here with raw connections, on PostgreSQL (SQLite's transactions are
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 import pytest
 
 from agboss import App, FunctionProvider, NotPausedError, ToolCallApprovalDecisionDto
 from tests.liveness_app import PaymentApplication, PaymentDto, PaymentWorkflow, model
-from tests.stores import POSTGRES_URL, drop_schema, needs_postgres
+from tests.stores import POSTGRES_URL, needs_postgres
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -28,15 +26,6 @@ pytestmark = needs_postgres
 
 _LATE = 3
 """Late answers at once, each waiting on the pause the winner is committing."""
-
-
-@pytest.fixture
-async def schema() -> AsyncIterator[str]:
-    name = f"test_{uuid.uuid4().hex[:12]}"
-    try:
-        yield name
-    finally:
-        await drop_schema(name)
 
 
 async def _connection(schema: str) -> AsyncConnection:

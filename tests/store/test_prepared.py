@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,18 +12,9 @@ from agboss.store.postgres import PostgresStore
 from agboss.store.protocol import Fence
 from agboss.store.writes import ReleaseLease
 from tests.multi_app import ItemDto, ItemsApplication, ItemsDto, ItemsWorkflow, model
-from tests.stores import POSTGRES_URL, drop_schema, needs_postgres
+from tests.stores import POSTGRES_URL, needs_postgres
 
 pytestmark = needs_postgres
-
-
-@pytest.fixture
-async def schema() -> AsyncIterator[str]:
-    name = f"test_{uuid.uuid4().hex[:12]}"
-    try:
-        yield name
-    finally:
-        await drop_schema(name)
 
 
 async def _cycles(app: App, count: int) -> None:

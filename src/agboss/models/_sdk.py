@@ -14,10 +14,16 @@ from typing import Any
 
 from agboss.errors import ModelProviderError
 
-__all__ = ["RETRYABLE_STATUS", "provider_error", "retry_after"]
+__all__ = ["RETRYABLE_STATUS", "provider_error", "retry_after", "wire_name"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 """The statuses a later attempt may fix (the SDKs retry these too)."""
+
+
+def wire_name(names: Mapping[str, str], model: str) -> str:
+    """The name a server knows a model by: its own entry in a provider's ``model_names``, else
+    the ``"*"`` entry, else the name the application uses."""
+    return names.get(model, names.get("*", model))
 
 
 def retry_after(headers: Mapping[str, str] | None) -> float | None:

@@ -11,7 +11,7 @@ import anthropic
 from agboss.models._decisions import DecisionModel
 from agboss.models._messages import ChatRequest, ChatResponse
 from agboss.models._provider import ChatModel
-from agboss.models._sdk import provider_error
+from agboss.models._sdk import provider_error, wire_name
 from agboss.models.anthropic._messages import messages_arguments, messages_response
 
 __all__ = ["AnthropicProvider"]
@@ -73,7 +73,7 @@ class AnthropicProvider:
         return self._serves
 
     def chat_model(self, model: str) -> ChatModel:
-        return _ChatModel(self, self._model_names.get(model, self._model_names.get("*", model)))
+        return _ChatModel(self, wire_name(self._model_names, model))
 
     def decision_model(self, model: str) -> DecisionModel | None:
         return None

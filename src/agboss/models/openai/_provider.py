@@ -15,7 +15,7 @@ import openai
 from agboss.models._decisions import DecisionModel, DecisionRequest, DecisionResponse
 from agboss.models._messages import ChatRequest, ChatResponse, Usage
 from agboss.models._provider import ChatModel
-from agboss.models._sdk import provider_error
+from agboss.models._sdk import provider_error, wire_name
 from agboss.models.openai._chat import (
     chat_arguments,
     chat_response,
@@ -144,7 +144,7 @@ class OpenAIProvider:
 
     def wire_model_name(self, model: str) -> str:
         """The model name as the server knows it."""
-        return self._model_names.get(model, self._model_names.get("*", model))
+        return wire_name(self._model_names, model)
 
     async def aclose(self) -> None:
         if self._owned:
