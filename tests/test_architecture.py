@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("records",),  # what is stored and returned: steps, pauses, outputs
     ("store",),  # the protocol, the writes, the SQL stores
     ("observability",),
-    ("pii", "policies", "flow"),  # values the decorators take
+    ("pii", "policies", "flow", "mcp"),  # values the decorators take
     ("components",),  # the decorators and their specs
     ("interpreters",),
     ("assembly",),  # the checks and the container

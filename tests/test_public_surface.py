@@ -59,6 +59,7 @@ PUBLIC = [
     "LeaseBusyError",
     "LeaseLostError",
     "LedgerRecord",
+    "McpCallError",
     "ModelProviderError",
     "ModelUnservedError",
     "NotPausedError",
@@ -214,3 +215,24 @@ def test_without_the_cli_extra_the_command_names_the_extra() -> None:
     done = _run("import sys\nsys.modules['click'] = None\nfrom agboss.cli import main\nmain()")
     assert done.returncode == 1
     assert "pip install 'agboss[cli]'" in done.stderr
+
+
+def test_the_mcp_names_are_pinned() -> None:
+    import agboss.mcp
+
+    assert sorted(agboss.mcp.__all__) == [
+        "McpArguments",
+        "McpHttp",
+        "McpServer",
+        "McpStdio",
+        "McpToolOutput",
+    ]
+
+
+def test_declaring_an_mcp_server_needs_no_sdk_until_an_app_opens_it() -> None:
+    done = _run(
+        "import sys\nsys.modules['mcp'] = None\nsys.modules['jsonschema'] = None\n"
+        "from agboss.mcp import McpServer\n"
+        "print(McpServer.http('crm-mcp', url='https://u:p@crm.example/mcp').transport.describe())"
+    )
+    assert done.stdout.strip() == "https://crm.example/mcp", done.stderr

@@ -9,11 +9,12 @@ from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping, Sequenc
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, overload
+from typing import TYPE_CHECKING, Any, Self, overload
 
 from pydantic import BaseModel
 
 from agboss.assembly._assemble import Assembly, assemble
+from agboss.assembly._mcp import open_declared
 from agboss.clock import Clock, SystemClock, TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto, schema_of
@@ -31,6 +32,9 @@ from agboss.pauses._prompts import load_prompts
 from agboss.records._outputs import ExecutionOutput, PendingPause
 from agboss.store._url import store_from
 from agboss.store.protocol import Store, WaitingQuery
+
+if TYPE_CHECKING:
+    from agboss.mcp._connection import McpConnections
 
 __all__ = ["App"]
 
@@ -93,8 +97,9 @@ class App:
     store, and any of them may answer any pause.
     """
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, mcp: McpConnections | None = None) -> None:
         self._runtime = runtime
+        self._mcp = mcp
         self._engine = Engine(runtime)
         self._sweep: TimerHandle | None = None
         self._closed = False
@@ -144,10 +149,16 @@ class App:
                     hint=f"pass {name}=timedelta(seconds=...), or leave it out for the default",
                 )
         resolver = ModelResolver(providers)
-        assembly = assemble(application, resolver)
-        prompts = await load_prompts(assembly)
-        opened = store_from(store)
-        await opened.open(migrate=migrate)
+        connections, wiring = await open_declared(application)
+        try:
+            assembly = assemble(application, resolver, wiring)
+            prompts = await load_prompts(assembly)
+            opened = store_from(store)
+            await opened.open(migrate=migrate)
+        except BaseException:
+            if connections is not None:
+                await connections.close()
+            raise
         runtime = Runtime(
             assembly,
             opened,
@@ -157,7 +168,7 @@ class App:
             lease_ttl=lease_ttl,
             resume_timeout=resume_timeout,
         )
-        app = cls(runtime)
+        app = cls(runtime, connections)
         app._schedule_sweep()
         return app
 
@@ -602,6 +613,8 @@ class App:
             self._sweep.cancel()
         await self._engine.finish_background(self._runtime.lease_ttl)
         await asyncio.sleep(0)
+        if self._mcp is not None:
+            await self._mcp.close()
         await self._runtime.store.close()
 
     async def __aenter__(self) -> Self:

@@ -24,6 +24,7 @@ __all__ = [
     "JoinDeadlineError",
     "LeaseBusyError",
     "LeaseLostError",
+    "McpCallError",
     "ModelProviderError",
     "ModelUnservedError",
     "NotPausedError",
@@ -284,6 +285,27 @@ class ToolError(AgbossError):
 
     code = "tool.refused"
     default_message = "the tool refused the call"
+
+
+class McpCallError(AgbossError):
+    """An MCP server could not be reached, or broke off a call of one of its tools.
+
+    Not a refusal the model can correct (that is a `ToolError`): the agent's step fails with
+    it as the cause, and the connection is opened again at the next call.
+
+    Attributes:
+        server: The declared server's name.
+    """
+
+    code = "mcp.call-failed"
+    default_message = "the MCP server could not be reached"
+    default_hint = "check that the server runs (its command, or its URL) and retry the execution"
+
+    def __init__(
+        self, message: str | None = None, *, hint: str | None = None, server: str = ""
+    ) -> None:
+        self.server = server
+        super().__init__(message, hint=hint)
 
 
 class UnknownThreadError(AgbossError):

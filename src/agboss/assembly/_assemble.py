@@ -17,6 +17,7 @@ from agboss.assembly._channels import ChannelRules
 from agboss.assembly._container import Container, Provide
 from agboss.assembly._definitions import Assembly, ToolChannel, WorkflowDefinition
 from agboss.assembly._flows import FlowRules
+from agboss.assembly._mcp import McpRules, McpTool, McpWiring
 from agboss.assembly._types import argument_type_violations
 from agboss.components._channels import ChannelHandler
 from agboss.components._handlers import ToolHandler
@@ -42,7 +43,7 @@ __all__ = ["Assembly", "ToolChannel", "WorkflowDefinition", "assemble"]
 _KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 
-class _Assembler(FlowRules, ChannelRules):
+class _Assembler(FlowRules, ChannelRules, McpRules):
     """One assembly: the walk, and the rules over every component."""
 
     # ---- the walk --------------------------------------------------------------------
@@ -81,6 +82,7 @@ class _Assembler(FlowRules, ChannelRules):
                 workflows[cls] = definition
         for cls in app_spec.channels:
             self.take(cls, ChannelSpec, ComponentKind.CHANNEL, "channels=[...]")
+        self.check_mcp(app_spec)
         tool_channels = self.check_channels(app_spec)
         self.check_names()
         self.check_pii(app_spec.name, app_spec.pii)
@@ -96,7 +98,7 @@ class _Assembler(FlowRules, ChannelRules):
         agent_tools = {
             spec.name: {
                 tool_spec.name: (tool, tool_spec)
-                for tool in spec.tools
+                for tool in self.agent_tool_classes(spec, app_spec)
                 if isinstance(tool_spec := self.components[tool], ToolSpec)
             }
             for spec in self.components.values()
@@ -174,6 +176,8 @@ class _Assembler(FlowRules, ChannelRules):
     def check_names(self) -> None:
         by_name: dict[str, list[type[Any]]] = {}
         for cls, spec in self.components.items():
+            if issubclass(cls, McpTool):  # named by its server, checked by the MCP rules
+                continue
             by_name.setdefault(spec.name, []).append(cls)
             suffix = spec.kind.suffix
             if not _KEBAB.match(spec.name) or not spec.name.endswith(suffix):
@@ -234,10 +238,19 @@ def _require_method(
         )
 
 
-def assemble(application: type[Any], resolver: ModelResolver) -> Assembly:
+def assemble(
+    application: type[Any], resolver: ModelResolver, mcp: McpWiring | None = None
+) -> Assembly:
     """Checks an application and everything it reaches.
+
+    Args:
+        application: The ``@application`` class.
+        resolver: Resolves the model names it uses.
+        mcp: What `App.create` listed of the MCP servers it declares (`declared_servers`).
 
     Raises:
         AssemblyError: Listing every violation found.
     """
-    return _Assembler(application, resolver).run()
+    assembler = _Assembler(application, resolver)
+    assembler.mcp = mcp or McpWiring()
+    return assembler.run()

@@ -18,6 +18,7 @@ from agboss.components._specs import (
 )
 from agboss.enums import DecidedBy, PauseAnswerer
 from agboss.interpreters import ReplyInterpreterHandler
+from agboss.mcp._arguments import McpArguments
 
 __all__ = ["ChannelRules"]
 
@@ -50,7 +51,7 @@ class ChannelRules(Walk):
                         "approval role (approves=...) today",
                     )
                     continue
-                if role.approves is not spec.input:
+                if role.approves is not spec.input and not _approves_mcp(role, spec):
                     self.violate(
                         "channel.approves-mismatch",
                         spec.name,
@@ -161,3 +162,9 @@ class ChannelRules(Walk):
                 f"{spec.model!r}, which only answers yes / no; {answer} needs more than a "
                 "yes / no can give: use a chat model",
             )
+
+
+def _approves_mcp(role: ChannelRoleSpec, tool: ToolSpec) -> bool:
+    """Whether a role approves an MCP tool: it approves `McpArguments`, which every MCP
+    tool's input (its server's schema) is."""
+    return role.approves is McpArguments and issubclass(tool.input, McpArguments)

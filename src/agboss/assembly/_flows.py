@@ -26,6 +26,7 @@ from agboss.components._specs import (
 )
 from agboss.flow._dsl import Flow, LaunchSpec, StepKind
 from agboss.flow._graph import CompiledBranch, CompiledLaunch, FlowGraph, FlowNode
+from agboss.mcp._servers import McpServer
 
 __all__ = ["FlowRules"]
 
@@ -314,6 +315,8 @@ class FlowRules(Walk):
 
     def take_tools(self, agent: AgentSpec) -> None:
         for tool in agent.tools:
+            if isinstance(tool, McpServer):  # its tools are made by the MCP rules
+                continue
             spec = self.take(tool, ToolSpec, ComponentKind.TOOL, f"the tools of {agent.name}")
             if spec is not None and tool not in self.checked_tools:
                 self.checked_tools.add(tool)

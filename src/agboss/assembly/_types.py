@@ -23,7 +23,7 @@ from agboss.errors import AssemblyViolation
 from agboss.flow import Flow
 from agboss.policies import Budget
 
-__all__ = ["argument_type_errors", "argument_type_violations"]
+__all__ = ["argument_type_errors", "argument_type_violations", "reachable"]
 
 _CHECKED_ELSEWHERE = frozenset(
     {
@@ -37,6 +37,7 @@ _CHECKED_ELSEWHERE = frozenset(
         "dependencies",  # container.not-a-registration
         "workflows",  # component.wrong-kind
         "channels",  # component.wrong-kind
+        "mcp_servers",  # mcp.not-a-server
     }
 )
 """Fields another rule checks with a sentence of its own."""
@@ -126,7 +127,7 @@ def _article(value: object) -> str:
     return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
 
 
-def _reachable(application: type[Any]) -> dict[type[Any], ComponentSpec]:
+def reachable(application: type[Any]) -> dict[type[Any], ComponentSpec]:
     """Every decorated class the application reaches through its specs' values (workflows,
     flows, launches, joins, agents' tools, channels, roles, interpreters), with its spec."""
     found: dict[type[Any], ComponentSpec] = {}
@@ -154,7 +155,7 @@ def argument_type_violations(application: type[Any]) -> list[AssemblyViolation]:
     """A violation for every decorator argument of the wrong type, in every component the
     application reaches (``[<kind>.argument-type]``)."""
     violations: list[AssemblyViolation] = []
-    for cls, spec in _reachable(application).items():
+    for cls, spec in reachable(application).items():
         label = spec.name if isinstance(spec.name, str) and spec.name else cls.__qualname__
         violations.extend(
             AssemblyViolation(f"{spec.kind.value}.argument-type", label, error)

@@ -35,6 +35,7 @@ from agboss.components._specs import (
 from agboss.enums import DecidedBy, PauseAnswerer
 from agboss.errors import ConfigurationError
 from agboss.inputs import InputLimits
+from agboss.mcp._servers import McpServer
 from agboss.pii._rules import PiiRule
 from agboss.policies._history import DEFAULT_HISTORY, History
 
@@ -104,7 +105,7 @@ def agent(
     description: str,
     prompt: str,
     model: str,
-    tools: Sequence[type[Any]] = (),
+    tools: Sequence[type[Any] | McpServer] = (),
     input: type[BaseModel] | None = None,
     output: type[BaseModel] | None = None,
     deps: Sequence[type[Any]] = (),
@@ -119,7 +120,8 @@ def agent(
         description: What it does, in a sentence.
         prompt: The model's instructions.
         model: The model's name; a provider whose ``serves`` matches it serves it.
-        tools: The ``@tool`` classes its model may call.
+        tools: The ``@tool`` classes its model may call, and `McpServer` declarations whose
+            tools it may call.
         input: The DTO it reads; by default what the flow's previous node returns.
         output: The DTO it answers with; by default what the flow's next node takes.
         deps: Reserved for agents with code; agents have none today.
@@ -365,6 +367,7 @@ def application(
     budget: Budget | None = None,
     limits: InputLimits | None = None,
     pii: Sequence[PiiRule] = (),
+    mcp_servers: Sequence[McpServer] = (),
 ) -> Callable[[C], C]:
     """Declares an application: what `App.create` assembles.
 
@@ -385,6 +388,8 @@ def application(
         limits: The largest identifiers, replies, reasons and overrides its callers may
             pass; `InputLimits`' defaults when ``None``.
         pii: PII rules for every execution tree (see ``docs/pii.md``).
+        mcp_servers: `McpServer` declarations whose tools every agent of the application may
+            call (besides those an agent lists in its own ``tools=``).
     """
     return _attach(
         ApplicationSpec(
@@ -399,5 +404,6 @@ def application(
             budget=budget,
             limits=InputLimits() if limits is None else limits,
             pii=tuple(pii),
+            mcp_servers=tuple(mcp_servers),
         )
     )

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from agboss.enums import DecidedBy, PauseAnswerer
 from agboss.inputs import InputLimits
+from agboss.mcp._servers import McpServer
 from agboss.pii._rules import PiiRule
 from agboss.policies._history import DEFAULT_HISTORY, History
 
@@ -86,7 +87,7 @@ class AgentSpec(ComponentSpec):
 
     prompt: str
     model: str
-    tools: tuple[type[Any], ...] = ()
+    tools: tuple[type[Any] | McpServer, ...] = ()
     input: type[BaseModel] | None = None
     output: type[BaseModel] | None = None
     max_tool_loop_iterations: int = 10
@@ -173,6 +174,7 @@ class ApplicationSpec(ComponentSpec):
     budget: Budget | None = None
     limits: InputLimits = field(default_factory=InputLimits)
     pii: tuple[PiiRule, ...] = ()
+    mcp_servers: tuple[McpServer, ...] = ()
 
 
 @overload

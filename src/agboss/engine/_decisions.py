@@ -76,7 +76,8 @@ def validate_decision(
         if name is not None
     }
     unknown = sorted(set(valid.override_arguments) - known)
-    if unknown:
+    # An input that takes any field (an MCP tool's) is checked whole, by its own schema.
+    if unknown and tool_input.model_config.get("extra") != "allow":
         raise DtoValidationError(
             f"override_arguments has fields {tool_input.__name__} does not have: "
             f"{', '.join(unknown)}",

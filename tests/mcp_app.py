@@ -1,0 +1,93 @@
+"""An application whose agent's tools come from the MCP order desk (`tests.mcp_server`).
+
+The server is reached over stdio or HTTP, so the application is made per test by
+`order_desk_app`: the declaration (and so the transport) is part of the agent's spec.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from agboss import (
+    ChannelAsk,
+    ChannelOf,
+    ChannelOutcome,
+    PauseAnswerer,
+    agent,
+    application,
+    channel,
+    channel_role,
+    workflow,
+)
+from agboss.mcp import McpArguments, McpServer
+from tests.office_parts import office_flow
+
+ROOT = Path(__file__).resolve().parent.parent
+
+ASKED: list[ChannelAsk[McpArguments]] = []
+"""Every question the refund channel was sent."""
+
+
+def stdio_desk(calls: Path, **options: Any) -> McpServer:
+    """The order desk as a subprocess, recording its calls in ``calls``."""
+    return McpServer.stdio(
+        "order-desk-mcp",
+        command=sys.executable,
+        args=["-m", "tests.mcp_server"],
+        env={"AGBOSS_MCP_CALLS": str(calls), "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        **options,
+    )
+
+
+@channel_role(
+    name="refund-approval-channel",
+    description="A manager approves refunds made through MCP",
+    approves=McpArguments,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+)
+class RefundApprovalChannel(ChannelOf[McpArguments]): ...
+
+
+@channel(name="desk-refund-approval-channel", description="Asks the manager")
+class DeskRefundApprovalChannel(RefundApprovalChannel):
+    async def send(self, ask: ChannelAsk[McpArguments]) -> ChannelOutcome:
+        ASKED.append(ask)
+        return ChannelOutcome.await_reply()
+
+
+class OrderDesk(NamedTuple):
+    """The application made for one server, with its agent and workflow."""
+
+    application: type[Any]
+    agent: type[Any]
+    workflow: type[Any]
+
+
+def order_desk_app(*servers: McpServer, on_application: bool = False) -> OrderDesk:
+    """The application: one agent with the servers' tools (declared on the agent, or on the
+    application when ``on_application``)."""
+
+    @agent(
+        name="order-agent",
+        description="Answers customers about their orders",
+        prompt="Help the customer with their order.",
+        model="test/orders",
+        tools=[] if on_application else list(servers),
+    )
+    class OrderAgent: ...
+
+    @workflow(name="order-workflow", version="1", flow=office_flow(OrderAgent))
+    class OrderWorkflow: ...
+
+    @application(
+        name="order-desk-application",
+        workflows=[OrderWorkflow],
+        channels=[DeskRefundApprovalChannel],
+        mcp_servers=list(servers) if on_application else [],
+    )
+    class OrderDeskApplication: ...
+
+    return OrderDesk(OrderDeskApplication, OrderAgent, OrderWorkflow)
