@@ -21,10 +21,13 @@ from agboss import (
     channel_role,
     workflow,
 )
-from agboss.mcp import McpArguments, McpServer
+from agboss.mcp import McpArguments, McpInputRequest, McpServer
 from tests.office_parts import office_flow
 
 ROOT = Path(__file__).resolve().parent.parent
+
+STATE_KEY = "order-desk-test-key-" + "0" * 13
+"""The key the desk seals its questions' state with (32 bytes), the same in every process."""
 
 ASKED: list[ChannelAsk[McpArguments]] = []
 """Every question the refund channel was sent."""
@@ -36,7 +39,11 @@ def stdio_desk(calls: Path, **options: Any) -> McpServer:
         "order-desk-mcp",
         command=sys.executable,
         args=["-m", "tests.mcp_server"],
-        env={"AGBOSS_MCP_CALLS": str(calls), "PYTHONPATH": str(ROOT)},
+        env={
+            "AGBOSS_MCP_CALLS": str(calls),
+            "PYTHONPATH": str(ROOT),
+            "AGBOSS_MCP_STATE_KEY": STATE_KEY,
+        },
         cwd=ROOT,
         **options,
     )
@@ -55,6 +62,10 @@ class RefundApprovalChannel(ChannelOf[McpArguments]): ...
 class DeskRefundApprovalChannel(RefundApprovalChannel):
     async def send(self, ask: ChannelAsk[McpArguments]) -> ChannelOutcome:
         ASKED.append(ask)
+        question = isinstance(ask.value.arguments, McpInputRequest)
+        if ask.value.tool == "erase_history" and not question:
+            # Its calls need no approval, only the answers to what it asks.
+            return ChannelOutcome.decided({"approved": True})
         return ChannelOutcome.await_reply()
 
 

@@ -2,7 +2,8 @@
 
 Run over stdio (``python -m tests.mcp_server``) or streamable HTTP
 (``python -m tests.mcp_server http PORT``). Every call it runs is appended, as a JSON line, to
-the file ``AGBOSS_MCP_CALLS`` names, so a test reads what the server really received.
+the file ``AGBOSS_MCP_CALLS`` names, so a test reads what the server really received (and, as
+``tool <name>``, to the crash harness's ``AGBOSS_TEST_RUNS``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,19 @@ import sys
 from typing import Annotated
 
 from mcp.server.mcpserver import Elicit, MCPServer, Resolve
+from mcp.server.request_state import RequestStateSecurity
 from pydantic import BaseModel, Field
 
-server = MCPServer("order-desk", log_level="WARNING")
+# A key of its own (from the test) lets a question outlive the server's process: a stdio
+# server started again by a restarted app still reads the request_state it sealed.
+_KEY = os.environ.get("AGBOSS_MCP_STATE_KEY")
+server = MCPServer(
+    "order-desk",
+    log_level="WARNING",
+    request_state_security=None
+    if _KEY is None
+    else RequestStateSecurity(keys=[_KEY], ttl=86400.0, bind_principal=None),
+)
 
 
 def _ran(tool: str, **arguments: object) -> None:
@@ -23,6 +34,10 @@ def _ran(tool: str, **arguments: object) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as calls:
             calls.write(json.dumps({"tool": tool, "arguments": arguments}) + "\n")
+    runs = os.environ.get("AGBOSS_TEST_RUNS")
+    if runs:  # the crash harness's runs file: "tool <name> pid=<pid>"
+        with open(runs, "a", encoding="utf-8") as lines:
+            lines.write(f"tool {tool} pid={os.getpid()}\n")
 
 
 @server.tool()

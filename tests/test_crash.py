@@ -28,24 +28,40 @@ from typing import Any
 import pytest
 
 from agboss import App, ExecutionStatus, FunctionProvider, PauseStatus
+from agboss.mcp import McpInputRequest
 from agboss.records._outputs import ExecutionOutput
 from tests.crash.app import (
     BOOM,
     ITEMS,
+    MCP_WORKFLOW,
     THREAD,
     CrashApplication,
     CrashChildrenWorkflow,
     CrashWorkflow,
+    crash_mcp_application,
     model,
 )
 from tests.stores import STORE_KINDS, store_url
 
 ROOT = Path(__file__).resolve().parent.parent
 CRASH_ALL = os.environ.get("AGBOSS_CRASH_ALL") == "1"
-PHASES = ("execute", "execute-new", "resume", "fail-fast", "children", "children-fail-fast")
+PHASES = (
+    "execute",
+    "execute-new",
+    "resume",
+    "fail-fast",
+    "children",
+    "children-fail-fast",
+    "mcp-execute",
+    "mcp-resume",
+)
 """Execute (on a thread the caller names; on a new thread, whose tree is written with its
 first commit); resume one of three per-item pauses; resume one so that its branch fails under
-FailFast; the same two in per-item child workflows."""
+FailFast; the same two in per-item child workflows; an MCP tool's call that asks a question
+mid-call (its round journaled, its question a pause), then the answer that calls it again."""
+
+ANSWER = {"approved": True, "override_arguments": {"sure": True}}
+"""The answer to the MCP tool's question."""
 
 
 @dataclass
@@ -75,16 +91,26 @@ def _counted(lines: list[str], what: str) -> Counter[str]:
     return Counter(line.split()[1] for line in lines if line.startswith(what + " "))
 
 
-async def _app(url: str) -> App:
-    return await App.create(CrashApplication, store=url, providers=[FunctionProvider(model)])
+async def _app(url: str, phase: str) -> App:
+    application = crash_mcp_application() if phase.startswith("mcp-") else CrashApplication
+    return await App.create(application, store=url, providers=[FunctionProvider(model)])
 
 
 async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
     """The tree a phase starts from (three items paused) and the worker's arguments."""
-    if phase in ("execute", "execute-new"):
+    if phase in ("execute", "execute-new", "mcp-execute"):
         return None, [phase]
+    if phase == "mcp-resume":
+        app = await _app(url, phase)
+        try:
+            workflow = app.assembly.workflows_by_name[MCP_WORKFLOW].cls
+            paused = await app.execute(workflow, ITEMS, owner_id="u", thread_id=THREAD)
+        finally:
+            await app.close()
+        [question] = paused.pending
+        return paused.execution_id, [phase, str(question.pause_id)]
     children = phase.startswith("children")
-    app = await _app(url)
+    app = await _app(url, phase)
     try:
         paused = await app.execute(
             CrashChildrenWorkflow if children else CrashWorkflow,
@@ -138,7 +164,10 @@ async def _answer_the_rest(
     elif root is None:  # execute: retried if the execution never began
         roots = await app.store.executions.find_roots("default", THREAD)
         if not roots:
-            started = await app.execute(CrashWorkflow, ITEMS, owner_id="u", thread_id=THREAD)
+            workflow = app.assembly.workflows_by_name[
+                MCP_WORKFLOW if args == ["mcp-execute"] else "crash-workflow"
+            ].cls
+            started = await app.execute(workflow, ITEMS, owner_id="u", thread_id=THREAD)
             root = started.execution_id
         else:
             root = roots[0].execution_id
@@ -146,14 +175,18 @@ async def _answer_the_rest(
         pause = await app.store.pauses.find_by_tenant_id_and_pause_id("default", args[1])
         assert pause is not None
         if pause.status is PauseStatus.PENDING:  # the answer was not recorded: retried
-            decision: dict[str, Any] = {"approved": True}
+            decision: dict[str, Any] = dict(ANSWER) if args[0] == "mcp-resume" else {}
+            decision["approved"] = True
             if len(args) > 2:
                 decision["override_arguments"] = {"item_id": args[2]}
             await app.resume(args[1], decision=decision, owner_id="u")
     current = await app.get(root)
     while current.status is ExecutionStatus.PAUSED and current.pending:
         first = sorted(current.pending, key=_item)[0]
-        current = await app.resume(str(first.pause_id), decision={"approved": True}, owner_id="u")
+        asks = McpInputRequest.of(first.ask.arguments) is not None
+        current = await app.resume(
+            str(first.pause_id), decision=ANSWER if asks else {"approved": True}, owner_id="u"
+        )
     return await app.get(root, record=True)
 
 
@@ -170,7 +203,7 @@ async def _trial(
         assert code in (0, -signal.SIGKILL), (code, worker.stderr and worker.stderr.read())
         if code != 0:
             await asyncio.sleep(0.7)  # the killed holder's lease (0.6 s) expires
-        app = await _app(url)
+        app = await _app(url, phase)
         try:
             await app.recover()
             if root is not None:  # recovered: finished, or resting on a question
@@ -276,7 +309,7 @@ async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_a
             await asyncio.sleep(0.7)  # past the stalled holder's lease
             with runs.open("a") as marker:
                 marker.write("takeover\n")
-            app = await _app(url)
+            app = await _app(url, "resume")
             try:
                 await app.recover()
                 final = await _answer_the_rest(app, root, args, log)

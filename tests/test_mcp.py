@@ -26,12 +26,21 @@ from agboss import (
     DtoValidationError,
     ExecutionStatus,
     McpCallError,
+    PendingPause,
     WorkflowFinishTextDto,
 )
-from agboss.mcp import McpServer
+from agboss.mcp import McpInputRequest, McpServer
 from agboss.models import ChatRequest, MessageRole
-from agboss.testing import call_tools, reply_with, test_with, tool_call
-from tests.mcp_app import ASKED, ROOT, RefundApprovalChannel, order_desk_app, stdio_desk
+from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
+from tests.mcp_app import (
+    ASKED,
+    ROOT,
+    STATE_KEY,
+    OrderDesk,
+    RefundApprovalChannel,
+    order_desk_app,
+    stdio_desk,
+)
 
 Desk = Callable[..., McpServer]
 """Makes the order desk's declaration (on one transport) with these options."""
@@ -68,7 +77,11 @@ class HttpDesk:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.mcp_server", "http", str(self.port)],
             cwd=ROOT,
-            env={"AGBOSS_MCP_CALLS": str(self.calls), "PYTHONPATH": str(ROOT), "PATH": ""},
+            env={
+                "AGBOSS_MCP_CALLS": str(self.calls),
+                "PYTHONPATH": str(ROOT),
+                "AGBOSS_MCP_STATE_KEY": STATE_KEY,
+            },
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -208,11 +221,9 @@ async def test_a_tool_that_fails_on_the_server_is_a_tool_error_the_model_reads(
     assert ran(calls) == [{"tool": "close_account", "arguments": {"customer": "vip"}}]
 
 
-async def test_a_tool_that_elicits_is_refused_by_its_server_and_the_model_reads_why(
+async def test_a_question_of_a_tool_without_a_channel_is_a_tool_error_the_model_reads(
     desk: Desk, calls: Path
 ) -> None:
-    # Not yet: elicitation onto a pause. agboss declares no elicitation capability, so the
-    # server refuses the call rather than waiting on a question nobody is asked.
     made = order_desk_app(desk())
     async with test_with(made.application) as env:
         env.mock_llm(made.agent).then_return(
@@ -222,9 +233,92 @@ async def test_a_tool_that_elicits_is_refused_by_its_server_and_the_model_reads_
         result = await env.app.execute(made.workflow, {"text": "erase"}, owner_id="u-1")
         assert result.status is ExecutionStatus.COMPLETED
         [refused] = tool_messages(env.mock_llm(made.agent).requests[1])
-        assert refused.startswith("Tool error: erase_history was refused by its MCP server: ")
-        assert "elicitation" in refused
+        assert refused == (
+            "Tool error: erase_history asked 'Really erase everything ada ever ordered?', but "
+            "it names no channel to ask; its server's declaration must name one for it in "
+            "approvals="
+        )
     assert ran(calls) == []
+
+
+def asking() -> dict[str, type[Any]]:
+    return {"refund_*": RefundApprovalChannel, "erase_*": RefundApprovalChannel}
+
+
+async def erase_paused(env: TestEnv, made: OrderDesk) -> PendingPause:
+    env.mock_llm(made.agent).then_return(
+        call_tools(tool_call("erase_history", customer="ada")),
+        reply_with(WorkflowFinishTextDto, text="done"),
+    )
+    paused = await env.app.execute(made.workflow, {"text": "erase"}, owner_id="u-1")
+    assert paused.status is ExecutionStatus.PAUSED
+    [pending] = paused.pending
+    return pending
+
+
+async def test_a_question_a_tool_asks_mid_call_is_a_pause_of_its_channel_answered_by_id(
+    desk: Desk, calls: Path
+) -> None:
+    made = order_desk_app(desk(approvals=asking()))
+    async with test_with(made.application) as env:
+        pending = await erase_paused(env, made)
+        assert (pending.channel, pending.ask.tool) == ("refund-approval-channel", "erase_history")
+        question = McpInputRequest.model_validate(pending.ask.arguments)
+        assert question.elicitation == "Really erase everything ada ever ordered?"
+        assert question.requested_schema["required"] == ["sure"]
+        assert env.app.arguments_schema(pending) == question.requested_schema
+        call, asked = ASKED  # the call was approved at once by the channel; then it asked
+        assert call.value.arguments.values == {"customer": "ada"}
+        assert isinstance(asked.value.arguments, McpInputRequest)
+        assert asked.pause_id == pending.pause_id
+        assert ran(calls) == []
+
+        for wrong in ({"approved": True}, {"approved": True, "override_arguments": {"sure": 3}}):
+            with pytest.raises(DtoValidationError):
+                await env.app.resume(pending.pause_id, decision=wrong, owner_id="u-1")
+        done = await env.app.resume(
+            pending.pause_id,
+            decision={"approved": True, "override_arguments": {"sure": True}},
+            owner_id="u-1",
+        )
+        assert done.status is ExecutionStatus.COMPLETED
+        [answer] = tool_messages(env.mock_llm(made.agent).requests[1])
+        assert json.loads(answer)["text"] == "erased ada"
+        steps = [s.kind for s in (await env.app.get(done.execution_id, record=True)).record.steps]
+        assert steps == ["model-call", "tool-input", "tool-run", "model-call"]
+    assert ran(calls) == [{"tool": "erase_history", "arguments": {"customer": "ada", "sure": True}}]
+
+
+async def test_a_rejected_question_is_declined_and_the_model_reads_what_the_server_says(
+    calls: Path,
+) -> None:
+    made = order_desk_app(stdio_desk(calls, approvals=asking()))
+    async with test_with(made.application) as env:
+        pending = await erase_paused(env, made)
+        done = await env.app.resume(pending.pause_id, decision={"approved": False}, owner_id="u-1")
+        assert done.status is ExecutionStatus.COMPLETED
+        [declined] = tool_messages(env.mock_llm(made.agent).requests[1])
+        assert declined.startswith("Tool error: ")
+        assert "decline" in declined
+    assert ran(calls) == []
+
+
+async def test_a_question_waits_across_a_restart_of_the_app(desk: Desk, calls: Path) -> None:
+    # The desk seals its request_state with a key of the test's: a stdio desk started again
+    # by the restarted app still reads it (an HTTP desk keeps running meanwhile).
+    made = order_desk_app(desk(approvals=asking()))
+    async with test_with(made.application) as env:
+        pending = await erase_paused(env, made)
+        await env.restart()
+        done = await env.app.resume(
+            pending.pause_id,
+            decision={"approved": True, "override_arguments": {"sure": False}},
+            owner_id="u-1",
+        )
+        assert done.status is ExecutionStatus.COMPLETED
+    assert ran(calls) == [
+        {"tool": "erase_history", "arguments": {"customer": "ada", "sure": False}}
+    ]
 
 
 async def test_servers_declared_on_the_application_give_their_tools_to_every_agent(

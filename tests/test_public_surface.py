@@ -223,6 +223,7 @@ def test_the_mcp_names_are_pinned() -> None:
     assert sorted(agboss.mcp.__all__) == [
         "McpArguments",
         "McpHttp",
+        "McpInputRequest",
         "McpServer",
         "McpStdio",
         "McpToolOutput",

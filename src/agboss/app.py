@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Self, overload
 from pydantic import BaseModel
 
 from agboss.assembly._assemble import Assembly, assemble
-from agboss.assembly._mcp import open_declared
+from agboss.assembly._mcp import McpTool, open_declared
 from agboss.clock import Clock, SystemClock, TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto, schema_of
@@ -22,6 +22,7 @@ from agboss.engine._engine import Engine
 from agboss.engine._runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
 from agboss.errors import ConfigurationError, DtoValidationError
 from agboss.inputs import InputLimits, check_id
+from agboss.mcp._input import McpInputRequest
 from agboss.models._provider import MODEL_PROVIDER_MEMBERS, ModelProvider, ModelResolver
 from agboss.observability._events import ExecutionEvent, ExecutionEventKind, streaming_to
 from agboss.pauses._answering import AnswerReceipt, move_answered, record_answer
@@ -477,9 +478,15 @@ class App:
 
     def arguments_schema(self, pause: PendingPause) -> dict[str, Any]:
         """The JSON schema of the tool's input: the shape ``override_arguments`` must have
-        (an answering screen's form). Empty for a tool this build no longer has."""
+        (an answering screen's form) — for a question an MCP tool asked, its answer's. Empty
+        for a tool this build no longer has."""
         found = self._runtime.assembly.tool_named(pause.agent, pause.ask.tool)
-        return {} if found is None else copy.deepcopy(schema_of(found[1].input))
+        if found is None:
+            return {}
+        question = McpInputRequest.of(pause.ask.arguments)
+        if question is not None and issubclass(found[0], McpTool):
+            return copy.deepcopy(question.requested_schema)
+        return copy.deepcopy(schema_of(found[1].input))
 
     async def stream(
         self, work: Coroutine[Any, Any, ExecutionOutput]

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -31,6 +33,7 @@ from agboss import (
     workflow_start,
 )
 from agboss.agents import ANSWER_TOOL
+from agboss.mcp import McpArguments, McpInputRequest, McpServer
 from agboss.models import ChatRequest, ChatResponse, MessageRole, ToolCall
 
 BOOM = "boom"
@@ -184,8 +187,16 @@ class CrashApplication: ...
 
 
 def model(request: ChatRequest) -> ChatResponse:
-    """Calls the tool for its item, then answers (invalidly for `BOOM`)."""
+    """Calls the tool for its item, then answers (invalidly for `BOOM`); the MCP agent erases
+    a history, then answers."""
     results = [m.content for m in request.messages if m.role is MessageRole.TOOL]
+    if any(tool.name == "erase_history" for tool in request.tools):
+        if results:
+            said = "erased" if "erased c1" in results[-1] else results[-1][:60]
+            answer = json.dumps({"done": 1, "note": said})
+            return ChatResponse(tool_calls=(ToolCall(id="a", name=ANSWER_TOOL, arguments=answer),))
+        erase = json.dumps({"customer": "c1"})
+        return ChatResponse(tool_calls=(ToolCall(id="e", name="erase_history", arguments=erase),))
     if results:
         arguments = "{}" if BOOM in results[-1] else json.dumps({"status": "ok"})
         return ChatResponse(tool_calls=(ToolCall(id="a", name=ANSWER_TOOL, arguments=arguments),))
@@ -195,3 +206,80 @@ def model(request: ChatRequest) -> ChatResponse:
 
 ITEMS = ItemsDto(items=[ItemDto(item_id=f"i{n}") for n in range(3)])
 THREAD = "crash-thread"
+
+
+# ---- an MCP tool that asks a question mid-call (elicitation) -------------------------------
+
+MCP_WORKFLOW = "crash-mcp-workflow"
+
+
+@channel_role(
+    name="crash-mcp-approval-channel",
+    description="Answers what an MCP tool asks",
+    approves=McpArguments,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+)
+class CrashMcpApprovalChannel(ChannelOf[McpArguments]): ...
+
+
+@channel(name="crash-mcp-inbox-channel", description="Posts an MCP tool's questions")
+class CrashMcpInboxChannel(CrashMcpApprovalChannel):
+    async def send(self, ask: ChannelAsk[McpArguments]) -> ChannelOutcome:
+        if not isinstance(ask.value.arguments, McpInputRequest):
+            return ChannelOutcome.decided({"approved": True})  # the call itself: approved
+        note("send question")
+        return ChannelOutcome.await_reply()
+
+    async def withdraw(self, withdrawal: ChannelWithdrawal[McpArguments]) -> None:
+        note("withdraw question")
+
+
+def crash_mcp_application() -> type[Any]:
+    """An application whose agent erases a history on the MCP order desk, which asks first.
+
+    Made per process: the desk (a stdio subprocess) notes its runs in this trial's runs file,
+    and seals its question's state with a key every process shares.
+    """
+    from tests.mcp_app import ROOT, STATE_KEY
+
+    desk = McpServer.stdio(
+        "crash-desk-mcp",
+        command=sys.executable,
+        args=["-m", "tests.mcp_server"],
+        env={
+            "AGBOSS_TEST_RUNS": os.environ["AGBOSS_TEST_RUNS"],
+            "AGBOSS_MCP_STATE_KEY": STATE_KEY,
+            "PYTHONPATH": str(ROOT),
+        },
+        cwd=ROOT,
+        approvals={"erase_*": CrashMcpApprovalChannel},
+        only=["erase_history"],
+    )
+
+    @agent(
+        name="crash-mcp-agent",
+        description="Erases a history",
+        prompt="Erase it.",
+        model="test/model",
+        tools=[desk],
+        input=ItemsDto,
+        output=CountDto,
+        max_validation_attempts=0,
+    )
+    class CrashMcpAgent: ...
+
+    @workflow(
+        name=MCP_WORKFLOW,
+        version="1",
+        flow=[start(CrashStart).returns(ItemsDto).to_agent(CrashMcpAgent).to_finish(CrashFinish)],
+    )
+    class CrashMcpWorkflow: ...
+
+    @application(
+        name="crash-mcp-application",
+        workflows=[CrashMcpWorkflow],
+        channels=[CrashMcpInboxChannel],
+    )
+    class CrashMcpApplication: ...
+
+    return CrashMcpApplication

@@ -4,10 +4,11 @@
 ``execute`` the crash workflow (``execute-children``: its per-item child workflows;
 ``execute-new``: on a new thread, whose tree is written with its first commit), or
 ``resume`` a pause (approved, with ``OVERRIDE`` as its item
-id when given) — on an `App` whose store counts every `Store.write`. ``PLAN`` is
-``none`` (count only), ``kill-before:K``, ``kill-after:K`` (the K-th write) or ``stop-before:K``
-(the K-th fenced write: a pass's). Every write is logged to ``LOG``, so the harness can tell what
-was committed, and when.
+id when given), or ``mcp-execute`` / ``mcp-resume PAUSE_ID`` the MCP workflow whose tool asks a
+question (answered ``{"sure": true}``) — on an `App` whose store counts every `Store.write`.
+``PLAN`` is ``none`` (count only), ``kill-before:K``, ``kill-after:K`` (the K-th write) or
+``stop-before:K`` (the K-th fenced write: a pass's). Every write is logged to ``LOG``, so the
+harness can tell what was committed, and when.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ from agboss.store import Fence, Store, store_from
 from agboss.store.writes import BeginExecution, RenewLease, Results, Write
 from tests.crash.app import (
     ITEMS,
+    MCP_WORKFLOW,
     THREAD,
     CrashApplication,
     CrashChildrenWorkflow,
     CrashWorkflow,
+    crash_mcp_application,
     model,
 )
 
@@ -126,11 +129,21 @@ class CountingStore:
 
 async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
     store = CountingStore(store_from(url), plan, Path(log))
+    mcp = phase.startswith("mcp-")
     app = await App.create(
-        CrashApplication, store=store, providers=[FunctionProvider(model)], lease_ttl=LEASE_TTL
+        crash_mcp_application() if mcp else CrashApplication,
+        store=store,
+        providers=[FunctionProvider(model)],
+        lease_ttl=LEASE_TTL,
     )
     try:
-        if phase in ("execute", "execute-children"):
+        if phase == "mcp-execute":
+            workflow = app.assembly.workflows_by_name[MCP_WORKFLOW].cls
+            await app.execute(workflow, ITEMS, owner_id="u", thread_id=THREAD)
+        elif phase == "mcp-resume":
+            answer = {"approved": True, "override_arguments": {"sure": True}}
+            await app.resume(rest[0], decision=answer, owner_id="u")
+        elif phase in ("execute", "execute-children"):
             workflow = CrashWorkflow if phase == "execute" else CrashChildrenWorkflow
             await app.execute(workflow, ITEMS, owner_id="u", thread_id=THREAD)
         elif phase == "execute-new":

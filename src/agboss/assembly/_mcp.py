@@ -26,8 +26,9 @@ from agboss.components._specs import (
     ToolSpec,
     spec_of,
 )
-from agboss.errors import ConfigurationError
+from agboss.errors import ConfigurationError, ToolError
 from agboss.mcp._arguments import McpArguments, McpSchemaError, McpToolOutput, arguments_model
+from agboss.mcp._input import McpReply, McpRound
 from agboss.mcp._listing import ListedTool, McpCalls, McpListing
 from agboss.mcp._servers import McpServer
 
@@ -60,8 +61,24 @@ class McpTool:
     calls: ClassVar[McpCalls]
 
     async def run(self, args: McpArguments) -> McpToolOutput:
-        """Calls the tool on its server with the validated arguments."""
-        return await self.calls.call(self.remote_name, args.values)
+        """Calls the tool on its server with the validated arguments.
+
+        Raises:
+            ToolError: The tool asked a question (the engine calls `run_round` instead).
+        """
+        done = await self.run_round(args, None, None)
+        if isinstance(done, McpRound):
+            raise ToolError(f"{self.remote_name} asked a question before it answers")
+        return done
+
+    async def run_round(
+        self,
+        args: McpArguments,
+        answers: Mapping[str, McpReply] | None,
+        request_state: str | None,
+    ) -> McpToolOutput | McpRound:
+        """Calls the tool, with the answers to the questions it asked in the round before."""
+        return await self.calls.call(self.remote_name, args.values, answers, request_state)
 
 
 def declared_servers(application: type[Any]) -> list[McpServer]:

@@ -14,15 +14,17 @@ the journaled model turns and tool results, and repeats no model call and no too
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from agboss.agents import ANSWER_TOOL
+from agboss.assembly._mcp import McpTool
 from agboss.components._specs import AgentSpec, ToolSpec
 from agboss.context import StepContext
 from agboss.dto import is_text_dto, schema_of, validation_errors
@@ -37,6 +39,8 @@ from agboss.engine._frame import (
     step_context,
 )
 from agboss.engine._timeouts import run_within
+from agboss.engine._tool_input import Asked, run_asking
+from agboss.engine._tool_results import ToolResult
 from agboss.enums import PauseStatus
 from agboss.errors import (
     AgbossError,
@@ -47,6 +51,8 @@ from agboss.errors import (
     ToolError,
 )
 from agboss.flow._graph import FlowNode
+from agboss.mcp._arguments import McpArguments
+from agboss.mcp._input import McpReply, McpRound
 from agboss.models._messages import (
     ChatRequest,
     ChatResponse,
@@ -74,24 +80,13 @@ class Waiting:
 
 WAITING = Waiting()
 
+Answering = tuple[dict[str, McpReply] | None, str | None]
+"""An MCP tool's call again: the answers to the questions it asked, and the state it gave."""
+
 
 def describe_validation_error(error: ValidationError) -> str:
     """A validation error as one line a model (or a person) can act on."""
     return "; ".join(validation_errors(error))
-
-
-@dataclass(frozen=True, slots=True)
-class _ToolResult:
-    content: str
-    error: bool
-
-    def encode(self) -> str:
-        return json.dumps({"content": self.content, "error": self.error})
-
-    @staticmethod
-    def decode(text: str) -> _ToolResult:
-        data = json.loads(text)
-        return _ToolResult(str(data["content"]), bool(data["error"]))
 
 
 class AgentRun:
@@ -448,16 +443,16 @@ class AgentRun:
 
     async def _tool_call(
         self, iteration: int, attempts: int, index: int, call: ToolCall
-    ) -> _ToolResult | None:
+    ) -> ToolResult | None:
         found = self.tools.get(call.name)
         if found is None:
             names = ", ".join([*self.tools, ANSWER_TOOL])
-            return _ToolResult(
+            return ToolResult(
                 f"Tool error: there is no tool {call.name!r}; use one of {names}", True
             )
         unknown = self._bad_tokens.get(call.id)
         if unknown is not None:  # a decline: the tool never runs on a made-up value
-            return _ToolResult(
+            return ToolResult(
                 f"Tool error: the arguments name {unknown}, a token nobody issued; use the "
                 "tokens you were given",
                 True,
@@ -466,7 +461,7 @@ class AgentRun:
         try:
             args = tool_spec.input.model_validate_json(call.arguments or "{}")
         except ValidationError as error:
-            return _ToolResult(
+            return ToolResult(
                 f"Tool error: invalid arguments for {call.name}: "
                 f"{describe_validation_error(error)}",
                 True,
@@ -487,7 +482,7 @@ class AgentRun:
         call: ToolCall,
         args: BaseModel,
         found: tuple[type[Any], ToolSpec],
-    ) -> _ToolResult | None:
+    ) -> ToolResult | None:
         tool_cls, tool_spec = found
         key = self._key(iteration, f"tool-{index}")
         record = self._record(
@@ -502,10 +497,10 @@ class AgentRun:
         step = step_context(record)
         entry = self.frame.journaled(key)
         if entry is not None:
-            return _ToolResult.decode(entry.result_json)
+            return ToolResult.decode(entry.result_json)
         channel = self.frame.runtime.assembly.tool_channels.get(tool_cls)
         if channel is None:
-            return await self._journal_tool(key, record, tool_cls, tool_spec, args, step, ())
+            return await self._run_call(key, record, tool_cls, tool_spec, args, step, ())
         approval = await ask_approval(
             self.frame,
             agent=self.spec.name,
@@ -542,26 +537,26 @@ class AgentRun:
                         )
                     }
                 )
-            return await self._journal_tool(key, record, tool_cls, tool_spec, args, step, taken)
+            return await self._run_call(key, record, tool_cls, tool_spec, args, step, taken)
         reason = f": {decision.reason}" if decision.reason else ""
-        rejected = _ToolResult(
+        rejected = ToolResult(
             f"Tool error: the call was rejected by {approval.decided_by}{reason}", True
         )
 
-        async def reject() -> _ToolResult:
+        async def reject() -> ToolResult:
             return rejected
 
         return await self.frame.step(
             key,
             record,
             reject,
-            encode=_ToolResult.encode,
-            decode=_ToolResult.decode,
+            encode=ToolResult.encode,
+            decode=ToolResult.decode,
             record_of=lambda done: record.model_copy(update={"error": done.content}),
             implies=taken,
         )
 
-    async def _journal_tool(
+    async def _run_call(
         self,
         key: str,
         record: StepRecord,
@@ -570,13 +565,36 @@ class AgentRun:
         args: BaseModel,
         step: StepContext,
         taken: tuple[TakePause, ...],
-    ) -> _ToolResult:
+    ) -> ToolResult | None:
+        """Runs an approved (or unguarded) call; an MCP tool's may ask questions first."""
+        if issubclass(tool_cls, McpTool):
+            assert isinstance(args, McpArguments)
+            return await run_asking(self, key, record, tool_cls, tool_spec, args, step, taken)
+        return await self.journal_tool(key, record, tool_cls, tool_spec, args, step, taken)
+
+    async def journal_tool(
+        self,
+        key: str,
+        record: StepRecord,
+        tool_cls: type[Any],
+        tool_spec: ToolSpec,
+        args: BaseModel,
+        step: StepContext,
+        taken: tuple[TakePause, ...],
+        answering: Answering | None = None,
+    ) -> ToolResult:
+        """Runs the tool once, as a journaled step (``answering``: an MCP tool's call with the
+        answers to the questions it asked before).
+
+        Raises:
+            Asked: The MCP tool asked questions instead of answering; nothing was journaled.
+        """
         return await self.frame.step(
             key,
             record,
-            lambda: self._run_tool(tool_cls, tool_spec, args, step),
-            encode=_ToolResult.encode,
-            decode=_ToolResult.decode,
+            lambda: self._run_tool(tool_cls, tool_spec, args, step, answering),
+            encode=ToolResult.encode,
+            decode=ToolResult.decode,
             record_of=lambda result: record.model_copy(
                 update={"error": result.content if result.error else None}
             ),
@@ -585,8 +603,13 @@ class AgentRun:
         )
 
     async def _run_tool(
-        self, tool_cls: type[Any], spec: ToolSpec, args: BaseModel, step: StepContext
-    ) -> _ToolResult:
+        self,
+        tool_cls: type[Any],
+        spec: ToolSpec,
+        args: BaseModel,
+        step: StepContext,
+        answering: Answering | None,
+    ) -> ToolResult:
         context = self.frame.context(step)
         clock = self.frame.runtime.clock
 
@@ -609,15 +632,24 @@ class AgentRun:
             root_execution_id=context.root_execution_id,
             step=step.idempotency_key,
         ):
-            result = await self._run_handler(tool_cls, spec, args, context)
+            result = await self._run_handler(tool_cls, spec, args, context, answering)
         emit(lambda: event(ExecutionEventKind.TOOL_DONE, result.error))
         return result
 
     async def _run_handler(
-        self, tool_cls: type[Any], spec: ToolSpec, args: BaseModel, context: Any
-    ) -> _ToolResult:
+        self,
+        tool_cls: type[Any],
+        spec: ToolSpec,
+        args: BaseModel,
+        context: Any,
+        answering: Answering | None,
+    ) -> ToolResult:
         handler = self.frame.runtime.assembly.container.create(tool_cls, spec.deps, context)
         run: Callable[[BaseModel], Any] = handler.run
+        if answering is not None:
+            run = functools.partial(
+                handler.run_round, answers=answering[0], request_state=answering[1]
+            )
         try:
             if inspect.iscoroutinefunction(run):
                 work: Awaitable[Any] = run(args)
@@ -627,16 +659,16 @@ class AgentRun:
                 self.frame.runtime.clock, work, spec.timeout, context.signal, spec.name
             )
         except TimeoutError:
-            return _ToolResult(
+            return ToolResult(
                 f"Tool error: {spec.name} did not finish within its timeout of {spec.timeout}",
                 True,
             )
         except ToolError as error:
-            return _ToolResult(f"Tool error: {error.message}", True)
+            return ToolResult(f"Tool error: {error.message}", True)
         except ValidationError as error:
-            return _ToolResult(f"Tool error: {describe_validation_error(error)}", True)
+            return ToolResult(f"Tool error: {describe_validation_error(error)}", True)
         except DtoValidationError as error:
-            return _ToolResult(f"Tool error: {error.message}", True)
+            return ToolResult(f"Tool error: {error.message}", True)
         except Exception as error:
             # A bug or a domain failure, not a refusal the model can correct: the step fails
             # (and `.on_join_error` can match the error through the cause chain).
@@ -644,6 +676,8 @@ class AgentRun:
                 f"{spec.name} raised {type(error).__name__}: {_error_text(error)}",
                 hint="raise ToolError from the tool for a refusal the model should read",
             ) from error
+        if isinstance(result, McpRound):  # questions before the answer: not a result
+            raise Asked(result)
         try:
             if isinstance(result, dict):
                 result = spec.output.model_validate(result)
@@ -657,7 +691,7 @@ class AgentRun:
                 f"{spec.name} returned {type(result).__name__}, not {spec.output.__name__}",
                 hint=f"return a {spec.output.__name__} from run()",
             )
-        return _ToolResult(result.model_dump_json(), False)
+        return ToolResult(result.model_dump_json(), False)
 
 
 def _texts(messages: list[Message]) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from opentelemetry.trace import Span
@@ -23,19 +23,51 @@ from agboss.context import ExecutionContext
 from agboss.engine._frame import execution_context, maybe_await, step_context
 from agboss.engine._runtime import Runtime
 from agboss.engine._timeouts import run_within
+from agboss.mcp._input import McpInputRequest, answer_model
 from agboss.observability._tracing import span
 from agboss.records._pauses import PauseRecord, secret_of
 from agboss.store._failures import redacted
 from agboss.store.protocol import ExecutionRow
 
-__all__ = ["ChannelCall", "shown_error", "tool_of"]
+__all__ = [
+    "TOOL_INPUT",
+    "ChannelCall",
+    "asked_arguments",
+    "question_spec",
+    "shown_error",
+    "tool_of",
+]
+
+
+TOOL_INPUT = "tool-input"
+"""The kind of the step record of a question a tool asked mid-call, and of its pause."""
 
 
 def tool_of(runtime: Runtime, pause: PauseRecord) -> tuple[ToolSpec, ToolChannel]:
-    """The spec and the channel of the tool whose call a pause waits on."""
+    """The spec and the channel of the tool whose call a pause waits on.
+
+    For a question the tool asked mid-call (an MCP elicitation), the spec is the question's:
+    what it asks is an `McpInputRequest`, and its input — what ``override_arguments`` must
+    be — is the answer the question's schema describes.
+    """
     assembly = runtime.assembly
     tool_cls, tool_spec = assembly.agent_tools[pause.agent][pause.ask.tool]
+    if pause.step.kind == TOOL_INPUT:
+        question = McpInputRequest.model_validate(pause.ask.arguments)
+        tool_spec = question_spec(tool_spec, question)
     return tool_spec, assembly.tool_channels[tool_cls]
+
+
+def question_spec(tool: ToolSpec, question: McpInputRequest) -> ToolSpec:
+    """A tool's spec as a question it asked is answered: its input is the answer."""
+    return replace(tool, input=answer_model(f"{tool.name}:answer", question.requested_schema))
+
+
+def asked_arguments(tool: ToolSpec, pause: PauseRecord) -> BaseModel:
+    """What a pause asks, read back: the call's arguments, or the question the tool asked."""
+    if pause.step.kind == TOOL_INPUT:
+        return McpInputRequest.model_validate(pause.ask.arguments)
+    return tool.input.model_validate(pause.ask.arguments)
 
 
 def shown_error(runtime: Runtime, workflow: str, pause: PauseRecord, error: BaseException) -> str:
@@ -90,7 +122,7 @@ class ChannelCall:
             channel.implementation, assembly.components[channel.implementation].deps, context
         )
         if args is None:
-            args = tool.input.model_validate(pause.ask.arguments)
+            args = asked_arguments(tool, pause)
         ask = ApprovalAsk(
             tool=tool.name,
             call_id=pause.ask.call_id,

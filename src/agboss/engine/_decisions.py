@@ -60,6 +60,9 @@ def validate_decision(
     if valid.reason is not None:
         check_text(valid.reason, "reason", limits.reason_length, "reason_length")
     if valid.override_arguments is None:
+        if valid.approved and getattr(tool_input, "answer_required", False):
+            # An answer to a question a tool asked: the approval is the answer, here empty.
+            _check_answer(tool, tool_input)
         return valid
     check_values(
         valid.override_arguments, "override_arguments", limits.override_bytes, "override_bytes"
@@ -97,3 +100,15 @@ def validate_decision(
             hint=f"give every field {tool_input.__name__} requires, with valid values",
         ) from error
     return valid.model_copy(update={"override_arguments": checked})
+
+
+def _check_answer(tool: str, answer: type[BaseModel]) -> None:
+    try:
+        answer.model_validate({})
+    except ValidationError as error:
+        raise DtoValidationError(
+            f"{tool} asked a question: approving it needs override_arguments with the answer",
+            errors=validation_errors(error),
+            hint="pass override_arguments valid for the question's requested_schema, or reject "
+            "the question (approved=False) to decline it",
+        ) from error

@@ -20,7 +20,7 @@ from agboss.components._channels import ApprovalAsk
 from agboss.components._specs import ReplyInterpreterSpec
 from agboss.dto import ToolCallApprovalDecisionDto, schema_of
 from agboss.engine._budgets import check_budgets, count_spend
-from agboss.engine._channels import tool_of
+from agboss.engine._channels import asked_arguments, tool_of
 from agboss.engine._decisions import validate_decision
 from agboss.engine._frame import execution_context, maybe_await, step_context
 from agboss.enums import DecidedBy
@@ -83,7 +83,7 @@ async def interpret_reply(
     interpreter = channel.role.reply_interpreter
     spec = runtime.assembly.components[interpreter]
     assert isinstance(spec, ReplyInterpreterSpec)
-    args = tool_spec.input.model_validate(pause.ask.arguments)
+    args = asked_arguments(tool_spec, pause)
     reading = InterpreterInput(
         ask=ApprovalAsk(tool=pause.ask.tool, call_id=pause.ask.call_id, arguments=args),
         reply=reply,
@@ -100,7 +100,7 @@ async def interpret_reply(
         seam = PiiSeam(
             policy, TreeTokens(load=lambda: store.executions.pii_tokens(row.root_execution_id))
         )
-        seam.know(args, tool_spec.input)
+        seam.know(args, type(args))
         await seam.ready_for([json.dumps(pause.ask.arguments), reply])
         decided, usage = await _by_model(engine, spec, row, reading, seam)
         try:

@@ -6,6 +6,14 @@ SDK) are opened by `App.create` only when an application declares a server.
 """
 
 from agboss.mcp._arguments import McpArguments, McpToolOutput
+from agboss.mcp._input import McpInputRequest
 from agboss.mcp._servers import McpHttp, McpServer, McpStdio
 
-__all__ = ["McpArguments", "McpHttp", "McpServer", "McpStdio", "McpToolOutput"]
+__all__ = [
+    "McpArguments",
+    "McpHttp",
+    "McpInputRequest",
+    "McpServer",
+    "McpStdio",
+    "McpToolOutput",
+]

@@ -89,12 +89,15 @@ def _problem(where: tuple[str | int, ...], message: str, value: Any) -> InitErro
     }
 
 
-def arguments_model(label: str, schema: dict[str, Any]) -> type[McpArguments]:
+def arguments_model(
+    label: str, schema: dict[str, Any], *, base: type[McpArguments] | None = None
+) -> type[McpArguments]:
     """The `McpArguments` subclass of one tool, validating against its input schema.
 
     Args:
         label: The class's name (the server's and the tool's names).
         schema: The tool's input schema as the server listed it.
+        base: The class it derives from; `McpArguments` by default.
 
     Raises:
         McpSchemaError: The schema is not valid JSON Schema.
@@ -108,7 +111,7 @@ def arguments_model(label: str, schema: dict[str, Any]) -> type[McpArguments]:
         raise McpSchemaError(error.message) from error
     return type(
         label,
-        (McpArguments,),
+        (base or McpArguments,),
         {
             "__module__": __name__,
             "input_schema": schema,

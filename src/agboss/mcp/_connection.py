@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -19,11 +19,13 @@ import anyio
 import httpx2
 import mcp
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CONNECTION_CLOSED
 
 from agboss.errors import McpCallError, ToolError
 from agboss.mcp._arguments import McpToolOutput
+from agboss.mcp._input import McpQuestion, McpReply, McpRound
 from agboss.mcp._listing import ListedTool, McpListing
 from agboss.mcp._servers import McpHttp, McpServer
 
@@ -68,8 +70,18 @@ class McpConnection:
         except Exception as error:  # every way a server can be unreachable is reported alike
             return McpListing(failure=_said(error))
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> McpToolOutput:
-        """Calls one of the server's tools.
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        answers: Mapping[str, McpReply] | None = None,
+        request_state: str | None = None,
+    ) -> McpToolOutput | McpRound:
+        """Calls one of the server's tools, with the answers to the questions it asked, if it
+        asked any (and the state it gave with them).
+
+        Returns:
+            What the tool answered, or the questions it asks before it answers.
 
         Raises:
             ToolError: The tool answered with an error, or the server refused the call: the
@@ -78,7 +90,13 @@ class McpConnection:
         """
         client = await self._connected()
         try:
-            result = await client.call_tool(tool, arguments)
+            result = await client.session.call_tool(
+                tool,
+                arguments,
+                input_responses=None if answers is None else _responses(answers),
+                request_state=request_state,
+                allow_input_required=True,
+            )
         except MCPError as error:
             if error.code != CONNECTION_CLOSED:  # the server's answer: the model reads it
                 raise ToolError(f"{tool} was refused by its MCP server: {error}") from error
@@ -92,6 +110,8 @@ class McpConnection:
                 f"the call of {tool} on the MCP server {self.server.name} failed: {_said(error)}",
                 server=self.server.name,
             ) from error
+        if isinstance(result, mcp.types.InputRequiredResult):
+            return _round_of(result)
         text = _text_of(result.content)
         if result.is_error:
             raise ToolError(text or f"{tool} failed")
@@ -137,6 +157,8 @@ class McpConnection:
             # connect: it is cancelled, not asked to close.
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+            if ready.done() and not ready.cancelled():
+                ready.exception()  # read: the error is raised from here, not logged as lost
             raise
         return self._client
 
@@ -149,7 +171,10 @@ class McpConnection:
                 await self._closing.wait()
         except BaseException as error:
             if not ready.done():
-                ready.set_exception(error if isinstance(error, Exception) else RuntimeError())
+                if isinstance(error, Exception):
+                    ready.set_exception(error)
+                else:
+                    ready.cancel()
             elif not self._closing.is_set():
                 _LOG.warning("mcp.disconnected: the MCP server %s: %r", self.server.name, error)
             if not isinstance(error, Exception):
@@ -185,14 +210,18 @@ def _client_of(server: McpServer, stack: AsyncExitStack) -> Client:
             headers=dict(transport.headers), timeout=httpx2.Timeout(30.0, read=300.0)
         )
         stack.push_async_callback(http.aclose)
-        return Client(streamable_http_client(transport.url, http_client=http))
+        return Client(
+            streamable_http_client(transport.url, http_client=http),
+            elicitation_callback=_decline,
+        )
     return Client(
         StdioServerParameters(
             command=transport.command,
             args=list(transport.args),
             env=None if transport.env is None else dict(transport.env),
             cwd=transport.cwd,
-        )
+        ),
+        elicitation_callback=_decline,
     )
 
 
@@ -209,6 +238,40 @@ async def _tools(client: Client) -> list[ListedTool]:
         if cursor is None:
             break
     return found
+
+
+def _round_of(result: mcp.types.InputRequiredResult) -> McpRound:
+    questions: list[McpQuestion] = []
+    other: list[str] = []
+    for key, request in (result.input_requests or {}).items():
+        params = getattr(request, "params", None)
+        if isinstance(params, mcp.types.ElicitRequestFormParams):
+            schema = dict(params.requested_schema)
+            questions.append(McpQuestion(key=key, message=params.message, requested_schema=schema))
+        elif isinstance(params, mcp.types.ElicitRequestURLParams):
+            other.append("a URL to open (URL elicitation)")
+        else:
+            other.append(f"{request.method} (not an elicitation)")
+    return McpRound(
+        questions=tuple(questions),
+        request_state=result.request_state,
+        unsupported=", ".join(other) or None,
+    )
+
+
+def _responses(answers: Mapping[str, McpReply]) -> dict[str, mcp.types.InputResponse]:
+    return {
+        key: mcp.types.ElicitResult(action=reply.action, content=reply.content)
+        for key, reply in answers.items()
+    }
+
+
+async def _decline(
+    context: ClientRequestContext, params: mcp.types.ElicitRequestParams
+) -> mcp.types.ElicitResult:
+    # A server on an older protocol asks in-band, mid-call, where no pause can wait: the
+    # question is declined (protocol 2026-07-28 asks between calls, which a pause can hold).
+    return mcp.types.ElicitResult(action="decline")
 
 
 def _text_of(content: Sequence[mcp.types.ContentBlock]) -> str:

@@ -3,10 +3,12 @@ them. Plain values, so assembly checks them without the SDK."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agboss.mcp._arguments import McpToolOutput
+from agboss.mcp._input import McpReply, McpRound
 
 __all__ = ["ListedTool", "McpCalls", "McpListing"]
 
@@ -42,6 +44,13 @@ class McpListing:
 class McpCalls(Protocol):
     """What calls a server's tools: its open connection."""
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> McpToolOutput:
-        """Calls one of the server's tools by its name there."""
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        answers: Mapping[str, McpReply] | None = None,
+        request_state: str | None = None,
+    ) -> McpToolOutput | McpRound:
+        """Calls one of the server's tools by its name there (with the answers to what it
+        asked, if it asked)."""
         ...

@@ -1,0 +1,190 @@
+"""A tool that asks the person a question mid-call (MCP elicitation), answered through pauses.
+
+An MCP tool's call may come back with questions instead of a result (an `McpRound`). The
+round is journaled (``<step>/input-<n>``: the questions and the server's state), each question
+is a pause of the tool's channel (its ask an `McpInputRequest`, its step record of kind
+`TOOL_INPUT`), and once every question of the round is answered the tool is called again with
+the answers — an approval is ``accept`` with ``override_arguments`` as the answer, a rejection
+``decline``. The pauses of a round are taken by the commit that journals what came next. A
+call that comes back with questions runs nothing on the server's side, so a pass that is cut
+off before it journaled a round asks the server again.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+from agboss.assembly._mcp import McpTool
+from agboss.components._specs import ToolSpec
+from agboss.context import StepContext
+from agboss.engine._asking import Approval, ask_approval
+from agboss.engine._channels import TOOL_INPUT, question_spec
+from agboss.engine._frame import TOOL_RUN
+from agboss.engine._tool_results import ToolResult
+from agboss.enums import PauseStatus
+from agboss.mcp._arguments import McpArguments
+from agboss.mcp._input import McpInputRequest, McpReply, McpRound
+from agboss.records._model import StepRecord
+from agboss.store.writes import TakePause
+
+if TYPE_CHECKING:
+    from agboss.engine._agent import AgentRun
+
+__all__ = ["MAX_ROUNDS", "Asked", "run_asking"]
+
+MAX_ROUNDS = 10
+"""Rounds of questions one call may ask before the model reads a tool error."""
+
+
+class Asked(Exception):
+    """Carries a round of questions out of the tool's step, which journals only a result."""
+
+    def __init__(self, asked: McpRound) -> None:
+        super().__init__("the tool asked a question")
+        self.asked = asked
+
+
+async def run_asking(
+    run: AgentRun,
+    key: str,
+    record: StepRecord,
+    tool_cls: type[McpTool],
+    spec: ToolSpec,
+    args: McpArguments,
+    step: StepContext,
+    taken: tuple[TakePause, ...],
+) -> ToolResult | None:
+    """Runs an MCP tool's call to its result, asking its questions as pauses.
+
+    Returns:
+        The call's result, or ``None`` while a question waits for its answer.
+    """
+    frame = run.frame
+    answers: dict[str, McpReply] | None = None
+    state: str | None = None
+    for number in range(MAX_ROUNDS + 1):
+        round_key = f"{key}/input-{number}"
+        entry = frame.journaled(round_key)
+        if entry is not None:
+            asked = McpRound.model_validate_json(entry.result_json)
+        else:
+            try:
+                return await run.journal_tool(
+                    key, record, tool_cls, spec, args, step, taken, answering=(answers, state)
+                )
+            except Asked as signal:
+                asked = signal.asked
+            questioned = record.model_copy(update={"kind": TOOL_INPUT})
+            await frame.step(
+                round_key,
+                questioned,
+                functools.partial(_same, asked),
+                encode=lambda done: done.model_dump_json(),
+                decode=McpRound.model_validate_json,
+                implies=taken,
+                policy=TOOL_RUN,  # what the call answered is durable before anyone is asked
+            )
+            taken = ()
+        refusal = _refusal(run, tool_cls, spec, asked, number)
+        if refusal is not None:
+            return await _journal_refusal(run, key, record, refusal, taken)
+        # One pause per question, keyed by its place in the journaled round.
+        approvals = [
+            await _ask(run, f"{round_key}/q-{index}", record, tool_cls, spec, question, step)
+            for index, question in enumerate(_questions(asked))
+        ]
+        if any(approval is None for approval in approvals):
+            return None
+        done = [approval for approval in approvals if approval is not None]
+        answers = {
+            question.key: _reply(approval)
+            for question, approval in zip(asked.questions, done, strict=True)
+        }
+        state = asked.request_state
+        taken = tuple(
+            TakePause(a.pause.tenant_id, a.pause.pause_id)
+            for a in done
+            if a.pause.status is PauseStatus.RESOLVED
+        )
+    raise AssertionError("unreachable: the last round is refused")  # pragma: no cover
+
+
+async def _same(asked: McpRound) -> McpRound:
+    return asked
+
+
+def _questions(asked: McpRound) -> list[McpInputRequest]:
+    return [
+        McpInputRequest(elicitation=q.message, requested_schema=q.requested_schema)
+        for q in asked.questions
+    ]
+
+
+def _refusal(
+    run: AgentRun, tool_cls: type[McpTool], spec: ToolSpec, asked: McpRound, number: int
+) -> str | None:
+    """Why a round cannot be asked (the model reads it), if it cannot."""
+    if asked.unsupported is not None:
+        return f"{spec.name} asked for {asked.unsupported}, which agboss does not provide"
+    if number == MAX_ROUNDS:
+        return f"{spec.name} kept asking questions: more than {MAX_ROUNDS} rounds"
+    if not asked.questions:
+        return None  # only state: the next call carries it back at once
+    if run.frame.runtime.assembly.tool_channels.get(tool_cls) is None:
+        first = asked.questions[0].message
+        return (
+            f"{spec.name} asked {first!r}, but it names no channel to ask; its server's "
+            "declaration must name one for it in approvals="
+        )
+    return None
+
+
+async def _journal_refusal(
+    run: AgentRun, key: str, record: StepRecord, why: str, taken: tuple[TakePause, ...]
+) -> ToolResult:
+    refused = ToolResult(f"Tool error: {why}", True)
+
+    async def refuse() -> ToolResult:
+        return refused
+
+    return await run.frame.step(
+        key,
+        record,
+        refuse,
+        encode=ToolResult.encode,
+        decode=ToolResult.decode,
+        record_of=lambda done: record.model_copy(update={"error": done.content}),
+        implies=taken,
+    )
+
+
+async def _ask(
+    run: AgentRun,
+    step_key: str,
+    record: StepRecord,
+    tool_cls: type[McpTool],
+    spec: ToolSpec,
+    question: McpInputRequest,
+    step: StepContext,
+) -> Approval | None:
+    frame = run.frame
+    channel = frame.runtime.assembly.tool_channels[tool_cls]
+    return await ask_approval(
+        frame,
+        agent=run.spec.name,
+        channel=channel,
+        tool=question_spec(spec, question),
+        step_key=step_key,
+        step=record.model_copy(update={"kind": TOOL_INPUT}),
+        context=step,
+        args=question,
+        path=frame.branch_path(run.scope),
+    )
+
+
+def _reply(approval: Approval) -> McpReply:
+    decision = approval.decision
+    if not decision.approved:
+        return McpReply(action="decline")
+    return McpReply(action="accept", content=dict(decision.override_arguments or {}))
