@@ -6,7 +6,7 @@ files in one temporary folder (LangGraph's ``AsyncSqliteSaver``), and — given 
 PostgreSQL (LangGraph's ``AsyncPostgresSaver``, each in a schema of its own). Prints the
 medians, the ratios, and how many statements and commits an agboss cycle makes.
 
-    python bench/pause_resume.py [--cycles 300] [--postgres postgresql://…]
+    python bench/pause_resume.py [--cycles 300] [--postgres postgresql://…] [--guarded]
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from agboss import (
     ChannelOutcome,
     ExecutionStatus,
     FunctionProvider,
+    OnInterrupted,
     PauseAnswerer,
     ToolHandler,
     WorkflowFinishTextDto,
@@ -90,6 +91,19 @@ class RefundTool(ToolHandler[RefundDto, DoneDto]):
         return DoneDto(status=f"refunded {args.order_id}")
 
 
+@tool(
+    name="guarded-refund-tool",
+    description="Refunds an order, never twice: its intent is committed before it runs",
+    input=RefundDto,
+    output=DoneDto,
+    channel=RefundApprovalChannel,
+    on_interrupted=OnInterrupted.FAIL,
+)
+class GuardedRefundTool(ToolHandler[RefundDto, DoneDto]):
+    async def run(self, args: RefundDto) -> DoneDto:
+        return DoneDto(status=f"refunded {args.order_id}")
+
+
 @agent(
     name="refund-agent",
     description="Refunds",
@@ -98,6 +112,16 @@ class RefundTool(ToolHandler[RefundDto, DoneDto]):
     tools=[RefundTool],
 )
 class RefundAgent: ...
+
+
+@agent(
+    name="guarded-refund-agent",
+    description="Refunds with a tool that must not run twice",
+    prompt="Refund it.",
+    model="bench/scripted",
+    tools=[GuardedRefundTool],
+)
+class GuardedRefundAgent: ...
 
 
 @workflow_start(name="refund-workflow-start", description="s", input=WorkflowStartTextDto)
@@ -121,9 +145,22 @@ class RefundFinish: ...
 class RefundWorkflow: ...
 
 
+@workflow(
+    name="guarded-refund-workflow",
+    version="1",
+    flow=[
+        start(RefundStart)
+        .returns(WorkflowStartTextDto)
+        .to_agent(GuardedRefundAgent)
+        .to_finish(RefundFinish)
+    ],
+)
+class GuardedRefundWorkflow: ...
+
+
 @application(
     name="refund-application",
-    workflows=[RefundWorkflow],
+    workflows=[RefundWorkflow, GuardedRefundWorkflow],
     channels=[InboxRefundApprovalChannel],
 )
 class RefundApplication: ...
@@ -137,9 +174,16 @@ _ANSWER = ChatResponse(
 )
 
 
+_GUARDED_CALL = ChatResponse(
+    tool_calls=(ToolCall(id="c1", name="guarded-refund-tool", arguments='{"order_id": "7"}'),)
+)
+
+
 def scripted(request: ChatRequest) -> ChatResponse:
     done = any(message.role is MessageRole.TOOL for message in request.messages)
-    return _ANSWER if done else _CALL
+    if done:
+        return _ANSWER
+    return _GUARDED_CALL if request.caller.name == "guarded-refund-agent" else _CALL
 
 
 class Counts:
@@ -201,13 +245,17 @@ Cycle = Callable[[], Awaitable[float]]
 
 
 @asynccontextmanager
-async def agboss_cycle(store: str | Path) -> AsyncIterator[tuple[Cycle, App]]:
-    """A cycle on an agboss app over ``store`` (and the app, to count its statements)."""
+async def agboss_cycle(
+    store: str | Path, guarded: bool = False
+) -> AsyncIterator[tuple[Cycle, App]]:
+    """A cycle on an agboss app over ``store`` (and the app, to count its statements); with
+    ``guarded``, its tool is one that must not run twice (``OnInterrupted.FAIL``)."""
     app = await App.create(RefundApplication, store=store, providers=[FunctionProvider(scripted)])
+    workflow = GuardedRefundWorkflow if guarded else RefundWorkflow
 
     async def cycle() -> float:
         began = time.perf_counter()
-        paused = await app.execute(RefundWorkflow, {"text": "refund 7"}, owner_id="u")
+        paused = await app.execute(workflow, {"text": "refund 7"}, owner_id="u")
         pause_id = paused.pending[0].pause_id
         assert pause_id is not None
         done = await app.resume(pause_id, decision={"approved": True}, owner_id="u")
@@ -373,16 +421,17 @@ def report(store: str, ours: list[float], peers: list[list[float]], counts: Coun
 GOALS = {"SQLite": 0.07, "PostgreSQL": 0.5}
 
 
-async def main(cycles: int, warmup: int, postgres: str | None) -> None:
+async def main(cycles: int, warmup: int, postgres: str | None, guarded: bool) -> None:
     print(
         f"pause → resume → finish, one approval, {cycles} cycles, same machine and run "
         f"(alternating blocks of {BLOCK})"
+        + (", the tool on_interrupted=FAIL (its intent committed first)" if guarded else "")
     )
     with tempfile.TemporaryDirectory(prefix="agboss-bench-") as name:
         folder = Path(name)
         counts = Counts()
         async with (
-            agboss_cycle(folder / "agboss.db") as (cycle, app),
+            agboss_cycle(folder / "agboss.db", guarded) as (cycle, app),
             sqlite_saver(folder) as saver,
         ):
             peers = [langgraph_cycle(saver), langgraph_cycle(saver, "sync")]
@@ -395,7 +444,7 @@ async def main(cycles: int, warmup: int, postgres: str | None) -> None:
     counts = Counts()
     try:
         async with (
-            agboss_cycle(f"{postgres}?schema={schema}_agboss") as (cycle, app),
+            agboss_cycle(f"{postgres}?schema={schema}_agboss", guarded) as (cycle, app),
             postgres_saver(postgres, f"{schema}_langgraph") as saver,
         ):
             peers = [langgraph_cycle(saver), langgraph_cycle(saver, "sync")]
@@ -422,5 +471,12 @@ if __name__ == "__main__":
         default=os.environ.get("AGBOSS_TEST_POSTGRES_URL"),
         help="a postgresql:// database to time both on (default: AGBOSS_TEST_POSTGRES_URL)",
     )
+    parser.add_argument(
+        "--guarded",
+        action="store_true",
+        help="agboss's tool declares on_interrupted=OnInterrupted.FAIL (its intent first)",
+    )
     arguments = parser.parse_args()
-    sys.exit(asyncio.run(main(arguments.cycles, arguments.warmup, arguments.postgres)))
+    sys.exit(
+        asyncio.run(main(arguments.cycles, arguments.warmup, arguments.postgres, arguments.guarded))
+    )

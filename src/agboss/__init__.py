@@ -34,7 +34,14 @@ from agboss.dto import (
     WorkflowFinishTextDto,
     WorkflowStartTextDto,
 )
-from agboss.enums import DecidedBy, ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from agboss.enums import (
+    DecidedBy,
+    ExecutionStatus,
+    OnInterrupted,
+    PauseAnswerer,
+    PauseResolution,
+    PauseStatus,
+)
 from agboss.errors import (
     AgbossError,
     AgentFailedError,
@@ -66,6 +73,7 @@ from agboss.errors import (
     StoreValueError,
     ThreadOwnerError,
     ToolError,
+    ToolInterruptedError,
     UninterpretableReplyError,
     UnknownExecutionError,
     UnknownPauseError,
@@ -152,6 +160,7 @@ __all__ = [
     "ModelProviderError",
     "ModelUnservedError",
     "NotPausedError",
+    "OnInterrupted",
     "PassStoppingError",
     "PauseAnswer",
     "PauseAnswerRecord",
@@ -192,6 +201,7 @@ __all__ = [
     "ToolCallRecord",
     "ToolError",
     "ToolHandler",
+    "ToolInterruptedError",
     "UninterpretableReplyError",
     "UnknownExecutionError",
     "UnknownPauseError",

@@ -37,6 +37,22 @@ class DecidedBy(StrEnum):
     CODE = "code"
 
 
+class OnInterrupted(StrEnum):
+    """What happens to a tool's call that may have run but left no result: its process died,
+    or its pass lost the tree, after the call's intent was committed and before its result.
+
+    Attributes:
+        RERUN: It runs again, with the same ``ExecutionContext.step.idempotency_key`` (and the
+            next ``step.attempt``): for tools that are idempotent, or deduplicate with their
+            provider by that key. Today's behaviour, and the default.
+        FAIL: The agent's step fails with `ToolInterruptedError` (``tool.interrupted``), which
+            ``.on_join_error`` can match: a person checks what happened.
+    """
+
+    RERUN = "rerun"
+    FAIL = "fail"
+
+
 class PauseStatus(StrEnum):
     """A pause record's state."""
 

@@ -43,6 +43,7 @@ __all__ = [
     "TestSetupError",
     "ThreadOwnerError",
     "ToolError",
+    "ToolInterruptedError",
     "UninterpretableReplyError",
     "UnknownExecutionError",
     "UnknownPauseError",
@@ -171,6 +172,33 @@ class AgentFailedError(StepFailedError):
     ) -> None:
         self.agent = agent
         super().__init__(f"{agent}: {message}", node_id=node_id, hint=hint)
+
+
+class ToolInterruptedError(AgentFailedError):
+    """A tool's call may have run, but left no result: its process died (or its pass lost the
+    tree) after the call's intent was committed and before its result was. Raised for a tool
+    declared ``on_interrupted=OnInterrupted.FAIL`` instead of running it again.
+
+    Attributes:
+        tool: The tool's name.
+        attempt: How many times the call was begun.
+    """
+
+    code = "tool.interrupted"
+
+    def __init__(
+        self,
+        message: str = "a tool's call was interrupted",
+        *,
+        agent: str = "an agent",
+        node_id: str | None = None,
+        hint: str | None = None,
+        tool: str = "",
+        attempt: int = 1,
+    ) -> None:
+        self.tool = tool
+        self.attempt = attempt
+        super().__init__(message, agent=agent, node_id=node_id, hint=hint)
 
 
 class JoinDeadlineError(StepFailedError):

@@ -32,7 +32,7 @@ from agboss.components._specs import (
     WorkflowSpec,
     WorkflowStartSpec,
 )
-from agboss.enums import DecidedBy, PauseAnswerer
+from agboss.enums import DecidedBy, OnInterrupted, PauseAnswerer
 from agboss.errors import ConfigurationError
 from agboss.inputs import InputLimits
 from agboss.mcp._servers import McpServer
@@ -159,6 +159,7 @@ def tool(
     channel: type[Any] | None = None,
     deps: Sequence[type[Any]] = (),
     timeout: timedelta | None = None,
+    on_interrupted: OnInterrupted = OnInterrupted.RERUN,
 ) -> Callable[[C], C]:
     """Declares a tool; its class implements `ToolHandler[input, output]`.
 
@@ -170,6 +171,9 @@ def tool(
         channel: A ``@channel_role`` or a concrete ``@channel`` that approves each call.
         deps: Types the container injects into its constructor, in order.
         timeout: How long a run may take on the application's Clock.
+        on_interrupted: What happens to a call that may have run but left no result (its
+            process died mid-call): `OnInterrupted.RERUN` (the default) or
+            `OnInterrupted.FAIL` (see ``docs/executions.md``).
     """
     return _attach(
         ToolSpec(
@@ -181,6 +185,7 @@ def tool(
             channel=channel,
             deps=tuple(deps),
             timeout=timeout,
+            on_interrupted=on_interrupted,
         )
     )
 

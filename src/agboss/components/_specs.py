@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel
 
-from agboss.enums import DecidedBy, PauseAnswerer
+from agboss.enums import DecidedBy, OnInterrupted, PauseAnswerer
 from agboss.inputs import InputLimits
 from agboss.mcp._servers import McpServer
 from agboss.pii._rules import PiiRule
@@ -103,6 +103,7 @@ class ToolSpec(ComponentSpec):
     output: type[BaseModel]
     channel: type[Any] | None = None
     timeout: timedelta | None = None
+    on_interrupted: OnInterrupted = OnInterrupted.RERUN
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

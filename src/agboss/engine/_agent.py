@@ -17,6 +17,7 @@ import asyncio
 import functools
 import inspect
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
@@ -31,6 +32,7 @@ from agboss.dto import is_text_dto, schema_of, validation_errors
 from agboss.engine._asking import ask_approval
 from agboss.engine._budgets import check_budgets
 from agboss.engine._frame import (
+    GUARDED_TOOL_RUN,
     MODEL_CALL,
     MODEL_CALL_UNDER_BUDGET,
     TOOL_RUN,
@@ -41,7 +43,7 @@ from agboss.engine._frame import (
 from agboss.engine._timeouts import run_within
 from agboss.engine._tool_input import Asked, run_asking
 from agboss.engine._tool_results import ToolResult
-from agboss.enums import PauseStatus
+from agboss.enums import OnInterrupted, PauseStatus
 from agboss.errors import (
     AgbossError,
     AgentFailedError,
@@ -49,6 +51,7 @@ from agboss.errors import (
     PassStoppingError,
     TestSetupError,
     ToolError,
+    ToolInterruptedError,
 )
 from agboss.flow._graph import FlowNode
 from agboss.mcp._arguments import McpArguments
@@ -63,6 +66,7 @@ from agboss.models._messages import (
     ToolSchema,
 )
 from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit, listening
+from agboss.observability._logs import log_event
 from agboss.observability._tracing import span
 from agboss.pii._policy import PiiSeam, UnknownTokenError
 from agboss.records._model import ComponentRecord, StepRecord, ToolCallRecord
@@ -582,13 +586,26 @@ class AgentRun:
         step: StepContext,
         taken: tuple[TakePause, ...],
         answering: Answering | None = None,
+        settled: int = 0,
     ) -> ToolResult:
-        """Runs the tool once, as a journaled step (``answering``: an MCP tool's call with the
-        answers to the questions it asked before).
+        """Runs the tool once, as a journaled step — a tool that must not run twice with its
+        intent committed before it runs (``answering``: an MCP tool's call with the answers to
+        the questions it asked before; ``settled``: how many of its earlier attempts ended — in
+        those questions).
+
+        An attempt begun before and never ended may have run: the tool's ``on_interrupted``
+        says what happens — it runs again with the same idempotency key, or the step fails.
 
         Raises:
             Asked: The MCP tool asked questions instead of answering; nothing was journaled.
+            ToolInterruptedError: An attempt may have run and the tool says ``FAIL``.
         """
+        begun = self.frame.attempts(key)
+        if begun > settled and self.frame.journaled(key) is None:
+            self._interrupted(tool_spec, begun)
+        # Only a tool that must not run twice pays for its intent (a commit of its own when
+        # nothing else is buffered): one that runs again anyway needs none.
+        guarded = tool_spec.on_interrupted is not OnInterrupted.RERUN
         return await self.frame.step(
             key,
             record,
@@ -599,8 +616,34 @@ class AgentRun:
                 update={"error": result.content if result.error else None}
             ),
             implies=taken,
-            policy=TOOL_RUN,  # the tool ran: its result is durable before anything else happens
+            # The tool ran: its result is durable before anything else happens.
+            policy=GUARDED_TOOL_RUN if guarded else TOOL_RUN,
         )
+
+    def _interrupted(self, spec: ToolSpec, begun: int) -> None:
+        """An attempt of the call may have run: what the tool says happens next."""
+        log_event(
+            self.frame.runtime.logger,
+            logging.WARNING,
+            "tool.interrupted",
+            "%(tool)s's call in execution %(execution_id)s may have run (attempt %(attempt)s "
+            "left no result): %(then)s",
+            tool=spec.name,
+            execution_id=self.frame.row.execution_id,
+            attempt=begun,
+            then=spec.on_interrupted.value,
+        )
+        if spec.on_interrupted is OnInterrupted.FAIL:
+            raise ToolInterruptedError(
+                f"{spec.name}'s call may have run: its attempt {begun} began and left no "
+                "result (its process died, or its pass lost the tree, mid-call)",
+                agent=self.spec.name,
+                node_id=self.node.node_id,
+                hint="check whether it took effect, then run the execution again or not; "
+                "OnInterrupted.RERUN runs such a call again with the same idempotency key",
+                tool=spec.name,
+                attempt=begun,
+            )
 
     async def _run_tool(
         self,

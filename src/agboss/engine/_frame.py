@@ -10,6 +10,7 @@ by scope (an agent's visit, a launch's join), so a pass reads only the branches 
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -76,10 +77,23 @@ class StepPolicy:
             only the lease is checked — a model call, when no budget reads the ledger back).
         commit: The step's journal row is committed at once, before anything else happens (a
             tool ran: it must not run again for want of its row).
+        intent: The step's intent — it is about to run, for the how-many-th time — is
+            journaled with the commit before it (``commit_first``), so that a step cut off
+            mid-run is known to be in doubt, not taken for one that never began.
     """
 
     commit_first: bool = True
     commit: bool = False
+    intent: bool = False
+
+
+ATTEMPT = "tool-attempt"
+"""The kind of an intent's journal row: a tool's call begun (``<step>/attempt-<n>``)."""
+
+
+def attempt_key(key: str, attempt: int) -> str:
+    """The journal key of a step's ``attempt``-th intent."""
+    return f"{key}/attempt-{attempt}"
 
 
 PLAIN_STEP = StepPolicy()
@@ -93,6 +107,13 @@ MODEL_CALL_UNDER_BUDGET = StepPolicy(commit_first=True)
 
 TOOL_RUN = StepPolicy(commit=True)
 """A tool's run: what came before is committed, and its row at once after it."""
+
+GUARDED_TOOL_RUN = StepPolicy(commit=True, intent=True)
+"""The run of a tool that must not run twice (``on_interrupted`` other than ``RERUN``): its
+intent committed with what came before, its row at once after it."""
+
+TOOL_ROUND = StepPolicy(commit=True)
+"""What a tool's call answered instead of a result (its questions): committed at once."""
 
 
 @dataclass(slots=True)
@@ -265,6 +286,14 @@ class ExecutionFrame:
         """The journal entry of a step, if it ran (its scope must be loaded)."""
         return self.journal.get(key)
 
+    def attempts(self, key: str) -> int:
+        """How many times a step with an intent was begun (its scope must be loaded): with no
+        journal row of its own, the last one may have run — the step is in doubt."""
+        count = 0
+        while attempt_key(key, count + 1) in self.journal:
+            count += 1
+        return count
+
     async def step(
         self,
         key: str,
@@ -296,6 +325,17 @@ class ExecutionFrame:
         if entry is not None:
             return decode(entry.result_json)
         writes = self.writes
+        if policy.intent:
+            attempt = self.attempts(key) + 1
+            intent = StepEntry(
+                key=attempt_key(key, attempt),
+                kind=ATTEMPT,
+                result_json=json.dumps({"attempt": attempt}),
+                record_json=record.model_dump_json(),
+                usage=None,
+            )
+            writes.add(AppendStep(self.row.execution_id, intent, self.runtime.clock.now()))
+            self.journal[intent.key] = intent
         if policy.commit_first:
             await writes.flush()  # the lease is held, and what came before is durable
         else:
@@ -330,4 +370,8 @@ class ExecutionFrame:
         which numbers the steps as they are journaled)."""
         entries = await self.runtime.store.journal.load(self.row.execution_id)
         ordered = sorted(entries.values(), key=lambda entry: entry.seq)
-        return [StepRecord.model_validate_json(entry.record_json) for entry in ordered]
+        return [
+            StepRecord.model_validate_json(entry.record_json)
+            for entry in ordered
+            if entry.kind != ATTEMPT  # an intent is not a step that ran
+        ]

@@ -15,6 +15,7 @@ from typing import overload
 
 from pydantic import BaseModel
 
+from agboss.engine._frame import ATTEMPT
 from agboss.engine._runtime import Runtime
 from agboss.enums import ExecutionStatus
 from agboss.models._messages import Usage
@@ -410,6 +411,7 @@ class TreeReader:
         return [
             self.outside.step(StepRecord.model_validate_json(entry.record_json), policy)
             for entry in ordered
+            if entry.kind != ATTEMPT  # an intent is not a step that ran
         ]
 
     async def _child_record(

@@ -20,7 +20,7 @@ from agboss.components._specs import ToolSpec
 from agboss.context import StepContext
 from agboss.engine._asking import Approval, ask_approval
 from agboss.engine._channels import TOOL_INPUT, question_spec
-from agboss.engine._frame import TOOL_RUN
+from agboss.engine._frame import TOOL_ROUND
 from agboss.engine._tool_results import ToolResult
 from agboss.enums import PauseStatus
 from agboss.mcp._arguments import McpArguments
@@ -71,7 +71,15 @@ async def run_asking(
         else:
             try:
                 return await run.journal_tool(
-                    key, record, tool_cls, spec, args, step, taken, answering=(answers, state)
+                    key,
+                    record,
+                    tool_cls,
+                    spec,
+                    args,
+                    step,
+                    taken,
+                    answering=(answers, state),
+                    settled=number,  # each journaled round ended one attempt
                 )
             except Asked as signal:
                 asked = signal.asked
@@ -83,7 +91,7 @@ async def run_asking(
                 encode=lambda done: done.model_dump_json(),
                 decode=McpRound.model_validate_json,
                 implies=taken,
-                policy=TOOL_RUN,  # what the call answered is durable before anyone is asked
+                policy=TOOL_ROUND,  # what the call answered is durable before anyone is asked
             )
             taken = ()
         refusal = _refusal(run, tool_cls, spec, asked, number)
