@@ -37,6 +37,7 @@ from tests.crash.app import (
     THREAD,
     CrashApplication,
     CrashChildrenWorkflow,
+    CrashGuardedWorkflow,
     CrashWorkflow,
     crash_mcp_application,
     model,
@@ -54,11 +55,18 @@ PHASES = (
     "children-fail-fast",
     "mcp-execute",
     "mcp-resume",
+    "guarded-resume",
 )
 """Execute (on a thread the caller names; on a new thread, whose tree is written with its
 first commit); resume one of three per-item pauses; resume one so that its branch fails under
 FailFast; the same two in per-item child workflows; an MCP tool's call that asks a question
-mid-call (its round journaled, its question a pause), then the answer that calls it again."""
+mid-call (its round journaled, its question a pause), then the answer that calls it again;
+resume one of three per-item pauses whose tool must not run twice (``on_interrupted=FAIL``): a
+trial may end with that branch failed (`ToolInterruptedError`, read by the join's error
+handler) instead, but no tool runs twice."""
+
+INTERRUPTED = "ToolInterruptedError"
+"""The note of a guarded trial whose call was cut off: its branch failed, nothing ran twice."""
 
 ANSWER = {"approved": True, "override_arguments": {"sure": True}}
 """The answer to the MCP tool's question."""
@@ -113,7 +121,11 @@ async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
     app = await _app(url, phase)
     try:
         paused = await app.execute(
-            CrashChildrenWorkflow if children else CrashWorkflow,
+            CrashChildrenWorkflow
+            if children
+            else CrashGuardedWorkflow
+            if phase == "guarded-resume"
+            else CrashWorkflow,
             ITEMS,
             owner_id="u",
             thread_id=THREAD,
@@ -121,7 +133,7 @@ async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
     finally:
         await app.close()
     ids = [str(p.pause_id) for p in sorted(paused.pending, key=_item)]
-    if phase in ("resume", "children"):
+    if phase in ("resume", "children", "guarded-resume"):
         return paused.execution_id, ["resume", ids[0]]
     return paused.execution_id, ["resume", ids[2], BOOM]
 
@@ -239,7 +251,14 @@ async def _trial(
     )
 
 
-def _compare(base: Outcome, trial: Outcome, where: str) -> list[str]:
+def _compare(base: Outcome, trial: Outcome, where: str, *, guarded: bool = False) -> list[str]:
+    if guarded:
+        twice = {tool: count for tool, count in trial.tools.items() if count > 1}
+        if twice:
+            return [f"{where}: ran twice {twice} (a tool that must not)"]
+        if trial.output is not None and trial.output.get("note") == INTERRUPTED:
+            status_ok = trial.status is base.status
+            return [] if status_ok else [f"{where}: status {trial.status} after the interruption"]
     problems = []
     for name in ("status", "output", "audit"):
         if getattr(base, name) != getattr(trial, name):
@@ -275,22 +294,28 @@ async def test_a_kill_before_or_after_any_write_loses_nothing_and_runs_nothing_t
     assert base.status is ExecutionStatus.COMPLETED
     assert base.writes > 0
     problems: list[str] = []
-    trials = 0
+    trials = interrupted = 0
     for point in _points(base.writes, phase):
         for mode in ("kill-before", "kill-after"):
             plan = f"{mode}:{point}"
             trial = await _trial(kind, phase, plan, tmp_path / plan.replace(":", "-"), monkeypatch)
             trials += 1
-            problems += _compare(base, trial, f"{kind} {phase} {plan}")
-    _report(f"SIGKILL {kind} {phase}: {base.writes} writes, {trials} trials, {len(problems)} bad")
+            guarded = phase.startswith("guarded")
+            problems += _compare(base, trial, f"{kind} {phase} {plan}", guarded=guarded)
+            interrupted += trial.output is not None and trial.output.get("note") == INTERRUPTED
+    cut = f", {interrupted} ended interrupted (ToolInterruptedError)" if interrupted else ""
+    _report(
+        f"SIGKILL {kind} {phase}: {base.writes} writes, {trials} trials, {len(problems)} bad{cut}"
+    )
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.parametrize("phase", ["resume", "guarded-resume"])
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_after_takeover(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str, phase: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    base = await _trial(kind, "resume", "none", tmp_path / "base", monkeypatch)
+    base = await _trial(kind, phase, "none", tmp_path / "base", monkeypatch)
     points = list(range(1, base.fenced + 1)) if CRASH_ALL else [1, base.fenced]
     problems: list[str] = []
     for point in sorted(set(points)):
@@ -299,7 +324,7 @@ async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_a
         runs, log = folder / "runs.txt", folder / "writes.log"
         monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
         async with store_url(kind, folder) as url:
-            root, args = await _prepare("resume", url)
+            root, args = await _prepare(phase, url)
             worker = _spawn(url, f"stop-before:{point}", log, runs, args)
             for _ in range(3000):
                 if "stopped" in _runs(log) or worker.poll() is not None:
@@ -309,7 +334,7 @@ async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_a
             await asyncio.sleep(0.7)  # past the stalled holder's lease
             with runs.open("a") as marker:
                 marker.write("takeover\n")
-            app = await _app(url, "resume")
+            app = await _app(url, phase)
             try:
                 await app.recover()
                 final = await _answer_the_rest(app, root, args, log)
@@ -324,6 +349,9 @@ async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_a
                 ]
                 if late or ran:
                     problems.append(f"{kind} stop-before:{point}: wrote {late}, ran {ran}")
+                twice = {t: n for t, n in _counted(_runs(runs), "tool").items() if n > 1}
+                if phase.startswith("guarded") and twice:
+                    problems.append(f"{kind} stop-before:{point}: ran twice {twice}")
                 if final.status is not ExecutionStatus.COMPLETED:
                     problems.append(f"{kind} stop-before:{point}: {final.status}")
                 final_again = await app.get(final.execution_id, record=True)
@@ -331,7 +359,7 @@ async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_a
                 assert len(final_again.record.pauses) == len(base.audit)
             finally:
                 await app.close()
-    _report(f"SIGSTOP {kind} resume: {base.fenced} fenced writes, {len(set(points))} trials")
+    _report(f"SIGSTOP {kind} {phase}: {base.fenced} fenced writes, {len(set(points))} trials")
     assert not problems, "\n".join(problems)
 
 

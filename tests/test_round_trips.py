@@ -26,7 +26,7 @@ from tests.desk import (
     OfficeWorkflow,
     ReturnDepositTool,
 )
-from tests.stores import STORE_KINDS, env_on
+from tests.stores import STORE_KINDS, env_on, store_url
 
 ASK = call_tools(tool_call(BookExpenseTool, purpose="taxi", amount=12.5))
 DONE = reply_with(WorkflowFinishTextDto, text="Booked.")
@@ -159,3 +159,44 @@ async def test_a_tree_that_ends_with_a_question_asked_by_an_earlier_pass_closes_
         "default", paused.execution_id
     )
     assert sorted(entry.resolution.value for entry in trail) == ["cancelled", "replied"]
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_resume_of_a_call_that_must_not_run_twice_journals_its_intent_with_the_answer(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The tool declares on_interrupted=FAIL: its intent is written by the answer's commit,
+    # which takes the lease — the pass runs it with no commit of its own before it.
+    from tests.interrupted_app import open_app
+
+    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(tmp_path / "runs.jsonl"))
+    async with store_url(kind, tmp_path) as url:
+        app = await open_app(url)
+        try:
+            workflow = app.assembly.workflows_by_name["payment-workflow"].cls
+            for thread in ("t-warm", "t-1"):
+                paused = await app.execute(
+                    workflow, {"text": "approved-pay-tool"}, owner_id="u-1", thread_id=thread
+                )
+                [pending] = paused.pending
+                assert pending.pause_id is not None
+                calls = Calls()
+                calls.watch(app.store, monkeypatch)
+                done = await app.resume(
+                    pending.pause_id, decision={"approved": True}, owner_id="u-1"
+                )
+                assert done.status is ExecutionStatus.COMPLETED
+                assert calls.transactions == 3  # the answer (lease, intent), the tool ran, the end
+                monkeypatch.undo()
+                monkeypatch.setenv("AGBOSS_TEST_RUNS", str(tmp_path / "runs.jsonl"))
+            record = await app.get(done.execution_id, record=True)
+            assert record.record is not None
+            assert [s.kind for s in record.record.steps] == [
+                "model-call",
+                "tool-run",
+                "model-call",
+            ]
+            steps = await app.store.journal.load(done.execution_id)
+            assert [k for k in steps if k.endswith("/attempt-1")] != []  # it was journaled
+        finally:
+            await app.close()

@@ -19,6 +19,7 @@ from agboss import (
     ChannelWithdrawal,
     JoinHandler,
     JoinInput,
+    OnInterrupted,
     PauseAnswerer,
     ToolHandler,
     agent,
@@ -95,6 +96,33 @@ class CrashItemTool(ToolHandler[ItemDto, DoneDto]):
         return DoneDto(status=f"handled {args.item_id}")
 
 
+@tool(
+    name="crash-guarded-item-tool",
+    description="Handles an item, never twice",
+    input=ItemDto,
+    output=DoneDto,
+    channel=CrashApprovalChannel,
+    on_interrupted=OnInterrupted.FAIL,
+)
+class CrashGuardedItemTool(ToolHandler[ItemDto, DoneDto]):
+    def run(self, args: ItemDto) -> DoneDto:
+        note(f"tool {args.item_id}")
+        return DoneDto(status=f"handled {args.item_id}")
+
+
+@agent(
+    name="crash-guarded-item-agent",
+    description="Handles one item with a tool that must not run twice",
+    prompt="Handle it.",
+    model="test/model",
+    tools=[CrashGuardedItemTool],
+    input=ItemDto,
+    output=DoneDto,
+    max_validation_attempts=0,
+)
+class CrashGuardedItemAgent: ...
+
+
 @agent(
     name="crash-item-agent",
     description="Handles one item",
@@ -145,6 +173,21 @@ class CrashFinish: ...
 class CrashWorkflow: ...
 
 
+@workflow(
+    name="crash-guarded-workflow",
+    version="1",
+    flow=[
+        start(CrashStart)
+        .returns(ItemsDto)
+        .to_each(CrashGuardedItemAgent, over="items")
+        .join(CrashCountJoin)
+        .on_join_error(AgentFailedError, CrashRecoverJoin)
+        .to_finish(CrashFinish)
+    ],
+)
+class CrashGuardedWorkflow: ...
+
+
 @workflow_start(name="crash-child-workflow-start", description="s", input=ItemDto)
 class CrashChildStart: ...
 
@@ -180,7 +223,7 @@ class CrashChildrenWorkflow: ...
 
 @application(
     name="crash-application",
-    workflows=[CrashWorkflow, CrashChildrenWorkflow],
+    workflows=[CrashWorkflow, CrashChildrenWorkflow, CrashGuardedWorkflow],
     channels=[CrashInboxChannel],
 )
 class CrashApplication: ...
@@ -201,7 +244,9 @@ def model(request: ChatRequest) -> ChatResponse:
         arguments = "{}" if BOOM in results[-1] else json.dumps({"status": "ok"})
         return ChatResponse(tool_calls=(ToolCall(id="a", name=ANSWER_TOOL, arguments=arguments),))
     item = next(m.content for m in request.messages if m.role is MessageRole.USER)
-    return ChatResponse(tool_calls=(ToolCall(id="c", name="crash-item-tool", arguments=item),))
+    guarded = any(tool.name == "crash-guarded-item-tool" for tool in request.tools)
+    name = "crash-guarded-item-tool" if guarded else "crash-item-tool"
+    return ChatResponse(tool_calls=(ToolCall(id="c", name=name, arguments=item),))
 
 
 ITEMS = ItemsDto(items=[ItemDto(item_id=f"i{n}") for n in range(3)])

@@ -36,6 +36,7 @@ from agboss.engine._frame import (
     MODEL_CALL,
     MODEL_CALL_UNDER_BUDGET,
     TOOL_RUN,
+    TOOL_STEP,
     ExecutionFrame,
     maybe_await,
     step_context,
@@ -490,7 +491,7 @@ class AgentRun:
         tool_cls, tool_spec = found
         key = self._key(iteration, f"tool-{index}")
         record = self._record(
-            "tool-run",
+            TOOL_STEP,
             key,
             iteration,
             attempts,
@@ -600,8 +601,8 @@ class AgentRun:
             Asked: The MCP tool asked questions instead of answering; nothing was journaled.
             ToolInterruptedError: An attempt may have run and the tool says ``FAIL``.
         """
-        begun = self.frame.attempts(key)
-        if begun > settled and self.frame.journaled(key) is None:
+        begun = self.frame.in_doubt(key, settled)
+        if begun:
             self._interrupted(tool_spec, begun)
         # Only a tool that must not run twice pays for its intent (a commit of its own when
         # nothing else is buffered): one that runs again anyway needs none.
@@ -669,7 +670,7 @@ class AgentRun:
 
         emit(lambda: event(ExecutionEventKind.TOOL_STARTED))
         with span(
-            "tool-run",
+            TOOL_STEP,
             tool=spec.name,
             execution_id=context.execution_id,
             root_execution_id=context.root_execution_id,

@@ -61,6 +61,7 @@ from agboss.records._pauses import ExecutionPauseEvent, PauseRecord
 from agboss.store._failures import encode_failure
 from agboss.store.protocol import ExecutionRow, Fence
 from agboss.store.writes import (
+    AppendStep,
     BeginExecution,
     CancelPendingUnder,
     ReleaseLease,
@@ -228,6 +229,7 @@ class Engine:
             fresh=start.fresh,
             replay=start.journal,
             new_thread=start.begin is not None,  # begun with its pass: a new thread's
+            begun=start.begun,
         )
         async with runtime.store.session():
             async with lease.kept():
@@ -372,17 +374,22 @@ class Engine:
         )
 
     async def record_answer(
-        self, resolve: ResolvePause, *, move: bool
+        self, resolve: ResolvePause, *, move: bool, intents: tuple[AppendStep, ...] = ()
     ) -> tuple[PauseRecord | None, Taken | None]:
         """Records an answer (Pending → Resolved, with its audit entry); with ``move``, takes
-        the tree's lease for the pass that takes it in the same commit, and reads the answered
-        step's scope of the journal with it. The pause as resolved (``None``: it was not
-        Pending any more — nothing is recorded and no lease is kept), and the lease taken."""
+        the tree's lease for the pass that takes it in the same commit — with the ``intents``
+        of the tool it lets run, if it took the lease — and reads the answered step's scope of
+        the journal with it. The pause as resolved (``None``: it was not Pending any more —
+        nothing is recorded and no lease is kept), and the lease taken."""
         pause = resolve.pause
         if not move:
             return await write_one(self.runtime.store, resolve), None
         resolved, taken = await commit_taking_lease(
-            self.runtime, resolve, pause.root_execution_id, journal=_answered_scope(pause)
+            self.runtime,
+            resolve,
+            pause.root_execution_id,
+            journal=_answered_scope(pause),
+            intents=intents,
         )
         if resolved is None and taken is not None:  # not this call's to move: left as it was
             await taken.release()

@@ -87,6 +87,9 @@ class StepPolicy:
     intent: bool = False
 
 
+TOOL_STEP = "tool-run"
+"""The kind of a tool's step (its journal row, its record, its approval pause's step)."""
+
 ATTEMPT = "tool-attempt"
 """The kind of an intent's journal row: a tool's call begun (``<step>/attempt-<n>``)."""
 
@@ -94,6 +97,17 @@ ATTEMPT = "tool-attempt"
 def attempt_key(key: str, attempt: int) -> str:
     """The journal key of a step's ``attempt``-th intent."""
     return f"{key}/attempt-{attempt}"
+
+
+def intent_of(key: str, attempt: int, record: StepRecord) -> StepEntry:
+    """The journal row that says a step's ``attempt``-th run is about to begin."""
+    return StepEntry(
+        key=attempt_key(key, attempt),
+        kind=ATTEMPT,
+        result_json=json.dumps({"attempt": attempt}),
+        record_json=record.model_dump_json(),
+        usage=None,
+    )
 
 
 PLAIN_STEP = StepPolicy()
@@ -144,6 +158,9 @@ class PassState:
 
     new_thread: bool = False
     """The tree began a thread: it has no earlier exchange to read (`History`)."""
+    begun: frozenset[str] = frozenset()
+    """The journal keys of the tool intents written for this pass with its lease (the answer
+    that lets the tool run): this pass's own, not a call cut off."""
 
     replay: JournalRead | None = None
     """Steps read with the pass's lease (the answered step's scope), used by the first load
@@ -294,6 +311,14 @@ class ExecutionFrame:
             count += 1
         return count
 
+    def in_doubt(self, key: str, settled: int = 0) -> int:
+        """The attempt of a step that may have run — begun, never ended (``settled``: how many
+        of its attempts ended otherwise), and not begun for this pass; 0 if none."""
+        begun = self.attempts(key)
+        if begun <= settled or key in self.journal:
+            return 0
+        return 0 if attempt_key(key, begun) in self.state.begun else begun
+
     async def step(
         self,
         key: str,
@@ -325,15 +350,11 @@ class ExecutionFrame:
         if entry is not None:
             return decode(entry.result_json)
         writes = self.writes
-        if policy.intent:
-            attempt = self.attempts(key) + 1
-            intent = StepEntry(
-                key=attempt_key(key, attempt),
-                kind=ATTEMPT,
-                result_json=json.dumps({"attempt": attempt}),
-                record_json=record.model_dump_json(),
-                usage=None,
-            )
+        begun = self.attempts(key)
+        # An intent written for this pass with its lease (the answer's commit) is its own.
+        mine = {attempt_key(key, begun), attempt_key(key, begun + 1)} & self.state.begun
+        if policy.intent and not mine:
+            intent = intent_of(key, begun + 1, record)
             writes.add(AppendStep(self.row.execution_id, intent, self.runtime.clock.now()))
             self.journal[intent.key] = intent
         if policy.commit_first:

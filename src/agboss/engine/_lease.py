@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -173,6 +174,8 @@ class PassStart:
             not known).
         begin: A new tree's beginning, written with the pass's first commit (its lease not
             yet written: `Lease.written`).
+        begun: The journal keys of the tool intents written with the lease, for this pass
+            (not a sign of a call cut off).
     """
 
     row: ExecutionRow
@@ -183,6 +186,7 @@ class PassStart:
     journal: JournalRead | None = None
     any_pending: bool | None = None
     begin: BeginExecution | None = None
+    begun: frozenset[str] = frozenset()
 
     @classmethod
     def taken(cls, taken: Taken) -> PassStart:
@@ -196,6 +200,7 @@ class PassStart:
             resolved=acquired.resolved,
             journal=acquired.journal,
             any_pending=acquired.any_pending,
+            begun=acquired.intents,
         )
 
 
@@ -213,9 +218,15 @@ class Taken:
 
 
 def acquire(
-    runtime: Runtime, root_execution_id: str, *, start_pass: bool, journal: tuple[str, str] | None
+    runtime: Runtime,
+    root_execution_id: str,
+    *,
+    start_pass: bool,
+    journal: tuple[str, str] | None,
+    intents: tuple[AppendStep, ...] = (),
 ) -> AcquireLease:
-    """The write that takes a tree's lease for this instance (see `AcquireLease`)."""
+    """The write that takes a tree's lease for this instance (see `AcquireLease`), with the
+    ``intents`` it journals only if it took the lease."""
     return AcquireLease(
         root_execution_id,
         runtime.holder,
@@ -223,6 +234,8 @@ def acquire(
         Lease.store_now(runtime),
         start_pass=start_pass,
         journal=journal,
+        intents=intents,
+        grant_id=uuid.uuid4().hex if intents else None,
     )
 
 
@@ -239,12 +252,17 @@ async def take_lease(
 
 
 async def commit_taking_lease(
-    runtime: Runtime, write: Write[T], root_execution_id: str, *, journal: tuple[str, str] | None
+    runtime: Runtime,
+    write: Write[T],
+    root_execution_id: str,
+    *,
+    journal: tuple[str, str] | None,
+    intents: tuple[AppendStep, ...] = (),
 ) -> tuple[T, Taken | None]:
-    """Commits ``write`` and takes the tree's lease for a pass in the same transaction; the
-    write's result, and the lease when it was free."""
+    """Commits ``write`` and takes the tree's lease for a pass in the same transaction (with
+    ``intents`` if it took it); the write's result, and the lease when it was free."""
     at = Lease.moment(runtime)
-    take = acquire(runtime, root_execution_id, start_pass=True, journal=journal)
+    take = acquire(runtime, root_execution_id, start_pass=True, journal=journal, intents=intents)
     # The lease row first, as a pass's transactions take it: see `LockTree`.
     results = await runtime.store.write([LockTree(root_execution_id), write, take])
     acquired = results[take]

@@ -11,17 +11,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from agboss.components._specs import ToolSpec
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine._channels import tool_of
 from agboss.engine._decisions import validate_decision
+from agboss.engine._frame import TOOL_STEP, intent_of
 from agboss.engine._interpreting import interpret_reply
 from agboss.engine._lease import Taken
-from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
+from agboss.enums import OnInterrupted, PauseAnswerer, PauseResolution, PauseStatus
 from agboss.errors import (
     AgbossError,
     AnswerNotMovedError,
@@ -46,7 +49,7 @@ from agboss.records._pauses import (
     shown_pause_id,
 )
 from agboss.store.protocol import ExecutionRow, Store
-from agboss.store.writes import ResolvePause
+from agboss.store.writes import AppendStep, ResolvePause
 
 if TYPE_CHECKING:
     from agboss.engine._engine import Engine
@@ -240,9 +243,10 @@ async def record_answer(
     # The decision and its audit entry, and the tree's lease for the pass that takes it: one
     # commit.
     resolve = ResolvePause(pause, PauseStatus.RESOLVED, PauseResolution.REPLIED, answer, now)
+    intents = _intents(pause, tool_spec, valid, now) if take_lease else ()
     in_doubt = False
     try:
-        resolved, taken = await engine.record_answer(resolve, move=take_lease)
+        resolved, taken = await engine.record_answer(resolve, move=take_lease, intents=intents)
     except StoreOutcomeUnknownError as unknown:
         resolved, taken, in_doubt = await _settled(store, resolve, unknown), None, take_lease
     if resolved is None:
@@ -294,6 +298,21 @@ async def record_answer(
         responder=responder,
     )
     return Recorded(receipt, taken, in_doubt)
+
+
+def _intents(
+    pause: PauseRecord, tool: ToolSpec, decision: ToolCallApprovalDecisionDto, now: datetime
+) -> tuple[AppendStep, ...]:
+    """The intent of the call an approval lets run, for a tool that must not run twice:
+    journaled with the answer if its commit takes the lease, so that the pass that runs the
+    tool needs no commit of its own before it (a tool that runs again anyway needs none)."""
+    if (
+        not decision.approved
+        or pause.step.kind != TOOL_STEP
+        or tool.on_interrupted is OnInterrupted.RERUN
+    ):
+        return ()
+    return (AppendStep(pause.execution_id, intent_of(pause.step_key, 1, pause.step), now),)
 
 
 async def _settled(

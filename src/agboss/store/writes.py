@@ -344,6 +344,8 @@ class Acquired:
     resolved: tuple[PauseRecord, ...] | None = None
     journal: JournalRead | None = None
     any_pending: bool | None = None
+    intents: frozenset[str] = frozenset()
+    """The keys of the ``intents`` journaled with the lease (all, or none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,6 +383,11 @@ class AcquireLease(Write[Acquired | None]):
     journal: tuple[str, str] | None = None
     """An execution of the tree and a key prefix whose steps are read with the lease
     (`Acquired.journal`): a pass that moves an answer replays them without a read."""
+    intents: tuple[AppendStep, ...] = ()
+    """Journal rows written only if this write took the lease — the intent of the tool the
+    answer lets run, for the pass that runs it (`Acquired.intents`)."""
+    grant_id: str | None = None
+    """What tells this grant of the lease apart (needed with ``intents``)."""
 
     def changed_executions(self) -> tuple[str, ...]:
         return (self.root_execution_id,) if self.start_pass else ()

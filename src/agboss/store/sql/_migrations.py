@@ -124,12 +124,19 @@ def _inbox(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _lease_grants(dialect: Dialect) -> list[Sql]:
+    """Each grant of a lease is told apart (``grant_id``), so that a write in the transaction
+    that takes it can be made only if it did — a tool's intent with the answer that runs it."""
+    return [Sql("ALTER TABLE leases ADD COLUMN grant_id TEXT")]
+
+
 STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _frozen,
     _data_not_pickles,
     _pending_in_order,
     _pii_tokens,
     _inbox,
+    _lease_grants,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

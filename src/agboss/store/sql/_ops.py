@@ -525,18 +525,46 @@ def _acquire_lease(write: AcquireLease) -> Ops:
     now, start_pass = write.now, write.start_pass
     at = _micros(now)
     taken = yield _one_later(
-        "INSERT INTO leases (root_execution_id, holder, epoch, expires_at) "
-        f"VALUES (?, ?, 1, {_LEASE_NOW} + ?) "
+        "INSERT INTO leases (root_execution_id, holder, epoch, expires_at, grant_id) "
+        f"VALUES (?, ?, 1, {_LEASE_NOW} + ?, ?) "
         "ON CONFLICT (root_execution_id) DO UPDATE SET previous_holder = leases.holder, "
-        "holder = excluded.holder, epoch = leases.epoch + 1, expires_at = excluded.expires_at "
+        "holder = excluded.holder, epoch = leases.epoch + 1, expires_at = excluded.expires_at, "
+        "grant_id = excluded.grant_id "
         f"WHERE leases.holder IS NULL OR leases.expires_at <= {_LEASE_NOW} "
         "RETURNING epoch, previous_holder",
         root_execution_id,
         holder,
         at,
         _ttl(ttl),
+        write.grant_id,
         at,
     )
+    # Written only if this grant is the lease's now (it took the lease): the intent of the
+    # tool the answer lets run, journaled before the pass that runs it begins.
+    intents = []
+    for intent in write.intents if write.grant_id is not None else ():
+        entry = intent.entry
+        intents.append(
+            (
+                yield _one_later(
+                    "INSERT INTO steps "
+                    "(execution_id, step_key, seq, kind, result_json, record_json, created_at) "
+                    "SELECT ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps "
+                    "WHERE execution_id = ?), ?, ?, ?, ? "
+                    "WHERE EXISTS (SELECT 1 FROM leases WHERE root_execution_id = ? "
+                    "AND grant_id = ?) RETURNING step_key",
+                    intent.execution_id,
+                    entry.key,
+                    intent.execution_id,
+                    entry.kind,
+                    entry.result_json,
+                    entry.record_json,
+                    to_micros(intent.now),
+                    root_execution_id,
+                    write.grant_id,
+                )
+            )
+        )
     found = yield _one_later(
         f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ?", root_execution_id
     )
@@ -593,6 +621,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
                 else tuple(sorted((pause_of(row) for row in resolved.rows), key=by_seq))
             ),
             any_pending=None if pending is None else pending.rows is not None,
+            intents=frozenset(str(row.rows[0]) for row in intents if row.rows is not None),
             journal=(
                 None
                 if journal is None or steps is None

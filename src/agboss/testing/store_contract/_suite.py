@@ -306,6 +306,31 @@ class StoreContract(PauseContract):
             is None
         )
 
+    async def test_an_intent_is_journaled_with_a_lease_only_if_that_write_took_it(
+        self, store: Store
+    ) -> None:
+        await self._begin(store)  # held by "a"
+        intent = AppendStep("ex-1", make_entry("1:a#0/turn-0/tool-0/attempt-1"), NOW)
+        held = AcquireLease(
+            "ex-1", "b", TTL, NOW, journal=("ex-1", "1:a#0/"), intents=(intent,), grant_id="g1"
+        )
+        assert await write_one(store, held) is None
+        assert await store.journal.load("ex-1", "1:a#0/") == {}  # not taken: not written
+        free = AcquireLease(
+            "ex-1",
+            "b",
+            TTL,
+            NOW + TTL,
+            journal=("ex-1", "1:a#0/"),
+            intents=(intent,),
+            grant_id="g2",
+        )
+        taken = await write_one(store, free)
+        assert taken is not None
+        assert taken.intents == frozenset({"1:a#0/turn-0/tool-0/attempt-1"})
+        assert taken.journal is not None
+        assert list(taken.journal.steps) == ["1:a#0/turn-0/tool-0/attempt-1"]  # read with it
+
     async def test_a_lease_taken_for_a_pass_says_whether_a_pause_still_waits(
         self, store: Store
     ) -> None:
