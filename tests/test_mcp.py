@@ -162,86 +162,65 @@ async def test_the_servers_tools_are_listed_at_create_and_given_to_the_model_wit
     assert ran(calls) == []
 
 
+async def model_read(server: McpServer, *calls: Any) -> list[str]:
+    """Runs one execution whose model makes these tool calls, then answers: what it read."""
+    made = order_desk_app(server)
+    async with test_with(made.application) as env:
+        env.mock_llm(made.agent).then_return(
+            call_tools(*calls), reply_with(WorkflowFinishTextDto, text="done")
+        )
+        result = await env.app.execute(made.workflow, {"text": "help"}, owner_id="u-1")
+        assert result.status is ExecutionStatus.COMPLETED
+        return tool_messages(env.mock_llm(made.agent).requests[1])
+
+
 async def test_a_call_runs_on_the_server_and_the_model_reads_what_it_answered(
     desk: Desk, calls: Path
 ) -> None:
-    made = order_desk_app(desk())
-    async with test_with(made.application) as env:
-        env.mock_llm(made.agent).then_return(
-            call_tools(tool_call("lookup_order", order_id="o-7")),
-            reply_with(WorkflowFinishTextDto, text="delivered"),
-        )
-        result = await env.app.execute(made.workflow, {"text": "where is o-7?"}, owner_id="u-1")
-        assert result.status is ExecutionStatus.COMPLETED
-        [answer] = tool_messages(env.mock_llm(made.agent).requests[1])
-        read = json.loads(answer)
-        assert read["structured_content"] == {
-            "order_id": "o-7",
-            "total": 120.0,
-            "status": "delivered",
-        }
-        assert "delivered" in read["text"]
+    [answer] = await model_read(desk(), tool_call("lookup_order", order_id="o-7"))
+    read = json.loads(answer)
+    assert read["structured_content"] == {"order_id": "o-7", "total": 120.0, "status": "delivered"}
+    assert "delivered" in read["text"]
     assert ran(calls) == [{"tool": "lookup_order", "arguments": {"order_id": "o-7"}}]
 
 
 async def test_arguments_the_input_schema_refuses_never_reach_the_server(
     desk: Desk, calls: Path
 ) -> None:
-    made = order_desk_app(desk())
-    async with test_with(made.application) as env:
-        env.mock_llm(made.agent).then_return(
-            call_tools(
-                tool_call("lookup_order", order_id="seven"),
-                tool_call("refund_order", order_id="o-7", amount=-5),
-            ),
-            reply_with(WorkflowFinishTextDto, text="sorry"),
-        )
-        await env.app.execute(made.workflow, {"text": "refund o-7"}, owner_id="u-1")
-        lookup, refund = tool_messages(env.mock_llm(made.agent).requests[1])
-        assert lookup.startswith("Tool error: invalid arguments for lookup_order: order_id:")
-        assert "does not match" in lookup
-        assert "amount:" in refund
-        assert "less than or equal to the minimum of 0" in refund
+    lookup, refund = await model_read(
+        desk(),
+        tool_call("lookup_order", order_id="seven"),
+        tool_call("refund_order", order_id="o-7", amount=-5),
+    )
+    assert lookup.startswith("Tool error: invalid arguments for lookup_order: order_id:")
+    assert "does not match" in lookup
+    assert "amount:" in refund
+    assert "less than or equal to the minimum of 0" in refund
     assert ran(calls) == []
 
 
 async def test_a_tool_that_fails_on_the_server_is_a_tool_error_the_model_reads(
     desk: Desk, calls: Path
 ) -> None:
-    made = order_desk_app(desk())
-    async with test_with(made.application) as env:
-        env.mock_llm(made.agent).then_return(
-            call_tools(tool_call("close_account", customer="vip")),
-            reply_with(WorkflowFinishTextDto, text="a person will do it"),
-        )
-        result = await env.app.execute(made.workflow, {"text": "close vip"}, owner_id="u-1")
-        assert result.status is ExecutionStatus.COMPLETED
-        [error] = tool_messages(env.mock_llm(made.agent).requests[1])
-        assert error.startswith("Tool error: ")
+    [error] = await model_read(desk(), tool_call("close_account", customer="vip"))
+    assert error.startswith("Tool error: ")
     assert ran(calls) == [{"tool": "close_account", "arguments": {"customer": "vip"}}]
 
 
 async def test_a_question_of_a_tool_without_a_channel_is_a_tool_error_the_model_reads(
     desk: Desk, calls: Path
 ) -> None:
-    made = order_desk_app(desk())
-    async with test_with(made.application) as env:
-        env.mock_llm(made.agent).then_return(
-            call_tools(tool_call("erase_history", customer="ada")),
-            reply_with(WorkflowFinishTextDto, text="I cannot do that here"),
-        )
-        result = await env.app.execute(made.workflow, {"text": "erase"}, owner_id="u-1")
-        assert result.status is ExecutionStatus.COMPLETED
-        [refused] = tool_messages(env.mock_llm(made.agent).requests[1])
-        assert refused == (
-            "Tool error: erase_history asked 'Really erase everything ada ever ordered?', but "
-            "it names no channel to ask; its server's declaration must name one for it in "
-            "approvals="
-        )
+    [refused] = await model_read(desk(), tool_call("erase_history", customer="ada"))
+    assert refused == (
+        "Tool error: erase_history asked 'Really erase everything ada ever ordered?', but "
+        "it names no channel to ask; its server's declaration must name one for it in "
+        "approvals="
+    )
     assert ran(calls) == []
 
 
 def asking() -> dict[str, type[Any]]:
+    """Approvals for the refunds, and a channel to ask the history's questions."""
     return {"refund_*": RefundApprovalChannel, "erase_*": RefundApprovalChannel}
 
 

@@ -544,17 +544,24 @@ class AgentRun:
                 )
             return await self._run_call(key, record, tool_cls, tool_spec, args, step, taken)
         reason = f": {decision.reason}" if decision.reason else ""
-        rejected = ToolResult(
-            f"Tool error: the call was rejected by {approval.decided_by}{reason}", True
+        return await self.journal_refusal(
+            key, record, f"the call was rejected by {approval.decided_by}{reason}", taken
         )
 
-        async def reject() -> ToolResult:
-            return rejected
+    async def journal_refusal(
+        self, key: str, record: StepRecord, why: str, taken: tuple[TakePause, ...]
+    ) -> ToolResult:
+        """Journals a call that does not run — the model reads ``Tool error: <why>`` — with
+        the pauses it took."""
+        refused = ToolResult(f"Tool error: {why}", True)
+
+        async def refuse() -> ToolResult:
+            return refused
 
         return await self.frame.step(
             key,
             record,
-            reject,
+            refuse,
             encode=ToolResult.encode,
             decode=ToolResult.decode,
             record_of=lambda done: record.model_copy(update={"error": done.content}),

@@ -96,7 +96,7 @@ async def run_asking(
             taken = ()
         refusal = _refusal(run, tool_cls, spec, asked, number)
         if refusal is not None:
-            return await _journal_refusal(run, key, record, refusal, taken)
+            return await run.journal_refusal(key, record, refusal, taken)
         # One pause per question, keyed by its place in the journaled round.
         approvals = [
             await _ask(run, f"{round_key}/q-{index}", record, tool_cls, spec, question, step)
@@ -146,25 +146,6 @@ def _refusal(
             "declaration must name one for it in approvals="
         )
     return None
-
-
-async def _journal_refusal(
-    run: AgentRun, key: str, record: StepRecord, why: str, taken: tuple[TakePause, ...]
-) -> ToolResult:
-    refused = ToolResult(f"Tool error: {why}", True)
-
-    async def refuse() -> ToolResult:
-        return refused
-
-    return await run.frame.step(
-        key,
-        record,
-        refuse,
-        encode=ToolResult.encode,
-        decode=ToolResult.decode,
-        record_of=lambda done: record.model_copy(update={"error": done.content}),
-        implies=taken,
-    )
 
 
 async def _ask(
