@@ -40,6 +40,7 @@ from agboss import (
     workflow,
 )
 from agboss.agents import ANSWER_TOOL
+from agboss.components import spec_of
 from agboss.models import ChatRequest, ChatResponse, MessageRole, ToolCall
 from tests.office_parts import office_flow
 
@@ -86,6 +87,19 @@ class InboxPaymentApprovalChannel(PaymentApprovalChannel):
         return ChannelOutcome.await_reply()
 
 
+class _Payer(ToolHandler[PaymentDto, PaidDto]):
+    """Pays: what each payment tool runs (each declares its own interruption)."""
+
+    def __init__(self, context: ExecutionContext) -> None:
+        self.context = context
+
+    def run(self, args: PaymentDto) -> PaidDto:
+        spec = spec_of(type(self))
+        assert spec is not None
+        _ran(spec.name, self.context, args)
+        return PaidDto(status=f"paid {args.invoice}")
+
+
 @tool(
     name="pay-tool",
     description="Pays an invoice",
@@ -94,13 +108,7 @@ class InboxPaymentApprovalChannel(PaymentApprovalChannel):
     deps=[ExecutionContext],
     on_interrupted=OnInterrupted.FAIL,
 )
-class PayTool(ToolHandler[PaymentDto, PaidDto]):
-    def __init__(self, context: ExecutionContext) -> None:
-        self.context = context
-
-    def run(self, args: PaymentDto) -> PaidDto:
-        _ran("pay-tool", self.context, args)
-        return PaidDto(status=f"paid {args.invoice}")
+class PayTool(_Payer): ...
 
 
 @tool(
@@ -110,13 +118,7 @@ class PayTool(ToolHandler[PaymentDto, PaidDto]):
     output=PaidDto,
     deps=[ExecutionContext],
 )
-class PayAgainTool(ToolHandler[PaymentDto, PaidDto]):
-    def __init__(self, context: ExecutionContext) -> None:
-        self.context = context
-
-    def run(self, args: PaymentDto) -> PaidDto:
-        _ran("pay-again-tool", self.context, args)
-        return PaidDto(status=f"paid {args.invoice}")
+class PayAgainTool(_Payer): ...
 
 
 @tool(
@@ -128,13 +130,7 @@ class PayAgainTool(ToolHandler[PaymentDto, PaidDto]):
     deps=[ExecutionContext],
     on_interrupted=OnInterrupted.FAIL,
 )
-class ApprovedPayTool(ToolHandler[PaymentDto, PaidDto]):
-    def __init__(self, context: ExecutionContext) -> None:
-        self.context = context
-
-    def run(self, args: PaymentDto) -> PaidDto:
-        _ran("approved-pay-tool", self.context, args)
-        return PaidDto(status=f"paid {args.invoice}")
+class ApprovedPayTool(_Payer): ...
 
 
 @agent(

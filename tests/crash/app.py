@@ -104,10 +104,8 @@ class CrashItemTool(ToolHandler[ItemDto, DoneDto]):
     channel=CrashApprovalChannel,
     on_interrupted=OnInterrupted.FAIL,
 )
-class CrashGuardedItemTool(ToolHandler[ItemDto, DoneDto]):
-    def run(self, args: ItemDto) -> DoneDto:
-        note(f"tool {args.item_id}")
-        return DoneDto(status=f"handled {args.item_id}")
+class CrashGuardedItemTool(CrashItemTool):
+    """The item tool's run, declared as a tool that must not run twice."""
 
 
 @agent(
