@@ -14,13 +14,19 @@ from agboss import (
     ChannelAsk,
     ChannelOf,
     ChannelOutcome,
+    DecidedBy,
     PauseAnswerer,
+    ReplyInterpretation,
+    ReplyInterpreterHandler,
+    ToolCallApprovalDecisionDto,
     agent,
     application,
     channel,
     channel_role,
+    reply_interpreter,
     workflow,
 )
+from agboss.interpreters import InterpreterInput
 from agboss.mcp import McpArguments, McpInputRequest, McpServer
 from tests.office_parts import office_flow
 
@@ -35,18 +41,34 @@ ASKED: list[ChannelAsk[McpArguments]] = []
 
 def stdio_desk(calls: Path, **options: Any) -> McpServer:
     """The order desk as a subprocess, recording its calls in ``calls``."""
+    return desk_named("order-desk-mcp", {"AGBOSS_MCP_CALLS": str(calls)}, **options)
+
+
+def desk_named(name: str, env: dict[str, str] | None = None, **options: Any) -> McpServer:
+    """The order desk (`tests.mcp_server`) over stdio, declared as ``name``, its process
+    given ``env`` besides what it always needs (this tree on its path, the state key)."""
     return McpServer.stdio(
-        "order-desk-mcp",
+        name,
         command=sys.executable,
         args=["-m", "tests.mcp_server"],
-        env={
-            "AGBOSS_MCP_CALLS": str(calls),
-            "PYTHONPATH": str(ROOT),
-            "AGBOSS_MCP_STATE_KEY": STATE_KEY,
-        },
+        env={"PYTHONPATH": str(ROOT), "AGBOSS_MCP_STATE_KEY": STATE_KEY, **(env or {})},
         cwd=ROOT,
         **options,
     )
+
+
+@reply_interpreter(
+    name="desk-reply-interpreter",
+    description="Reads a manager's yes or no",
+    decided_by=DecidedBy.CODE,
+)
+class DeskReplyInterpreter(ReplyInterpreterHandler[McpArguments]):
+    def interpret(self, input: InterpreterInput[McpArguments]) -> ReplyInterpretation:
+        yes = input.reply.strip().lower() == "yes"
+        if isinstance(input.ask.arguments, McpInputRequest):  # a question: "yes" is its answer
+            answer = ToolCallApprovalDecisionDto(approved=True, override_arguments={"sure": yes})
+            return ReplyInterpretation.understood(answer)
+        return ReplyInterpretation.understood(ToolCallApprovalDecisionDto(approved=yes))
 
 
 @channel_role(
@@ -54,6 +76,7 @@ def stdio_desk(calls: Path, **options: Any) -> McpServer:
     description="A manager approves refunds made through MCP",
     approves=McpArguments,
     answered_by=PauseAnswerer.THREAD_OWNER,
+    reply_interpreter=DeskReplyInterpreter,
 )
 class RefundApprovalChannel(ChannelOf[McpArguments]): ...
 

@@ -48,17 +48,21 @@ def ran(runs: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in runs.read_text().splitlines()]
 
 
-async def in_child(url: str, *args: str, die: bool) -> int:
-    """Runs the app in a child process; its exit code (``-SIGKILL`` when it died in the
-    tool)."""
-    env = {**os.environ, "AGBOSS_DIE_IN_TOOL": "1" if die else "0"}
-    child = subprocess.Popen(
+def spawn(url: str, *args: str, **env: str) -> subprocess.Popen[bytes]:
+    """The app in a child process (`tests.interrupted_app`), with ``env`` besides ours."""
+    return subprocess.Popen(
         [sys.executable, "-m", "tests.interrupted_app", url, *args],
         cwd=ROOT,
-        env=env,
+        env={**os.environ, **env},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
+
+
+async def in_child(url: str, *args: str, die: bool) -> int:
+    """Runs the app in a child process; its exit code (``-SIGKILL`` when it died in the
+    tool)."""
+    child = spawn(url, *args, AGBOSS_DIE_IN_TOOL="1" if die else "0")
     for _ in range(6000):
         code = child.poll()
         if code is not None:
@@ -170,14 +174,7 @@ async def test_a_holder_stalled_mid_call_and_taken_over_records_no_second_run(
     kind: str, tmp_path: Path, runs: Path
 ) -> None:
     async with store_url(kind, tmp_path) as url:
-        env = {**os.environ, "AGBOSS_STOP_IN_TOOL": "1"}
-        child = subprocess.Popen(
-            [sys.executable, "-m", "tests.interrupted_app", url, "pay-tool"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        child = spawn(url, "pay-tool", AGBOSS_STOP_IN_TOOL="1")
         try:
             for _ in range(3000):  # until it stopped itself inside the tool
                 if ran(runs):

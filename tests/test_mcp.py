@@ -38,6 +38,7 @@ from tests.mcp_app import (
     STATE_KEY,
     OrderDesk,
     RefundApprovalChannel,
+    desk_named,
     order_desk_app,
     stdio_desk,
 )
@@ -282,6 +283,18 @@ async def test_a_rejected_question_is_declined_and_the_model_reads_what_the_serv
     assert ran(calls) == []
 
 
+async def test_a_question_is_answered_in_words_through_its_roles_reply_interpreter(
+    calls: Path,
+) -> None:
+    made = order_desk_app(stdio_desk(calls, approvals=asking()))
+    async with test_with(made.application) as env:
+        pending = await erase_paused(env, made)
+        assert env.app.accepts_reply(pending)
+        done = await env.app.resume(pending.pause_id, reply="yes", owner_id="u-1")
+        assert done.status is ExecutionStatus.COMPLETED
+    assert ran(calls) == [{"tool": "erase_history", "arguments": {"customer": "ada", "sure": True}}]
+
+
 async def test_a_question_waits_across_a_restart_of_the_app(desk: Desk, calls: Path) -> None:
     # The desk seals its request_state with a key of the test's: a stdio desk started again
     # by the restarted app still reads it (an HTTP desk keeps running meanwhile).
@@ -424,12 +437,8 @@ async def test_a_missing_server_or_tool_is_reported_with_the_other_wiring_errors
     class NotAChannel: ...
 
     gone = McpServer.stdio("gone-desk-mcp", command=str(tmp_path / "no-such-server"))
-    wrong = McpServer.stdio(
+    wrong = desk_named(
         "Desk Two",
-        command=sys.executable,
-        args=["-m", "tests.mcp_server"],
-        env={"PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
         approvals={"refnud_*": RefundApprovalChannel, "close_*": NotAChannel},
         only=["lookup_order", "find_*"],
     )
@@ -465,29 +474,14 @@ async def test_two_tools_of_one_name_for_an_agent_are_a_wiring_error(
     calls: Path, tmp_path: Path
 ) -> None:
     one = stdio_desk(calls, only=["lookup_order"])
-    two = McpServer.stdio(
-        "second-desk-mcp",
-        command=sys.executable,
-        args=["-m", "tests.mcp_server"],
-        env={"PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
-        only=["lookup_*"],
-    )
+    two = desk_named("second-desk-mcp", only=["lookup_*"])
     with pytest.raises(AssemblyError) as failed:
         async with test_with(order_desk_app(one, two).application):
             pass
     [violation] = failed.value.violations
     assert (violation.rule, violation.component) == ("mcp.duplicate-tool", "order-agent")
     assert "2 tools named 'lookup_order' (order-desk-mcp, second-desk-mcp)" in violation.message
-    prefixed = McpServer.stdio(
-        "second-desk-mcp",
-        command=sys.executable,
-        args=["-m", "tests.mcp_server"],
-        env={"PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
-        only=["lookup_*"],
-        prefix="second_",
-    )
+    prefixed = desk_named("second-desk-mcp", only=["lookup_*"], prefix="second_")
     async with test_with(order_desk_app(one, prefixed).application) as env:
         assert set(env.app.assembly.agent_tools["order-agent"]) == {
             "lookup_order",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from agboss import (
     workflow_start,
 )
 from agboss.agents import ANSWER_TOOL
-from agboss.mcp import McpArguments, McpInputRequest, McpServer
+from agboss.mcp import McpArguments, McpInputRequest
 from agboss.models import ChatRequest, ChatResponse, MessageRole, ToolCall
 
 BOOM = "boom"
@@ -283,18 +282,11 @@ def crash_mcp_application() -> type[Any]:
     Made per process: the desk (a stdio subprocess) notes its runs in this trial's runs file,
     and seals its question's state with a key every process shares.
     """
-    from tests.mcp_app import ROOT, STATE_KEY
+    from tests.mcp_app import desk_named
 
-    desk = McpServer.stdio(
+    desk = desk_named(
         "crash-desk-mcp",
-        command=sys.executable,
-        args=["-m", "tests.mcp_server"],
-        env={
-            "AGBOSS_TEST_RUNS": os.environ["AGBOSS_TEST_RUNS"],
-            "AGBOSS_MCP_STATE_KEY": STATE_KEY,
-            "PYTHONPATH": str(ROOT),
-        },
-        cwd=ROOT,
+        {"AGBOSS_TEST_RUNS": os.environ["AGBOSS_TEST_RUNS"]},
         approvals={"erase_*": CrashMcpApprovalChannel},
         only=["erase_history"],
     )
