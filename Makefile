@@ -46,10 +46,12 @@ unit: $(DEV)
 # Every point of the crash harness (CI's `make test` runs a sample): SIGKILL before and after
 # each store write of a pass, SIGSTOP past the lease, on SQLite and (with
 # AGBOSS_TEST_POSTGRES_URL, as .ci/postgres.sh sets it) PostgreSQL; prints the counts of trials.
-# Every point of a scenario is one test, so each gets a longer limit than the suite's.
+# Every point of a scenario is one test, so each gets a longer limit than the suite's. With it,
+# the failures a kill cannot make: a PostgreSQL server restarted mid-tool (where this machine
+# may restart it) and a SQLite disk that fills mid-pass (where a tmpfs can be mounted).
 crash: $(DEV)
-	AGBOSS_CRASH_ALL=1 $(BIN)/python -m pytest tests/test_crash.py -s -p no:cacheprovider \
-		-o timeout=1800
+	AGBOSS_CRASH_ALL=1 $(BIN)/python -m pytest tests/test_crash.py tests/store/test_pg_restart.py \
+		tests/store/test_disk_full.py -s -p no:cacheprovider -o timeout=1800
 
 format: $(DEV)
 	$(BIN)/ruff format .

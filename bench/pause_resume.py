@@ -6,7 +6,7 @@ files in one temporary folder (LangGraph's ``AsyncSqliteSaver``), and — given 
 PostgreSQL (LangGraph's ``AsyncPostgresSaver``, each in a schema of its own). Prints the
 medians, the ratios, and how many statements and commits an agboss cycle makes.
 
-    python bench/pause_resume.py [--cycles 300] [--postgres postgresql://…] [--guarded]
+    python bench/pause_resume.py [--cycles 300] [--postgres postgresql://…] [--rerun]
 """
 
 from __future__ import annotations
@@ -92,14 +92,14 @@ class RefundTool(ToolHandler[RefundDto, DoneDto]):
 
 
 @tool(
-    name="guarded-refund-tool",
-    description="Refunds an order, never twice: its intent is committed before it runs",
+    name="rerun-refund-tool",
+    description="Refunds an order, again if cut off: no intent is committed before it runs",
     input=RefundDto,
     output=DoneDto,
     channel=RefundApprovalChannel,
-    on_interrupted=OnInterrupted.FAIL,
+    on_interrupted=OnInterrupted.RERUN,
 )
-class GuardedRefundTool(ToolHandler[RefundDto, DoneDto]):
+class RerunRefundTool(ToolHandler[RefundDto, DoneDto]):
     async def run(self, args: RefundDto) -> DoneDto:
         return DoneDto(status=f"refunded {args.order_id}")
 
@@ -115,13 +115,13 @@ class RefundAgent: ...
 
 
 @agent(
-    name="guarded-refund-agent",
+    name="rerun-refund-agent",
     description="Refunds with a tool that must not run twice",
     prompt="Refund it.",
     model="bench/scripted",
-    tools=[GuardedRefundTool],
+    tools=[RerunRefundTool],
 )
-class GuardedRefundAgent: ...
+class RerunRefundAgent: ...
 
 
 @workflow_start(name="refund-workflow-start", description="s", input=WorkflowStartTextDto)
@@ -146,21 +146,21 @@ class RefundWorkflow: ...
 
 
 @workflow(
-    name="guarded-refund-workflow",
+    name="rerun-refund-workflow",
     version="1",
     flow=[
         start(RefundStart)
         .returns(WorkflowStartTextDto)
-        .to_agent(GuardedRefundAgent)
+        .to_agent(RerunRefundAgent)
         .to_finish(RefundFinish)
     ],
 )
-class GuardedRefundWorkflow: ...
+class RerunRefundWorkflow: ...
 
 
 @application(
     name="refund-application",
-    workflows=[RefundWorkflow, GuardedRefundWorkflow],
+    workflows=[RefundWorkflow, RerunRefundWorkflow],
     channels=[InboxRefundApprovalChannel],
 )
 class RefundApplication: ...
@@ -174,8 +174,8 @@ _ANSWER = ChatResponse(
 )
 
 
-_GUARDED_CALL = ChatResponse(
-    tool_calls=(ToolCall(id="c1", name="guarded-refund-tool", arguments='{"order_id": "7"}'),)
+_RERUN_CALL = ChatResponse(
+    tool_calls=(ToolCall(id="c1", name="rerun-refund-tool", arguments='{"order_id": "7"}'),)
 )
 
 
@@ -183,7 +183,7 @@ def scripted(request: ChatRequest) -> ChatResponse:
     done = any(message.role is MessageRole.TOOL for message in request.messages)
     if done:
         return _ANSWER
-    return _GUARDED_CALL if request.caller.name == "guarded-refund-agent" else _CALL
+    return _RERUN_CALL if request.caller.name == "rerun-refund-agent" else _CALL
 
 
 class Counts:
@@ -245,13 +245,12 @@ Cycle = Callable[[], Awaitable[float]]
 
 
 @asynccontextmanager
-async def agboss_cycle(
-    store: str | Path, guarded: bool = False
-) -> AsyncIterator[tuple[Cycle, App]]:
-    """A cycle on an agboss app over ``store`` (and the app, to count its statements); with
-    ``guarded``, its tool is one that must not run twice (``OnInterrupted.FAIL``)."""
+async def agboss_cycle(store: str | Path, rerun: bool = False) -> AsyncIterator[tuple[Cycle, App]]:
+    """A cycle on an agboss app over ``store`` (and the app, to count its statements); its
+    tool has the default of a tool with a channel (``ASK``: its intent rides the answer's
+    commit), or with ``rerun`` declares ``OnInterrupted.RERUN`` (no intent)."""
     app = await App.create(RefundApplication, store=store, providers=[FunctionProvider(scripted)])
-    workflow = GuardedRefundWorkflow if guarded else RefundWorkflow
+    workflow = RerunRefundWorkflow if rerun else RefundWorkflow
 
     async def cycle() -> float:
         began = time.perf_counter()
@@ -421,17 +420,17 @@ def report(store: str, ours: list[float], peers: list[list[float]], counts: Coun
 GOALS = {"SQLite": 0.07, "PostgreSQL": 0.5}
 
 
-async def main(cycles: int, warmup: int, postgres: str | None, guarded: bool) -> None:
+async def main(cycles: int, warmup: int, postgres: str | None, rerun: bool) -> None:
     print(
         f"pause → resume → finish, one approval, {cycles} cycles, same machine and run "
         f"(alternating blocks of {BLOCK})"
-        + (", the tool on_interrupted=FAIL (its intent committed first)" if guarded else "")
+        + (", the tool on_interrupted=RERUN (no intent)" if rerun else "")
     )
     with tempfile.TemporaryDirectory(prefix="agboss-bench-") as name:
         folder = Path(name)
         counts = Counts()
         async with (
-            agboss_cycle(folder / "agboss.db", guarded) as (cycle, app),
+            agboss_cycle(folder / "agboss.db", rerun) as (cycle, app),
             sqlite_saver(folder) as saver,
         ):
             peers = [langgraph_cycle(saver), langgraph_cycle(saver, "sync")]
@@ -444,7 +443,7 @@ async def main(cycles: int, warmup: int, postgres: str | None, guarded: bool) ->
     counts = Counts()
     try:
         async with (
-            agboss_cycle(f"{postgres}?schema={schema}_agboss", guarded) as (cycle, app),
+            agboss_cycle(f"{postgres}?schema={schema}_agboss", rerun) as (cycle, app),
             postgres_saver(postgres, f"{schema}_langgraph") as saver,
         ):
             peers = [langgraph_cycle(saver), langgraph_cycle(saver, "sync")]
@@ -472,11 +471,12 @@ if __name__ == "__main__":
         help="a postgresql:// database to time both on (default: AGBOSS_TEST_POSTGRES_URL)",
     )
     parser.add_argument(
-        "--guarded",
+        "--rerun",
         action="store_true",
-        help="agboss's tool declares on_interrupted=OnInterrupted.FAIL (its intent first)",
+        help="agboss's tool declares on_interrupted=OnInterrupted.RERUN (no intent; the "
+        "default is ASK, whose intent rides the answer's commit)",
     )
     arguments = parser.parse_args()
     sys.exit(
-        asyncio.run(main(arguments.cycles, arguments.warmup, arguments.postgres, arguments.guarded))
+        asyncio.run(main(arguments.cycles, arguments.warmup, arguments.postgres, arguments.rerun))
     )

@@ -5,7 +5,9 @@ was committed and before its result (issue 38).
 ``TOOL`` (or answers ``PAUSE_ID``, approving the call), on an `App` with a short lease; the tool
 notes its run in ``AGBOSS_TEST_RUNS`` and, with ``AGBOSS_DIE_IN_TOOL=1``, kills its own process
 with SIGKILL before it returns — the call may have run, and left no result (with
-``AGBOSS_STOP_IN_TOOL=1`` it stops itself with SIGSTOP instead, to be continued later).
+``AGBOSS_STOP_IN_TOOL=1`` it stops itself with SIGSTOP instead, to be continued later; with
+``AGBOSS_RESTART_IN_TOOL=1`` it restarts the PostgreSQL cluster ``AGBOSS_RESTART_POSTGRES``
+names, every connection dying with it).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -23,6 +26,7 @@ from pydantic import BaseModel
 
 from agboss import (
     App,
+    ApprovalAsk,
     ChannelAsk,
     ChannelOf,
     ChannelOutcome,
@@ -61,6 +65,7 @@ def _ran(tool_name: str, context: ExecutionContext, args: PaymentDto) -> None:
     line = {
         "tool": tool_name,
         "key": context.step.idempotency_key,
+        "attempt": context.step.attempt,
         "amount": args.amount,
         "pid": os.getpid(),
     }
@@ -70,6 +75,9 @@ def _ran(tool_name: str, context: ExecutionContext, args: PaymentDto) -> None:
         os.kill(os.getpid(), signal.SIGKILL)  # mid-call: the payment may have gone out
     if os.environ.get("AGBOSS_STOP_IN_TOOL") == "1":
         os.kill(os.getpid(), signal.SIGSTOP)  # stalled mid-call, past its lease
+    if os.environ.get("AGBOSS_RESTART_IN_TOOL") == "1":  # the server restarts mid-call
+        version, name = os.environ["AGBOSS_RESTART_POSTGRES"].split()
+        subprocess.run(["pg_ctlcluster", version, name, "restart"], check=True)
 
 
 @channel_role(
@@ -84,7 +92,12 @@ class PaymentApprovalChannel(ChannelOf[PaymentDto]): ...
 @channel(name="inbox-payment-approval-channel", description="Waits for the manager")
 class InboxPaymentApprovalChannel(PaymentApprovalChannel):
     async def send(self, ask: ChannelAsk[PaymentDto]) -> ChannelOutcome:
+        ASKED.append(ask.value)
         return ChannelOutcome.await_reply()
+
+
+ASKED: list[ApprovalAsk[PaymentDto]] = []
+"""What this process's channel was sent."""
 
 
 class _Payer(ToolHandler[PaymentDto, PaidDto]):
@@ -133,12 +146,24 @@ class PayAgainTool(_Payer): ...
 class ApprovedPayTool(_Payer): ...
 
 
+@tool(
+    name="asked-pay-tool",
+    description="Pays an invoice once a manager approved it; a person is asked if cut off",
+    input=PaymentDto,
+    output=PaidDto,
+    channel=PaymentApprovalChannel,
+    deps=[ExecutionContext],
+)
+class AskedPayTool(_Payer):
+    """Declares no ``on_interrupted``: a tool with a channel is asked about (``ASK``)."""
+
+
 @agent(
     name="payment-agent",
     description="Pays invoices",
     prompt="Pay it.",
     model="test/payments",
-    tools=[PayTool, PayAgainTool, ApprovedPayTool],
+    tools=[PayTool, PayAgainTool, ApprovedPayTool, AskedPayTool],
 )
 class PaymentAgent: ...
 

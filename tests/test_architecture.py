@@ -16,8 +16,8 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent.parent / "src"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors",),
-    ("enums", "clock", "context", "dto", "inputs", "agents"),
+    ("errors", "enums"),
+    ("clock", "context", "dto", "inputs", "agents"),
     ("models",),  # messages, the provider protocols, the providers
     ("records",),  # what is stored and returned: steps, pauses, outputs
     ("store",),  # the protocol, the writes, the SQL stores

@@ -12,12 +12,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from agboss import WorkflowStartTextDto
 from agboss.cli._main import cli
 from agboss.testing import test_with
 from tests import desk
 from tests.desk import DeskDepositApprovalChannel, OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.interrupting import cut_off_in_tool
 from tests.stores import POSTGRES_URL, STORE_KINDS, drop_schema
 from tests.test_pauses import BOTH, REQUEST
+from tests.test_round_trips import ASK, DONE
 
 APP = "tests.desk:OfficeApplication"
 
@@ -166,3 +169,30 @@ def test_off_a_terminal_the_table_shows_every_column_whole(url: str) -> None:
     [row] = [line for line in lines if owner["pause_id"] in line]  # one line, id whole
     arguments = ", ".join(f"{k}={v!r}" for k, v in owner["arguments"].items())
     assert f"{owner['tool']}({arguments})" in row
+
+
+def test_a_question_whether_to_run_a_call_again_is_listed_with_its_kind(url: str) -> None:
+    async def interrupted() -> str:
+        desk.clear()
+        async with test_with(OfficeApplication, store=url) as env:
+            env.mock_llm(OfficeAgent).then_return(ASK, DONE)
+            result = await env.app.execute(
+                OfficeWorkflow, WorkflowStartTextDto(text="Book the taxi"), owner_id="user-1"
+            )
+            [approval] = result.pending
+            assert approval.pause_id is not None
+            question = await cut_off_in_tool(env, approval.pause_id, owner_id="user-1")
+            assert question.pause_id is not None
+            return question.pause_id
+
+    pause_id = asyncio.run(interrupted())
+    runner = CliRunner()
+    listed = runner.invoke(cli, ["pauses", "list", "--app", APP, "--store", url, "--json"])
+    assert listed.exit_code == 0, listed.output
+    [entry] = [json.loads(line) for line in listed.output.splitlines()]
+    assert (entry["pause_id"], entry["kind"]) == (pause_id, "interrupted")
+    assert entry["arguments"] == {"purpose": "taxi", "amount": 12.5}  # as it was approved
+    table = runner.invoke(cli, ["pauses", "list", "--app", APP, "--store", url])
+    assert "interrupted" in table.output
+    show = ["pauses", "show", pause_id, "--app", APP, "--store", url, "--json"]
+    assert json.loads(runner.invoke(cli, show).output)["kind"] == "interrupted"

@@ -21,13 +21,13 @@ import signal
 import subprocess
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agboss import App, ExecutionStatus, FunctionProvider, PauseStatus
+from agboss import App, ExecutionStatus, FunctionProvider, PauseKind, PauseStatus
 from agboss.mcp import McpInputRequest
 from agboss.records._outputs import ExecutionOutput
 from tests.crash.app import (
@@ -36,6 +36,7 @@ from tests.crash.app import (
     MCP_WORKFLOW,
     THREAD,
     CrashApplication,
+    CrashAskedWorkflow,
     CrashChildrenWorkflow,
     CrashGuardedWorkflow,
     CrashWorkflow,
@@ -56,6 +57,8 @@ PHASES = (
     "mcp-execute",
     "mcp-resume",
     "guarded-resume",
+    "asked-resume",
+    "answered-resume",
 )
 """Execute (on a thread the caller names; on a new thread, whose tree is written with its
 first commit); resume one of three per-item pauses; resume one so that its branch fails under
@@ -63,13 +66,19 @@ FailFast; the same two in per-item child workflows; an MCP tool's call that asks
 mid-call (its round journaled, its question a pause), then the answer that calls it again;
 resume one of three per-item pauses whose tool must not run twice (``on_interrupted=FAIL``): a
 trial may end with that branch failed (`ToolInterruptedError`, read by the join's error
-handler) instead, but no tool runs twice."""
+handler) instead, but no tool runs twice; the same with the default of a tool with a channel
+(``ASK``): a call cut off is asked about, the harness's person says it ran (a rejection the
+model reads), and no tool runs twice; and that answer given with `App.answer`, whose move runs
+in the background after the caller had its receipt."""
 
 INTERRUPTED = "ToolInterruptedError"
 """The note of a guarded trial whose call was cut off: its branch failed, nothing ran twice."""
 
 ANSWER = {"approved": True, "override_arguments": {"sure": True}}
 """The answer to the MCP tool's question."""
+
+CHECKED = {"approved": False, "reason": "checked: it ran"}
+"""The answer to whether a call that may have run runs again (``ASK``)."""
 
 
 @dataclass
@@ -80,6 +89,8 @@ class Outcome:
     output: dict[str, Any] | None
     audit: list[tuple[Any, ...]]
     tools: Counter[str] = field(default_factory=Counter)
+    keys: dict[str, set[str]] = field(default_factory=dict)
+    """The idempotency keys each item's tool ran with."""
     sends: Counter[str] = field(default_factory=Counter)
     withdraws: Counter[str] = field(default_factory=Counter)
     writes: int = 0
@@ -125,6 +136,8 @@ async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
             if children
             else CrashGuardedWorkflow
             if phase == "guarded-resume"
+            else CrashAskedWorkflow
+            if phase in ("asked-resume", "answered-resume")
             else CrashWorkflow,
             ITEMS,
             owner_id="u",
@@ -133,7 +146,9 @@ async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
     finally:
         await app.close()
     ids = [str(p.pause_id) for p in sorted(paused.pending, key=_item)]
-    if phase in ("resume", "children", "guarded-resume"):
+    if phase == "answered-resume":
+        return paused.execution_id, ["answer", ids[0]]
+    if phase in ("resume", "children", "guarded-resume", "asked-resume"):
         return paused.execution_id, ["resume", ids[0]]
     return paused.execution_id, ["resume", ids[2], BOOM]
 
@@ -196,9 +211,14 @@ async def _answer_the_rest(
     while current.status is ExecutionStatus.PAUSED and current.pending:
         first = sorted(current.pending, key=_item)[0]
         asks = McpInputRequest.of(first.ask.arguments) is not None
-        current = await app.resume(
-            str(first.pause_id), decision=ANSWER if asks else {"approved": True}, owner_id="u"
+        decision = (
+            CHECKED
+            if first.ask.kind is PauseKind.INTERRUPTED
+            else ANSWER
+            if asks
+            else {"approved": True}
         )
+        current = await app.resume(str(first.pause_id), decision=decision, owner_id="u")
     return await app.get(root, record=True)
 
 
@@ -240,10 +260,12 @@ async def _trial(
                 entry.responder,
                 None if entry.decision is None else entry.decision.approved,
                 None if entry.decision is None else entry.decision.override_arguments,
+                entry.kind,
             )
             for entry in final.record.pauses
         ],
         tools=_counted(lines, "tool"),
+        keys=_keys(lines),
         sends=_counted(lines, "send"),
         withdraws=_counted(lines, "withdraw"),
         writes=int(counts[1]),
@@ -251,14 +273,43 @@ async def _trial(
     )
 
 
-def _compare(base: Outcome, trial: Outcome, where: str, *, guarded: bool = False) -> list[str]:
-    if guarded:
+def _keys(lines: list[str]) -> dict[str, set[str]]:
+    keys: dict[str, set[str]] = {}
+    for line in lines:
+        if line.startswith("tool "):
+            _, item, *rest = line.split()
+            for key in (word for word in rest if word.startswith("key=")):
+                keys.setdefault(item, set()).add(key)
+    return keys
+
+
+def _asked(trial: Outcome) -> int:
+    """How many questions whether to run a call again the trial's person answered."""
+    return sum(entry[-1] is PauseKind.INTERRUPTED for entry in trial.audit)
+
+
+def _compare(base: Outcome, trial: Outcome, where: str, *, once: bool = False) -> list[str]:
+    """What a trial did otherwise than the uninterrupted run; ``once``: its tool must not run
+    twice (``FAIL`` or ``ASK``)."""
+    mixed = {item: keys for item, keys in trial.keys.items() if len(keys) > 1}
+    if mixed:  # a call run again is the same call: its key the same
+        return [f"{where}: a call run again with another key {mixed}"]
+    if once:
         twice = {tool: count for tool, count in trial.tools.items() if count > 1}
         if twice:
             return [f"{where}: ran twice {twice} (a tool that must not)"]
         if trial.output is not None and trial.output.get("note") == INTERRUPTED:
             status_ok = trial.status is base.status
             return [] if status_ok else [f"{where}: status {trial.status} after the interruption"]
+        asked = _asked(trial)
+        if asked:  # the person said it ran: the audit has the question, the item may not
+            trial = replace(
+                trial,
+                audit=[e for e in trial.audit if e[-1] is not PauseKind.INTERRUPTED],
+                tools=trial.tools + Counter(dict.fromkeys(base.tools - trial.tools, 1)),
+            )
+            if sum((base.tools - trial.tools).values()) > asked:
+                return [f"{where}: tool runs {dict(trial.tools)} against {dict(base.tools)}"]
     problems = []
     for name in ("status", "output", "audit"):
         if getattr(base, name) != getattr(trial, name):
@@ -294,23 +345,25 @@ async def test_a_kill_before_or_after_any_write_loses_nothing_and_runs_nothing_t
     assert base.status is ExecutionStatus.COMPLETED
     assert base.writes > 0
     problems: list[str] = []
-    trials = interrupted = 0
+    trials = interrupted = asked = 0
     for point in _points(base.writes, phase):
         for mode in ("kill-before", "kill-after"):
             plan = f"{mode}:{point}"
             trial = await _trial(kind, phase, plan, tmp_path / plan.replace(":", "-"), monkeypatch)
             trials += 1
-            guarded = phase.startswith("guarded")
-            problems += _compare(base, trial, f"{kind} {phase} {plan}", guarded=guarded)
+            once = phase in ("guarded-resume", "asked-resume", "answered-resume")
+            problems += _compare(base, trial, f"{kind} {phase} {plan}", once=once)
             interrupted += trial.output is not None and trial.output.get("note") == INTERRUPTED
+            asked += _asked(trial) > 0
     cut = f", {interrupted} ended interrupted (ToolInterruptedError)" if interrupted else ""
+    cut += f", {asked} asked whether to run a call again" if asked else ""
     _report(
         f"SIGKILL {kind} {phase}: {base.writes} writes, {trials} trials, {len(problems)} bad{cut}"
     )
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("phase", ["resume", "guarded-resume"])
+@pytest.mark.parametrize("phase", ["resume", "guarded-resume", "asked-resume"])
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_after_takeover(
     kind: str, phase: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -350,13 +403,14 @@ async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_a
                 if late or ran:
                     problems.append(f"{kind} stop-before:{point}: wrote {late}, ran {ran}")
                 twice = {t: n for t, n in _counted(_runs(runs), "tool").items() if n > 1}
-                if phase.startswith("guarded") and twice:
+                if phase in ("guarded-resume", "asked-resume") and twice:
                     problems.append(f"{kind} stop-before:{point}: ran twice {twice}")
                 if final.status is not ExecutionStatus.COMPLETED:
                     problems.append(f"{kind} stop-before:{point}: {final.status}")
                 final_again = await app.get(final.execution_id, record=True)
                 assert final_again.record is not None
-                assert len(final_again.record.pauses) == len(base.audit)
+                asked = [p for p in final_again.record.pauses if p.kind is PauseKind.INTERRUPTED]
+                assert len(final_again.record.pauses) - len(asked) == len(base.audit)
             finally:
                 await app.close()
     _report(f"SIGSTOP {kind} {phase}: {base.fenced} fenced writes, {len(set(points))} trials")

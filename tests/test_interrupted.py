@@ -3,8 +3,9 @@ happens (issue 38): before the handler of a tool that must not run twice is call
 intent is committed; a process killed after that and before the result leaves an attempt with
 no result, which the instance
 that recovers the tree finds — ``FAIL`` fails the step with `ToolInterruptedError` and runs
-nothing; ``RERUN`` (the default, which needs no intent) runs the tool again with the same
-idempotency key.
+nothing; ``RERUN`` (the default without a channel, which needs no intent) runs the tool again
+with the same idempotency key; ``ASK`` (the default with a channel) asks the tool's channel
+whether to run it again, with a pause of its own.
 
 Each trial runs the app in a child process (`tests.interrupted_app`) that dies with SIGKILL
 inside the tool, then recovers the tree in this one, on both stores."""
@@ -25,11 +26,30 @@ import pytest
 from agboss import (
     AgentFailedError,
     App,
+    AssemblyError,
+    DtoValidationError,
     ExecutionStatus,
+    NotPausedError,
+    OnInterrupted,
+    PauseKind,
+    ToolHandler,
     ToolInterruptedError,
     WorkflowFinishTextDto,
+    agent,
+    application,
+    tool,
+    workflow,
 )
-from tests.interrupted_app import open_app
+from agboss.components import spec_of
+from tests.interrupted_app import (
+    ASKED,
+    AskedPayTool,
+    PaidDto,
+    PayAgainTool,
+    PaymentDto,
+    open_app,
+)
+from tests.office_parts import office_flow
 from tests.stores import STORE_KINDS, store_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,3 +220,179 @@ async def test_a_holder_stalled_mid_call_and_taken_over_records_no_second_run(
                 os.kill(child.pid, signal.SIGCONT)
                 child.kill()
     assert len(ran(runs)) == 1
+
+
+# ---- ASK: a person decides whether a call that may have run runs again -------------------
+
+
+async def cut_off_after_approval(url: str, tool_name: str) -> tuple[App, str, str]:
+    """The call approved (``tool_name``), cut off in the tool in a child process, and the tree
+    recovered here; the app, the root and the approval's pause id."""
+    app = await open_app(url)
+    try:
+        paused = await app.execute(
+            _workflow(app), {"text": tool_name}, owner_id="u-1", thread_id="t-1"
+        )
+        [approval] = paused.pending
+        assert approval.pause_id is not None
+    finally:
+        await app.close()
+    assert await in_child(url, tool_name, approval.pause_id, die=True) == -signal.SIGKILL
+    app, root = await recovered(url)
+    return app, root, approval.pause_id
+
+
+def test_a_tool_with_a_channel_is_asked_about_and_one_without_runs_again_by_default() -> None:
+    asked, again = spec_of(AskedPayTool), spec_of(PayAgainTool)
+    assert asked is not None
+    assert again is not None
+    assert asked.on_interrupted is OnInterrupted.ASK
+    assert again.on_interrupted is OnInterrupted.RERUN
+
+
+async def test_ask_on_a_tool_without_a_channel_is_a_wiring_error(tmp_path: Path) -> None:
+    @tool(
+        name="blind-pay-tool",
+        description="Pays with nobody to ask",
+        input=PaymentDto,
+        output=PaidDto,
+        on_interrupted=OnInterrupted.ASK,
+    )
+    class BlindPayTool(ToolHandler[PaymentDto, PaidDto]):
+        def run(self, args: PaymentDto) -> PaidDto:
+            return PaidDto(status="paid")
+
+    @agent(
+        name="blind-agent", description="Pays", prompt="Pay.", model="test/m", tools=[BlindPayTool]
+    )
+    class BlindAgent: ...
+
+    @workflow(name="blind-workflow", version="1", flow=office_flow(BlindAgent))
+    class BlindWorkflow: ...
+
+    @application(name="blind-application", workflows=[BlindWorkflow])
+    class BlindApplication: ...
+
+    with pytest.raises(AssemblyError) as failed:
+        await App.create(BlindApplication, store=f"sqlite:///{tmp_path / 'a.db'}")
+    [violation] = [v for v in failed.value.violations if v.rule == "tool.ask-without-channel"]
+    assert violation.component == "blind-pay-tool"
+    assert "channel=" in violation.message
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_an_asked_tool_cut_off_mid_call_asks_and_runs_again_once_when_approved(
+    kind: str, tmp_path: Path, runs: Path
+) -> None:
+    async with store_url(kind, tmp_path) as url:
+        app, root, approval_id = await cut_off_after_approval(url, "asked-pay-tool")
+        try:
+            rested = await app.get(root)
+            assert rested.status is ExecutionStatus.PAUSED
+            [question] = rested.pending
+            assert question.ask.kind is PauseKind.INTERRUPTED
+            assert question.pause_id not in (None, approval_id)  # its own id
+            assert question.ask.tool == "asked-pay-tool"
+            assert question.ask.arguments == {"invoice": "inv-7", "amount": 120.0}
+            assert ASKED[-1].kind is PauseKind.INTERRUPTED  # its channel was told what it asks
+            assert ASKED[-1].arguments == PaymentDto(invoice="inv-7", amount=120.0)
+            [entry] = (await app.pending(owner_id="u-1")).entries
+            assert entry.pause.ask.kind is PauseKind.INTERRUPTED
+            described = await app.describe_pause(str(question.pause_id))
+            assert described.pause.ask.kind is PauseKind.INTERRUPTED
+            assert app.arguments_schema(question) == {}  # nothing to edit: as it was, or not
+            assert question.pause_id is not None
+            with pytest.raises(DtoValidationError, match="runs again as it was"):
+                await app.resume(
+                    question.pause_id,
+                    decision={"approved": True, "override_arguments": {"amount": 1.0}},
+                    owner_id="u-1",
+                )
+            with pytest.raises(NotPausedError):  # the approval was answered and taken
+                await app.resume(approval_id, decision={"approved": True}, owner_id="u-1")
+            done = await app.resume(question.pause_id, decision={"approved": True}, owner_id="u-1")
+            assert done.status is ExecutionStatus.COMPLETED
+            assert isinstance(done.output, WorkflowFinishTextDto)
+            assert "paid inv-7" in done.output.text
+            record = (await app.get(root, record=True)).record
+            assert record is not None
+            assert [s.kind for s in record.steps] == ["model-call", "tool-run", "model-call"]
+            assert [(p.kind, p.responder, p.step.kind) for p in record.pauses] == [
+                (PauseKind.APPROVAL, "u-1", "tool-run"),
+                (PauseKind.INTERRUPTED, "u-1", "tool-interrupted"),
+            ]
+            assert await app.recover() == []  # nothing left to move
+        finally:
+            await app.close()
+    first, second = ran(runs)
+    assert first["key"] == second["key"]  # the same call, run again
+    assert (first["attempt"], second["attempt"]) == (1, 2)
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_an_asked_tool_whose_rerun_is_rejected_is_not_run_and_the_model_is_told(
+    kind: str, tmp_path: Path, runs: Path
+) -> None:
+    async with store_url(kind, tmp_path) as url:
+        app, root, _ = await cut_off_after_approval(url, "asked-pay-tool")
+        try:
+            [question] = (await app.get(root)).pending
+            assert question.pause_id is not None
+            done = await app.resume(
+                question.pause_id,
+                decision={"approved": False, "reason": "the bank shows it paid"},
+                owner_id="u-1",
+            )
+            assert done.status is ExecutionStatus.COMPLETED
+            assert isinstance(done.output, WorkflowFinishTextDto)
+            told = done.output.text  # the scripted model says what the tool answered
+            assert "asked-pay-tool's call may have run" in told
+            assert "was not run again: u-1 declined: the bank shows it paid" in told
+            record = (await app.get(root, record=True)).record
+            assert record is not None
+            [_, refused, _] = record.steps
+            assert refused.kind == "tool-run"
+            assert refused.error is not None
+            [_, answered] = record.pauses
+            assert answered.kind is PauseKind.INTERRUPTED
+            assert answered.decision is not None
+            assert not answered.decision.approved
+        finally:
+            await app.close()
+    assert len(ran(runs)) == 1  # never run again
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_rerun_that_is_cut_off_too_asks_again_for_its_next_attempt(
+    kind: str, tmp_path: Path, runs: Path
+) -> None:
+    async with store_url(kind, tmp_path) as url:
+        app, root, _ = await cut_off_after_approval(url, "asked-pay-tool")
+        try:
+            [first] = (await app.get(root)).pending
+            assert first.pause_id is not None
+        finally:
+            await app.close()
+        assert await in_child(url, "asked-pay-tool", first.pause_id, die=True) == -signal.SIGKILL
+        app, root = await recovered(url)
+        try:
+            [second] = (await app.get(root)).pending
+            assert second.ask.kind is PauseKind.INTERRUPTED
+            assert second.pause_id not in (None, first.pause_id)
+            assert second.pause_id is not None
+            done = await app.resume(second.pause_id, decision={"approved": True}, owner_id="u-1")
+            assert done.status is ExecutionStatus.COMPLETED
+            record = (await app.get(root, record=True)).record
+            assert record is not None
+            assert [p.kind for p in record.pauses] == [
+                PauseKind.APPROVAL,
+                PauseKind.INTERRUPTED,
+                PauseKind.INTERRUPTED,
+            ]
+        finally:
+            await app.close()
+    assert [(r["attempt"], r["key"] == ran(runs)[0]["key"]) for r in ran(runs)] == [
+        (1, True),
+        (2, True),
+        (3, True),
+    ]

@@ -29,6 +29,7 @@ from tests.desk import (
     OfficeApplication,
     OfficeWorkflow,
 )
+from tests.interrupting import cut_off_in_tool
 from tests.stores import STORE_KINDS, store_url
 from tests.test_examples import example_env
 from tests.test_pauses import BOTH, DONE, REQUEST
@@ -416,3 +417,25 @@ async def test_the_demo_serves_the_page_on_loopback_and_finishes_when_it_is_answ
     assert "returned the deposit of L-8 to DE89 3704 0044 0532 0130 00" in out
     assert "rejected by user-1: not this month" in out
     assert out.rstrip().endswith("status: completed")
+
+
+async def test_a_call_that_may_have_run_is_asked_again_as_it_was_without_an_edit_form(
+    site: Site,
+) -> None:
+    result = await site.paused()
+    [expense] = [p for p in result.pending if p.ask.tool == "book-expense-tool"]
+    assert expense.pause_id is not None
+    await cut_off_in_tool(site.env, expense.pause_id, owner_id="ada", tenant_id="acme")
+    page = await site.open()
+    card = expense_card(page)
+    await expect(card).to_have_attribute("data-kind", "interrupted")
+    await expect(card.get_by_role("heading")).to_have_text(
+        "office-agent's call of book-expense-tool may already have run (it was cut off "
+        "mid-call). Run it again?"
+    )
+    await expect(card.locator("table.arguments")).to_contain_text("12.5")  # as it was approved
+    await expect(card.get_by_role("button", name="Edit arguments")).to_have_count(0)
+    await card.get_by_role("button", name="Run again").click()
+    await expect(card.locator(".note")).to_have_text("Approved — recorded.")
+    await eventually(lambda: len(RUNS) == 2, f"a second run (ran {RUNS})")
+    assert RUNS == ["book-expense taxi 12.5", "book-expense taxi 12.5"]

@@ -70,6 +70,7 @@ PUBLIC = [
     "PauseAnswerer",
     "PauseAnswererError",
     "PauseDescription",
+    "PauseKind",
     "PauseRecord",
     "PauseResolution",
     "PauseStatus",

@@ -6,6 +6,10 @@ recorded (the pass that moved the tree failed after), and the caller's retry got
 `NotPausedError`. Here the store fails, through a fault-injecting wrapper of its writes, at
 each point: the answer's commit reached the database but its caller heard of a failure (the
 outcome unknown), it did not reach it, and the pass after a recorded answer failed.
+
+The office's tool has a channel, so a call that may have run is asked about (``ASK``, issue
+38): its intent is committed with the answer, so a tree the answer's call did not move — even
+one whose tool never began — rests on that question once the sweep takes it over.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from agboss import (
     ExecutionOutput,
     ExecutionStatus,
     NotPausedError,
+    PauseKind,
     PauseStatus,
     StoreError,
     StoreOutcomeUnknownError,
@@ -83,6 +88,18 @@ async def paused(env: TestEnv) -> tuple[ExecutionOutput, str]:
     return result, pending.pause_id
 
 
+async def asked_again(env: TestEnv, root: str, *, approved: bool) -> ExecutionOutput:
+    """The tree the sweep took over rests on the question whether to run the call again (its
+    intent was committed, its result not): answered."""
+    rested = await env.app.get(root)
+    assert rested.status is ExecutionStatus.PAUSED
+    [question] = rested.pending
+    assert question.ask.kind is PauseKind.INTERRUPTED
+    assert question.pause_id is not None
+    decision = {"approved": approved, "reason": "checked with the expense system"}
+    return await env.app.resume(question.pause_id, decision=decision, owner_id="user-1")
+
+
 async def status(env: TestEnv, pause_id: str) -> PauseStatus:
     pause = await env.app.store.pauses.find_by_tenant_id_and_pause_id("default", pause_id)
     assert pause is not None
@@ -101,12 +118,14 @@ async def test_an_answer_committed_before_the_store_went_away_is_said_to_be_reco
         await env.app.resume(pause_id, decision={"approved": True}, owner_id="user-1")
     assert not_moved.value.execution_id == result.execution_id
     assert await status(env, pause_id) is PauseStatus.RESOLVED
+    faults.answer_commits_then_fails = False
     await env.clock.advance(timedelta(minutes=2))  # past the lease the lost commit took
+    await asked_again(env, result.execution_id, approved=True)
     done = await env.app.get(result.execution_id, record=True)
     assert done.status is ExecutionStatus.COMPLETED
     assert desk.RUNS == ["book-expense taxi 12.5"]
     assert done.record is not None
-    assert len(done.record.pauses) == 1
+    assert [p.kind for p in done.record.pauses] == [PauseKind.APPROVAL, PauseKind.INTERRUPTED]
 
 
 async def test_app_answer_with_an_outcome_found_recorded_returns_its_receipt(
@@ -118,8 +137,11 @@ async def test_app_answer_with_an_outcome_found_recorded_returns_its_receipt(
     receipt = await env.app.answer(pause_id, decision={"approved": True}, owner_id="user-1")
     assert receipt.execution_id == result.execution_id
     assert not receipt.repeated
+    faults.answer_commits_then_fails = False
     await env.clock.advance(timedelta(minutes=2))
-    assert (await env.app.get(result.execution_id)).status is ExecutionStatus.COMPLETED
+    assert (await asked_again(env, result.execution_id, approved=True)).status is (
+        ExecutionStatus.COMPLETED
+    )
     assert desk.RUNS == ["book-expense taxi 12.5"]
 
 
@@ -155,7 +177,7 @@ async def test_an_outcome_the_store_cannot_tell_has_its_own_code_and_a_safe_retr
     assert receipt.repeated
     # ...and the recorded answer is moved by the sweep: the tool runs once.
     await env.clock.advance(timedelta(minutes=2))
-    done = await env.app.get(result.execution_id)
+    done = await asked_again(env, result.execution_id, approved=True)
     assert done.status is ExecutionStatus.COMPLETED
     assert desk.RUNS == ["book-expense taxi 12.5"]
 
@@ -176,8 +198,8 @@ async def test_a_store_that_fails_after_the_answer_was_recorded_says_it_was_reco
         await env.app.resume(pause_id, decision={"approved": False}, owner_id="user-1")
     faults.passes_fail = False
     await env.clock.advance(timedelta(seconds=31))  # the sweep takes the recorded answer
-    done = await env.app.get(result.execution_id)
+    # The tool ran before the journal's commit failed: the person says so, and it is not
+    # paid twice.
+    done = await asked_again(env, result.execution_id, approved=False)
     assert done.status is ExecutionStatus.COMPLETED
-    # The tool ran before the journal's commit failed, and runs again on recovery: that a
-    # tool is never paid twice is issue 38's (its intent journaled before it runs).
-    assert set(desk.RUNS) == {"book-expense taxi 12.5"}
+    assert desk.RUNS == ["book-expense taxi 12.5"]

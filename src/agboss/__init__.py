@@ -39,6 +39,7 @@ from agboss.enums import (
     ExecutionStatus,
     OnInterrupted,
     PauseAnswerer,
+    PauseKind,
     PauseResolution,
     PauseStatus,
 )
@@ -167,6 +168,7 @@ __all__ = [
     "PauseAnswerer",
     "PauseAnswererError",
     "PauseDescription",
+    "PauseKind",
     "PauseRecord",
     "PauseResolution",
     "PauseStatus",

@@ -20,6 +20,7 @@ from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto, schema_of
 from agboss.engine._engine import Engine
 from agboss.engine._runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
+from agboss.enums import PauseKind
 from agboss.errors import ConfigurationError, DtoValidationError
 from agboss.inputs import InputLimits, check_id
 from agboss.mcp._input import McpInputRequest
@@ -479,9 +480,10 @@ class App:
     def arguments_schema(self, pause: PendingPause) -> dict[str, Any]:
         """The JSON schema of the tool's input: the shape ``override_arguments`` must have
         (an answering screen's form) — for a question an MCP tool asked, its answer's. Empty
-        for a tool this build no longer has."""
+        for a tool this build no longer has, and for a call that may have run
+        (`PauseKind.INTERRUPTED`: it runs again as it was, or not at all)."""
         found = self._runtime.assembly.tool_named(pause.agent, pause.ask.tool)
-        if found is None:
+        if found is None or pause.ask.kind is PauseKind.INTERRUPTED:
             return {}
         question = McpInputRequest.of(pause.ask.arguments)
         if question is not None and issubclass(found[0], McpTool):

@@ -60,6 +60,10 @@ class StepContext:
         validation_attempts: How many invalid answers the agent gave before this step.
         copy_index: The branch of a parallel launch the step runs in (0 outside one).
         item_index: The item of a per-item launch the step runs for (``None`` outside one).
+        attempt: Which run of a tool's call this is (1-based): the next after a call that
+            may have run was run again. Counted for a tool that must not run twice (its
+            ``on_interrupted`` is ``FAIL`` or ``ASK``, whose runs are journaled before they
+            begin); always 1 for a ``RERUN`` tool, which writes no intent.
     """
 
     node_id: str
@@ -71,6 +75,7 @@ class StepContext:
     validation_attempts: int = 0
     copy_index: int = 0
     item_index: int | None = None
+    attempt: int = 1
 
 
 @dataclass(frozen=True, slots=True)

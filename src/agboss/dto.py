@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
+from agboss.enums import PauseKind
+
 __all__ = [
     "ToolCallApprovalAskDto",
     "ToolCallApprovalDecisionDto",
@@ -40,7 +42,10 @@ class ToolCallApprovalAskDto(BaseModel):
     Attributes:
         tool: The tool's name.
         call_id: The model's id of the call.
-        arguments: The arguments the model gave, as the tool's input DTO dumps them.
+        arguments: The arguments the model gave, as the tool's input DTO dumps them (for a
+            question the tool asked mid-call, the question and its schema).
+        kind: What is asked: approve the call, answer the tool's question, or run again a
+            call that may have run (`PauseKind`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -48,6 +53,7 @@ class ToolCallApprovalAskDto(BaseModel):
     tool: str
     call_id: str
     arguments: dict[str, Any]
+    kind: PauseKind = PauseKind.APPROVAL
 
 
 class ToolCallApprovalDecisionDto(BaseModel):

@@ -7,7 +7,9 @@ from enum import StrEnum
 __all__ = [
     "DecidedBy",
     "ExecutionStatus",
+    "OnInterrupted",
     "PauseAnswerer",
+    "PauseKind",
     "PauseResolution",
     "PauseStatus",
 ]
@@ -41,16 +43,41 @@ class OnInterrupted(StrEnum):
     """What happens to a tool's call that may have run but left no result: its process died,
     or its pass lost the tree, after the call's intent was committed and before its result.
 
+    A tool that names none gets ``ASK`` if it has a channel, else ``RERUN``.
+
     Attributes:
-        RERUN: It runs again, with the same ``ExecutionContext.step.idempotency_key`` (and the
-            next ``step.attempt``): for tools that are idempotent, or deduplicate with their
-            provider by that key. Today's behaviour, and the default.
+        RERUN: It runs again, with the same ``ExecutionContext.step.idempotency_key``: for
+            tools that are idempotent, or deduplicate with their provider by that key. It
+            pays nothing (no intent is written), so its ``step.attempt`` stays 1.
         FAIL: The agent's step fails with `ToolInterruptedError` (``tool.interrupted``), which
             ``.on_join_error`` can match: a person checks what happened.
+        ASK: The tree pauses on a question to the tool's channel — a pause of its own, of kind
+            `PauseKind.INTERRUPTED` — answered like any other: approved, the call runs again
+            with the same key (its ``step.attempt`` the next); rejected, the model reads that
+            it may have run and was not run again. Needs a channel.
     """
 
     RERUN = "rerun"
     FAIL = "fail"
+    ASK = "ask"
+
+
+class PauseKind(StrEnum):
+    """What a pause asks (``ask.kind``): shown in ``pending``, the inbox, the page, the CLI
+    and the audit trail, and given to the channel (``ApprovalAsk.kind``).
+
+    Attributes:
+        APPROVAL: May this tool call run? (``override_arguments`` may change its arguments.)
+        TOOL_INPUT: A question the tool asked mid-call (an MCP elicitation); the approval's
+            ``override_arguments`` is the answer.
+        INTERRUPTED: This call may have run already (its process died mid-call): run it
+            again? Approved, it runs again as it was (no ``override_arguments``); rejected,
+            the model reads that it may have run and was not run again.
+    """
+
+    APPROVAL = "approval"
+    TOOL_INPUT = "tool-input"
+    INTERRUPTED = "interrupted"
 
 
 class PauseStatus(StrEnum):

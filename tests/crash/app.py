@@ -16,6 +16,7 @@ from agboss import (
     ChannelOf,
     ChannelOutcome,
     ChannelWithdrawal,
+    ExecutionContext,
     JoinHandler,
     JoinInput,
     OnInterrupted,
@@ -88,10 +89,15 @@ class CrashInboxChannel(CrashApprovalChannel):
     input=ItemDto,
     output=DoneDto,
     channel=CrashApprovalChannel,
+    deps=[ExecutionContext],
+    on_interrupted=OnInterrupted.RERUN,  # at least once, with the same key
 )
 class CrashItemTool(ToolHandler[ItemDto, DoneDto]):
+    def __init__(self, context: ExecutionContext) -> None:
+        self.context = context
+
     def run(self, args: ItemDto) -> DoneDto:
-        note(f"tool {args.item_id}")
+        note(f"tool {args.item_id} key={self.context.step.idempotency_key}")
         return DoneDto(status=f"handled {args.item_id}")
 
 
@@ -101,10 +107,36 @@ class CrashItemTool(ToolHandler[ItemDto, DoneDto]):
     input=ItemDto,
     output=DoneDto,
     channel=CrashApprovalChannel,
+    deps=[ExecutionContext],
     on_interrupted=OnInterrupted.FAIL,
 )
 class CrashGuardedItemTool(CrashItemTool):
     """The item tool's run, declared as a tool that must not run twice."""
+
+
+@tool(
+    name="crash-asked-item-tool",
+    description="Handles an item; a person is asked before it runs again",
+    input=ItemDto,
+    output=DoneDto,
+    channel=CrashApprovalChannel,
+    deps=[ExecutionContext],
+)
+class CrashAskedItemTool(CrashItemTool):
+    """The item tool's run with the default of a tool with a channel: ``ASK``."""
+
+
+@agent(
+    name="crash-asked-item-agent",
+    description="Handles one item with a tool whose interrupted call is asked about",
+    prompt="Handle it.",
+    model="test/model",
+    tools=[CrashAskedItemTool],
+    input=ItemDto,
+    output=DoneDto,
+    max_validation_attempts=0,
+)
+class CrashAskedItemAgent: ...
 
 
 @agent(
@@ -185,6 +217,21 @@ class CrashWorkflow: ...
 class CrashGuardedWorkflow: ...
 
 
+@workflow(
+    name="crash-asked-workflow",
+    version="1",
+    flow=[
+        start(CrashStart)
+        .returns(ItemsDto)
+        .to_each(CrashAskedItemAgent, over="items")
+        .join(CrashCountJoin)
+        .on_join_error(AgentFailedError, CrashRecoverJoin)
+        .to_finish(CrashFinish)
+    ],
+)
+class CrashAskedWorkflow: ...
+
+
 @workflow_start(name="crash-child-workflow-start", description="s", input=ItemDto)
 class CrashChildStart: ...
 
@@ -220,7 +267,7 @@ class CrashChildrenWorkflow: ...
 
 @application(
     name="crash-application",
-    workflows=[CrashWorkflow, CrashChildrenWorkflow, CrashGuardedWorkflow],
+    workflows=[CrashWorkflow, CrashChildrenWorkflow, CrashGuardedWorkflow, CrashAskedWorkflow],
     channels=[CrashInboxChannel],
 )
 class CrashApplication: ...
@@ -241,8 +288,7 @@ def model(request: ChatRequest) -> ChatResponse:
         arguments = "{}" if BOOM in results[-1] else json.dumps({"status": "ok"})
         return ChatResponse(tool_calls=(ToolCall(id="a", name=ANSWER_TOOL, arguments=arguments),))
     item = next(m.content for m in request.messages if m.role is MessageRole.USER)
-    guarded = any(tool.name == "crash-guarded-item-tool" for tool in request.tools)
-    name = "crash-guarded-item-tool" if guarded else "crash-item-tool"
+    [name] = [tool.name for tool in request.tools if tool.name != ANSWER_TOOL]
     return ChatResponse(tool_calls=(ToolCall(id="c", name=name, arguments=item),))
 
 
@@ -289,6 +335,7 @@ def crash_mcp_application() -> type[Any]:
         {"AGBOSS_TEST_RUNS": os.environ["AGBOSS_TEST_RUNS"]},
         approvals={"erase_*": CrashMcpApprovalChannel},
         only=["erase_history"],
+        on_interrupted=OnInterrupted.RERUN,  # these phases prove the questions' rounds
     )
 
     @agent(

@@ -3,8 +3,9 @@
 ``python -m tests.crash.worker URL PLAN LOG PHASE [PAUSE_ID [OVERRIDE]]``: runs one phase —
 ``execute`` the crash workflow (``execute-children``: its per-item child workflows;
 ``execute-new``: on a new thread, whose tree is written with its first commit), or
-``resume`` a pause (approved, with ``OVERRIDE`` as its item
-id when given), or ``mcp-execute`` / ``mcp-resume PAUSE_ID`` the MCP workflow whose tool asks a
+``resume`` a pause (approved, with ``OVERRIDE`` as its item id when given), ``answer`` it
+(`App.answer`: recorded at once, the tree moved in the background, which ``close`` waits
+for), or ``mcp-execute`` / ``mcp-resume PAUSE_ID`` the MCP workflow whose tool asks a
 question (answered ``{"sure": true}``) — on an `App` whose store counts every `Store.write`.
 ``PLAN`` is ``none`` (count only), ``kill-before:K``, ``kill-after:K`` (the K-th write) or
 ``stop-before:K`` (the K-th fenced write: a pass's). Every write is logged to ``LOG``, so the
@@ -148,6 +149,8 @@ async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
             await app.execute(workflow, ITEMS, owner_id="u", thread_id=THREAD)
         elif phase == "execute-new":
             await app.execute(CrashWorkflow, ITEMS, owner_id="u")
+        elif phase == "answer":  # recorded at once, moved in the background (before close)
+            await app.answer(rest[0], decision={"approved": True}, owner_id="u")
         else:
             pause_id, *override = rest
             decision: dict[str, Any] = {"approved": True}
@@ -155,8 +158,8 @@ async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
                 decision["override_arguments"] = {"item_id": override[0]}
             await app.resume(pause_id, decision=decision, owner_id="u")
     finally:
+        await app.close()  # which waits for a move in the background: counted too
         store._note(f"writes {store.writes} fenced {store.fenced}")
-        await app.close()
 
 
 if __name__ == "__main__":

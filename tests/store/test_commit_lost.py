@@ -17,7 +17,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from agboss import AnswerNotMovedError, ExecutionStatus, PauseStatus, WorkflowStartTextDto
+from agboss import (
+    AnswerNotMovedError,
+    ExecutionStatus,
+    PauseKind,
+    PauseStatus,
+    WorkflowStartTextDto,
+)
 from agboss.testing import TestEnv, test_with
 from tests import desk
 from tests.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
@@ -128,6 +134,12 @@ async def test_an_answer_whose_commit_lost_its_connection_is_said_to_be_recorded
     assert pause is not None
     assert pause.status is PauseStatus.RESOLVED  # the server had committed it
     await made.clock.advance(timedelta(minutes=2))  # the sweep moves it
-    done = await app.get(result.execution_id)
+    # The call's intent was committed with the answer: the tool may have run for all the
+    # sweep can tell (it did not), so the person is asked whether to run it (issue 38).
+    rested = await app.get(result.execution_id)
+    [question] = rested.pending
+    assert question.ask.kind is PauseKind.INTERRUPTED
+    assert question.pause_id is not None
+    done = await app.resume(question.pause_id, decision={"approved": True}, owner_id="user-1")
     assert done.status is ExecutionStatus.COMPLETED
     assert desk.RUNS == ["book-expense taxi 12.5"]

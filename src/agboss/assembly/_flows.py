@@ -24,6 +24,7 @@ from agboss.components._specs import (
     WorkflowStartSpec,
     spec_of,
 )
+from agboss.enums import OnInterrupted
 from agboss.flow._dsl import Flow, LaunchSpec, StepKind
 from agboss.flow._graph import CompiledBranch, CompiledLaunch, FlowGraph, FlowNode
 from agboss.mcp._servers import McpServer
@@ -321,6 +322,13 @@ class FlowRules(Walk):
             if spec is not None and tool not in self.checked_tools:
                 self.checked_tools.add(tool)
                 self.check_tool_types(tool, spec)
+                if spec.on_interrupted is OnInterrupted.ASK and spec.channel is None:
+                    self.violate(
+                        "tool.ask-without-channel",
+                        spec.name,
+                        "declares on_interrupted=OnInterrupted.ASK but has no channel to ask; "
+                        "give it channel=..., or choose OnInterrupted.RERUN or FAIL",
+                    )
             if spec is not None and spec.channel is not None:
                 channel = spec.channel
                 if (

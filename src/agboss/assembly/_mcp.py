@@ -24,8 +24,10 @@ from agboss.components._specs import (
     ChannelSpec,
     ComponentKind,
     ToolSpec,
+    interrupted_default,
     spec_of,
 )
+from agboss.enums import OnInterrupted
 from agboss.errors import ConfigurationError, ToolError
 from agboss.mcp._arguments import McpArguments, McpSchemaError, McpToolOutput, arguments_model
 from agboss.mcp._input import McpReply, McpRound
@@ -205,6 +207,18 @@ class McpRules(Walk):
                 )
         classes = []
         calls = self.mcp.calls.get(server)
+        unasked = [
+            tool.name
+            for tool in listing.tools
+            if server.offers(tool.name) and server.channel_for(tool.name) is None
+        ]
+        if server.on_interrupted is OnInterrupted.ASK and unasked:
+            self.violate(
+                "mcp.ask-without-channel",
+                server.name,
+                f"declares on_interrupted=OnInterrupted.ASK, but {', '.join(unasked)} have no "
+                "channel to ask; name one for them in approvals=, or choose RERUN or FAIL",
+            )
         for tool in listing.tools:
             if not server.offers(tool.name):
                 continue
@@ -238,8 +252,9 @@ class McpRules(Walk):
             description=tool.description or f"The tool {tool.name} of {server.name}.",
             input=arguments,
             output=McpToolOutput,
-            channel=server.channel_for(tool.name),
+            channel=(channel := server.channel_for(tool.name)),
             timeout=server.timeout,
+            on_interrupted=interrupted_default(server.on_interrupted, channel),
         )
         return made
 

@@ -194,6 +194,7 @@ def _pause_json(pause: PendingPause) -> dict[str, Any]:
         "channel": pause.channel,
         "item_index": pause.item_index,
         "child_execution_id": pause.child_execution_id,
+        "kind": pause.ask.kind.value,
         "tool": pause.ask.tool,
         "arguments": pause.ask.arguments,
     }
@@ -273,7 +274,7 @@ def list_pauses(
     table = Table(title=f"{len(entries)} waiting pause(s)")
     # An id is never cut (a prefix answers nothing): its column folds, never shrinks.
     table.add_column("pause id", min_width=32, overflow="fold")
-    for column in ("asked", "owner", "agent", "channel", "tool call"):
+    for column in ("asked", "owner", "agent", "channel", "kind", "tool call"):
         table.add_column(column, overflow="fold")
     for entry in entries:
         pause = entry.pause
@@ -284,6 +285,7 @@ def list_pauses(
             escape(entry.owner_id),
             escape(pause.agent),
             escape(pause.channel),
+            pause.ask.kind.value,
             escape(f"{pause.ask.tool}({arguments})"),
         )
     _out().print(table)
@@ -311,6 +313,7 @@ def show_pause(
             "channel": found.pause.channel,
             "execution_id": found.execution_id,
             "asked_at": found.asked_at.isoformat(),
+            "kind": found.pause.ask.kind.value,
             "tool": found.pause.ask.tool,
             "arguments": found.pause.ask.arguments,
             "responder": found.responder,

@@ -9,7 +9,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.enums import PauseAnswerer, PauseResolution
+from agboss.enums import PauseAnswerer, PauseKind, PauseResolution
 
 __all__ = [
     "ApprovalAsk",
@@ -31,11 +31,15 @@ class ApprovalAsk(Generic[ArgsT]):
         tool: The tool's name.
         call_id: The model's id of the call.
         arguments: The call's validated arguments.
+        kind: What is asked: `PauseKind.APPROVAL` (may it run?), `PauseKind.TOOL_INPUT` (the
+            tool's question, in ``arguments``) or `PauseKind.INTERRUPTED` (the call may have
+            run already: run it again, as it was?).
     """
 
     tool: str
     call_id: str
     arguments: ArgsT
+    kind: PauseKind = PauseKind.APPROVAL
 
 
 @dataclass(frozen=True, slots=True)

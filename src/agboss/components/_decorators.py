@@ -31,6 +31,7 @@ from agboss.components._specs import (
     WorkflowFinishSpec,
     WorkflowSpec,
     WorkflowStartSpec,
+    interrupted_default,
 )
 from agboss.enums import DecidedBy, OnInterrupted, PauseAnswerer
 from agboss.errors import ConfigurationError
@@ -159,7 +160,7 @@ def tool(
     channel: type[Any] | None = None,
     deps: Sequence[type[Any]] = (),
     timeout: timedelta | None = None,
-    on_interrupted: OnInterrupted = OnInterrupted.RERUN,
+    on_interrupted: OnInterrupted | None = None,
 ) -> Callable[[C], C]:
     """Declares a tool; its class implements `ToolHandler[input, output]`.
 
@@ -172,8 +173,9 @@ def tool(
         deps: Types the container injects into its constructor, in order.
         timeout: How long a run may take on the application's Clock.
         on_interrupted: What happens to a call that may have run but left no result (its
-            process died mid-call): `OnInterrupted.RERUN` (the default) or
-            `OnInterrupted.FAIL` (see ``docs/executions.md``).
+            process died mid-call): `OnInterrupted.RERUN`, `OnInterrupted.FAIL` or
+            `OnInterrupted.ASK` (a question to its channel); by default ``ASK`` for a tool with
+            a channel, ``RERUN`` otherwise (see ``docs/executions.md``).
     """
     return _attach(
         ToolSpec(
@@ -185,7 +187,7 @@ def tool(
             channel=channel,
             deps=tuple(deps),
             timeout=timeout,
-            on_interrupted=on_interrupted,
+            on_interrupted=interrupted_default(on_interrupted, channel),
         )
     )
 

@@ -38,6 +38,7 @@ __all__ = [
     "WorkflowFinishSpec",
     "WorkflowSpec",
     "WorkflowStartSpec",
+    "interrupted_default",
     "spec_of",
 ]
 
@@ -104,6 +105,14 @@ class ToolSpec(ComponentSpec):
     channel: type[Any] | None = None
     timeout: timedelta | None = None
     on_interrupted: OnInterrupted = OnInterrupted.RERUN
+
+
+def interrupted_default(declared: OnInterrupted | None, channel: object) -> OnInterrupted:
+    """What a tool's interrupted call does: as declared, else asked of its channel if it has
+    one (a person approved it once), else run again."""
+    if declared is not None:
+        return declared
+    return OnInterrupted.RERUN if channel is None else OnInterrupted.ASK
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

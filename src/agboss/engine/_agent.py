@@ -17,7 +17,6 @@ import asyncio
 import functools
 import inspect
 import json
-import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
@@ -41,6 +40,7 @@ from agboss.engine._frame import (
     maybe_await,
     step_context,
 )
+from agboss.engine._interrupted import Interrupted, RunAgain, on_interrupted
 from agboss.engine._timeouts import run_within
 from agboss.engine._tool_input import Asked, run_asking
 from agboss.engine._tool_results import ToolResult
@@ -52,7 +52,6 @@ from agboss.errors import (
     PassStoppingError,
     TestSetupError,
     ToolError,
-    ToolInterruptedError,
 )
 from agboss.flow._graph import FlowNode
 from agboss.mcp._arguments import McpArguments
@@ -67,7 +66,6 @@ from agboss.models._messages import (
     ToolSchema,
 )
 from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit, listening
-from agboss.observability._logs import log_event
 from agboss.observability._tracing import span
 from agboss.pii._policy import PiiSeam, UnknownTokenError
 from agboss.records._model import ComponentRecord, StepRecord, ToolCallRecord
@@ -595,14 +593,17 @@ class AgentRun:
         taken: tuple[TakePause, ...],
         answering: Answering | None = None,
         settled: int = 0,
-    ) -> ToolResult:
+    ) -> ToolResult | None:
         """Runs the tool once, as a journaled step — a tool that must not run twice with its
         intent committed before it runs (``answering``: an MCP tool's call with the answers to
         the questions it asked before; ``settled``: how many of its earlier attempts ended — in
         those questions).
 
         An attempt begun before and never ended may have run: the tool's ``on_interrupted``
-        says what happens — it runs again with the same idempotency key, or the step fails.
+        says what happens (see `on_interrupted`).
+
+        Returns:
+            The call's result, or ``None`` while a person is asked whether to run it again.
 
         Raises:
             Asked: The MCP tool asked questions instead of answering; nothing was journaled.
@@ -610,10 +611,16 @@ class AgentRun:
         """
         begun = self.frame.in_doubt(key, settled)
         if begun:
-            self._interrupted(tool_spec, begun)
+            call = Interrupted(key, record, tool_cls, tool_spec, args, step, begun, taken)
+            then = await on_interrupted(self, call)
+            if not isinstance(then, RunAgain):
+                return then
+            taken = ()  # taken with the next attempt's intent
         # Only a tool that must not run twice pays for its intent (a commit of its own when
         # nothing else is buffered): one that runs again anyway needs none.
         guarded = tool_spec.on_interrupted is not OnInterrupted.RERUN
+        if guarded:
+            step = replace(step, attempt=self.frame.next_attempt(key))
         return await self.frame.step(
             key,
             record,
@@ -627,31 +634,6 @@ class AgentRun:
             # The tool ran: its result is durable before anything else happens.
             policy=GUARDED_TOOL_RUN if guarded else TOOL_RUN,
         )
-
-    def _interrupted(self, spec: ToolSpec, begun: int) -> None:
-        """An attempt of the call may have run: what the tool says happens next."""
-        log_event(
-            self.frame.runtime.logger,
-            logging.WARNING,
-            "tool.interrupted",
-            "%(tool)s's call in execution %(execution_id)s may have run (attempt %(attempt)s "
-            "left no result): %(then)s",
-            tool=spec.name,
-            execution_id=self.frame.row.execution_id,
-            attempt=begun,
-            then=spec.on_interrupted.value,
-        )
-        if spec.on_interrupted is OnInterrupted.FAIL:
-            raise ToolInterruptedError(
-                f"{spec.name}'s call may have run: its attempt {begun} began and left no "
-                "result (its process died, or its pass lost the tree, mid-call)",
-                agent=self.spec.name,
-                node_id=self.node.node_id,
-                hint="check whether it took effect, then run the execution again or not; "
-                "OnInterrupted.RERUN runs such a call again with the same idempotency key",
-                tool=spec.name,
-                attempt=begun,
-            )
 
     async def _run_tool(
         self,

@@ -18,7 +18,7 @@ from agboss.components._channels import ChannelAsk, ChannelOutcome
 from agboss.components._specs import ToolSpec
 from agboss.context import StepContext
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
-from agboss.engine._channels import ChannelCall
+from agboss.engine._channels import ChannelCall, pause_kind
 from agboss.engine._decisions import validate_decision
 from agboss.engine._frame import ExecutionFrame
 from agboss.enums import PauseResolution, PauseStatus
@@ -96,6 +96,7 @@ async def ask_approval(
                         tool=tool.name,
                         call_id=step.tool_call.call_id,
                         arguments=args.model_dump(mode="json"),
+                        kind=pause_kind(step.kind),
                     ),
                     step=step,
                     answer=None,
@@ -166,7 +167,11 @@ async def _send(
             None
             if outcome.awaits_reply
             else validate_decision(
-                outcome.decision, tool.name, tool.input, frame.runtime.assembly.spec.limits
+                outcome.decision,
+                tool.name,
+                tool.input,
+                frame.runtime.assembly.spec.limits,
+                pause.ask.kind,
             )
         )
     except LeaseLostError:

@@ -23,6 +23,7 @@ from agboss.context import ExecutionContext
 from agboss.engine._frame import execution_context, maybe_await, step_context
 from agboss.engine._runtime import Runtime
 from agboss.engine._timeouts import run_within
+from agboss.enums import PauseKind
 from agboss.mcp._input import McpInputRequest, answer_model
 from agboss.observability._tracing import span
 from agboss.records._pauses import PauseRecord, secret_of
@@ -31,8 +32,10 @@ from agboss.store.protocol import ExecutionRow
 
 __all__ = [
     "TOOL_INPUT",
+    "TOOL_INTERRUPTED",
     "ChannelCall",
     "asked_arguments",
+    "pause_kind",
     "question_spec",
     "shown_error",
     "tool_of",
@@ -41,6 +44,17 @@ __all__ = [
 
 TOOL_INPUT = "tool-input"
 """The kind of the step record of a question a tool asked mid-call, and of its pause."""
+
+TOOL_INTERRUPTED = "tool-interrupted"
+"""The kind of the step record of the question whether to run again a call that may have
+run (``OnInterrupted.ASK``), and of its pause."""
+
+_PAUSE_KINDS = {TOOL_INPUT: PauseKind.TOOL_INPUT, TOOL_INTERRUPTED: PauseKind.INTERRUPTED}
+
+
+def pause_kind(step_kind: str) -> PauseKind:
+    """What a pause asked at a step of ``step_kind`` asks."""
+    return _PAUSE_KINDS.get(step_kind, PauseKind.APPROVAL)
 
 
 def tool_of(runtime: Runtime, pause: PauseRecord) -> tuple[ToolSpec, ToolChannel]:
@@ -127,6 +141,7 @@ class ChannelCall:
             tool=tool.name,
             call_id=pause.ask.call_id,
             arguments=assembly.pii_outside.dto(args, assembly.pii_policy(row.workflow)),
+            kind=pause.ask.kind,
         )
         return cls(runtime, row, pause, tool, channel, handler, context, ask)
 

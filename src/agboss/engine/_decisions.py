@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from agboss.dto import ToolCallApprovalDecisionDto, validation_errors
+from agboss.enums import PauseKind
 from agboss.errors import DtoValidationError
 from agboss.inputs import InputLimits, check_text, check_values, has_non_finite
 
@@ -15,7 +16,11 @@ __all__ = ["validate_decision"]
 
 
 def validate_decision(
-    decision: object, tool: str, tool_input: type[BaseModel], limits: InputLimits
+    decision: object,
+    tool: str,
+    tool_input: type[BaseModel],
+    limits: InputLimits,
+    kind: PauseKind = PauseKind.APPROVAL,
 ) -> ToolCallApprovalDecisionDto:
     """A decision as a valid `ToolCallApprovalDecisionDto` for a call of ``tool``.
 
@@ -29,10 +34,13 @@ def validate_decision(
         tool: The tool whose call it decides.
         tool_input: The tool's input DTO, which ``override_arguments`` must be.
         limits: The application's input limits.
+        kind: What the pause asks: a call that may have run (`PauseKind.INTERRUPTED`) runs
+            again as it was, so its decision takes no ``override_arguments``.
 
     Raises:
         DtoValidationError: It is not a decision, or ``override_arguments`` comes without
-            ``approved=True`` or is not a valid input of the tool.
+            ``approved=True``, to a question whose call runs again as it was, or is not a
+            valid input of the tool.
     """
     if isinstance(decision, ToolCallApprovalDecisionDto):
         raw: Any = {
@@ -67,6 +75,13 @@ def validate_decision(
     check_values(
         valid.override_arguments, "override_arguments", limits.override_bytes, "override_bytes"
     )
+    if kind is PauseKind.INTERRUPTED:
+        raise DtoValidationError(
+            f"{tool}'s call may have run already: it runs again as it was, or not at all, so "
+            "the answer takes no override_arguments",
+            hint="answer approved=True to run it again with the same arguments and key, or "
+            "approved=False to leave it (the model reads that it may have run)",
+        )
     if not valid.approved:
         raise DtoValidationError(
             "override_arguments is only allowed with approved=True",

@@ -311,6 +311,12 @@ class ExecutionFrame:
             count += 1
         return count
 
+    def next_attempt(self, key: str) -> int:
+        """The attempt a step with an intent runs as now: the one written for this pass
+        with its lease (the answer's commit), else the one after the last begun."""
+        begun = self.attempts(key)
+        return begun if begun and attempt_key(key, begun) in self.state.begun else begun + 1
+
     def in_doubt(self, key: str, settled: int = 0) -> int:
         """The attempt of a step that may have run — begun, never ended (``settled``: how many
         of its attempts ended otherwise), and not begun for this pass; 0 if none."""
@@ -350,13 +356,13 @@ class ExecutionFrame:
         if entry is not None:
             return decode(entry.result_json)
         writes = self.writes
-        begun = self.attempts(key)
-        # An intent written for this pass with its lease (the answer's commit) is its own.
-        mine = {attempt_key(key, begun), attempt_key(key, begun + 1)} & self.state.begun
-        if policy.intent and not mine:
-            intent = intent_of(key, begun + 1, record)
-            writes.add(AppendStep(self.row.execution_id, intent, self.runtime.clock.now()))
-            self.journal[intent.key] = intent
+        if policy.intent:
+            attempt = self.next_attempt(key)
+            # An intent written for this pass with its lease (the answer's commit) is its own.
+            if attempt_key(key, attempt) not in self.state.begun:
+                intent = intent_of(key, attempt, record)
+                writes.add(AppendStep(self.row.execution_id, intent, self.runtime.clock.now()))
+                self.journal[intent.key] = intent
         if policy.commit_first:
             await writes.flush()  # the lease is held, and what came before is durable
         else:

@@ -23,7 +23,7 @@ from agboss.engine._budgets import check_budgets, count_spend
 from agboss.engine._channels import asked_arguments, tool_of
 from agboss.engine._decisions import validate_decision
 from agboss.engine._frame import execution_context, maybe_await, step_context
-from agboss.enums import DecidedBy
+from agboss.enums import DecidedBy, PauseKind
 from agboss.errors import (
     BudgetExceededError,
     DtoValidationError,
@@ -58,6 +58,13 @@ APPROVAL_QUESTION = (
 )
 """The framework's question to a decision model that reads an approval's reply."""
 
+RUN_AGAIN_QUESTION = (
+    "This call may already have run: its process stopped mid-call, after it began and before "
+    "its result was kept. Approving runs it again, as it was; rejecting leaves it as it is."
+)
+"""What the ask of a call that may have run (`PauseKind.INTERRUPTED`) says to a model that
+reads its reply."""
+
 
 @dataclass(frozen=True, slots=True)
 class Interpretation:
@@ -85,7 +92,9 @@ async def interpret_reply(
     assert isinstance(spec, ReplyInterpreterSpec)
     args = asked_arguments(tool_spec, pause)
     reading = InterpreterInput(
-        ask=ApprovalAsk(tool=pause.ask.tool, call_id=pause.ask.call_id, arguments=args),
+        ask=ApprovalAsk(
+            tool=pause.ask.tool, call_id=pause.ask.call_id, arguments=args, kind=pause.ask.kind
+        ),
         reply=reply,
     )
     usage: Usage | None = None
@@ -117,6 +126,7 @@ async def interpret_reply(
             tool_spec.name,
             tool_spec.input,
             engine.runtime.assembly.spec.limits,
+            pause.ask.kind,
         )
     except DtoValidationError as error:
         raise UninterpretableReplyError(
@@ -155,6 +165,8 @@ async def _by_code(
 def _state(reading: InterpreterInput[Any], seam: PiiSeam) -> str:
     arguments = reading.ask.arguments.model_dump(mode="json")
     ask = {"tool": reading.ask.tool, "call_id": reading.ask.call_id, "arguments": arguments}
+    if reading.ask.kind is PauseKind.INTERRUPTED:  # what approving it means here
+        ask["question"] = RUN_AGAIN_QUESTION
     return seam.to_model(f"### ask\n{json.dumps(ask, indent=2)}\n\n### reply\n{reading.reply}")
 
 

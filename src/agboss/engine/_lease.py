@@ -40,6 +40,7 @@ from agboss.store.writes import (
     MarkWithdrawn,
     ReleaseLease,
     RenewLease,
+    ResolvePause,
     RestTree,
     Results,
     Write,
@@ -224,9 +225,10 @@ def acquire(
     start_pass: bool,
     journal: tuple[str, str] | None,
     intents: tuple[AppendStep, ...] = (),
+    answered: ResolvePause | None = None,
 ) -> AcquireLease:
     """The write that takes a tree's lease for this instance (see `AcquireLease`), with the
-    ``intents`` it journals only if it took the lease."""
+    ``intents`` it journals only if it took the lease (and recorded ``answered``)."""
     return AcquireLease(
         root_execution_id,
         runtime.holder,
@@ -236,6 +238,7 @@ def acquire(
         journal=journal,
         intents=intents,
         grant_id=uuid.uuid4().hex if intents else None,
+        answered=answered if intents else None,
     )
 
 
@@ -262,7 +265,15 @@ async def commit_taking_lease(
     """Commits ``write`` and takes the tree's lease for a pass in the same transaction (with
     ``intents`` if it took it); the write's result, and the lease when it was free."""
     at = Lease.moment(runtime)
-    take = acquire(runtime, root_execution_id, start_pass=True, journal=journal, intents=intents)
+    answered = write if isinstance(write, ResolvePause) else None
+    take = acquire(
+        runtime,
+        root_execution_id,
+        start_pass=True,
+        journal=journal,
+        intents=intents,
+        answered=answered,
+    )
     # The lease row first, as a pass's transactions take it: see `LockTree`.
     results = await runtime.store.write([LockTree(root_execution_id), write, take])
     acquired = results[take]

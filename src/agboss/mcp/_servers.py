@@ -15,6 +15,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from agboss.enums import OnInterrupted
+
 __all__ = ["McpHttp", "McpServer", "McpStdio"]
 
 
@@ -76,6 +78,8 @@ class McpServer:
         timeout: How long one call may take before the model reads a timeout.
         connect_timeout: How long starting or reaching the server, and listing its tools, may
             take (at `App.create`, and when a broken connection is opened again).
+        on_interrupted: What happens to a call of its tools that may have run but left no
+            result; by default ``ASK`` for a tool with a channel, else ``RERUN``.
     """
 
     name: str
@@ -85,6 +89,7 @@ class McpServer:
     prefix: str = ""
     timeout: timedelta | None = field(default=timedelta(seconds=60))
     connect_timeout: timedelta = field(default=timedelta(seconds=30))
+    on_interrupted: OnInterrupted | None = None
 
     @classmethod
     def stdio(
@@ -100,6 +105,7 @@ class McpServer:
         prefix: str = "",
         timeout: timedelta | None = timedelta(seconds=60),
         connect_timeout: timedelta = timedelta(seconds=30),
+        on_interrupted: OnInterrupted | None = None,
     ) -> McpServer:
         """A server run as a subprocess, spoken to over its stdin and stdout.
 
@@ -115,6 +121,8 @@ class McpServer:
             prefix: Put before each tool's name as the model sees it.
             timeout: How long one call may take; ``None`` for no limit.
             connect_timeout: How long starting or reaching it and listing its tools may take.
+            on_interrupted: What happens to a call of its tools cut off mid-call (see
+                `OnInterrupted`); by default ``ASK`` for a tool with a channel, else ``RERUN``.
         """
         return cls(
             name=name,
@@ -129,6 +137,7 @@ class McpServer:
             prefix=prefix,
             timeout=timeout,
             connect_timeout=connect_timeout,
+            on_interrupted=on_interrupted,
         )
 
     @classmethod
@@ -143,6 +152,7 @@ class McpServer:
         prefix: str = "",
         timeout: timedelta | None = timedelta(seconds=60),
         connect_timeout: timedelta = timedelta(seconds=30),
+        on_interrupted: OnInterrupted | None = None,
     ) -> McpServer:
         """A server reached over streamable HTTP.
 
@@ -155,6 +165,8 @@ class McpServer:
             prefix: Put before each tool's name as the model sees it.
             timeout: How long one call may take; ``None`` for no limit.
             connect_timeout: How long starting or reaching it and listing its tools may take.
+            on_interrupted: What happens to a call of its tools cut off mid-call (see
+                `OnInterrupted`); by default ``ASK`` for a tool with a channel, else ``RERUN``.
         """
         return cls(
             name=name,
@@ -164,6 +176,7 @@ class McpServer:
             prefix=prefix,
             timeout=timeout,
             connect_timeout=connect_timeout,
+            on_interrupted=on_interrupted,
         )
 
     def channel_for(self, tool: str) -> type[Any] | None:

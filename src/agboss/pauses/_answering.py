@@ -236,7 +236,7 @@ async def record_answer(
         valid, usage = interpretation.decision, interpretation.usage
     else:
         given = _unmasked(engine, decision, pause, row, tool_spec.input)
-        valid = validate_decision(given, tool_spec.name, tool_spec.input, limits)
+        valid = validate_decision(given, tool_spec.name, tool_spec.input, limits, pause.ask.kind)
         usage = None
     now = runtime.clock.now()
     answer = PauseAnswer(decision=valid, responder=responder, reply=reply, usage=usage)
@@ -368,7 +368,11 @@ def _repeated(
         try:
             given = _unmasked(engine, decision, pause, row, tool_spec.input)
             valid = validate_decision(
-                given, tool_spec.name, tool_spec.input, engine.runtime.assembly.spec.limits
+                given,
+                tool_spec.name,
+                tool_spec.input,
+                engine.runtime.assembly.spec.limits,
+                pause.ask.kind,
             )
         except AgbossError:
             return None

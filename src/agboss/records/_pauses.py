@@ -12,7 +12,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict
 
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
-from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
+from agboss.enums import PauseAnswerer, PauseKind, PauseResolution, PauseStatus
 from agboss.models._messages import Usage
 from agboss.records._model import StepRecord
 from agboss.records._outputs import PendingPause
@@ -124,6 +124,8 @@ class PauseAnswerRecord(BaseModel):
         decision: What was decided; ``None`` when withdrawn or cancelled.
         reply: The free text the decision was read from, if any.
         seq: The order it was asked in, within its tree.
+        kind: What it asked (`PauseKind`): approve a call, answer a tool's question, or run
+            again a call that may have run.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -140,6 +142,7 @@ class PauseAnswerRecord(BaseModel):
     decision: ToolCallApprovalDecisionDto | None
     reply: str | None = None
     seq: int = 0
+    kind: PauseKind = PauseKind.APPROVAL
 
     @classmethod
     def of(
@@ -163,6 +166,7 @@ class PauseAnswerRecord(BaseModel):
             decision=None if answer is None else answer.decision,
             reply=None if answer is None else answer.reply,
             seq=pause.seq,
+            kind=pause.ask.kind,
         )
 
 

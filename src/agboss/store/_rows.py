@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from agboss.dto import ToolCallApprovalAskDto
-from agboss.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from agboss.enums import ExecutionStatus, PauseAnswerer, PauseKind, PauseResolution, PauseStatus
 from agboss.models._messages import Usage
 from agboss.records._model import StepRecord
 from agboss.records._outputs import PendingPause
@@ -154,9 +154,16 @@ def pending_of(row: Any, root_execution_id: str) -> PendingPause:
         channel=str(row[3]),
         item_index=None if row[4] is None else int(row[4]),
         child_execution_id=None if execution_id == root_execution_id else execution_id,
-        # Written by the store from a validated DTO: constructed, not validated again.
-        ask=ToolCallApprovalAskDto.model_construct(**json.loads(row[6])),
+        ask=_ask_of(row[6]),
     )
+
+
+def _ask_of(ask_json: str) -> ToolCallApprovalAskDto:
+    # Written by the store from a validated DTO: constructed, not validated again (its kind
+    # made the enum it was; a row from before kinds asks an approval).
+    fields = json.loads(ask_json)
+    fields["kind"] = PauseKind(fields.get("kind", PauseKind.APPROVAL))
+    return ToolCallApprovalAskDto.model_construct(**fields)
 
 
 def pending_pause(pause: PauseRecord) -> PendingPause:

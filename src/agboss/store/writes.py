@@ -388,6 +388,10 @@ class AcquireLease(Write[Acquired | None]):
     answer lets run, for the pass that runs it (`Acquired.intents`)."""
     grant_id: str | None = None
     """What tells this grant of the lease apart (needed with ``intents``)."""
+    answered: ResolvePause | None = None
+    """The answer the ``intents`` wait on, committed before this write in its transaction:
+    they are journaled only if it recorded that answer (a late answer to a pause resolved
+    before journals none)."""
 
     def changed_executions(self) -> tuple[str, ...]:
         return (self.root_execution_id,) if self.start_pass else ()

@@ -539,10 +539,14 @@ def _acquire_lease(write: AcquireLease) -> Ops:
         write.grant_id,
         at,
     )
-    # Written only if this grant is the lease's now (it took the lease): the intent of the
-    # tool the answer lets run, journaled before the pass that runs it begins.
+    # Written only if this grant is the lease's now (it took the lease) and the answer was
+    # recorded by this transaction: the intent of the tool the answer lets run, journaled
+    # before the pass that runs it begins.
     intents = []
+    answered = write.answered
     for intent in write.intents if write.grant_id is not None else ():
+        if answered is None:
+            break
         entry = intent.entry
         intents.append(
             (
@@ -552,7 +556,9 @@ def _acquire_lease(write: AcquireLease) -> Ops:
                     "SELECT ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps "
                     "WHERE execution_id = ?), ?, ?, ?, ? "
                     "WHERE EXISTS (SELECT 1 FROM leases WHERE root_execution_id = ? "
-                    "AND grant_id = ?) RETURNING step_key",
+                    "AND grant_id = ?) AND EXISTS (SELECT 1 FROM pauses WHERE tenant_id = ? "
+                    "AND pause_id = ? AND status = ? AND resolved_at = ? AND answer_json = ?) "
+                    "ON CONFLICT DO NOTHING RETURNING step_key",
                     intent.execution_id,
                     entry.key,
                     intent.execution_id,
@@ -562,6 +568,11 @@ def _acquire_lease(write: AcquireLease) -> Ops:
                     to_micros(intent.now),
                     root_execution_id,
                     write.grant_id,
+                    answered.pause.tenant_id,
+                    answered.pause.pause_id,
+                    answered.status.value,
+                    to_micros(answered.now),
+                    answered.answer.model_dump_json(),
                 )
             )
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from agboss.enums import ExecutionStatus, PauseResolution
@@ -31,6 +31,7 @@ from agboss.store.writes import (
     MarkWithdrawn,
     ReleaseLease,
     RenewLease,
+    ResolvePause,
     RestTree,
     SaveBranch,
     SavePiiTokens,
@@ -309,23 +310,57 @@ class StoreContract(PauseContract):
     async def test_an_intent_is_journaled_with_a_lease_only_if_that_write_took_it(
         self, store: Store
     ) -> None:
-        await self._begin(store)  # held by "a"
+        fence = await self._begin(store)  # held by "a"
+        await store.write([InsertPause(make_pause())], fence=fence)
         intent = AppendStep("ex-1", make_entry("1:a#0/turn-0/tool-0/attempt-1"), NOW)
-        held = AcquireLease(
-            "ex-1", "b", TTL, NOW, journal=("ex-1", "1:a#0/"), intents=(intent,), grant_id="g1"
-        )
-        assert await write_one(store, held) is None
+
+        def acquire(grant_id: str, now: datetime, answered: ResolvePause | None) -> AcquireLease:
+            return AcquireLease(
+                "ex-1",
+                "b",
+                TTL,
+                now,
+                journal=("ex-1", "1:a#0/"),
+                intents=(intent,),
+                grant_id=grant_id,
+                answered=answered,
+            )
+
+        answer = await answer_of(store)
+        held = acquire("g1", NOW, answer)
+        results = await store.write([answer, held])
+        assert results[answer] is not None  # the answer is recorded, the lease not taken
+        assert results[held] is None
         assert await store.journal.load("ex-1", "1:a#0/") == {}  # not taken: not written
-        free = AcquireLease(
+        # The pause was answered: a later answer records nothing, and journals no intent.
+        late = replace(await answer_of(store), now=NOW + TTL)
+        free = acquire("g2", NOW + TTL, late)
+        results = await store.write([late, free])
+        assert results[late] is None
+        taken = results[free]
+        assert taken is not None  # the lease was free: taken, without the intent
+        assert taken.intents == frozenset()
+        assert await store.journal.load("ex-1", "1:a#0/") == {}
+
+    async def test_an_intent_is_journaled_with_the_answer_that_took_the_lease(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write([InsertPause(make_pause())], fence=fence)
+        await store.write([ReleaseLease(fence)], fence=fence)
+        intent = AppendStep("ex-1", make_entry("1:a#0/turn-0/tool-0/attempt-1"), NOW)
+        answer = await answer_of(store)
+        wanted = AcquireLease(
             "ex-1",
             "b",
             TTL,
-            NOW + TTL,
+            NOW,
             journal=("ex-1", "1:a#0/"),
             intents=(intent,),
-            grant_id="g2",
+            grant_id="g1",
+            answered=answer,
         )
-        taken = await write_one(store, free)
+        taken = (await store.write([answer, wanted]))[wanted]
         assert taken is not None
         assert taken.intents == frozenset({"1:a#0/turn-0/tool-0/attempt-1"})
         assert taken.journal is not None

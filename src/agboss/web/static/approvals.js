@@ -202,12 +202,27 @@
     return form;
   }
 
+  // What the pause asks, by its kind: approve a call, answer the tool's question, or run
+  // again a call that may already have run.
+  function heading(entry, kind) {
+    const tool = el("code", { text: entry.ask.tool });
+    if (kind === "interrupted") {
+      return el("h2", {}, document.createTextNode(`${entry.agent}'s call of `), tool,
+        document.createTextNode(" may already have run (it was cut off mid-call). Run it again?"));
+    }
+    if (kind === "tool-input") {
+      return el("h2", {}, tool, document.createTextNode(` asks ${entry.agent}'s user a question`));
+    }
+    return el("h2", {}, document.createTextNode(`${entry.agent} asks to run `), tool);
+  }
+
   function card(entry) {
     const rows = Object.entries(entry.ask.arguments).map(([name, value]) =>
       el("tr", {}, el("th", { scope: "row", text: name }), el("td", { text: shown(value) })));
     const waitedFor = el("span", { class: "waited", text: `waiting ${waited(entry.waited_seconds)}` });
-    const item = el("li", { class: "pause", "data-key": keyOf(entry), "data-tool": entry.ask.tool, "data-state": "waiting" },
-      el("h2", {}, document.createTextNode(`${entry.agent} asks to run `), el("code", { text: entry.ask.tool })),
+    const kind = entry.ask.kind || "approval";
+    const item = el("li", { class: "pause", "data-key": keyOf(entry), "data-tool": entry.ask.tool, "data-kind": kind, "data-state": "waiting" },
+      heading(entry, kind),
       el("p", { class: "meta" }, el("span", { text: `channel: ${entry.channel}` }), waitedFor,
         entry.item_index === null ? null : el("span", { text: `item ${entry.item_index}` })),
       el("table", { class: "arguments" }, ...rows));
@@ -217,12 +232,14 @@
       return item;
     }
     const reason = el("input", { type: "text", name: "reason", placeholder: "Reason (the agent reads it)", "aria-label": "Reason" });
-    const approve = el("button", { type: "button", class: "approve", text: "Approve" });
+    const approve = el("button", { type: "button", class: "approve", text: kind === "interrupted" ? "Run again" : "Approve" });
     const reject = el("button", { type: "button", class: "reject", text: "Reject" });
-    const edit = el("button", { type: "button", class: "edit", text: "Edit arguments" });
+    // A call that may have run runs again as it was, or not at all: nothing to edit.
+    const edit = kind === "interrupted" ? null : el("button", { type: "button", class: "edit", text: "Edit arguments" });
     const actions = el("div", { class: "actions" }, approve, reject, reason, edit);
-    const editing = editForm(item, entry);
-    item.append(actions, editing);
+    const editing = edit ? editForm(item, entry) : null;
+    item.append(actions);
+    if (editing) item.append(editing);
     approve.addEventListener("click", () => {
       const decision = { approved: true };
       if (reason.value.trim()) decision.reason = reason.value.trim();
@@ -233,7 +250,7 @@
       if (reason.value.trim()) decision.reason = reason.value.trim();
       answer(item, entry, { decision });
     });
-    edit.addEventListener("click", () => { editing.hidden = !editing.hidden; });
+    if (edit) edit.addEventListener("click", () => { editing.hidden = !editing.hidden; });
     if (entry.accepts_reply) {
       const words = el("button", { type: "button", class: "words", text: "Answer in words" });
       const replying = replyForm(item, entry);

@@ -1,0 +1,150 @@
+"""A tool's call that may have run: begun (its intent journaled), never ended (no result).
+
+Its tool's `OnInterrupted` says what happens, once, on the instance that recovers the tree:
+``RERUN`` runs it again with the same idempotency key; ``FAIL`` fails the agent's step with
+`ToolInterruptedError`; ``ASK`` pauses on a question to the tool's channel — a pause of its own
+(``<step>/interrupted-<attempt>``, its step record of kind `TOOL_INTERRUPTED`, its ask of kind
+`PauseKind.INTERRUPTED`) with the call's arguments as they were approved. Approved, the call
+runs again as it was (its next attempt's intent committed with the pauses it takes, before it
+runs); rejected, the model reads that it may have run and was not run again, by whom and why.
+A run again that is cut off too asks again, under the next attempt's key.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from agboss.components._specs import ToolSpec
+from agboss.context import StepContext
+from agboss.engine._asking import ask_approval
+from agboss.engine._channels import TOOL_INTERRUPTED
+from agboss.engine._tool_results import ToolResult
+from agboss.enums import OnInterrupted, PauseStatus
+from agboss.errors import ToolInterruptedError
+from agboss.observability._logs import log_event
+from agboss.records._model import StepRecord
+from agboss.store.writes import TakePause
+
+if TYPE_CHECKING:
+    from agboss.engine._agent import AgentRun
+
+__all__ = ["RunAgain", "interrupted_key", "on_interrupted"]
+
+
+def interrupted_key(key: str, attempt: int) -> str:
+    """The step key of the question whether to run again a call whose ``attempt`` may have
+    run: never the key of the call's own approval."""
+    return f"{key}/interrupted-{attempt}"
+
+
+@dataclass(frozen=True, slots=True)
+class RunAgain:
+    """The call runs again (``RERUN``, or ``ASK`` approved)."""
+
+
+RUN_AGAIN = RunAgain()
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupted:
+    """A call whose attempt may have run, and where it stands.
+
+    Attributes:
+        key: The call's step key.
+        record: Its step record (the arguments as approved).
+        tool_cls: The tool's class.
+        spec: Its spec.
+        args: The arguments it runs with.
+        step: Its `StepContext`.
+        attempt: The attempt that may have run.
+        taken: The resolved pauses its journal row would take (its approval).
+    """
+
+    key: str
+    record: StepRecord
+    tool_cls: type[Any]
+    spec: ToolSpec
+    args: BaseModel
+    step: StepContext
+    attempt: int
+    taken: tuple[TakePause, ...]
+
+
+async def on_interrupted(run: AgentRun, call: Interrupted) -> RunAgain | ToolResult | None:
+    """What the tool says happens to a call that may have run.
+
+    Returns:
+        `RunAgain` (the pauses it took buffered for the intent's commit), the result the
+        model reads (a refusal to run it again, journaled), or ``None`` while a person is asked.
+
+    Raises:
+        ToolInterruptedError: The tool says ``FAIL``.
+    """
+    spec = call.spec
+    log_event(
+        run.frame.runtime.logger,
+        logging.WARNING,
+        "tool.interrupted",
+        "%(tool)s's call in execution %(execution_id)s may have run (attempt %(attempt)s "
+        "left no result): %(then)s",
+        tool=spec.name,
+        execution_id=run.frame.row.execution_id,
+        attempt=call.attempt,
+        then=spec.on_interrupted.value,
+    )
+    if spec.on_interrupted is OnInterrupted.FAIL:
+        raise ToolInterruptedError(
+            f"{spec.name}'s call may have run: its attempt {call.attempt} began and left no "
+            "result (its process died, or its pass lost the tree, mid-call)",
+            agent=run.spec.name,
+            node_id=run.node.node_id,
+            hint="check whether it took effect, then run the execution again or not; "
+            "OnInterrupted.RERUN runs such a call again with the same idempotency key",
+            tool=spec.name,
+            attempt=call.attempt,
+        )
+    if spec.on_interrupted is OnInterrupted.RERUN:
+        return RUN_AGAIN
+    return await _ask(run, call)
+
+
+async def _ask(run: AgentRun, call: Interrupted) -> RunAgain | ToolResult | None:
+    frame = run.frame
+    # What the call's row would have taken is taken now: the tree rests on the question, and
+    # an answer left Resolved would keep the sweep moving it.
+    frame.writes.add(*call.taken)
+    approval = await ask_approval(
+        frame,
+        agent=run.spec.name,
+        channel=frame.runtime.assembly.tool_channels[call.tool_cls],
+        tool=call.spec,
+        step_key=interrupted_key(call.key, call.attempt),
+        step=call.record.model_copy(update={"kind": TOOL_INTERRUPTED}),
+        context=call.step,
+        args=call.args,
+        path=frame.branch_path(run.scope),
+    )
+    if approval is None:
+        return None
+    pause = approval.pause
+    taken = (
+        (TakePause(pause.tenant_id, pause.pause_id),)
+        if pause.status is PauseStatus.RESOLVED
+        else ()
+    )
+    decision = approval.decision
+    if decision.approved:
+        frame.writes.add(*taken)  # with the next attempt's intent, before the call runs again
+        return RUN_AGAIN
+    reason = f": {decision.reason}" if decision.reason else ""
+    return await run.journal_refusal(
+        call.key,
+        call.record,
+        f"{call.spec.name}'s call may have run (its process stopped mid-call) and was not run "
+        f"again: {approval.decided_by} declined{reason}",
+        taken,
+    )

@@ -1,0 +1,105 @@
+"""The question whether to run again a call that may have run (``OnInterrupted.ASK``, issue 38)
+is answered like any pause: in words through the role's reply interpreter, and through the
+router, which lists it with its kind — on both stores, the call cut off in this process (its
+caller went away mid-tool) and recovered by the sweep."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from agboss import (
+    ExecutionStatus,
+    PauseKind,
+    PendingPause,
+    UninterpretableReplyError,
+    WorkflowStartTextDto,
+)
+from agboss.testing import TestEnv
+from agboss.web import pause_router
+from tests import desk
+from tests.desk import RUNS, OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.interrupting import cut_off_in_tool
+from tests.stores import STORE_KINDS, env_on
+from tests.test_round_trips import ASK, DONE
+from tests.test_web import bearer, serve
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
+    desk.clear()
+    async with env_on(request.param, tmp_path, OfficeApplication) as made:
+        made.mock_llm(OfficeAgent).then_return(ASK, DONE)
+        yield made
+
+
+async def asked(env: TestEnv) -> tuple[str, PendingPause]:
+    """The expense booking approved, cut off mid-call and recovered: its root and the
+    question it rests on."""
+    result = await env.app.execute(
+        OfficeWorkflow, WorkflowStartTextDto(text="Book the taxi"), owner_id="user-1"
+    )
+    [approval] = result.pending
+    assert approval.pause_id is not None
+    question = await cut_off_in_tool(env, approval.pause_id, owner_id="user-1")
+    return result.execution_id, question
+
+
+async def test_an_answer_in_words_is_read_by_the_roles_interpreter(env: TestEnv) -> None:
+    root, question = await asked(env)
+    assert question.pause_id is not None
+    assert env.app.accepts_reply(question)
+    done = await env.app.resume(question.pause_id, reply='{"approved": false}', owner_id="user-1")
+    assert done.status is ExecutionStatus.COMPLETED
+    assert RUNS == ["book-expense taxi 12.5"]  # not run again
+    record = (await env.app.get(root, record=True)).record
+    assert record is not None
+    entry = record.pauses[-1]
+    assert (entry.kind, entry.reply) == (PauseKind.INTERRUPTED, '{"approved": false}')
+
+
+async def test_words_that_change_the_arguments_are_refused_and_the_question_waits(
+    env: TestEnv,
+) -> None:
+    root, question = await asked(env)
+    assert question.pause_id is not None
+    reply = '{"approved": true, "override_arguments": {"purpose": "taxi", "amount": 1}}'
+    with pytest.raises(UninterpretableReplyError, match="runs again as it was"):
+        await env.app.resume(question.pause_id, reply=reply, owner_id="user-1")
+    [still] = (await env.app.get(root)).pending
+    assert still.pause_id == question.pause_id
+    assert RUNS == ["book-expense taxi 12.5"]
+
+
+async def test_the_router_lists_it_with_its_kind_and_runs_it_again_once_approved(
+    env: TestEnv,
+) -> None:
+    root, question = await asked(env)
+    api = FastAPI()
+    api.mount("/agboss", pause_router(env.app, authenticate=bearer))
+    server, task, port = await serve(api)
+    headers = {"Authorization": "Bearer tok-owner"}
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            listed = (await http.get("/agboss/pauses", headers=headers)).json()
+            [entry] = listed["entries"]
+            assert entry["pause_id"] == question.pause_id
+            assert entry["ask"]["kind"] == "interrupted"
+            assert entry["arguments_schema"] == {}  # nothing to edit
+            path = f"/agboss/pauses/{question.pause_id}"
+            edited = {"approved": True, "override_arguments": {"purpose": "bus", "amount": 1}}
+            refused = await http.post(path, json={"decision": edited}, headers=headers)
+            assert refused.status_code == 422
+            assert refused.json()["code"] == "dto.invalid"
+            answered = await http.post(path, json={"decision": {"approved": True}}, headers=headers)
+            assert answered.status_code == 202
+    finally:
+        server.should_exit = True
+        await task
+    done = await env.app.get(root)
+    assert done.status is ExecutionStatus.COMPLETED
+    assert RUNS == ["book-expense taxi 12.5", "book-expense taxi 12.5"]  # once more, as it was
