@@ -46,6 +46,8 @@ PUBLIC = [
     "ExecutionRecord",
     "ExecutionResumeEvent",
     "ExecutionStatus",
+    "FailedExecution",
+    "FailedPage",
     "Failure",
     "FunctionProvider",
     "History",

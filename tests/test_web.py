@@ -337,7 +337,7 @@ async def test_the_openapi_schema_is_valid_and_names_the_mount(served: Served) -
     document = (await served.http.get("/agboss/openapi.json")).json()
     validate(document)
     assert document["servers"] == [{"url": "/agboss"}]
-    assert set(document["paths"]) == {"/pauses", "/pauses/{pause_id}"}
+    assert set(document["paths"]) == {"/pauses", "/pauses/{pause_id}", "/executions/failed"}
     responses = document["paths"]["/pauses/{pause_id}"]["post"]["responses"]
     assert {"202", "404", "409", "422", "403", "429", "503"} <= set(responses)
 

@@ -95,6 +95,7 @@ from agboss.pauses import (
 )
 from agboss.pauses._answering import AnswerReceipt
 from agboss.pauses._describing import PauseDescription
+from agboss.pauses._failed import FailedExecution, FailedPage
 from agboss.pauses._inbox import InboxEntry, InboxPage
 from agboss.pii import Pii, PiiKind, PiiRule, block_with_refusal, mask, replace_with_token
 from agboss.policies import Budget, History
@@ -144,6 +145,8 @@ __all__ = [
     "ExecutionRecord",
     "ExecutionResumeEvent",
     "ExecutionStatus",
+    "FailedExecution",
+    "FailedPage",
     "Failure",
     "FunctionProvider",
     "History",

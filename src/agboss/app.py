@@ -29,6 +29,7 @@ from agboss.observability._events import ExecutionEvent, ExecutionEventKind, str
 from agboss.pauses._answering import AnswerReceipt, move_answered, record_answer
 from agboss.pauses._cancelling import cancel_thread
 from agboss.pauses._describing import PauseDescription, describe_pause
+from agboss.pauses._failed import FailedPage, failed_query, list_failed
 from agboss.pauses._inbox import InboxPage, list_inbox, query_of
 from agboss.pauses._prompts import load_prompts
 from agboss.records._outputs import ExecutionOutput, PendingPause
@@ -578,6 +579,37 @@ class App:
             tenant_id=_optional_id(tenant_id, "tenant_id", limits),
             record=_flag(record, "record"),
         )
+
+    async def failed(
+        self,
+        *,
+        tenant_id: str | None = None,
+        owner_id: str | None = None,
+        limit: int = 50,
+        after: str | None = None,
+    ) -> FailedPage:
+        """The execution trees that failed, newest first: what a fix or a retry takes on.
+
+        Each entry has its failure's code, sentence and hint, masked by the workflow's PII
+        rules. Read by keyset from an index, so a page costs the same however many failed.
+
+        Args:
+            tenant_id: The tenant; the default tenant when ``None``.
+            owner_id: Only the executions of this owner's threads.
+            limit: The most entries on the page, 1 to 500.
+            after: ``page.next`` of the page before; ``None`` for the first page.
+
+        Raises:
+            DtoValidationError: An argument is not one of the above.
+        """
+        limits = self._limits
+        query = failed_query(
+            tenant_id=_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
+            owner_id=_optional_id(owner_id, "owner_id", limits),
+            limit=limit,
+            after=after,
+        )
+        return await list_failed(self._runtime, query)
 
     async def recover(self) -> list[ExecutionOutput]:
         """Continues now the executions whose instance died mid-pass (their lease expired).

@@ -23,6 +23,7 @@ from agboss.components._specs import ApplicationSpec, spec_of
 from agboss.errors import AgbossError, ModelProviderError
 from agboss.models._messages import ChatRequest, ChatResponse
 from agboss.models._provider import ChatModel, ModelProvider
+from agboss.pauses._failed import FailedExecution
 from agboss.pauses._inbox import InboxEntry
 from agboss.records._outputs import PendingPause
 from agboss.store._url import store_from
@@ -212,7 +213,7 @@ def _entry_json(entry: InboxEntry) -> dict[str, Any]:
 
 @click.group()
 def cli() -> None:
-    """agboss: the pauses of an application's store, from a terminal."""
+    """agboss: the pauses and executions of an application's store, from a terminal."""
 
 
 @cli.command()
@@ -333,6 +334,62 @@ def show_pause(
         text = json.dumps(value) if isinstance(value, dict) else str(value)
         table.add_row(key, escape(text))
     _out().print(table)
+
+
+@cli.group()
+def executions() -> None:
+    """The execution trees in the store."""
+
+
+@executions.command("failed")
+@_APP
+@_STORE
+@_TENANT
+@click.option("--owner", default=None, help="Only this owner's threads.")
+@click.option("--limit", default=50, show_default=True, help="How many to list (1 to 500).")
+@_JSON
+def list_failed(
+    target: str, store: str | None, tenant: str | None, owner: str | None, limit: int, as_json: bool
+) -> None:
+    """Lists failed execution trees, newest first, with what they failed with."""
+
+    async def action(app: App) -> list[FailedExecution]:
+        page = await app.failed(tenant_id=tenant, owner_id=owner, limit=limit)
+        return page.entries
+
+    entries = _with_app(target, store, action)
+    if as_json:
+        for entry in entries:
+            click.echo(json.dumps(_failed_json(entry)))
+        return
+    table = Table(title=f"{len(entries)} failed execution(s)")
+    table.add_column("execution id", min_width=35, overflow="fold")
+    for column in ("failed", "owner", "workflow", "code", "what happened"):
+        table.add_column(column, overflow="fold")
+    for entry in entries:
+        table.add_row(  # what a model or a person wrote is shown as it is, not as markup
+            escape(entry.execution_id),
+            entry.failed_at.strftime("%Y-%m-%d %H:%M"),
+            escape(entry.owner_id),
+            escape(entry.workflow),
+            escape(entry.code),
+            escape(entry.message),
+        )
+    _out().print(table)
+
+
+def _failed_json(entry: FailedExecution) -> dict[str, Any]:
+    return {
+        "execution_id": entry.execution_id,
+        "thread_id": entry.thread_id,
+        "owner_id": entry.owner_id,
+        "workflow": entry.workflow,
+        "failed_at": entry.failed_at.isoformat(),
+        "code": entry.code,
+        "message": entry.message,
+        "hint": entry.hint,
+        "error_type": entry.error_type,
+    }
 
 
 @cli.command()

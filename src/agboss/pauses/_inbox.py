@@ -7,8 +7,6 @@ listed without its id, as everywhere outside its channel.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,13 +14,11 @@ from typing import Any
 
 from agboss.engine._runtime import Runtime
 from agboss.errors import DtoValidationError
+from agboss.pauses._pages import check_limit, cursor_of, keyset_of
 from agboss.records._outputs import PendingPause
-from agboss.store._times import from_micros, to_micros
 from agboss.store.protocol import WaitingQuery
 
 __all__ = ["InboxEntry", "InboxPage", "list_inbox"]
-
-MAX_PAGE = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,25 +56,9 @@ class InboxPage:
     next: str | None = None
 
 
-def _cursor(at: datetime, root: str, seq: int) -> str:
-    raw = json.dumps([to_micros(at), root, seq]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
 def _keyset(cursor: object) -> tuple[datetime, str, int]:
-    try:
-        if not isinstance(cursor, str) or len(cursor) > 1024:
-            raise ValueError(cursor)
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        micros, root, seq = json.loads(raw)
-        if not isinstance(micros, int) or not isinstance(root, str) or not isinstance(seq, int):
-            raise ValueError(cursor)
-        return from_micros(micros), root, seq
-    except (ValueError, TypeError, binascii.Error) as error:
-        raise DtoValidationError(
-            "after= is not a cursor an inbox page gave",
-            hint="pass page.next from the page before, or leave after= out for the first page",
-        ) from error
+    at, (root, seq) = keyset_of(cursor, (str, int), "an inbox page")
+    return at, str(root), int(seq)
 
 
 def query_of(
@@ -96,11 +76,7 @@ def query_of(
         DtoValidationError: ``limit`` is not 1 to 500, ``asked_before`` not an aware datetime,
             or ``after`` not a cursor a page gave.
     """
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_PAGE:
-        raise DtoValidationError(
-            f"limit={limit!r} must be a whole number from 1 to {MAX_PAGE}",
-            hint="page through more with after=page.next",
-        )
+    check_limit(limit)
     if asked_before is not None and (
         not isinstance(asked_before, datetime) or asked_before.tzinfo is None
     ):
@@ -166,5 +142,5 @@ async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
     following = None
     if len(found) > query.limit:
         last = found[query.limit - 1]
-        following = _cursor(last.asked_at, last.root_execution_id, last.seq)
+        following = cursor_of(last.asked_at, last.root_execution_id, last.seq)
     return InboxPage(entries=entries, next=following)

@@ -42,6 +42,7 @@ __all__ = [
     "ExecutionRecordRepository",
     "ExecutionRepository",
     "ExecutionRow",
+    "FailedQuery",
     "Fence",
     "LedgerEntry",
     "PausedExecutionRepository",
@@ -215,6 +216,23 @@ class WaitingQuery:
 
 
 @dataclass(frozen=True, slots=True)
+class FailedQuery:
+    """Which failed executions a listing reads: a tenant's failed roots, newest first.
+
+    Attributes:
+        tenant_id: The tenant.
+        owner_id: Only the executions of this owner's threads.
+        after: The keyset of the last of the page before: ``(failed_at, execution_id)``.
+        limit: The most to list.
+    """
+
+    tenant_id: str
+    owner_id: str | None = None
+    after: tuple[datetime, str] | None = None
+    limit: int = 50
+
+
+@dataclass(frozen=True, slots=True)
 class WaitingPause:
     """A pause waiting anywhere in a tenant, as an inbox lists it (its id shown only for a
     thread-owner pause, as in ``pending``)."""
@@ -272,6 +290,12 @@ class ExecutionRepository(Protocol):
         """The thread's root executions other than ``before`` that were begun and completed
         by the time it was begun, as exchanges, oldest first: the ``limit`` most recent (all
         for ``None``)."""
+        ...
+
+    async def list_failed(self, query: FailedQuery) -> list[ExecutionRow]:
+        """A tenant's failed root executions, newest first by ``(updated_at, execution_id)``
+        (``updated_at``: when it failed), after ``query.after``: read by keyset from an index,
+        so a page costs the same however many failed."""
         ...
 
     async def find_interrupted(self, now: datetime | None, limit: int) -> list[str]:

@@ -25,6 +25,8 @@ from agboss.web._problems import RequestTooLargeError, UnreadableRequestError
 
 __all__ = [
     "AnswerBody",
+    "FailedBody",
+    "FailedEntryBody",
     "InboxBody",
     "InboxEntryBody",
     "ProblemBody",
@@ -90,6 +92,25 @@ class InboxBody(BaseModel):
     """``GET /pauses``: a page of the caller's inbox, oldest first."""
 
     entries: list[InboxEntryBody]
+    next: str | None
+
+
+class FailedEntryBody(BaseModel):
+    """A failed execution tree of the caller's threads, with what it failed with (masked)."""
+
+    execution_id: str
+    thread_id: str
+    workflow: str
+    failed_at: datetime
+    code: str
+    message: str
+    hint: str | None
+
+
+class FailedBody(BaseModel):
+    """``GET /executions/failed``: a page of the caller's failed executions, newest first."""
+
+    entries: list[FailedEntryBody]
     next: str | None
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from agboss.web._bodies import AnswerBody, InboxBody, ProblemBody, ReceiptBody
+from agboss.web._bodies import AnswerBody, FailedBody, InboxBody, ProblemBody, ReceiptBody
 
 __all__ = ["openapi_schema"]
 
@@ -23,6 +23,17 @@ def _json(name: str, description: str, media: str = "application/json") -> dict[
     return {"description": description, "content": {media: {"schema": {"$ref": _ref(name)}}}}
 
 
+_PAGE = (
+    {
+        "name": "limit",
+        "in": "query",
+        "schema": {"type": "integer", "minimum": 1, "maximum": 500},
+    },
+    {"name": "after", "in": "query", "schema": {"type": "string"}},
+)
+"""A keyset page's parameters: its size, and the cursor the page before gave."""
+
+
 def _problem(description: str) -> dict[str, Any]:
     return _json("ProblemBody", description, "application/problem+json")
 
@@ -34,6 +45,7 @@ def _document() -> dict[str, Any]:
             (AnswerBody, "validation"),
             (ReceiptBody, "serialization"),
             (InboxBody, "serialization"),
+            (FailedBody, "serialization"),
             (ProblemBody, "serialization"),
         ],
         ref_template=_REF,
@@ -45,7 +57,8 @@ def _document() -> dict[str, Any]:
         "info": {
             "title": "agboss pauses",
             "version": "1",
-            "description": "Answer a pause by its id, and list a signed-in owner's inbox. "
+            "description": "Answer a pause by its id, list a signed-in owner's inbox and "
+            "their failed executions. "
             "Who calls comes from the application's authenticator, never from the body.",
         },
         "paths": {
@@ -60,18 +73,27 @@ def _document() -> dict[str, Any]:
                             "in": "query",
                             "schema": {"type": "string", "format": "date-time"},
                         },
-                        {
-                            "name": "limit",
-                            "in": "query",
-                            "schema": {"type": "integer", "minimum": 1, "maximum": 500},
-                        },
-                        {"name": "after", "in": "query", "schema": {"type": "string"}},
+                        *_PAGE,
                     ],
                     "responses": {
                         "200": _json("InboxBody", "A page of the inbox; next is the cursor"),
                         "401": unauthenticated,
                         "403": _problem("A channel's side has no inbox"),
                         "422": _problem("A bad filter (dto.invalid)"),
+                        "503": store,
+                    },
+                }
+            },
+            "/executions/failed": {
+                "get": {
+                    "operationId": "listFailedExecutions",
+                    "summary": "The caller's failed execution trees, newest first (masked)",
+                    "parameters": list(_PAGE),
+                    "responses": {
+                        "200": _json("FailedBody", "A page of failed executions; next: cursor"),
+                        "401": unauthenticated,
+                        "403": _problem("A channel's side has no executions of its own"),
+                        "422": _problem("A bad limit or cursor (dto.invalid)"),
                         "503": store,
                     },
                 }

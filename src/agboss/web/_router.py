@@ -19,6 +19,8 @@ from agboss.errors import AgbossError, ConfigurationError, DtoValidationError, P
 from agboss.pauses._inbox import InboxEntry
 from agboss.web._bodies import (
     AnswerBody,
+    FailedBody,
+    FailedEntryBody,
     InboxBody,
     InboxEntryBody,
     ReceiptBody,
@@ -152,6 +154,41 @@ class _Routes:
             return problem(error)
         return JSONResponse(body.model_dump(mode="json"))
 
+    async def failed(self, request: Request) -> Response:
+        try:
+            caller = await self.caller(request)
+            if caller.owner_id is None:
+                raise PauseAnswererError(
+                    "failed executions are listed for a signed-in owner's threads; a "
+                    "channel's side has none",
+                    hint="authenticate the person as Caller(owner_id=…)",
+                )
+            query = request.query_params
+            page = await self.opened().failed(
+                tenant_id=caller.tenant_id,
+                owner_id=caller.owner_id,
+                limit=_whole(query.get("limit"), 50),
+                after=query.get("after"),
+            )
+            body = FailedBody(
+                entries=[
+                    FailedEntryBody(
+                        execution_id=entry.execution_id,
+                        thread_id=entry.thread_id,
+                        workflow=entry.workflow,
+                        failed_at=entry.failed_at,
+                        code=entry.code,
+                        message=entry.message,
+                        hint=entry.hint,
+                    )
+                    for entry in page.entries
+                ],
+                next=page.next,
+            )
+        except Exception as error:  # every error becomes a problem body (see problems.py)
+            return problem(error)
+        return JSONResponse(body.model_dump(mode="json"))
+
     async def page(self, request: Request) -> Response:
         try:
             caller = await self.caller(request)
@@ -233,8 +270,9 @@ def pause_router(
 
     ``POST /pauses/{pause_id}`` answers a pause (`App.answer`: recorded, then moved in the
     background; ``202``, or ``200`` with ``repeated`` for a retried answer);
-    ``GET /pauses`` lists the caller's inbox (`App.pending`); ``GET /openapi.json`` describes
-    both; ``GET /`` is the approvals page, which answers through those same routes.
+    ``GET /pauses`` lists the caller's inbox (`App.pending`); ``GET /executions/failed`` the
+    caller's failed execution trees (`App.failed`); ``GET /openapi.json`` describes them;
+    ``GET /`` is the approvals page, which answers through those same routes.
     Who answers comes from ``authenticate`` alone. Errors are JSON problem bodies with
     the error's ``code``: unknown ``404``, not waiting ``409``, invalid ``422``, not a JSON
     object ``400``, wrong answerer or owner ``403``, budget ``429``, store ``503`` (see
@@ -280,6 +318,7 @@ def pause_router(
     routes = _Routes(app_of, authenticate, max_body, poll_ms)
     table: list[BaseRoute] = [
         Route("/pauses", routes.inbox, methods=["GET"]),
+        Route("/executions/failed", routes.failed, methods=["GET"]),
         Route("/pauses/{pause_id}", routes.answer, methods=["POST"]),
         Route("/openapi.json", routes.openapi, methods=["GET"]),
     ]

@@ -130,6 +130,16 @@ def _lease_grants(dialect: Dialect) -> list[Sql]:
     return [Sql("ALTER TABLE leases ADD COLUMN grant_id TEXT")]
 
 
+def _failed(dialect: Dialect) -> list[Sql]:
+    """A tenant's failed trees listed newest first by keyset (`App.failed`), from an index."""
+    return [
+        Sql(
+            "CREATE INDEX executions_failed ON executions (tenant_id, updated_at, execution_id) "
+            "WHERE status = 'failed' AND parent_execution_id IS NULL"
+        )
+    ]
+
+
 STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _frozen,
     _data_not_pickles,
@@ -137,6 +147,7 @@ STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _pii_tokens,
     _inbox,
     _lease_grants,
+    _failed,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

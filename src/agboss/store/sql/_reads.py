@@ -36,6 +36,7 @@ from agboss.store.protocol import (
     BranchStatus,
     Exchange,
     ExecutionRow,
+    FailedQuery,
     LedgerEntry,
     StepEntry,
     ThreadRow,
@@ -225,6 +226,26 @@ class SqlExecutionRepository(_Repository):
             params.append(limit)
         rows = await self._driver.read(_all(text, *params))
         return [Exchange(*row) for row in reversed(rows)]
+
+    async def list_failed(self, query: FailedQuery) -> list[ExecutionRow]:
+        where = "tenant_id = ? AND status = 'failed' AND parent_execution_id IS NULL"
+        params: list[Any] = [query.tenant_id]
+        if query.owner_id is not None:
+            where += " AND owner_id = ?"
+            params.append(query.owner_id)
+        if query.after is not None:
+            at, execution_id = query.after
+            where += " AND (updated_at, execution_id) < (?, ?)"
+            params += [to_micros(at), execution_id]
+        rows = await self._driver.read(
+            _all(
+                f"SELECT {EXECUTION_READ} FROM executions WHERE {where} "
+                "ORDER BY updated_at DESC, execution_id DESC LIMIT ?",
+                *params,
+                query.limit,
+            )
+        )
+        return [execution_of(row) for row in rows]
 
     async def find_interrupted(self, now: datetime | None, limit: int) -> list[str]:
         # Candidates from three small indexes (running roots, resolved pauses, withdrawals

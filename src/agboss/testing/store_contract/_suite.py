@@ -15,6 +15,7 @@ from agboss.store._failures import decode_failure, encode_failure
 from agboss.store.protocol import (
     BranchRow,
     BranchStatus,
+    FailedQuery,
     Fence,
     Store,
 )
@@ -383,6 +384,38 @@ class StoreContract(PauseContract):
         plain = await write_one(store, AcquireLease("ex-1", "c", TTL, NOW + TTL))
         assert plain is not None
         assert plain.any_pending is None  # not read without start_pass
+
+    async def test_failed_roots_are_listed_newest_first_by_keyset(self, store: Store) -> None:
+        failed = '{"message": "it failed"}'
+        ids = ["ex-a", "ex-b", "ex-c", "ex-d"]
+        for index, execution_id in enumerate(ids):
+            row = make_row(execution_id, thread_id=f"th-{index}", owner_id="u" if index else "v")
+            fence = await self._begin(store, row)
+            at = NOW + timedelta(seconds=min(index, 2))  # c and d fail at the same moment
+            status = ExecutionStatus.COMPLETED if execution_id == "ex-b" else ExecutionStatus.FAILED
+            await store.write(
+                [SetExecutionStatus(execution_id, status, at, error_json=failed)], fence=fence
+            )
+            if execution_id == "ex-a":  # a failed child is its root's business, not listed
+                child = make_row("ex-a-child", parent=row, thread_id="th-0", owner_id="v")
+                await store.write([InsertChild(child)], fence=fence)
+                await store.write(
+                    [SetExecutionStatus("ex-a-child", ExecutionStatus.FAILED, at)], fence=fence
+                )
+        other = make_row("ex-e", tenant_id="other", thread_id="th-9")
+        fence = await self._begin(store, other)
+        await store.write([SetExecutionStatus("ex-e", ExecutionStatus.FAILED, NOW)], fence=fence)
+        listed = await store.executions.list_failed(FailedQuery("acme"))
+        assert [row.execution_id for row in listed] == ["ex-d", "ex-c", "ex-a"]
+        assert listed[0].error_json == failed
+        assert listed[0].updated_at == NOW + timedelta(seconds=2)
+        last = listed[0]
+        after = await store.executions.list_failed(
+            FailedQuery("acme", after=(last.updated_at, last.execution_id), limit=1)
+        )
+        assert [row.execution_id for row in after] == ["ex-c"]  # the tie broken by the id
+        mine = await store.executions.list_failed(FailedQuery("acme", owner_id="v"))
+        assert [row.execution_id for row in mine] == ["ex-a"]
 
     async def test_a_released_lease_is_free_at_once(self, store: Store) -> None:
         fence = await self._begin(store)
