@@ -40,10 +40,10 @@ from agboss.engine._frame import (
     maybe_await,
     step_context,
 )
-from agboss.engine._interrupted import Interrupted, RunAgain, on_interrupted
+from agboss.engine._interrupted import RunAgain, on_interrupted
 from agboss.engine._timeouts import run_within
 from agboss.engine._tool_input import Asked, run_asking
-from agboss.engine._tool_results import ToolResult
+from agboss.engine._tool_results import ToolResult, ToolStep
 from agboss.enums import OnInterrupted, PauseStatus
 from agboss.errors import (
     AgbossError,
@@ -54,7 +54,6 @@ from agboss.errors import (
     ToolError,
 )
 from agboss.flow._graph import FlowNode
-from agboss.mcp._arguments import McpArguments
 from agboss.mcp._input import McpReply, McpRound
 from agboss.models._messages import (
     ChatRequest,
@@ -503,7 +502,7 @@ class AgentRun:
             return ToolResult.decode(entry.result_json)
         channel = self.frame.runtime.assembly.tool_channels.get(tool_cls)
         if channel is None:
-            return await self._run_call(key, record, tool_cls, tool_spec, args, step, ())
+            return await self._run_call(ToolStep(key, record, tool_cls, tool_spec, args, step))
         approval = await ask_approval(
             self.frame,
             agent=self.spec.name,
@@ -540,7 +539,9 @@ class AgentRun:
                         )
                     }
                 )
-            return await self._run_call(key, record, tool_cls, tool_spec, args, step, taken)
+            return await self._run_call(
+                ToolStep(key, record, tool_cls, tool_spec, args, step, taken)
+            )
         reason = f": {decision.reason}" if decision.reason else ""
         return await self.journal_refusal(
             key, record, f"the call was rejected by {approval.decided_by}{reason}", taken
@@ -566,33 +567,14 @@ class AgentRun:
             implies=taken,
         )
 
-    async def _run_call(
-        self,
-        key: str,
-        record: StepRecord,
-        tool_cls: type[Any],
-        tool_spec: ToolSpec,
-        args: BaseModel,
-        step: StepContext,
-        taken: tuple[TakePause, ...],
-    ) -> ToolResult | None:
+    async def _run_call(self, call: ToolStep) -> ToolResult | None:
         """Runs an approved (or unguarded) call; an MCP tool's may ask questions first."""
-        if issubclass(tool_cls, McpTool):
-            assert isinstance(args, McpArguments)
-            return await run_asking(self, key, record, tool_cls, tool_spec, args, step, taken)
-        return await self.journal_tool(key, record, tool_cls, tool_spec, args, step, taken)
+        if issubclass(call.tool_cls, McpTool):
+            return await run_asking(self, call)
+        return await self.journal_tool(call)
 
     async def journal_tool(
-        self,
-        key: str,
-        record: StepRecord,
-        tool_cls: type[Any],
-        tool_spec: ToolSpec,
-        args: BaseModel,
-        step: StepContext,
-        taken: tuple[TakePause, ...],
-        answering: Answering | None = None,
-        settled: int = 0,
+        self, call: ToolStep, *, answering: Answering | None = None, settled: int = 0
     ) -> ToolResult | None:
         """Runs the tool once, as a journaled step — a tool that must not run twice with its
         intent committed before it runs (``answering``: an MCP tool's call with the answers to
@@ -609,28 +591,29 @@ class AgentRun:
             Asked: The MCP tool asked questions instead of answering; nothing was journaled.
             ToolInterruptedError: An attempt may have run and the tool says ``FAIL``.
         """
-        begun = self.frame.in_doubt(key, settled)
+        begun = self.frame.in_doubt(call.key, settled)
         if begun:
-            call = Interrupted(key, record, tool_cls, tool_spec, args, step, begun, taken)
-            then = await on_interrupted(self, call)
+            then = await on_interrupted(self, call, begun)
             if not isinstance(then, RunAgain):
                 return then
-            taken = ()  # taken with the next attempt's intent
+            call = replace(call, taken=())  # taken with the next attempt's intent
         # Only a tool that must not run twice pays for its intent (a commit of its own when
         # nothing else is buffered): one that runs again anyway needs none.
-        guarded = tool_spec.on_interrupted is not OnInterrupted.RERUN
+        guarded = call.spec.on_interrupted is not OnInterrupted.RERUN
+        step = call.step
         if guarded:
-            step = replace(step, attempt=self.frame.next_attempt(key))
+            step = replace(step, attempt=self.frame.next_attempt(call.key))
+        record = call.record
         return await self.frame.step(
-            key,
+            call.key,
             record,
-            lambda: self._run_tool(tool_cls, tool_spec, args, step, answering),
+            lambda: self._run_tool(call.tool_cls, call.spec, call.args, step, answering),
             encode=ToolResult.encode,
             decode=ToolResult.decode,
             record_of=lambda result: record.model_copy(
                 update={"error": result.content if result.error else None}
             ),
-            implies=taken,
+            implies=call.taken,
             # The tool ran: its result is durable before anything else happens.
             policy=GUARDED_TOOL_RUN if guarded else TOOL_RUN,
         )

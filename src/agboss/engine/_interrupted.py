@@ -14,19 +14,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
-
-from agboss.components._specs import ToolSpec
-from agboss.context import StepContext
 from agboss.engine._asking import ask_approval
 from agboss.engine._channels import TOOL_INTERRUPTED
-from agboss.engine._tool_results import ToolResult
+from agboss.engine._tool_results import ToolResult, ToolStep
 from agboss.enums import OnInterrupted, PauseStatus
 from agboss.errors import ToolInterruptedError
 from agboss.observability._logs import log_event
-from agboss.records._model import StepRecord
 from agboss.store.writes import TakePause
 
 if TYPE_CHECKING:
@@ -49,33 +44,10 @@ class RunAgain:
 RUN_AGAIN = RunAgain()
 
 
-@dataclass(frozen=True, slots=True)
-class Interrupted:
-    """A call whose attempt may have run, and where it stands.
-
-    Attributes:
-        key: The call's step key.
-        record: Its step record (the arguments as approved).
-        tool_cls: The tool's class.
-        spec: Its spec.
-        args: The arguments it runs with.
-        step: Its `StepContext`.
-        attempt: The attempt that may have run.
-        taken: The resolved pauses its journal row would take (its approval).
-    """
-
-    key: str
-    record: StepRecord
-    tool_cls: type[Any]
-    spec: ToolSpec
-    args: BaseModel
-    step: StepContext
-    attempt: int
-    taken: tuple[TakePause, ...]
-
-
-async def on_interrupted(run: AgentRun, call: Interrupted) -> RunAgain | ToolResult | None:
-    """What the tool says happens to a call that may have run.
+async def on_interrupted(
+    run: AgentRun, call: ToolStep, attempt: int
+) -> RunAgain | ToolResult | None:
+    """What the tool says happens to a call whose ``attempt`` may have run.
 
     Returns:
         `RunAgain` (the pauses it took buffered for the intent's commit), the result the
@@ -93,26 +65,27 @@ async def on_interrupted(run: AgentRun, call: Interrupted) -> RunAgain | ToolRes
         "left no result): %(then)s",
         tool=spec.name,
         execution_id=run.frame.row.execution_id,
-        attempt=call.attempt,
+        attempt=attempt,
         then=spec.on_interrupted.value,
     )
     if spec.on_interrupted is OnInterrupted.FAIL:
         raise ToolInterruptedError(
-            f"{spec.name}'s call may have run: its attempt {call.attempt} began and left no "
+            f"{spec.name}'s call may have run: its attempt {attempt} began and left no "
             "result (its process died, or its pass lost the tree, mid-call)",
             agent=run.spec.name,
             node_id=run.node.node_id,
             hint="check whether it took effect, then run the execution again or not; "
             "OnInterrupted.RERUN runs such a call again with the same idempotency key",
             tool=spec.name,
-            attempt=call.attempt,
+            attempt=attempt,
         )
-    if spec.on_interrupted is OnInterrupted.RERUN:
+    if spec.on_interrupted is OnInterrupted.RERUN:  # (an intent from when it said otherwise)
+        run.frame.writes.add(*call.taken)  # with the next attempt's intent, if any
         return RUN_AGAIN
-    return await _ask(run, call)
+    return await _ask(run, call, attempt)
 
 
-async def _ask(run: AgentRun, call: Interrupted) -> RunAgain | ToolResult | None:
+async def _ask(run: AgentRun, call: ToolStep, attempt: int) -> RunAgain | ToolResult | None:
     frame = run.frame
     # What the call's row would have taken is taken now: the tree rests on the question, and
     # an answer left Resolved would keep the sweep moving it.
@@ -122,7 +95,7 @@ async def _ask(run: AgentRun, call: Interrupted) -> RunAgain | ToolResult | None
         agent=run.spec.name,
         channel=frame.runtime.assembly.tool_channels[call.tool_cls],
         tool=call.spec,
-        step_key=interrupted_key(call.key, call.attempt),
+        step_key=interrupted_key(call.key, attempt),
         step=call.record.model_copy(update={"kind": TOOL_INTERRUPTED}),
         context=call.step,
         args=call.args,

@@ -13,19 +13,17 @@ off before it journaled a round asks the server again.
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from agboss.assembly._mcp import McpTool
 from agboss.components._specs import ToolSpec
-from agboss.context import StepContext
 from agboss.engine._asking import Approval, ask_approval
 from agboss.engine._channels import TOOL_INPUT, question_spec
 from agboss.engine._frame import TOOL_ROUND
-from agboss.engine._tool_results import ToolResult
+from agboss.engine._tool_results import ToolResult, ToolStep
 from agboss.enums import PauseStatus
-from agboss.mcp._arguments import McpArguments
 from agboss.mcp._input import McpInputRequest, McpReply, McpRound
-from agboss.records._model import StepRecord
 from agboss.store.writes import TakePause
 
 if TYPE_CHECKING:
@@ -45,22 +43,14 @@ class Asked(Exception):
         self.asked = asked
 
 
-async def run_asking(
-    run: AgentRun,
-    key: str,
-    record: StepRecord,
-    tool_cls: type[McpTool],
-    spec: ToolSpec,
-    args: McpArguments,
-    step: StepContext,
-    taken: tuple[TakePause, ...],
-) -> ToolResult | None:
+async def run_asking(run: AgentRun, call: ToolStep) -> ToolResult | None:
     """Runs an MCP tool's call to its result, asking its questions as pauses.
 
     Returns:
         The call's result, or ``None`` while a question waits for its answer.
     """
     frame = run.frame
+    key, record, spec = call.key, call.record, call.spec
     answers: dict[str, McpReply] | None = None
     state: str | None = None
     for number in range(MAX_ROUNDS + 1):
@@ -71,13 +61,7 @@ async def run_asking(
         else:
             try:
                 return await run.journal_tool(
-                    key,
-                    record,
-                    tool_cls,
-                    spec,
-                    args,
-                    step,
-                    taken,
+                    call,
                     answering=(answers, state),
                     settled=number,  # each journaled round ended one attempt
                 )
@@ -90,16 +74,16 @@ async def run_asking(
                 functools.partial(_same, asked),
                 encode=lambda done: done.model_dump_json(),
                 decode=McpRound.model_validate_json,
-                implies=taken,
+                implies=call.taken,
                 policy=TOOL_ROUND,  # what the call answered is durable before anyone is asked
             )
-            taken = ()
-        refusal = _refusal(run, tool_cls, spec, asked, number)
+            call = replace(call, taken=())
+        refusal = _refusal(run, call.tool_cls, spec, asked, number)
         if refusal is not None:
-            return await run.journal_refusal(key, record, refusal, taken)
+            return await run.journal_refusal(key, record, refusal, call.taken)
         # One pause per question, keyed by its place in the journaled round.
         approvals = [
-            await _ask(run, f"{round_key}/q-{index}", record, tool_cls, spec, question, step)
+            await _ask(run, f"{round_key}/q-{index}", call, question)
             for index, question in enumerate(_questions(asked))
         ]
         if any(approval is None for approval in approvals):
@@ -110,10 +94,13 @@ async def run_asking(
             for question, approval in zip(asked.questions, done, strict=True)
         }
         state = asked.request_state
-        taken = tuple(
-            TakePause(a.pause.tenant_id, a.pause.pause_id)
-            for a in done
-            if a.pause.status is PauseStatus.RESOLVED
+        call = replace(
+            call,
+            taken=tuple(
+                TakePause(a.pause.tenant_id, a.pause.pause_id)
+                for a in done
+                if a.pause.status is PauseStatus.RESOLVED
+            ),
         )
     raise AssertionError("unreachable: the last round is refused")  # pragma: no cover
 
@@ -149,24 +136,18 @@ def _refusal(
 
 
 async def _ask(
-    run: AgentRun,
-    step_key: str,
-    record: StepRecord,
-    tool_cls: type[McpTool],
-    spec: ToolSpec,
-    question: McpInputRequest,
-    step: StepContext,
+    run: AgentRun, step_key: str, call: ToolStep, question: McpInputRequest
 ) -> Approval | None:
     frame = run.frame
-    channel = frame.runtime.assembly.tool_channels[tool_cls]
+    channel = frame.runtime.assembly.tool_channels[call.tool_cls]
     return await ask_approval(
         frame,
         agent=run.spec.name,
         channel=channel,
-        tool=question_spec(spec, question),
+        tool=question_spec(call.spec, question),
         step_key=step_key,
-        step=record.model_copy(update={"kind": TOOL_INPUT}),
-        context=step,
+        step=call.record.model_copy(update={"kind": TOOL_INPUT}),
+        context=call.step,
         args=question,
         path=frame.branch_path(run.scope),
     )

@@ -1,11 +1,43 @@
-"""What a tool's step journals: the text the model reads, and whether it is a tool error."""
+"""A tool's call as a journaled step: what it runs (`ToolStep`), and what it journals — the
+text the model reads, and whether it is a tool error (`ToolResult`)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["ToolResult"]
+from pydantic import BaseModel
+
+from agboss.components._specs import ToolSpec
+from agboss.context import StepContext
+from agboss.records._model import StepRecord
+from agboss.store.writes import TakePause
+
+__all__ = ["ToolResult", "ToolStep"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStep:
+    """One call of a tool, as the step that runs it.
+
+    Attributes:
+        key: The step's key in its execution (its idempotency key's last part).
+        record: Its step record (the arguments as approved).
+        tool_cls: The tool's class.
+        spec: Its spec.
+        args: The arguments it runs with.
+        step: Its `StepContext`.
+        taken: The resolved pauses its journal row takes (its approval), if any.
+    """
+
+    key: str
+    record: StepRecord
+    tool_cls: type[Any]
+    spec: ToolSpec
+    args: BaseModel
+    step: StepContext
+    taken: tuple[TakePause, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
