@@ -103,6 +103,23 @@ async def recovered(url: str) -> tuple[App, str]:
     return app, root.execution_id
 
 
+async def cut_off_after_approval(url: str, tool_name: str) -> tuple[App, str, str]:
+    """The call approved (``tool_name``), cut off in the tool in a child process, and the tree
+    recovered here; the app, the root and the approval's pause id."""
+    app = await open_app(url)
+    try:
+        paused = await app.execute(
+            _workflow(app), {"text": tool_name}, owner_id="u-1", thread_id="t-1"
+        )
+        [approval] = paused.pending
+        assert approval.pause_id is not None
+    finally:
+        await app.close()
+    assert await in_child(url, tool_name, approval.pause_id, die=True) == -signal.SIGKILL
+    app, root = await recovered(url)
+    return app, root, approval.pause_id
+
+
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_rerun_tool_cut_off_mid_call_runs_again_with_the_same_key(
     kind: str, tmp_path: Path, runs: Path
@@ -150,18 +167,7 @@ async def test_an_approved_fail_tool_cut_off_after_the_answer_is_not_paid_twice(
     kind: str, tmp_path: Path, runs: Path
 ) -> None:
     async with store_url(kind, tmp_path) as url:
-        app = await open_app(url)
-        try:
-            paused = await app.execute(
-                _workflow(app), {"text": "approved-pay-tool"}, owner_id="u-1", thread_id="t-1"
-            )
-            [pending] = paused.pending
-            assert pending.pause_id is not None
-        finally:
-            await app.close()
-        code = await in_child(url, "approved-pay-tool", pending.pause_id, die=True)
-        assert code == -signal.SIGKILL
-        app, root = await recovered(url)
+        app, root, _ = await cut_off_after_approval(url, "approved-pay-tool")
         try:
             with pytest.raises(ToolInterruptedError):
                 await app.get(root)
@@ -223,23 +229,6 @@ async def test_a_holder_stalled_mid_call_and_taken_over_records_no_second_run(
 
 
 # ---- ASK: a person decides whether a call that may have run runs again -------------------
-
-
-async def cut_off_after_approval(url: str, tool_name: str) -> tuple[App, str, str]:
-    """The call approved (``tool_name``), cut off in the tool in a child process, and the tree
-    recovered here; the app, the root and the approval's pause id."""
-    app = await open_app(url)
-    try:
-        paused = await app.execute(
-            _workflow(app), {"text": tool_name}, owner_id="u-1", thread_id="t-1"
-        )
-        [approval] = paused.pending
-        assert approval.pause_id is not None
-    finally:
-        await app.close()
-    assert await in_child(url, tool_name, approval.pause_id, die=True) == -signal.SIGKILL
-    app, root = await recovered(url)
-    return app, root, approval.pause_id
 
 
 def test_a_tool_with_a_channel_is_asked_about_and_one_without_runs_again_by_default() -> None:
