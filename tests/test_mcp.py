@@ -26,6 +26,7 @@ from agboss import (
     DtoValidationError,
     ExecutionStatus,
     McpCallError,
+    OnInterrupted,
     PendingPause,
     WorkflowFinishTextDto,
 )
@@ -468,6 +469,28 @@ async def test_a_missing_server_or_tool_is_reported_with_the_other_wiring_errors
     assert "approvals names 'refnud_*', which matches none of its tools" in text
     assert "only names 'find_*', which matches none of its tools" in text
     assert "NotAChannel" in text
+
+
+async def test_an_approved_tool_is_asked_about_when_cut_off_and_ask_needs_a_channel(
+    calls: Path, tmp_path: Path
+) -> None:
+    desk = stdio_desk(calls, approvals=approvals(), only=["lookup_order", "refund_order"])
+    async with test_with(order_desk_app(desk).application) as env:
+        tools = env.app.assembly.agent_tools["order-agent"]
+        assert tools["refund_order"][1].on_interrupted is OnInterrupted.ASK  # it has a channel
+        assert tools["lookup_order"][1].on_interrupted is OnInterrupted.RERUN
+    asked = desk_named(
+        "asked-desk-mcp",
+        approvals=approvals(),
+        only=["lookup_order", "refund_order"],
+        on_interrupted=OnInterrupted.ASK,
+    )
+    with pytest.raises(AssemblyError) as failed:
+        async with test_with(order_desk_app(asked).application):
+            pass
+    [violation] = [v for v in failed.value.violations if v.rule == "mcp.ask-without-channel"]
+    assert violation.component == "asked-desk-mcp"
+    assert "lookup_order have no channel to ask" in violation.message
 
 
 async def test_two_tools_of_one_name_for_an_agent_are_a_wiring_error(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import inspect
 import json
@@ -379,17 +380,7 @@ def list_failed(
 
 
 def _failed_json(entry: FailedExecution) -> dict[str, Any]:
-    return {
-        "execution_id": entry.execution_id,
-        "thread_id": entry.thread_id,
-        "owner_id": entry.owner_id,
-        "workflow": entry.workflow,
-        "failed_at": entry.failed_at.isoformat(),
-        "code": entry.code,
-        "message": entry.message,
-        "hint": entry.hint,
-        "error_type": entry.error_type,
-    }
+    return {**dataclasses.asdict(entry), "failed_at": entry.failed_at.isoformat()}
 
 
 @cli.command()

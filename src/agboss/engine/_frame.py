@@ -315,7 +315,7 @@ class ExecutionFrame:
         """The attempt a step with an intent runs as now: the one written for this pass
         with its lease (the answer's commit), else the one after the last begun."""
         begun = self.attempts(key)
-        return begun if begun and attempt_key(key, begun) in self.state.begun else begun + 1
+        return begun if attempt_key(key, begun) in self.state.begun else begun + 1
 
     def in_doubt(self, key: str, settled: int = 0) -> int:
         """The attempt of a step that may have run — begun, never ended (``settled``: how many

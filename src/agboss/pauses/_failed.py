@@ -14,7 +14,7 @@ from datetime import datetime
 from agboss.engine._runtime import Runtime
 from agboss.errors import AgbossError, ExecutionFailedError, RecordedError
 from agboss.pauses._pages import check_limit, cursor_of, keyset_of
-from agboss.store._failures import decode_failure
+from agboss.store._failures import decode_failure, qualified_name
 from agboss.store.protocol import ExecutionRow, FailedQuery
 
 __all__ = ["FailedExecution", "FailedPage", "failed_query", "list_failed"]
@@ -113,12 +113,7 @@ def _entry(runtime: Runtime, row: ExecutionRow) -> FailedExecution:
         code=code,
         message=outside(message),
         hint=None if hint is None else outside(hint),
-        error_type=_type_name(error),
+        error_type=error.type_name
+        if isinstance(error, RecordedError)
+        else qualified_name(type(error)),
     )
-
-
-def _type_name(error: BaseException) -> str:
-    if isinstance(error, RecordedError):
-        return error.type_name
-    kind = type(error)
-    return f"{kind.__module__}.{kind.__qualname__}"

@@ -171,18 +171,8 @@ class _Routes:
                 after=query.get("after"),
             )
             body = FailedBody(
-                entries=[
-                    FailedEntryBody(
-                        execution_id=entry.execution_id,
-                        thread_id=entry.thread_id,
-                        workflow=entry.workflow,
-                        failed_at=entry.failed_at,
-                        code=entry.code,
-                        message=entry.message,
-                        hint=entry.hint,
-                    )
-                    for entry in page.entries
-                ],
+                # The owner and the error's class stay on the server's side of the body.
+                entries=[FailedEntryBody(**fields_of(entry)) for entry in page.entries],
                 next=page.next,
             )
         except Exception as error:  # every error becomes a problem body (see problems.py)
