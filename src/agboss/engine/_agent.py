@@ -44,7 +44,7 @@ from agboss.engine._interrupted import RunAgain, on_interrupted
 from agboss.engine._timeouts import run_within
 from agboss.engine._tool_input import Asked, run_asking
 from agboss.engine._tool_results import ToolResult, ToolStep
-from agboss.enums import OnInterrupted, PauseStatus
+from agboss.enums import OnInterrupted
 from agboss.errors import (
     AgbossError,
     AgentFailedError,
@@ -518,12 +518,7 @@ class AgentRun:
             return None
         decision = approval.decision
         pause = approval.pause
-        # The step takes its pause in the commit that journals it: both, or neither.
-        taken = (
-            (TakePause(pause.tenant_id, pause.pause_id),)
-            if pause.status is PauseStatus.RESOLVED
-            else ()
-        )
+        taken = approval.taken  # with the commit that journals the step
         answer = pause.answer
         if answer is not None and answer.usage is not None:
             # What reading a free-text reply cost joins the spend once: with this step.

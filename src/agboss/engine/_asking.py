@@ -27,7 +27,7 @@ from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emi
 from agboss.records._model import StepRecord
 from agboss.records._pauses import PauseAnswer, PauseRecord, secret_of, shown_pause_id
 from agboss.store._failures import redacted
-from agboss.store.writes import CancelPause, InsertPause, MarkPauseSent, ResolvePause
+from agboss.store.writes import CancelPause, InsertPause, MarkPauseSent, ResolvePause, TakePause
 
 __all__ = ["Approval", "ask_approval", "new_pause_id"]
 
@@ -44,6 +44,14 @@ class Approval:
     decision: ToolCallApprovalDecisionDto
     decided_by: str
     pause: PauseRecord
+
+    @property
+    def taken(self) -> tuple[TakePause, ...]:
+        """What takes its answer with the step that acts on it (both, or neither): nothing for
+        a pause its channel decided at once, which was taken as it was decided."""
+        if self.pause.status is not PauseStatus.RESOLVED:
+            return ()
+        return (TakePause(self.pause.tenant_id, self.pause.pause_id),)
 
 
 async def ask_approval(

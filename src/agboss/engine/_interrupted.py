@@ -19,10 +19,9 @@ from typing import TYPE_CHECKING
 from agboss.engine._asking import ask_approval
 from agboss.engine._channels import TOOL_INTERRUPTED
 from agboss.engine._tool_results import ToolResult, ToolStep
-from agboss.enums import OnInterrupted, PauseStatus
+from agboss.enums import OnInterrupted
 from agboss.errors import ToolInterruptedError
 from agboss.observability._logs import log_event
-from agboss.store.writes import TakePause
 
 if TYPE_CHECKING:
     from agboss.engine._agent import AgentRun
@@ -103,12 +102,7 @@ async def _ask(run: AgentRun, call: ToolStep, attempt: int) -> RunAgain | ToolRe
     )
     if approval is None:
         return None
-    pause = approval.pause
-    taken = (
-        (TakePause(pause.tenant_id, pause.pause_id),)
-        if pause.status is PauseStatus.RESOLVED
-        else ()
-    )
+    taken = approval.taken
     decision = approval.decision
     if decision.approved:
         frame.writes.add(*taken)  # with the next attempt's intent, before the call runs again

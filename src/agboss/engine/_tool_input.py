@@ -22,9 +22,7 @@ from agboss.engine._asking import Approval, ask_approval
 from agboss.engine._channels import TOOL_INPUT, question_spec
 from agboss.engine._frame import TOOL_ROUND
 from agboss.engine._tool_results import ToolResult, ToolStep
-from agboss.enums import PauseStatus
 from agboss.mcp._input import McpInputRequest, McpReply, McpRound
-from agboss.store.writes import TakePause
 
 if TYPE_CHECKING:
     from agboss.engine._agent import AgentRun
@@ -94,14 +92,7 @@ async def run_asking(run: AgentRun, call: ToolStep) -> ToolResult | None:
             for question, approval in zip(asked.questions, done, strict=True)
         }
         state = asked.request_state
-        call = replace(
-            call,
-            taken=tuple(
-                TakePause(a.pause.tenant_id, a.pause.pause_id)
-                for a in done
-                if a.pause.status is PauseStatus.RESOLVED
-            ),
-        )
+        call = replace(call, taken=tuple(t for approval in done for t in approval.taken))
     raise AssertionError("unreachable: the last round is refused")  # pragma: no cover
 
 
