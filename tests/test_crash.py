@@ -27,7 +27,14 @@ from typing import Any
 
 import pytest
 
-from agboss import App, ExecutionStatus, FunctionProvider, PauseKind, PauseStatus
+from agboss import (
+    AgentFailedError,
+    App,
+    ExecutionStatus,
+    FunctionProvider,
+    PauseKind,
+    PauseStatus,
+)
 from agboss.mcp import McpInputRequest
 from agboss.records._outputs import ExecutionOutput
 from tests.crash.app import (
@@ -39,6 +46,7 @@ from tests.crash.app import (
     CrashAskedWorkflow,
     CrashChildrenWorkflow,
     CrashGuardedWorkflow,
+    CrashRetryWorkflow,
     CrashWorkflow,
     crash_mcp_application,
     model,
@@ -59,6 +67,7 @@ PHASES = (
     "guarded-resume",
     "asked-resume",
     "answered-resume",
+    "retry",
 )
 """Execute (on a thread the caller names; on a new thread, whose tree is written with its
 first commit); resume one of three per-item pauses; resume one so that its branch fails under
@@ -69,7 +78,9 @@ trial may end with that branch failed (`ToolInterruptedError`, read by the join'
 handler) instead, but no tool runs twice; the same with the default of a tool with a channel
 (``ASK``): a call cut off is asked about, the harness's person says it ran (a rejection the
 model reads), and no tool runs twice; and that answer given with `App.answer`, whose move runs
-in the background after the caller had its receipt."""
+in the background after the caller had its receipt; and `App.retry` of a tree whose first
+item's model was down once its tool ran (FailFast withdrew the other two questions): the retry
+replays the tool, asks the two again under new ids, and the tree finishes as it would have."""
 
 INTERRUPTED = "ToolInterruptedError"
 """The note of a guarded trial whose call was cut off: its branch failed, nothing ran twice."""
@@ -115,10 +126,33 @@ async def _app(url: str, phase: str) -> App:
     return await App.create(application, store=url, providers=[FunctionProvider(model)])
 
 
+async def _failed(url: str) -> str:
+    """A tree failed after its first item's tool ran: the model down for its closing call."""
+    flag = Path(os.environ["AGBOSS_TEST_DOWN"])
+    app = await _app(url, "retry")
+    try:
+        paused = await app.execute(CrashRetryWorkflow, ITEMS, owner_id="u", thread_id=THREAD)
+        first = sorted(paused.pending, key=_item)[0]
+        flag.touch()
+        try:
+            await app.resume(str(first.pause_id), decision={"approved": True}, owner_id="u")
+        except AgentFailedError:
+            pass
+        finally:
+            flag.unlink()
+        assert (await app.failed()).entries, "the tree did not fail"
+    finally:
+        await app.close()
+    return paused.execution_id
+
+
 async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
     """The tree a phase starts from (three items paused) and the worker's arguments."""
     if phase in ("execute", "execute-new", "mcp-execute"):
         return None, [phase]
+    if phase == "retry":
+        root = await _failed(url)
+        return root, ["retry", root]
     if phase == "mcp-resume":
         app = await _app(url, phase)
         try:
@@ -198,6 +232,10 @@ async def _answer_the_rest(
             root = started.execution_id
         else:
             root = roots[0].execution_id
+    elif args[0] == "retry":  # retried again if the reopening was not recorded
+        found = await app.store.executions.find_by_id(root)
+        if found is not None and found.status is ExecutionStatus.FAILED:
+            await app.retry(root, retried_by="harness")
     else:
         pause = await app.store.pauses.find_by_tenant_id_and_pause_id("default", args[1])
         assert pause is not None
@@ -228,6 +266,7 @@ async def _trial(
     folder.mkdir(parents=True)
     runs, log = folder / "runs.txt", folder / "writes.log"
     env.setenv("AGBOSS_TEST_RUNS", str(runs))  # this process's tools too (the recovery's)
+    env.setenv("AGBOSS_TEST_DOWN", str(folder / "down"))
     async with store_url(kind, folder) as url:
         root, args = await _prepare(phase, url)
         worker = _spawn(url, plan, log, runs, args)
@@ -238,10 +277,13 @@ async def _trial(
         app = await _app(url, phase)
         try:
             await app.recover()
-            if root is not None:  # recovered: finished, or resting on a question
-                rested = await app.get(root)
-                assert rested.status is not ExecutionStatus.RUNNING
-                assert rested.status is not ExecutionStatus.PAUSED or rested.pending, plan
+            if root is not None:  # recovered: finished, failed, or resting on a question
+                found = await app.store.executions.find_by_id(root)
+                assert found is not None
+                assert found.status is not ExecutionStatus.RUNNING, plan
+                if found.status is not ExecutionStatus.FAILED:
+                    rested = await app.get(root)
+                    assert rested.status is not ExecutionStatus.PAUSED or rested.pending, plan
             final = await _answer_the_rest(app, root, args, log)
         finally:
             await app.close()
@@ -363,7 +405,7 @@ async def test_a_kill_before_or_after_any_write_loses_nothing_and_runs_nothing_t
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("phase", ["resume", "guarded-resume", "asked-resume"])
+@pytest.mark.parametrize("phase", ["resume", "guarded-resume", "asked-resume", "retry"])
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_after_takeover(
     kind: str, phase: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -376,6 +418,7 @@ async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_a
         folder.mkdir()
         runs, log = folder / "runs.txt", folder / "writes.log"
         monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
+        monkeypatch.setenv("AGBOSS_TEST_DOWN", str(folder / "down"))
         async with store_url(kind, folder) as url:
             root, args = await _prepare(phase, url)
             worker = _spawn(url, f"stop-before:{point}", log, runs, args)

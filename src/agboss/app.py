@@ -611,6 +611,54 @@ class App:
         )
         return await list_failed(self._runtime, query)
 
+    async def retry(
+        self,
+        execution_id: str,
+        *,
+        tenant_id: str | None = None,
+        retried_by: str | None = None,
+        record: bool = False,
+    ) -> ExecutionOutput:
+        """Runs a failed execution tree again from its journal, in place.
+
+        What ran returns its journaled result (model calls, tool runs: a tool is not run
+        again), recorded decisions are kept (an answered pause is not asked again), and the
+        step that failed runs again — on the code deployed now, which is why an operator
+        retries after a fix. A question the failure withdrew is asked again under a new pause
+        id (the old one answers `NotPausedError`). The tree keeps its ids; the retry and the
+        failure it replaced stay in ``record.retries``. A child's id retries its root. Two
+        instances retrying one tree at once: one runs it, the other gets its output then.
+
+        Args:
+            execution_id: The failed execution (``app.failed()`` lists them), or a child of it.
+            tenant_id: Its tenant; the default tenant when ``None``.
+            retried_by: Who asks for the retry, for the record (an operator's name).
+            record: Return the execution record too.
+
+        Returns:
+            The tree's output after the retried pass: completed, paused on its questions, or
+            — when another instance retried it meanwhile — as that retry left it.
+
+        Raises:
+            UnknownExecutionError: No such execution for this tenant.
+            NotFailedError: The tree did not fail (it completed, was cancelled, or is still
+                running or paused): nothing to retry.
+            FinalFailureError: Its journal decided the failure (an agent's answers invalid after
+                its validation attempts, its turns run out, a call cut off under
+                ``OnInterrupted.FAIL``): a retry would fail the same way.
+            LeaseBusyError: Another instance's pass held the tree past ``resume_timeout``.
+            DtoValidationError: An id is not a non-blank string within the limits.
+            AgbossError: The retried pass failed again: the error it failed with (the tree is
+                failed again, and may be retried again).
+        """
+        limits = self._limits
+        return await self._engine.retry(
+            check_id(execution_id, "execution_id", limits),
+            tenant_id=_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
+            retried_by=_optional_id(retried_by, "retried_by", limits),
+            record=_flag(record, "record"),
+        )
+
     async def recover(self) -> list[ExecutionOutput]:
         """Continues now the executions whose instance died mid-pass (their lease expired).
 

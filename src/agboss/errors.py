@@ -21,12 +21,14 @@ __all__ = [
     "ConfigurationError",
     "DtoValidationError",
     "ExecutionFailedError",
+    "FinalFailureError",
     "JoinDeadlineError",
     "LeaseBusyError",
     "LeaseLostError",
     "McpCallError",
     "ModelProviderError",
     "ModelUnservedError",
+    "NotFailedError",
     "NotPausedError",
     "PassStoppingError",
     "PauseAnswererError",
@@ -158,9 +160,17 @@ class StepFailedError(AgbossError):
 
 
 class AgentFailedError(StepFailedError):
-    """An agent's step failed: its model, its answer or its loop could not finish it."""
+    """An agent's step failed: its model, its answer or its loop could not finish it.
+
+    Attributes:
+        agent: The agent's name.
+        final: Whether the journal decided it (its answers stayed invalid, its turns ran
+            out, a call was cut off under ``OnInterrupted.FAIL``): running it again replays
+            the same steps into the same failure, so `App.retry` refuses it.
+    """
 
     code = "agent.failed"
+    final: bool = False
 
     def __init__(
         self,
@@ -169,8 +179,10 @@ class AgentFailedError(StepFailedError):
         agent: str = "an agent",
         node_id: str | None = None,
         hint: str | None = None,
+        final: bool = False,
     ) -> None:
         self.agent = agent
+        self.final = final
         super().__init__(f"{agent}: {message}", node_id=node_id, hint=hint)
 
 
@@ -198,7 +210,7 @@ class ToolInterruptedError(AgentFailedError):
     ) -> None:
         self.tool = tool
         self.attempt = attempt
-        super().__init__(message, agent=agent, node_id=node_id, hint=hint)
+        super().__init__(message, agent=agent, node_id=node_id, hint=hint, final=True)
 
 
 class JoinDeadlineError(StepFailedError):
@@ -292,6 +304,52 @@ class NotPausedError(AgbossError):
         super().__init__(
             f"the pause is not waiting for an answer (it is {status})",
             hint="nothing to do: an answer was already taken, or the question was withdrawn",
+        )
+
+
+class NotFailedError(AgbossError):
+    """`App.retry` of an execution that did not fail: it completed, was cancelled, or is still
+    running or waiting — there is nothing to retry.
+
+    Attributes:
+        status: Where its tree stands (``completed``, ``cancelled``, ``running``, ``paused``).
+    """
+
+    code = "run.not-failed"
+
+    def __init__(self, status: str = "not failed", *, execution_id: str = "") -> None:
+        self.status = status
+        self.execution_id = execution_id
+        what = {
+            "completed": "it completed: read its output with app.get(...)",
+            "cancelled": "a cancelled conversation stays cancelled: start a new execution",
+            "paused": "it waits for answers: answer its pending pauses",
+        }.get(status, "it is still moving: read where it stands with app.get(...)")
+        super().__init__(
+            f"execution tree {execution_id} did not fail (it is {status}): nothing to retry",
+            hint=what,
+        )
+
+
+class FinalFailureError(AgbossError):
+    """`App.retry` of a failure its journal decided (an agent's answers invalid after its
+    validation attempts, its turns run out, a call cut off under ``OnInterrupted.FAIL``):
+    running it again would replay the same journaled steps into the same failure.
+
+    Attributes:
+        failure_code: The code of the failure that cannot be retried.
+    """
+
+    code = "run.failure-final"
+
+    def __init__(self, failure_code: str = "agent.failed", *, execution_id: str = "") -> None:
+        self.failure_code = failure_code
+        self.execution_id = execution_id
+        super().__init__(
+            f"execution tree {execution_id} failed on what its journal decided "
+            f"({failure_code}): a retry would replay the same steps and fail the same way",
+            hint="start a new execution (with a clearer prompt or higher limits); "
+            "app.failed() lists the failure with its sentence",
         )
 
 

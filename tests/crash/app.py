@@ -265,12 +265,41 @@ class CrashChildWorkflow: ...
 class CrashChildrenWorkflow: ...
 
 
+@workflow(
+    name="crash-retry-workflow",
+    version="1",
+    flow=[
+        start(CrashStart)
+        .returns(ItemsDto)
+        .to_each(CrashItemAgent, over="items")
+        .join(CrashCountJoin)
+        .to_finish(CrashFinish)
+    ],
+)
+class CrashRetryWorkflow:
+    """Per item under FailFast, with no join error handler: a branch whose model is down fails
+    the tree (its siblings' questions withdrawn), which `App.retry` runs again."""
+
+
 @application(
     name="crash-application",
-    workflows=[CrashWorkflow, CrashChildrenWorkflow, CrashGuardedWorkflow, CrashAskedWorkflow],
+    workflows=[
+        CrashWorkflow,
+        CrashChildrenWorkflow,
+        CrashGuardedWorkflow,
+        CrashAskedWorkflow,
+        CrashRetryWorkflow,
+    ],
     channels=[CrashInboxChannel],
 )
 class CrashApplication: ...
+
+
+def down() -> bool:
+    """Whether the model provider is down for an agent's closing call: while the file
+    ``AGBOSS_TEST_DOWN`` names exists."""
+    flag = os.environ.get("AGBOSS_TEST_DOWN")
+    return flag is not None and Path(flag).exists()
 
 
 def model(request: ChatRequest) -> ChatResponse:
@@ -285,6 +314,8 @@ def model(request: ChatRequest) -> ChatResponse:
         erase = json.dumps({"customer": "c1"})
         return ChatResponse(tool_calls=(ToolCall(id="e", name="erase_history", arguments=erase),))
     if results:
+        if down():
+            raise ConnectionError("the model provider is down")
         arguments = "{}" if BOOM in results[-1] else json.dumps({"status": "ok"})
         return ChatResponse(tool_calls=(ToolCall(id="a", name=ANSWER_TOOL, arguments=arguments),))
     item = next(m.content for m in request.messages if m.role is MessageRole.USER)

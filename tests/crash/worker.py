@@ -5,8 +5,9 @@
 ``execute-new``: on a new thread, whose tree is written with its first commit), or
 ``resume`` a pause (approved, with ``OVERRIDE`` as its item id when given), ``answer`` it
 (`App.answer`: recorded at once, the tree moved in the background, which ``close`` waits
-for), or ``mcp-execute`` / ``mcp-resume PAUSE_ID`` the MCP workflow whose tool asks a
-question (answered ``{"sure": true}``) — on an `App` whose store counts every `Store.write`.
+for), ``retry ROOT`` a failed tree (`App.retry`), or ``mcp-execute`` / ``mcp-resume
+PAUSE_ID`` the MCP workflow whose tool asks a question (answered ``{"sure": true}``) — on an
+`App` whose store counts every `Store.write`.
 ``PLAN`` is ``none`` (count only), ``kill-before:K``, ``kill-after:K`` (the K-th write) or
 ``stop-before:K`` (the K-th fenced write: a pass's). Every write is logged to ``LOG``, so the
 harness can tell what was committed, and when.
@@ -149,6 +150,8 @@ async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
             await app.execute(workflow, ITEMS, owner_id="u", thread_id=THREAD)
         elif phase == "execute-new":
             await app.execute(CrashWorkflow, ITEMS, owner_id="u")
+        elif phase == "retry":  # a failed tree run again from its journal
+            await app.retry(rest[0], retried_by="harness")
         elif phase == "answer":  # recorded at once, moved in the background (before close)
             await app.answer(rest[0], decision={"approved": True}, owner_id="u")
         else:

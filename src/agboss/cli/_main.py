@@ -480,6 +480,40 @@ def cancel(
 
 
 @cli.command()
+@click.argument("execution_id")
+@_APP
+@_STORE
+@_TENANT
+@click.option("--by", "retried_by", default=None, help="Who retries it, for the record.")
+@_JSON
+def retry(
+    execution_id: str,
+    target: str,
+    store: str | None,
+    tenant: str | None,
+    retried_by: str | None,
+    as_json: bool,
+) -> None:
+    """Runs a failed execution tree again from its journal (after a fix, or an outage)."""
+
+    async def action(app: App) -> dict[str, Any]:
+        output = await app.retry(execution_id, tenant_id=tenant, retried_by=retried_by)
+        return {
+            "execution_id": output.execution_id,
+            "status": output.status.value,
+            "pending": [_pause_json(pause) for pause in output.pending],
+        }
+
+    done = _with_app(target, store, action, models=True)
+    if as_json:
+        click.echo(json.dumps(done))
+        return
+    waiting = len(done["pending"])
+    more = f", {waiting} question(s) waiting" if waiting else ""
+    _out().print(f"retried {escape(done['execution_id'])}: {done['status']}{more}")
+
+
+@cli.command()
 @_APP
 @_STORE
 def recover(target: str, store: str | None) -> None:

@@ -128,10 +128,14 @@ class AgentRun:
     def _key(self, iteration: int, part: str) -> str:
         return f"{self.scope}/turn-{iteration}/{part}"
 
-    def _fail(self, message: str, hint: str | None = None) -> AgentFailedError:
+    def _fail(
+        self, message: str, hint: str | None = None, *, final: bool = False
+    ) -> AgentFailedError:
         if self.pii is not None:  # a failure's text leaves the process: masked like a record
             message = self.pii.policy.outside(message, self.pii.values)
-        return AgentFailedError(message, agent=self.spec.name, node_id=self.node.node_id, hint=hint)
+        return AgentFailedError(
+            message, agent=self.spec.name, node_id=self.node.node_id, hint=hint, final=final
+        )
 
     # ---- the loop ------------------------------------------------------------------
 
@@ -205,12 +209,14 @@ class AgentRun:
                         f"validation attempts: {invalid}",
                         hint="make the prompt say what the answer must hold, or raise "
                         "max_validation_attempts",
+                        final=True,  # the journaled answers fail it again on a retry
                     )
                 if not answers:
                     messages.append(Message(MessageRole.USER, f"Invalid answer: {invalid}"))
         raise self._fail(
             f"it did not answer within {self.spec.max_tool_loop_iterations} model turns",
             hint="raise @agent(max_tool_loop_iterations=...) or make the prompt more direct",
+            final=True,
         )
 
     def _revealed(self, response: ChatResponse) -> tuple[ChatResponse, str | None]:

@@ -1,7 +1,9 @@
 """Asking a channel to approve a tool call: the pause's record, ``send``, and what comes back.
 
 The pause record is keyed by the waiting step, so a step re-entered (after an answer, or a
-retry after a crash) finds the same ``pause_id``; one not yet sent is sent again with it.
+retry after a crash) finds the same ``pause_id``; one not yet sent is sent again with it. A
+pause its tree's failure withdrew is asked again, under a new id, in the generation that
+`App.retry` opened (the record is keyed by the generation too).
 """
 
 from __future__ import annotations
@@ -83,6 +85,12 @@ async def ask_approval(
     if pause is None:
         pauses = runtime.store.pauses
         pause = await state.stored(lambda: pauses.find_by_step(row.execution_id, step_key), None)
+    if (
+        pause is not None
+        and pause.status is PauseStatus.CANCELLED
+        and state.reopens(pause.generation)
+    ):
+        pause = None  # withdrawn by the failure its tree was retried from: asked again, anew
     if pause is None:
         # Committed before its channel is asked: the id the channel gets is durable.
         pause = await frame.writes.commit_one(
@@ -115,6 +123,7 @@ async def ask_approval(
                         None if row.execution_id == row.root_execution_id else row.execution_id
                     ),
                     path=path,
+                    generation=state.generation,
                 )
             )
         )

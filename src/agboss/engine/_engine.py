@@ -43,10 +43,13 @@ from agboss.engine._withdrawing import tell_owed_withdrawals
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import (
     AgbossError,
+    AgentFailedError,
     DtoValidationError,
     ExecutionFailedError,
+    FinalFailureError,
     LeaseBusyError,
     LeaseLostError,
+    NotFailedError,
     PassStoppingError,
     StoreError,
     ThreadOwnerError,
@@ -65,6 +68,7 @@ from agboss.store.writes import (
     BeginExecution,
     CancelPendingUnder,
     ReleaseLease,
+    ReopenTree,
     ResolvePause,
     RestTree,
     SetExecutionStatus,
@@ -230,6 +234,7 @@ class Engine:
             replay=start.journal,
             new_thread=start.begin is not None,  # begun with its pass: a new thread's
             begun=start.begun,
+            generation=row.generation,
         )
         async with runtime.store.session():
             async with lease.kept():
@@ -407,23 +412,14 @@ class Engine:
             LeaseBusyError: The holder did not end its pass within ``resume_timeout`` (the
                 answer stays recorded; the holder's drain or the sweep takes it).
         """
-        runtime = self.runtime
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + runtime.resume_timeout.total_seconds()
-        waited = False
-        delay = 0.002
-        while taken is None:
-            if loop.time() >= deadline:
-                raise LeaseBusyError(
-                    f"execution tree {root_execution_id} stayed in another instance's pass for "
-                    f"{runtime.resume_timeout}; the answer is recorded",
-                    hint="the tree moves when that pass ends, or with the recovery sweep; "
-                    "read it with app.get(...)",
-                )
-            await asyncio.sleep(delay)  # a holder is in its pass: wait for it to end
-            delay = min(delay * 2, 0.05)
-            waited = True
-            taken = await take_lease(runtime, root_execution_id)
+        waited = taken is None
+        if taken is None:
+            taken = await self._wait_for_lease(
+                root_execution_id,
+                "the answer is recorded",
+                "the tree moves when that pass ends, or with the recovery sweep; "
+                "read it with app.get(...)",
+            )
         start = PassStart.taken(taken)
         row = start.row
         # Read only after a wait: a lease taken at once with the answer has it to move.
@@ -437,6 +433,80 @@ class Engine:
             await taken.release()
             return await self.get(root_execution_id, tenant_id=row.tenant_id, record=record)
         return await self._pass(start, record=record)
+
+    async def _wait_for_lease(self, root_execution_id: str, said: str, hint: str) -> Taken:
+        """The tree's lease, once the instance whose pass holds it ends that pass.
+
+        Raises:
+            LeaseBusyError: The holder did not end its pass within ``resume_timeout``
+                (``said``, ``hint``: what the error adds).
+        """
+        runtime = self.runtime
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + runtime.resume_timeout.total_seconds()
+        delay = 0.002
+        while True:
+            if loop.time() >= deadline:
+                raise LeaseBusyError(
+                    f"execution tree {root_execution_id} stayed in another instance's pass for "
+                    f"{runtime.resume_timeout}; {said}",
+                    hint=hint,
+                )
+            await asyncio.sleep(delay)  # a holder is in its pass: wait for it to end
+            delay = min(delay * 2, 0.05)
+            taken = await take_lease(runtime, root_execution_id)
+            if taken is not None:
+                return taken
+
+    async def retry(
+        self, execution_id: str, *, tenant_id: str, retried_by: str | None, record: bool
+    ) -> ExecutionOutput:
+        """Reopens a failed tree in place (`ReopenTree`, under its lease) and runs it again
+        from its journal, as a pass that recovers it: a child's id retries its root.
+
+        Raises:
+            UnknownExecutionError: No such execution for this tenant.
+            NotFailedError: The tree did not fail.
+            FinalFailureError: Its journal decided the failure.
+            LeaseBusyError: Another instance's pass held the tree past ``resume_timeout``.
+        """
+        runtime = self.runtime
+        seen = await _retried_root(runtime, tenant_id, execution_id)
+        root_id = seen.execution_id
+        taken = await take_lease(runtime, root_id) or await self._wait_for_lease(
+            root_id, "nothing was retried", "retry again once it ends; app.get(...) reads it"
+        )
+        found = taken.acquired.row
+        if seen.status is ExecutionStatus.RUNNING:
+            # Another retry of the same failure runs it: its output, once its pass ends — or
+            # this instance carries on a pass of it that was cut off.
+            if found is not None and found.status is ExecutionStatus.RUNNING:
+                return await self._pass(PassStart.taken(taken), record=record)
+            await taken.release()
+            return await self.get(root_id, tenant_id=tenant_id, record=record)
+        if found is None or (found.status, found.generation) != (seen.status, seen.generation):
+            # Another instance retried it meanwhile (the lease decided): where it stands now.
+            await taken.release()
+            return await self.get(root_id, tenant_id=tenant_id, record=record)
+        fence = taken.lease.fence
+        reopen = ReopenTree(root_id, seen.generation, retried_by, runtime.clock.now())
+        row = await write_one(runtime.store, reopen, fence=fence)
+        if row is None:
+            await taken.release()
+            return await self.get(root_id, tenant_id=tenant_id, record=record)
+        log_event(
+            runtime.logger,
+            logging.INFO,
+            "run.retried",
+            "execution tree %(execution_id)s of %(workflow)s retried (generation "
+            "%(generation)d) by %(retried_by)s",
+            execution_id=root_id,
+            workflow=row.workflow,
+            tenant_id=row.tenant_id,
+            generation=row.generation,
+            retried_by=retried_by or "an operator",
+        )
+        return await self._pass(PassStart(row, taken.lease, recovering=True), record=record)
 
     # ---- reading and recovery ------------------------------------------------------
 
@@ -516,6 +586,39 @@ class Engine:
                     extra={"event": "run.recovered-failed", "execution_id": execution_id},
                 )
         return outputs
+
+
+async def _retried_root(runtime: Runtime, tenant_id: str, execution_id: str) -> ExecutionRow:
+    """The root `Engine.retry` reopens (a child's id names its root), as read now: failed —
+    or running in the pass of the retry that reopened it (another instance's, at once).
+
+    Raises:
+        UnknownExecutionError: No such execution for this tenant.
+        NotFailedError: The tree did not fail.
+        FinalFailureError: Its journal decided the failure.
+    """
+    store = runtime.store
+    row = await store.executions.find(tenant_id, execution_id)
+    if row is not None and row.parent_execution_id is not None:
+        row = await store.executions.find(tenant_id, row.root_execution_id)
+    if row is None:
+        raise UnknownExecutionError(
+            f"no execution {execution_id} is known for this tenant",
+            hint="pass an execution_id that app.failed() lists, under the same tenant",
+        )
+    if row.status is ExecutionStatus.RUNNING and row.generation:
+        retries = await store.executions.retries(row.execution_id)
+        # Untouched since a retry reopened it: that retry's pass has not ended yet.
+        if retries and retries[-1].retried_at == row.updated_at:
+            return row
+    if row.status is not ExecutionStatus.FAILED:
+        raise NotFailedError(row.status.value, execution_id=row.execution_id)
+    error: BaseException | None = stored_error(row, runtime.assembly.error_classes)
+    while error is not None:
+        if isinstance(error, AgentFailedError) and error.final:
+            raise FinalFailureError(error.code, execution_id=row.execution_id)
+        error = error.__cause__
+    return row
 
 
 class _Ended(NamedTuple):

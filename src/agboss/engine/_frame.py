@@ -156,6 +156,10 @@ class PassState:
     """The pauses resolved for this pass, by their execution and step: a step re-entered
     finds its answer here, without a read."""
 
+    generation: int = 0
+    """The tree's generation (`ExecutionRow.generation` of its root): what failed or was
+    withdrawn in an earlier one is run, or asked, again when this pass reaches it."""
+
     new_thread: bool = False
     """The tree began a thread: it has no earlier exchange to read (`History`)."""
     begun: frozenset[str] = frozenset()
@@ -190,6 +194,11 @@ class PassState:
     def affected(self, path: str) -> bool:
         """Whether a waiting branch or child at the branch path ``path`` is re-entered."""
         return self.recovering or any(resolved.startswith(path) for resolved in self.resolved_paths)
+
+    def reopens(self, generation: int) -> bool:
+        """Whether what failed, was dropped or was withdrawn in ``generation`` is run or asked
+        again now: it was, before the tree was retried (`App.retry`)."""
+        return generation < self.generation
 
     def dropped(self, path: str) -> bool:
         """Whether the branch path ``path`` lies under a branch being dropped."""

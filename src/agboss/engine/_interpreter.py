@@ -9,9 +9,11 @@ which no pause was resolved for this pass, is not re-entered at all.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from pydantic import BaseModel
 
+from agboss.assembly._assemble import Assembly
 from agboss.assembly._definitions import WorkflowDefinition
 from agboss.components._specs import AgentSpec
 from agboss.engine._agent import WAITING, AgentRun, Waiting
@@ -22,13 +24,15 @@ from agboss.errors import (
     AgbossError,
     ExecutionFailedError,
     PassStoppingError,
+    RecordedError,
 )
 from agboss.flow._dsl import StepKind
-from agboss.store._failures import decode_failure, encode_failure
+from agboss.records._model import FailureRecord
+from agboss.store._failures import decode_failure, encode_failure, qualified_name
 from agboss.store.protocol import ExecutionRow
-from agboss.store.writes import InsertChild, SetExecutionStatus
+from agboss.store.writes import InsertChild, ReopenExecution, SetExecutionStatus
 
-__all__ = ["FlowRunner", "stored_error"]
+__all__ = ["FlowRunner", "failure_record", "stored_error"]
 
 
 def stored_error(row: ExecutionRow, known: Iterable[type[BaseException]] = ()) -> AgbossError:
@@ -41,6 +45,29 @@ def stored_error(row: ExecutionRow, known: Iterable[type[BaseException]] = ()) -
         failed.__cause__ = error
         return failed
     return ExecutionFailedError(f"execution {row.execution_id} failed")
+
+
+def failure_record(assembly: Assembly, workflow: str, error_json: str | None) -> FailureRecord:
+    """A stored failure as records and listings show it, masked by the workflow's PII rules."""
+    error = decode_failure(error_json or "", assembly.error_classes)
+    if isinstance(error, AgbossError):
+        code, message, hint = error.code, error.message, error.hint
+    elif isinstance(error, RecordedError):
+        code, message, hint = ExecutionFailedError.code, error.message, None
+    else:
+        code, message, hint = ExecutionFailedError.code, str(error) or type(error).__name__, None
+    outside = assembly.pii_policy(workflow).outside
+    return FailureRecord(
+        code=code,
+        message=outside(message),
+        hint=None if hint is None else outside(hint),
+        error_type=error.type_name
+        if isinstance(error, RecordedError)
+        else qualified_name(type(error)),
+    )
+
+
+_CLOSED = (ExecutionStatus.FAILED, ExecutionStatus.CANCELLED)
 
 
 class FlowRunner:
@@ -102,6 +129,7 @@ class FlowRunner:
         child_id = f"{parent.execution_id}/{place}"
         path = frame.branch_path(place)
         row = await frame.state.stored(lambda: store.executions.find_by_id(child_id), None)
+        state = frame.state
         if row is None:
             row = ExecutionRow.starting(
                 execution_id=child_id,
@@ -113,8 +141,20 @@ class FlowRunner:
                 workflow_version=definition.spec.version,
                 input_json=value.model_dump_json(),
                 now=runtime.clock.now(),
+                generation=state.generation,
             )
             frame.writes.add(InsertChild(row))
+        elif row.status in _CLOSED and state.reopens(row.generation):
+            # It failed, or was dropped, before its tree was retried: it runs again (a
+            # cancelled tree's children stay cancelled: the write checks its root).
+            frame.writes.add(
+                ReopenExecution(
+                    child_id, row.root_execution_id, state.generation, runtime.clock.now()
+                )
+            )
+            row = replace(
+                row, status=ExecutionStatus.RUNNING, error_json=None, generation=state.generation
+            )
         if row.status is ExecutionStatus.COMPLETED:
             assert row.output_json is not None
             return definition.graph.finish_output.model_validate_json(row.output_json)
@@ -122,7 +162,7 @@ class FlowRunner:
             raise stored_error(row, runtime.assembly.error_classes)
         if row.status is ExecutionStatus.CANCELLED:
             return WAITING
-        if row.status is ExecutionStatus.PAUSED and not frame.state.affected(path):
+        if row.status is ExecutionStatus.PAUSED and not state.affected(path):
             return WAITING  # nothing was answered under it: it is not re-entered at all
         child = frame.child(row, path=path, item_index=item_index)
         try:

@@ -133,7 +133,7 @@ class LaunchRun:
         failed: list[BaseException] = []
         affected = self._affected(len(branches))
         for branch in branches:
-            row = rows.get(self._branch_place(branch))
+            row = self._current(rows.get(self._branch_place(branch)))
             if row is None or (row.status is BranchStatus.WAITING and branch.index in affected):
                 to_run.append(branch)
             elif row.status is BranchStatus.WAITING:
@@ -172,6 +172,9 @@ class LaunchRun:
         failed = counts.get(BranchStatus.FAILED, 0) and self.launch.failure is Failure.FAIL_FAST
         if frame.state.recovering or failed or sum(counts.values()) != total:
             return None
+        closed = counts.get(BranchStatus.FAILED, 0) + counts.get(BranchStatus.CANCELLED, 0)
+        if closed and frame.state.generation:
+            return None  # a retried tree's: the rows say which run again
         affected = sorted(self._affected(total))
         rows = await store.branches.load_places(
             execution_id, [f"{self.place}@{index}" for index in affected]
@@ -206,6 +209,17 @@ class LaunchRun:
         await frame.writes.flush()  # what these branches left is read back with the rest
         self.results, self.waiting = {}, set()
         return None
+
+    def _current(self, row: BranchRow | None) -> BranchRow | None:
+        """A branch's row as this pass reads it: ``None`` (the branch runs) for a branch that
+        failed or was dropped before its tree was retried (`App.retry`)."""
+        if (
+            row is not None
+            and row.status in (BranchStatus.FAILED, BranchStatus.CANCELLED)
+            and self.frame.state.reopens(row.generation)
+        ):
+            return None
+        return row
 
     def _total(self) -> int:
         launch = self.launch
@@ -434,6 +448,7 @@ class LaunchRun:
                 status,
                 output_json,
                 None if error is None else encode_failure(error),
+                self.frame.state.generation,
             ),
             self.runtime.clock.now(),
         )

@@ -16,6 +16,7 @@ from typing import overload
 from pydantic import BaseModel
 
 from agboss.engine._frame import ATTEMPT
+from agboss.engine._interpreter import failure_record
 from agboss.engine._runtime import Runtime
 from agboss.enums import ExecutionStatus
 from agboss.models._messages import Usage
@@ -23,6 +24,7 @@ from agboss.records._model import (
     ChildExecutionRecord,
     ExecutionRecord,
     LedgerRecord,
+    RetryRecord,
     Spend,
     StepRecord,
 )
@@ -341,6 +343,15 @@ class TreeReader:
                 for entry in await store.ledger.entries(row.root_execution_id)
             ]
             records = [await self._child_record(kid, tree, pauses) for kid in kids]
+            retries = [
+                RetryRecord(
+                    generation=retry.generation,
+                    retried_at=retry.retried_at.isoformat(),
+                    retried_by=retry.retried_by,
+                    failure=failure_record(self.runtime.assembly, row.workflow, retry.error_json),
+                )
+                for retry in await store.executions.retries(row.root_execution_id)
+            ]
             execution_record = ExecutionRecord(
                 execution_id=row.execution_id,
                 workflow=row.workflow,
@@ -350,6 +361,7 @@ class TreeReader:
                 spend=tree.spend(node),
                 ledger=ledger,
                 children=records,
+                retries=retries,
             )
             children = [
                 self._child_output(kid, tree, kid_record, waiting)

@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from agboss.engine._interpreter import failure_record
 from agboss.engine._runtime import Runtime
-from agboss.errors import AgbossError, ExecutionFailedError, RecordedError
 from agboss.pauses._pages import check_limit, cursor_of, keyset_of
-from agboss.store._failures import decode_failure, qualified_name
 from agboss.store.protocol import ExecutionRow, FailedQuery
 
 __all__ = ["FailedExecution", "FailedPage", "failed_query", "list_failed"]
@@ -95,25 +94,15 @@ async def list_failed(runtime: Runtime, query: FailedQuery) -> FailedPage:
 
 
 def _entry(runtime: Runtime, row: ExecutionRow) -> FailedExecution:
-    assembly = runtime.assembly
-    error = decode_failure(row.error_json or "", assembly.error_classes)
-    if isinstance(error, AgbossError):
-        code, message, hint = error.code, error.message, error.hint
-    elif isinstance(error, RecordedError):
-        code, message, hint = ExecutionFailedError.code, error.message, None
-    else:
-        code, message, hint = ExecutionFailedError.code, str(error) or type(error).__name__, None
-    outside = assembly.pii_policy(row.workflow).outside
+    failure = failure_record(runtime.assembly, row.workflow, row.error_json)
     return FailedExecution(
         execution_id=row.execution_id,
         thread_id=row.thread_id,
         owner_id=row.owner_id,
         workflow=row.workflow,
         failed_at=row.updated_at,
-        code=code,
-        message=outside(message),
-        hint=None if hint is None else outside(hint),
-        error_type=error.type_name
-        if isinstance(error, RecordedError)
-        else qualified_name(type(error)),
+        code=failure.code,
+        message=failure.message,
+        hint=failure.hint,
+        error_type=failure.error_type,
     )

@@ -14,7 +14,9 @@ __all__ = [
     "ChildExecutionRecord",
     "ComponentRecord",
     "ExecutionRecord",
+    "FailureRecord",
     "LedgerRecord",
+    "RetryRecord",
     "Spend",
     "StepRecord",
     "ToolCallRecord",
@@ -143,6 +145,43 @@ class LedgerRecord(BaseModel):
     at: str
 
 
+class FailureRecord(BaseModel):
+    """A failure as records and listings show it: its code, its sentence, what to do.
+
+    Attributes:
+        code: The failure's stable code (``agent.failed``, ``model.provider-error``, …).
+        message: What happened, masked by the workflow's PII rules.
+        hint: What to do, if the failure said (masked too).
+        error_type: The failure's class, as its qualified name.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    code: str
+    message: str
+    hint: str | None = None
+    error_type: str
+
+
+class RetryRecord(BaseModel):
+    """One `App.retry` of the tree: when, by whom, and the failure it replaced.
+
+    Attributes:
+        generation: Which retry it was (1 for the first): the questions it asked again
+            carry it as their ``generation``.
+        retried_at: When (ISO 8601, the application's Clock).
+        retried_by: Who asked for it, as they said (``None``: not said).
+        failure: The failure it replaced, which stays in the history.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    generation: int
+    retried_at: str
+    retried_by: str | None = None
+    failure: FailureRecord | None = None
+
+
 class ExecutionRecord(BaseModel):
     """What an execution did, returned with ``record=True``.
 
@@ -156,6 +195,8 @@ class ExecutionRecord(BaseModel):
         ledger: Every model call counted against the tree's budgets, with its caller —
             including reply interpreters' calls whose answer no step took yet.
         children: The child executions' records (workflow as a step).
+        retries: The tree's retries (`App.retry`), oldest first, each with the failure it
+            replaced (a root's record; a child's is empty).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -168,6 +209,7 @@ class ExecutionRecord(BaseModel):
     spend: Spend = Spend()
     ledger: list[LedgerRecord] = Field(default_factory=list)
     children: list[ChildExecutionRecord] = Field(default_factory=list)
+    retries: list[RetryRecord] = Field(default_factory=list)
 
 
 class ChildExecutionRecord(ExecutionRecord):

@@ -84,6 +84,8 @@ class PauseRecord:
         child_execution_id: The child execution it waits in, ``None`` in the root.
         path: The launch branches it waits under, from the root: ``/``-ended segments, so
             that a branch's pauses are those whose path starts with the branch's.
+        generation: The tree's retry it was asked in (0: before any `App.retry`): a question
+            a failure withdrew is asked again, under a new id, in the next generation.
     """
 
     pause_id: str
@@ -106,6 +108,7 @@ class PauseRecord:
     item_index: int | None = None
     child_execution_id: str | None = None
     path: str = ""
+    generation: int = 0
 
 
 class PauseAnswerRecord(BaseModel):
@@ -126,6 +129,8 @@ class PauseAnswerRecord(BaseModel):
         seq: The order it was asked in, within its tree.
         kind: What it asked (`PauseKind`): approve a call, answer a tool's question, or run
             again a call that may have run.
+        generation: The tree's retry it was asked in: 0 for a question as first asked, ``n``
+            for one the ``n``-th `App.retry` asked again (a failure had withdrawn it).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -143,6 +148,7 @@ class PauseAnswerRecord(BaseModel):
     reply: str | None = None
     seq: int = 0
     kind: PauseKind = PauseKind.APPROVAL
+    generation: int = 0
 
     @classmethod
     def of(
@@ -167,6 +173,7 @@ class PauseAnswerRecord(BaseModel):
             reply=None if answer is None else answer.reply,
             seq=pause.seq,
             kind=pause.ask.kind,
+            generation=pause.generation,
         )
 
 

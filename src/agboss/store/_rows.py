@@ -39,7 +39,7 @@ def qualified(columns: str, alias: str) -> str:
 EXECUTION_COLUMNS = (
     "execution_id, root_execution_id, parent_execution_id, tenant_id, thread_id, owner_id, "
     "workflow, workflow_version, status, input_json, output_json, error_json, created_at, "
-    "updated_at"
+    "updated_at, generation"
 )
 
 EXECUTION_READ = EXECUTION_COLUMNS + ", input_tokens, output_tokens, cost, model_calls"
@@ -64,15 +64,16 @@ def execution_of(row: Any) -> ExecutionRow:
         error_json=None if values[11] is None else str(values[11]),
         created_at=from_micros(int(values[12])),
         updated_at=from_micros(int(values[13])),
+        generation=int(values[14]),
         spend=(
             # Counters the store summed from validated usages: constructed, not validated.
             Usage.model_construct(
-                input_tokens=int(values[14]),
-                output_tokens=int(values[15]),
-                cost=float(values[16]),
-                calls=int(values[17]),
+                input_tokens=int(values[15]),
+                output_tokens=int(values[16]),
+                cost=float(values[17]),
+                calls=int(values[18]),
             )
-            if len(values) > 14
+            if len(values) > 15
             else Usage()
         ),
     )
@@ -94,7 +95,7 @@ def step_of(row: Any) -> StepEntry:
 PAUSE_COLUMNS = (
     "pause_id, tenant_id, step_key, root_execution_id, execution_id, seq, status, resolution, "
     "is_sent, answered_by, channel, agent, ask_json, step_json, answer_json, asked_at, "
-    "resolved_at, branch_path, item_index"
+    "resolved_at, branch_path, item_index, generation"
 )
 
 
@@ -129,6 +130,7 @@ def pause_of(row: Any) -> PauseRecord:
         item_index=None if row[18] is None else int(row[18]),
         child_execution_id=None if execution_id == root else execution_id,
         path=str(row[17]),
+        generation=int(row[19]),
     )
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "Fence",
     "LedgerEntry",
     "PausedExecutionRepository",
+    "RetryRow",
     "StepEntry",
     "StepJournalRepository",
     "Store",
@@ -117,6 +118,10 @@ class ExecutionRow:
     updated_at: datetime
     spend: Usage = field(default_factory=Usage)
     """What the execution's own steps spent (not its children's)."""
+    generation: int = 0
+    """How many times its tree was retried (`App.retry`) when it was made or last reopened:
+    a root's is the tree's; a child failed or cancelled in an earlier generation is reopened
+    when the pass that retries the tree reaches it."""
 
     @classmethod
     def starting(
@@ -131,6 +136,7 @@ class ExecutionRow:
         workflow_version: str,
         input_json: str,
         now: datetime,
+        generation: int = 0,
     ) -> ExecutionRow:
         """A new running execution: a root (``parent=None``) or a child of ``parent``."""
         return cls(
@@ -148,6 +154,7 @@ class ExecutionRow:
             error_json=None,
             created_at=now,
             updated_at=now,
+            generation=generation,
         )
 
 
@@ -233,6 +240,23 @@ class FailedQuery:
 
 
 @dataclass(frozen=True, slots=True)
+class RetryRow:
+    """One `App.retry` of a tree: what it replaced, as stored.
+
+    Attributes:
+        generation: The tree's generation it opened (1 for the first retry).
+        retried_at: When, on the application's Clock.
+        retried_by: Who asked for it, as they said (``None``: not said).
+        error_json: The failure it replaced (`agboss.store._failures`).
+    """
+
+    generation: int
+    retried_at: datetime
+    retried_by: str | None
+    error_json: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class WaitingPause:
     """A pause waiting anywhere in a tenant, as an inbox lists it (its id shown only for a
     thread-owner pause, as in ``pending``)."""
@@ -298,6 +322,10 @@ class ExecutionRepository(Protocol):
         so a page costs the same however many failed."""
         ...
 
+    async def retries(self, root_execution_id: str) -> list[RetryRow]:
+        """A tree's retries (`App.retry`), oldest first, with the failures they replaced."""
+        ...
+
     async def find_interrupted(self, now: datetime | None, limit: int) -> list[str]:
         """Root executions whose lease is free or expired and that a pass must move: running
         (a pass was cut off), paused with a resolved pause (an answer nobody moved), or with a
@@ -336,12 +364,16 @@ class BranchRow:
         status: Where it stands.
         output_json: A done branch's output.
         error_json: A failed branch's failure (`agboss.store._failures`).
+        generation: The tree's generation it was written in (`ExecutionRow.generation`): a
+            branch that failed or was dropped in an earlier one runs again when its launch
+            is re-entered.
     """
 
     place: str
     status: BranchStatus
     output_json: str | None = None
     error_json: str | None = None
+    generation: int = 0
 
 
 class BranchRepository(Protocol):

@@ -49,6 +49,8 @@ __all__ = [
     "MarkWithdrawn",
     "ReleaseLease",
     "RenewLease",
+    "ReopenExecution",
+    "ReopenTree",
     "ResolvePause",
     "RestTree",
     "Rested",
@@ -175,6 +177,37 @@ class CancelExecutions(Write[list[str]]):
 
     def changed_executions(self) -> None:
         return None  # its descendants too
+
+
+@dataclass(frozen=True, slots=True)
+class ReopenTree(Write[ExecutionRow | None]):
+    """`App.retry`: a failed root set running again in the tree's next generation, its failure
+    moved to the tree's retries (with when and by whom) — only if the root is still failed in
+    ``generation`` (another retry meanwhile reopens nothing); the root as reopened, else
+    ``None``. Written under the tree's lease: the pass that follows holds it."""
+
+    root_execution_id: str
+    generation: int
+    retried_by: str | None
+    now: datetime
+
+    def changed_executions(self) -> tuple[str, ...]:
+        return (self.root_execution_id,)
+
+
+@dataclass(frozen=True, slots=True)
+class ReopenExecution(Write[bool]):
+    """A child execution that failed or was cancelled in an earlier generation of its tree,
+    set running in ``generation`` (the pass that retries the tree reached it) — unless its
+    root was cancelled meanwhile; whether it was reopened."""
+
+    execution_id: str
+    root_execution_id: str
+    generation: int
+    now: datetime
+
+    def changed_executions(self) -> tuple[str, ...]:
+        return (self.execution_id,)
 
 
 # ---- the journal and the spend -----------------------------------------------------------

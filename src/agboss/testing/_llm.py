@@ -20,11 +20,13 @@ from agboss.models._provider import FunctionProvider
 __all__ = [
     "LlmScript",
     "ScriptedDecision",
+    "ScriptedFailure",
     "ScriptedProvider",
     "ScriptedTurn",
     "ScriptedWhen",
     "call_tools",
     "decide_with",
+    "fail_with",
     "reply_with",
     "tool_call",
 ]
@@ -79,6 +81,24 @@ class ScriptedDecision:
             probabilities={d.name: self.probabilities[d.name] for d in request.decisions},
             usage=Usage(input_tokens=len(request.state) // 4 + 1, output_tokens=1, calls=1),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedFailure:
+    """A model call that fails, as a provider's outage does: made by `fail_with`."""
+
+    error: Exception
+
+
+def fail_with(error: Exception) -> ScriptedFailure:
+    """A model call that raises ``error`` — an outage (``ConnectionError``), a provider's
+    `ModelProviderError` — where a turn would have answered: what `App.retry` heals."""
+    if not isinstance(error, Exception):
+        raise TestSetupError(
+            f"fail_with({error!r}) takes an exception instance",
+            hint='pass one, as in fail_with(ConnectionError("the provider is down"))',
+        )
+    return ScriptedFailure(error)
 
 
 def decide_with(**probabilities: float) -> ScriptedDecision:
@@ -141,7 +161,7 @@ def invalid_answer(**fields: Any) -> ScriptedTurn:
 Predicate = Callable[[Mapping[str, Any]], bool]
 
 
-Scripted = ScriptedTurn | ScriptedDecision
+Scripted = ScriptedTurn | ScriptedDecision | ScriptedFailure
 
 
 class _Rule:
@@ -249,6 +269,8 @@ class ScriptedProvider(FunctionProvider):
 
     def _answer(self, request: ChatRequest) -> ChatResponse:
         turn = self._script(request.caller.name).next_turn(request)
+        if isinstance(turn, ScriptedFailure):
+            raise turn.error
         if not isinstance(turn, ScriptedTurn):
             raise TestSetupError(
                 f"{request.caller.name} calls a chat model ({request.model}), but its script "
@@ -260,6 +282,8 @@ class ScriptedProvider(FunctionProvider):
 
     def _decide(self, request: DecisionRequest) -> DecisionResponse:
         turn = self._script(request.caller.name).next_turn(request)
+        if isinstance(turn, ScriptedFailure):
+            raise turn.error
         if not isinstance(turn, ScriptedDecision):
             raise TestSetupError(
                 f"{request.caller.name} calls a decision model ({request.model}); script it "

@@ -140,6 +140,43 @@ def _failed(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _retries(dialect: Dialect) -> list[Sql]:
+    """`App.retry`: a tree's generations — a failed tree reopened in place, its rows and its
+    questions told apart by the retry they were written in — and the retries' history.
+
+    A question a failure withdrew is asked again under a new id in the next generation: a
+    step's pause is unique per generation, and so is its audit entry (the table is rebuilt
+    to key it so)."""
+    keyed = ' COLLATE "C"' if dialect.name == "postgres" else ""
+    columns = "tenant_id, root_execution_id, seq, step_key, execution_id, entry_json"
+    return [
+        *(
+            Sql(f"ALTER TABLE {table} ADD COLUMN generation INTEGER NOT NULL DEFAULT 0")
+            for table in ("executions", "branches", "pauses")
+        ),
+        Sql("DROP INDEX pauses_by_step"),
+        Sql("CREATE UNIQUE INDEX pauses_by_step ON pauses (execution_id, step_key, generation)"),
+        Sql(
+            "CREATE TABLE pause_answers_by_generation (tenant_id TEXT NOT NULL, "
+            f"root_execution_id TEXT{keyed} NOT NULL, seq BIGINT NOT NULL, "
+            "step_key TEXT NOT NULL, execution_id TEXT NOT NULL, entry_json TEXT NOT NULL, "
+            "generation INTEGER NOT NULL DEFAULT 0, PRIMARY KEY "
+            "(tenant_id, root_execution_id, execution_id, step_key, generation))"
+        ),
+        Sql(
+            f"INSERT INTO pause_answers_by_generation ({columns}) "
+            f"SELECT {columns} FROM pause_answers"
+        ),
+        Sql("DROP TABLE pause_answers"),
+        Sql("ALTER TABLE pause_answers_by_generation RENAME TO pause_answers"),
+        Sql(
+            f"CREATE TABLE retries (root_execution_id TEXT{keyed} NOT NULL, "
+            "generation INTEGER NOT NULL, retried_at BIGINT NOT NULL, retried_by TEXT, "
+            "error_json TEXT, PRIMARY KEY (root_execution_id, generation))"
+        ),
+    ]
+
+
 STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _frozen,
     _data_not_pickles,
@@ -148,6 +185,7 @@ STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _inbox,
     _lease_grants,
     _failed,
+    _retries,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

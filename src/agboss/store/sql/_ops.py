@@ -47,6 +47,8 @@ from agboss.store.writes import (
     MarkWithdrawn,
     ReleaseLease,
     RenewLease,
+    ReopenExecution,
+    ReopenTree,
     ResolvePause,
     Rested,
     RestTree,
@@ -123,6 +125,7 @@ def _execution_values(row: ExecutionRow) -> tuple[Any, ...]:
         row.error_json,
         created,
         created,
+        row.generation,
     )
 
 
@@ -130,7 +133,7 @@ def _insert_execution(row: ExecutionRow) -> Sql:
     # A second insert of the same id (a child re-entered after a crash) changes nothing.
     return _do(
         f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         *_execution_values(row),
     )
 
@@ -148,7 +151,7 @@ def _begin_execution(write: BeginExecution) -> Ops:
     )
     yield _do(
         f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
-        "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
+        "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
         f"WHERE EXISTS ({_THREAD_OWNED})",
         *_execution_values(row),
         *owned,
@@ -212,6 +215,45 @@ def _cancel_executions(write: CancelExecutions) -> Ops:
         write.execution_id + "/" + KEY_END,
     )
     return _when(rows, lambda found: sorted(str(row[0]) for row in found))
+
+
+def _reopen_tree(write: ReopenTree) -> Ops:
+    # The failure goes to the history first (read from the row it replaces), then the row:
+    # both only if the root is still failed in the generation the caller saw.
+    unchanged = (write.root_execution_id, write.generation)
+    yield _do(
+        "INSERT INTO retries (root_execution_id, generation, retried_at, retried_by, "
+        "error_json) SELECT execution_id, generation + 1, ?, ?, error_json FROM executions "
+        "WHERE execution_id = ? AND status = 'failed' AND generation = ?",
+        to_micros(write.now),
+        write.retried_by,
+        *unchanged,
+    )
+    row = yield _one_later(
+        "UPDATE executions SET status = 'running', error_json = NULL, output_json = NULL, "
+        "generation = generation + 1, updated_at = ? "
+        "WHERE execution_id = ? AND status = 'failed' AND generation = ? "
+        f"RETURNING {EXECUTION_READ}",
+        to_micros(write.now),
+        *unchanged,
+    )
+    return _when(row, lambda found: None if found is None else execution_of(found))
+
+
+def _reopen_execution(write: ReopenExecution) -> Ops:
+    row = yield _one_later(
+        "UPDATE executions SET status = 'running', error_json = NULL, output_json = NULL, "
+        "generation = ?, updated_at = ? "
+        "WHERE execution_id = ? AND status IN ('failed', 'cancelled') AND generation < ? "
+        "AND NOT EXISTS (SELECT 1 FROM executions AS root WHERE root.execution_id = ? "
+        "AND root.status = 'cancelled') RETURNING 1",
+        write.generation,
+        to_micros(write.now),
+        write.execution_id,
+        write.generation,
+        write.root_execution_id,
+    )
+    return _when(row, lambda found: found is not None)
 
 
 # ---- the journal and the ledger ------------------------------------------------------------
@@ -281,8 +323,8 @@ def _insert_pause(write: InsertPause) -> Ops:
     row = yield _one_later(
         f"INSERT INTO pauses ({PAUSE_COLUMNS}, withdrawal) "
         "VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM pauses "
-        "WHERE root_execution_id = ?), ?, NULL, FALSE, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, NULL) "
-        "RETURNING seq",
+        "WHERE root_execution_id = ?), ?, NULL, FALSE, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, "
+        "NULL) RETURNING seq",
         pause.pause_id,
         pause.tenant_id,
         pause.step_key,
@@ -298,6 +340,7 @@ def _insert_pause(write: InsertPause) -> Ops:
         to_micros(pause.asked_at),
         pause.path,
         pause.item_index,
+        pause.generation,
     )
     return _when(row, lambda numbered: replace(pause, seq=int(numbered[0])))
 
@@ -314,7 +357,7 @@ def _mark_pause_sent(write: MarkPauseSent) -> Ops:
     return _when(row, lambda found: None if found is None else PauseStatus(found[0]))
 
 
-_AUDIT_COLUMNS = "tenant_id, root_execution_id, seq, step_key, execution_id, entry_json"
+_AUDIT_COLUMNS = "tenant_id, root_execution_id, seq, step_key, execution_id, generation, entry_json"
 
 
 def _audit(pause: PauseRecord, resolution: PauseResolution, now: datetime, answer: Any) -> Sql:
@@ -327,13 +370,14 @@ def _audit(pause: PauseRecord, resolution: PauseResolution, now: datetime, answe
 
 def _save_answer(tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord) -> Sql:
     return _do(
-        f"INSERT INTO pause_answers ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
+        f"INSERT INTO pause_answers ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT DO NOTHING",
         tenant_id,
         root_execution_id,
         answer.seq,
         answer.step.key,
         answer.execution_id,
+        answer.generation,
         answer.model_dump_json(),
     )
 
@@ -356,7 +400,8 @@ def _resolve_pause(write: ResolvePause) -> Ops:
     entry = PauseAnswerRecord.of(pause, write.resolution, write.now, answer)
     yield _do(
         f"INSERT INTO pause_answers ({_AUDIT_COLUMNS}) "
-        "SELECT tenant_id, root_execution_id, seq, step_key, execution_id, ? FROM pauses "
+        "SELECT tenant_id, root_execution_id, seq, step_key, execution_id, generation, ? "
+        "FROM pauses "
         "WHERE tenant_id = ? AND pause_id = ? AND status = ? AND resolved_at = ? "
         "ON CONFLICT DO NOTHING",
         entry.model_dump_json(),
@@ -504,16 +549,19 @@ def _start_launch(write: StartLaunch) -> Ops:
 def _save_branch(write: SaveBranch) -> Ops:
     branch = write.branch
     yield _do(
-        "INSERT INTO branches (execution_id, place, status, output_json, error_json, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (execution_id, place) DO UPDATE SET "
+        "INSERT INTO branches (execution_id, place, status, output_json, error_json, "
+        "updated_at, generation) VALUES (?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (execution_id, place) DO UPDATE SET "
         "status = excluded.status, output_json = excluded.output_json, "
-        "error_json = excluded.error_json, updated_at = excluded.updated_at",
+        "error_json = excluded.error_json, updated_at = excluded.updated_at, "
+        "generation = excluded.generation",
         write.execution_id,
         branch.place,
         branch.status.value,
         branch.output_json,
         branch.error_json,
         to_micros(write.now),
+        branch.generation,
     )
 
 
@@ -728,6 +776,8 @@ _OPS: dict[type[Any], Callable[[Any], Ops]] = {
     MarkWithdrawn: _mark_withdrawn,
     ReleaseLease: _release_lease,
     RenewLease: _renew_lease,
+    ReopenExecution: _reopen_execution,
+    ReopenTree: _reopen_tree,
     ResolvePause: _resolve_pause,
     RestTree: _rest_tree,
     SaveBranch: _save_branch,

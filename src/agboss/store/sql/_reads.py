@@ -38,6 +38,7 @@ from agboss.store.protocol import (
     ExecutionRow,
     FailedQuery,
     LedgerEntry,
+    RetryRow,
     StepEntry,
     ThreadRow,
     TreeNode,
@@ -227,6 +228,24 @@ class SqlExecutionRepository(_Repository):
         rows = await self._driver.read(_all(text, *params))
         return [Exchange(*row) for row in reversed(rows)]
 
+    async def retries(self, root_execution_id: str) -> list[RetryRow]:
+        rows = await self._driver.read(
+            _all(
+                "SELECT generation, retried_at, retried_by, error_json FROM retries "
+                "WHERE root_execution_id = ? ORDER BY generation",
+                root_execution_id,
+            )
+        )
+        return [
+            RetryRow(
+                generation=int(row[0]),
+                retried_at=from_micros(int(row[1])),
+                retried_by=None if row[2] is None else str(row[2]),
+                error_json=None if row[3] is None else str(row[3]),
+            )
+            for row in rows
+        ]
+
     async def list_failed(self, query: FailedQuery) -> list[ExecutionRow]:
         where = "tenant_id = ? AND status = 'failed' AND parent_execution_id IS NULL"
         params: list[Any] = [query.tenant_id]
@@ -285,7 +304,10 @@ def _branch_rows(rows: list[Any]) -> dict[str, BranchRow]:
     # Text columns come back as str from both drivers: built as they are, the status by a
     # dict (a launch of thousands of branches reads them on every pass).
     status = _BRANCH_STATUS
-    return {place: BranchRow(place, status[at], out, err) for place, at, out, err in rows}
+    return {
+        place: BranchRow(place, status[at], out, err, int(generation))
+        for place, at, out, err, generation in rows
+    }
 
 
 class SqlBranchRepository(_Repository):
@@ -294,7 +316,7 @@ class SqlBranchRepository(_Repository):
     async def load(self, execution_id: str, prefix: str) -> dict[str, BranchRow]:
         rows = await self._driver.read(
             _all(
-                "SELECT place, status, output_json, error_json FROM branches "
+                "SELECT place, status, output_json, error_json, generation FROM branches "
                 "WHERE execution_id = ? AND place >= ? AND place < ?",
                 execution_id,
                 prefix,
@@ -305,7 +327,7 @@ class SqlBranchRepository(_Repository):
 
     async def load_places(self, execution_id: str, places: Sequence[str]) -> dict[str, BranchRow]:
         rows = await self._read_in(
-            "SELECT place, status, output_json, error_json FROM branches "
+            "SELECT place, status, output_json, error_json, generation FROM branches "
             "WHERE execution_id = ? AND place IN",
             execution_id,
             places,
@@ -355,7 +377,8 @@ class SqlPausedExecutionRepository(_Repository):
     async def find_by_step(self, execution_id: str, step_key: str) -> PauseRecord | None:
         row = await self._driver.read(
             _one(
-                f"SELECT {PAUSE_COLUMNS} FROM pauses WHERE execution_id = ? AND step_key = ?",
+                f"SELECT {PAUSE_COLUMNS} FROM pauses WHERE execution_id = ? AND step_key = ? "
+                "ORDER BY generation DESC LIMIT 1",
                 execution_id,
                 step_key,
             )

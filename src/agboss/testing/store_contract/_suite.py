@@ -41,6 +41,7 @@ from agboss.store.writes import (
     write_one,
 )
 from agboss.testing.store_contract._pauses import PauseContract
+from agboss.testing.store_contract._retries import RetryContract
 from agboss.testing.store_contract._support import (
     NOW,
     TTL,
@@ -53,7 +54,7 @@ from agboss.testing.store_contract._support import (
 __all__ = ["StoreContract"]
 
 
-class StoreContract(PauseContract):
+class StoreContract(PauseContract, RetryContract):
     """Every store passes these; subclass it with a ``store`` fixture."""
 
     # ---- schema ---------------------------------------------------------------------
