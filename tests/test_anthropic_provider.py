@@ -105,9 +105,11 @@ async def test_text_tool_uses_and_usage_are_read_back(
     assert response.model == "claude-test"
 
 
-async def test_overloads_and_rate_limits_are_retried_by_the_sdk(
-    server: LoopbackServer, provider: AnthropicProvider
+async def test_overloads_and_rate_limits_are_retried_by_the_sdk_when_asked(
+    server: LoopbackServer,
 ) -> None:
+    # Off by default (the agent's RetryPolicy retries); max_retries turns the SDK's own on.
+    provider = AnthropicProvider(base_url=root(server), api_key="k", serves=("*",), max_retries=2)
     server.replies.extend(
         [
             Reply(
@@ -124,6 +126,7 @@ async def test_overloads_and_rate_limits_are_retried_by_the_sdk(
         ]
     )
     response = await provider.chat_model("claude-test").complete(request())
+    await provider.aclose()
     assert response.content == "finally"
     assert len(server.requests) == 3
 

@@ -112,10 +112,20 @@ async def test_tool_calls_and_usage_are_read_back(
     assert response.usage.cost == pytest.approx(0.002)
 
 
-async def test_rate_limits_and_server_errors_are_retried_with_backoff(
+async def test_a_rate_limit_is_one_attempt_marked_retryable_with_the_wait_it_asks(
     server: LoopbackServer, provider: OpenAICompatibleProvider
 ) -> None:
-    # The SDK's own policy (max_retries=2 by default), honouring the wait the server asks.
+    # One policy, one loop: the agent's RetryPolicy tries it again (tests/test_retry_policies).
+    server.replies.append(Reply(429, {"error": "slow down"}, {"retry-after-ms": "1500"}))
+    with pytest.raises(ModelProviderError) as caught:
+        await provider.chat_model("m").complete(request())
+    assert len(server.requests) == 1  # the SDK did not retry it on its own
+    assert (caught.value.status, caught.value.retryable) == (429, True)
+    assert caught.value.retry_after == 1.5
+
+
+async def test_the_sdks_own_retries_can_be_turned_on(server: LoopbackServer) -> None:
+    provider = OpenAICompatibleProvider(base_url=server.base_url, max_retries=2, **FAST)
     server.replies.extend(
         [
             Reply(429, {"error": "slow down"}, {"retry-after-ms": "5"}),
@@ -124,6 +134,7 @@ async def test_rate_limits_and_server_errors_are_retried_with_backoff(
         ]
     )
     response = await provider.chat_model("m").complete(request())
+    await provider.aclose()
     assert response.content == "finally"
     assert len(server.requests) == 3
 
@@ -154,12 +165,12 @@ async def test_a_refused_request_fails_at_once_with_a_clear_error(
     assert len(server.requests) == 1
 
 
-async def test_errors_that_keep_coming_fail_after_the_retries(
-    server: LoopbackServer, provider: OpenAICompatibleProvider
-) -> None:
+async def test_errors_that_keep_coming_fail_after_the_retries(server: LoopbackServer) -> None:
+    provider = OpenAICompatibleProvider(base_url=server.base_url, max_retries=2, **FAST)
     server.replies.extend([Reply(502, {"error": "bad gateway"}, {"retry-after-ms": "1"})] * 3)
     with pytest.raises(ModelProviderError, match="answered 502") as caught:
         await provider.chat_model("m").complete(request())
+    await provider.aclose()
     assert len(server.requests) == 3  # the first and the SDK's two retries
     assert caught.value.retryable
     assert "bad gateway" in caught.value.message

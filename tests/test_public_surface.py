@@ -90,6 +90,7 @@ PUBLIC = [
     "ReplyInterpretation",
     "ReplyInterpreterHandler",
     "ReplyInterpreterMissingError",
+    "RetryPolicy",
     "RetryRecord",
     "Scope",
     "Spend",

@@ -42,6 +42,7 @@ from agboss.testing import (
 from tests import desk, tree_app
 from tests.desk import OfficeApplication, OfficeWorkflow
 from tests.stores import STORE_KINDS, store_url
+from tests.test_failed import ProviderDownError
 from tests.test_round_trips import ASK, DONE
 from tests.test_trees import ORDERS, pauses
 from tests.tree_app import (
@@ -65,7 +66,7 @@ def office_model(request: ChatRequest) -> ChatResponse:
     """The office's model: asks to book the taxi, then closes — unless the provider is down."""
     if any(message.role is MessageRole.TOOL for message in request.messages):
         if DOWN:
-            raise ConnectionError(f"the provider is down ({DOWN[0]})")
+            raise ProviderDownError(f"the provider is down ({DOWN[0]})")
         return DONE.response(request)
     if any("hello" in message.content for message in request.messages):
         return DONE.response(request)  # nothing to book: done at once
@@ -278,7 +279,7 @@ async def test_a_failed_child_reruns_within_its_root(url: str) -> None:
     tree_app.clear()
     async with test_with(TreeApplication, store=url) as env:
         script = env.mock_llm(AlphaAgent)
-        script.then_return(fail_with(ConnectionError("the provider is down")))
+        script.then_return(fail_with(ProviderDownError("the provider is down")))
         with pytest.raises(AgentFailedError, match="provider is down"):
             await env.app.execute(StepChildWorkflow, ORDERS, owner_id="u")
         [listed] = (await env.app.failed()).entries
@@ -309,7 +310,7 @@ async def test_a_dropped_sibling_subtree_is_reopened_and_asks_again(url: str) ->
             )
         env.mock_llm(AlphaAgent).then_return(
             call_tools(tool_call(ShipTool, order_id="a1")),
-            fail_with(ConnectionError("the provider is down")),
+            fail_with(ProviderDownError("the provider is down")),
             reply_with(CheckDto, verdict="alpha ok"),
         )
         paused = await env.app.execute(NestedWorkflow, ORDERS, owner_id="u")

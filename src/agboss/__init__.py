@@ -100,7 +100,7 @@ from agboss.pauses._describing import PauseDescription
 from agboss.pauses._failed import FailedExecution, FailedPage
 from agboss.pauses._inbox import InboxEntry, InboxPage
 from agboss.pii import Pii, PiiKind, PiiRule, block_with_refusal, mask, replace_with_token
-from agboss.policies import Budget, History
+from agboss.policies import Budget, History, RetryPolicy
 from agboss.records import (
     ChildExecutionRecord,
     ComponentRecord,
@@ -193,6 +193,7 @@ __all__ = [
     "ReplyInterpretation",
     "ReplyInterpreterHandler",
     "ReplyInterpreterMissingError",
+    "RetryPolicy",
     "RetryRecord",
     "Scope",
     "Spend",

@@ -167,10 +167,14 @@ class AgentFailedError(StepFailedError):
         final: Whether the journal decided it (its answers stayed invalid, its turns ran
             out, a call was cut off under ``OnInterrupted.FAIL``): running it again replays
             the same steps into the same failure, so `App.retry` refuses it.
+        attempts: What each attempt of the failed step failed with, in order (`RetryPolicy`:
+            several when it was tried again; empty when the step was not a model call or a
+            tool's run).
     """
 
     code = "agent.failed"
     final: bool = False
+    attempts: Sequence[str] = ()
 
     def __init__(
         self,
@@ -180,9 +184,11 @@ class AgentFailedError(StepFailedError):
         node_id: str | None = None,
         hint: str | None = None,
         final: bool = False,
+        attempts: Sequence[str] = (),
     ) -> None:
         self.agent = agent
         self.final = final
+        self.attempts = list(attempts)  # a list, as a stored failure is read back
         super().__init__(f"{agent}: {message}", node_id=node_id, hint=hint)
 
 

@@ -295,6 +295,10 @@ class CrashRetryWorkflow:
 class CrashApplication: ...
 
 
+class ProviderDownError(Exception):
+    """The model provider is down, past what its retries could wait (not tried again)."""
+
+
 def down() -> bool:
     """Whether the model provider is down for an agent's closing call: while the file
     ``AGBOSS_TEST_DOWN`` names exists."""
@@ -315,7 +319,7 @@ def model(request: ChatRequest) -> ChatResponse:
         return ChatResponse(tool_calls=(ToolCall(id="e", name="erase_history", arguments=erase),))
     if results:
         if down():
-            raise ConnectionError("the model provider is down")
+            raise ProviderDownError("the model provider is down")
         arguments = "{}" if BOOM in results[-1] else json.dumps({"status": "ok"})
         return ChatResponse(tool_calls=(ToolCall(id="a", name=ANSWER_TOOL, arguments=arguments),))
     item = next(m.content for m in request.messages if m.role is MessageRole.USER)

@@ -18,6 +18,7 @@ from agboss.enums import PauseAnswerer
 from agboss.flow._graph import FlowGraph
 from agboss.pii._outside import PiiOutside
 from agboss.pii._policy import PiiPolicy
+from agboss.policies._retries import DEFAULT_MODEL_RETRY, RetryPolicy
 
 __all__ = ["Assembly", "SpecT", "ToolChannel", "WorkflowDefinition"]
 
@@ -86,6 +87,11 @@ class Assembly:
     def tools_by_name(self, agent: AgentSpec) -> dict[str, tuple[type[Any], ToolSpec]]:
         """An agent's tools, by name."""
         return self.agent_tools[agent.name]
+
+    def model_retry(self, agent: AgentSpec) -> RetryPolicy:
+        """How an agent's model calls are tried again: its own policy, else the
+        application's, else `DEFAULT_MODEL_RETRY`."""
+        return agent.retry_policy or self.spec.retry_policy or DEFAULT_MODEL_RETRY
 
     def tool_named(self, agent: str, tool: str) -> tuple[type[Any], ToolSpec] | None:
         """An agent's tool by the names a pause records; ``None`` when this build has no such

@@ -329,6 +329,15 @@ class FlowRules(Walk):
                         "declares on_interrupted=OnInterrupted.ASK but has no channel to ask; "
                         "give it channel=..., or choose OnInterrupted.RERUN or FAIL",
                     )
+                policy = spec.retry_policy
+                if policy is not None and policy.max_attempts > 1 and not policy.retry_on:
+                    self.violate(
+                        "tool.retry-on-missing",
+                        spec.name,
+                        "declares a retry_policy that names no exception to retry: a tool's "
+                        "run is tried again only on what it names, as in "
+                        "RetryPolicy(retry_on=(GatewayTimeout,))",
+                    )
             if spec is not None and spec.channel is not None:
                 channel = spec.channel
                 if (

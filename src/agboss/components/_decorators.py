@@ -39,6 +39,7 @@ from agboss.inputs import InputLimits
 from agboss.mcp._servers import McpServer
 from agboss.pii._rules import PiiRule
 from agboss.policies._history import DEFAULT_HISTORY, History
+from agboss.policies._retries import RetryPolicy
 
 if TYPE_CHECKING:
     from agboss.flow._dsl import Flow
@@ -113,6 +114,7 @@ def agent(
     max_tool_loop_iterations: int = 10,
     max_validation_attempts: int = 3,
     history: History = DEFAULT_HISTORY,
+    retry_policy: RetryPolicy | None = None,
 ) -> Callable[[C], C]:
     """Declares an agent: a model with a prompt and tools.
 
@@ -131,6 +133,8 @@ def agent(
         history: How much of its thread's earlier conversation it is sent, in an execution
             of the root workflow: `History.all()` (the default), `History.last(n)` or
             `History.none()`.
+        retry_policy: How its model calls are tried again on a transient failure; the
+            application's, else `DEFAULT_MODEL_RETRY`, when ``None``.
     """
     return _attach(
         AgentSpec(
@@ -146,6 +150,7 @@ def agent(
             max_tool_loop_iterations=max_tool_loop_iterations,
             max_validation_attempts=max_validation_attempts,
             history=history,
+            retry_policy=retry_policy,
         )
     )
 
@@ -161,6 +166,7 @@ def tool(
     deps: Sequence[type[Any]] = (),
     timeout: timedelta | None = None,
     on_interrupted: OnInterrupted | None = None,
+    retry_policy: RetryPolicy | None = None,
 ) -> Callable[[C], C]:
     """Declares a tool; its class implements `ToolHandler[input, output]`.
 
@@ -176,6 +182,8 @@ def tool(
             process died mid-call): `OnInterrupted.RERUN`, `OnInterrupted.FAIL` or
             `OnInterrupted.ASK` (a question to its channel); by default ``ASK`` for a tool with
             a channel, ``RERUN`` otherwise (see ``docs/executions.md``).
+        retry_policy: How a run that raised one of its ``retry_on`` types is tried again
+            (with the same idempotency key, ``StepContext.attempt`` counting); none by default.
     """
     return _attach(
         ToolSpec(
@@ -188,6 +196,7 @@ def tool(
             deps=tuple(deps),
             timeout=timeout,
             on_interrupted=interrupted_default(on_interrupted, channel),
+            retry_policy=retry_policy,
         )
     )
 
@@ -375,6 +384,7 @@ def application(
     limits: InputLimits | None = None,
     pii: Sequence[PiiRule] = (),
     mcp_servers: Sequence[McpServer] = (),
+    retry_policy: RetryPolicy | None = None,
 ) -> Callable[[C], C]:
     """Declares an application: what `App.create` assembles.
 
@@ -397,6 +407,8 @@ def application(
         pii: PII rules for every execution tree (see ``docs/pii.md``).
         mcp_servers: `McpServer` declarations whose tools every agent of the application may
             call (besides those an agent lists in its own ``tools=``).
+        retry_policy: How its agents' model calls are tried again on a transient failure,
+            unless an agent declares its own; `DEFAULT_MODEL_RETRY` when ``None``.
     """
     return _attach(
         ApplicationSpec(
@@ -412,5 +424,6 @@ def application(
             limits=InputLimits() if limits is None else limits,
             pii=tuple(pii),
             mcp_servers=tuple(mcp_servers),
+            retry_policy=retry_policy,
         )
     )

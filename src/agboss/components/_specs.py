@@ -19,6 +19,7 @@ from agboss.inputs import InputLimits
 from agboss.mcp._servers import McpServer
 from agboss.pii._rules import PiiRule
 from agboss.policies._history import DEFAULT_HISTORY, History
+from agboss.policies._retries import RetryPolicy
 
 if TYPE_CHECKING:
     from agboss.flow._dsl import Flow
@@ -94,6 +95,8 @@ class AgentSpec(ComponentSpec):
     max_tool_loop_iterations: int = 10
     max_validation_attempts: int = 3
     history: History = DEFAULT_HISTORY
+    retry_policy: RetryPolicy | None = None
+    """Its model calls' (``None``: the application's, else `DEFAULT_MODEL_RETRY`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,6 +108,8 @@ class ToolSpec(ComponentSpec):
     channel: type[Any] | None = None
     timeout: timedelta | None = None
     on_interrupted: OnInterrupted = OnInterrupted.RERUN
+    retry_policy: RetryPolicy | None = None
+    """Its runs' (``None``: a failure fails the step at once)."""
 
 
 def interrupted_default(declared: OnInterrupted | None, channel: object) -> OnInterrupted:
@@ -185,6 +190,9 @@ class ApplicationSpec(ComponentSpec):
     limits: InputLimits = field(default_factory=InputLimits)
     pii: tuple[PiiRule, ...] = ()
     mcp_servers: tuple[McpServer, ...] = ()
+    retry_policy: RetryPolicy | None = None
+    """Its agents' model calls' unless an agent declares one (``None``:
+    `DEFAULT_MODEL_RETRY`)."""
 
 
 @overload

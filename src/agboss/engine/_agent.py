@@ -29,6 +29,13 @@ from agboss.components._specs import AgentSpec, ToolSpec
 from agboss.context import StepContext
 from agboss.dto import is_text_dto, schema_of, validation_errors
 from agboss.engine._asking import ask_approval
+from agboss.engine._attempts import (
+    Attempts,
+    Resting,
+    attempted,
+    model_failure,
+    model_retried,
+)
 from agboss.engine._budgets import check_budgets
 from agboss.engine._frame import (
     GUARDED_TOOL_RUN,
@@ -43,14 +50,13 @@ from agboss.engine._frame import (
 from agboss.engine._interrupted import RunAgain, on_interrupted
 from agboss.engine._timeouts import run_within
 from agboss.engine._tool_input import Asked, run_asking
-from agboss.engine._tool_results import ToolResult, ToolStep
+from agboss.engine._tool_results import ToolRaised, ToolResult, ToolStep, tool_raised
 from agboss.enums import OnInterrupted
 from agboss.errors import (
     AgbossError,
     AgentFailedError,
     DtoValidationError,
     PassStoppingError,
-    TestSetupError,
     ToolError,
 )
 from agboss.flow._graph import FlowNode
@@ -67,6 +73,7 @@ from agboss.models._messages import (
 from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit, listening
 from agboss.observability._tracing import span
 from agboss.pii._policy import PiiSeam, UnknownTokenError
+from agboss.policies._retries import RetryPolicy
 from agboss.records._model import ComponentRecord, StepRecord, ToolCallRecord
 from agboss.store.writes import AddLedgerEntry, TakePause
 
@@ -157,6 +164,8 @@ class AgentRun:
         attempts = 0
         for iteration in range(self.spec.max_tool_loop_iterations):
             seen = await self._model_turn(iteration, attempts, messages)
+            if isinstance(seen, Resting):
+                return WAITING  # its next attempt is due later: the tree rests until then
             if self.pii is not None:
                 await self.pii.ready_for(
                     [seen.content or "", *(c.arguments for c in seen.tool_calls)]
@@ -366,7 +375,7 @@ class AgentRun:
 
     async def _model_turn(
         self, iteration: int, attempts: int, messages: list[Message]
-    ) -> ChatResponse:
+    ) -> ChatResponse | Resting:
         key = self._key(iteration, "model")
         history = {"history": self._history_sent} if iteration == 0 else {}
         record = self._record("model-call", key, iteration, attempts, **history)
@@ -384,7 +393,7 @@ class AgentRun:
         runtime = self.frame.runtime
         row = self.frame.row
 
-        async def call() -> ChatResponse:
+        async def call(attempt: int) -> ChatResponse:
             model = runtime.models.chat_model(self.spec.model)
             # PiiRefusedError here: the model is never called, the step fails.
             if self.pii is not None:
@@ -394,60 +403,72 @@ class AgentRun:
                 messages=self._to_model(messages),
                 on_text=self._streamed_text(row.execution_id) if listening() else None,
             )
-            try:
-                await check_budgets(runtime, row, request.caller.label)
-                with span(
-                    "model-call",
-                    cost_caller=request.caller.label,
-                    model=self.spec.model,
-                    execution_id=row.execution_id,
-                    root_execution_id=row.root_execution_id,
-                    tenant_id=row.tenant_id,
-                    step=record.key,
-                ) as current:
-                    response = await model.complete(sent)
-                    current.set_attribute("agboss.input_tokens", response.usage.input_tokens)
-                    current.set_attribute("agboss.output_tokens", response.usage.output_tokens)
-                emit(
-                    lambda: ExecutionEvent(
-                        ExecutionEventKind.MODEL_ANSWERED,
-                        row.execution_id,
-                        runtime.clock.now(),
-                        agent=self.spec.name,
-                        text=response.content,
-                        tool_calls=tuple(call.name for call in response.tool_calls),
-                    )
+            await check_budgets(runtime, row, request.caller.label)  # before each attempt
+            with span(
+                "model-call",
+                cost_caller=request.caller.label,
+                model=self.spec.model,
+                execution_id=row.execution_id,
+                root_execution_id=row.root_execution_id,
+                tenant_id=row.tenant_id,
+                step=record.key,
+                attempt=attempt,
+            ) as current:
+                response = await model.complete(sent)
+                current.set_attribute("agboss.input_tokens", response.usage.input_tokens)
+                current.set_attribute("agboss.output_tokens", response.usage.output_tokens)
+            emit(
+                lambda: ExecutionEvent(
+                    ExecutionEventKind.MODEL_ANSWERED,
+                    row.execution_id,
+                    runtime.clock.now(),
+                    agent=self.spec.name,
+                    text=response.content,
+                    tool_calls=tuple(call.name for call in response.tool_calls),
                 )
-                # Counted with the step's journal row, in the same commit (and the tokens
-                # the call issued, which its answer may name).
-                self.frame.keep_tokens(self.pii)
-                self.frame.writes.add(
-                    AddLedgerEntry(
-                        row.root_execution_id,
-                        row.execution_id,
-                        request.caller.label,
-                        response.usage,
-                        runtime.clock.now(),
-                    )
+            )
+            # Counted with the step's journal row, in the same commit (and the tokens the
+            # call issued, which its answer may name): an attempt that failed spent nothing.
+            self.frame.keep_tokens(self.pii)
+            self.frame.writes.add(
+                AddLedgerEntry(
+                    row.root_execution_id,
+                    row.execution_id,
+                    request.caller.label,
+                    response.usage,
+                    runtime.clock.now(),
                 )
-                return response
-            except (TestSetupError, PassStoppingError):
-                raise
-            except AgbossError as error:
-                raise self._fail(f"its model call failed: {error.message}") from error
-            except Exception as error:
-                raise self._fail(f"its model call failed: {error!r}") from error
+            )
+            return response
 
-        return await self.frame.step(
+        async def attempt(number: int) -> ChatResponse:
+            return await self.frame.step(
+                key,
+                record,
+                lambda: call(number),
+                encode=lambda response: response.model_dump_json(),
+                decode=ChatResponse.model_validate_json,
+                record_of=lambda response: record.model_copy(update={"usage": response.usage}),
+                # A budget reads the ledger back: what was counted must be committed first.
+                policy=MODEL_CALL_UNDER_BUDGET if runtime.assembly.declares_budgets else MODEL_CALL,
+            )
+
+        policy = runtime.assembly.model_retry(self.spec)
+        return await attempted(
+            self.frame,
             key,
             record,
-            call,
-            encode=lambda response: response.model_dump_json(),
-            decode=ChatResponse.model_validate_json,
-            record_of=lambda response: record.model_copy(update={"usage": response.usage}),
-            # A budget reads the ledger back: what was counted must be committed first.
-            policy=MODEL_CALL_UNDER_BUDGET if runtime.assembly.declares_budgets else MODEL_CALL,
+            Attempts(policy, model_failure, model_retried(policy), self._model_failed),
+            attempt,
         )
+
+    def _model_failed(self, error: BaseException, errors: list[str]) -> AgentFailedError:
+        """The step's failure once its model call is not tried again."""
+        said = error.message if isinstance(error, AgbossError) else repr(error)
+        after = f" after {len(errors)} attempts" if len(errors) > 1 else ""
+        failure = self._fail(f"its model call failed{after}: {said}")
+        failure.attempts = list(errors)
+        return failure
 
     async def _tool_call(
         self, iteration: int, attempts: int, index: int, call: ToolCall
@@ -601,23 +622,49 @@ class AgentRun:
         # Only a tool that must not run twice pays for its intent (a commit of its own when
         # nothing else is buffered): one that runs again anyway needs none.
         guarded = call.spec.on_interrupted is not OnInterrupted.RERUN
-        step = call.step
-        if guarded:
-            step = replace(step, attempt=self.frame.next_attempt(call.key))
         record = call.record
-        return await self.frame.step(
+        spec = call.spec
+
+        async def attempt(_: int) -> ToolResult:
+            step = replace(call.step, attempt=self.frame.next_attempt(call.key))
+            return await self.frame.step(
+                call.key,
+                record,
+                lambda: self._run_tool(call.tool_cls, spec, call.args, step, answering),
+                encode=ToolResult.encode,
+                decode=ToolResult.decode,
+                record_of=lambda result: record.model_copy(
+                    update={"error": result.content if result.error else None}
+                ),
+                implies=call.taken,
+                # The tool ran: its result is durable before anything else happens.
+                policy=GUARDED_TOOL_RUN if guarded else TOOL_RUN,
+            )
+
+        policy = spec.retry_policy or _RUN_ONCE
+        result = await attempted(
+            self.frame,
             call.key,
             record,
-            lambda: self._run_tool(call.tool_cls, call.spec, call.args, step, answering),
-            encode=ToolResult.encode,
-            decode=ToolResult.decode,
-            record_of=lambda result: record.model_copy(
-                update={"error": result.content if result.error else None}
+            Attempts(
+                policy,
+                tool_raised,
+                lambda error: (policy.retries(error), None),
+                lambda error, errors: self._tool_failed(spec, error, errors),
             ),
-            implies=call.taken,
-            # The tool ran: its result is durable before anything else happens.
-            policy=GUARDED_TOOL_RUN if guarded else TOOL_RUN,
+            attempt,
         )
+        return None if isinstance(result, Resting) else result
+
+    def _tool_failed(self, spec: ToolSpec, error: BaseException, errors: list[str]) -> Exception:
+        """The step's failure once a tool's raised run is not tried again."""
+        after = f" after {len(errors)} attempts" if len(errors) > 1 else ""
+        failure = self._fail(
+            f"{spec.name} raised {type(error).__name__}{after}: {_error_text(error)}",
+            hint="raise ToolError from the tool for a refusal the model should read",
+        )
+        failure.attempts = list(errors)
+        return failure
 
     async def _run_tool(
         self,
@@ -687,12 +734,10 @@ class AgentRun:
         except DtoValidationError as error:
             return ToolResult(f"Tool error: {error.message}", True)
         except Exception as error:
-            # A bug or a domain failure, not a refusal the model can correct: the step fails
-            # (and `.on_join_error` can match the error through the cause chain).
-            raise self._fail(
-                f"{spec.name} raised {type(error).__name__}: {_error_text(error)}",
-                hint="raise ToolError from the tool for a refusal the model should read",
-            ) from error
+            # A bug or a domain failure, not a refusal the model can correct: tried again if
+            # its policy names it, else the step fails (and `.on_join_error` can match the
+            # error through the cause chain).
+            raise ToolRaised(error) from error
         if isinstance(result, McpRound):  # questions before the answer: not a result
             raise Asked(result)
         try:
@@ -709,6 +754,10 @@ class AgentRun:
                 hint=f"return a {spec.output.__name__} from run()",
             )
         return ToolResult(result.model_dump_json(), False)
+
+
+_RUN_ONCE = RetryPolicy.none()
+"""A tool's policy unless it declares one: a run that raised fails the step."""
 
 
 def _texts(messages: list[Message]) -> list[str]:

@@ -14,6 +14,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, TypeVar
 
 from agboss.context import ExecutionContext, StepContext, Tenant
@@ -26,7 +27,15 @@ from agboss.records._pauses import PauseRecord
 from agboss.store.protocol import ExecutionRow, Fence, StepEntry
 from agboss.store.writes import AppendStep, JournalRead, SavePiiTokens, Write
 
-__all__ = ["ExecutionFrame", "PassState", "execution_context", "maybe_await", "step_context"]
+__all__ = [
+    "ATTEMPT_FAILED",
+    "ExecutionFrame",
+    "PassState",
+    "execution_context",
+    "failed_key",
+    "maybe_await",
+    "step_context",
+]
 
 T = TypeVar("T")
 
@@ -99,6 +108,15 @@ def attempt_key(key: str, attempt: int) -> str:
     return f"{key}/attempt-{attempt}"
 
 
+ATTEMPT_FAILED = "attempt-failed"
+"""The kind of the journal row of an attempt that failed and is tried again (`RetryPolicy`)."""
+
+
+def failed_key(key: str, attempt: int) -> str:
+    """The journal key of a step's failed ``attempt`` (its error, when the next is due)."""
+    return f"{attempt_key(key, attempt)}/failed"
+
+
 def intent_of(key: str, attempt: int, record: StepRecord) -> StepEntry:
     """The journal row that says a step's ``attempt``-th run is about to begin."""
     return StepEntry(
@@ -156,6 +174,8 @@ class PassState:
     """The pauses resolved for this pass, by their execution and step: a step re-entered
     finds its answer here, without a read."""
 
+    wake_at: datetime | None = None
+    """When the earliest step this pass left resting is due (its next attempt)."""
     generation: int = 0
     """The tree's generation (`ExecutionRow.generation` of its root): what failed or was
     withdrawn in an earlier one is run, or asked, again when this pass reaches it."""
@@ -194,6 +214,11 @@ class PassState:
     def affected(self, path: str) -> bool:
         """Whether a waiting branch or child at the branch path ``path`` is re-entered."""
         return self.recovering or any(resolved.startswith(path) for resolved in self.resolved_paths)
+
+    def wake(self, at: datetime) -> None:
+        """A step rests until ``at`` (its next attempt): the tree wakes by then."""
+        if self.wake_at is None or at < self.wake_at:
+            self.wake_at = at
 
     def reopens(self, generation: int) -> bool:
         """Whether what failed, was dropped or was withdrawn in ``generation`` is run or asked
@@ -320,17 +345,27 @@ class ExecutionFrame:
             count += 1
         return count
 
+    def failed_attempts(self, key: str) -> int:
+        """How many attempts of a step failed and were tried again (its scope loaded)."""
+        count = 0
+        while failed_key(key, count + 1) in self.journal:
+            count += 1
+        return count
+
     def next_attempt(self, key: str) -> int:
-        """The attempt a step with an intent runs as now: the one written for this pass
-        with its lease (the answer's commit), else the one after the last begun."""
+        """The attempt a step runs as now: the one written for this pass with its lease (the
+        answer's commit), else the one after the last begun or failed."""
         begun = self.attempts(key)
-        return begun if attempt_key(key, begun) in self.state.begun else begun + 1
+        if begun and attempt_key(key, begun) in self.state.begun:
+            return begun
+        return max(begun, self.failed_attempts(key)) + 1
 
     def in_doubt(self, key: str, settled: int = 0) -> int:
         """The attempt of a step that may have run — begun, never ended (``settled``: how many
-        of its attempts ended otherwise), and not begun for this pass; 0 if none."""
+        of its attempts ended otherwise; one that failed and is tried again ended too), and not
+        begun for this pass; 0 if none."""
         begun = self.attempts(key)
-        if begun <= settled or key in self.journal:
+        if begun <= settled or key in self.journal or failed_key(key, begun) in self.journal:
             return 0
         return 0 if attempt_key(key, begun) in self.state.begun else begun
 
@@ -409,5 +444,5 @@ class ExecutionFrame:
         return [
             StepRecord.model_validate_json(entry.record_json)
             for entry in ordered
-            if entry.kind != ATTEMPT  # an intent is not a step that ran
+            if entry.kind not in (ATTEMPT, ATTEMPT_FAILED)  # not steps that ran
         ]

@@ -15,7 +15,7 @@ from typing import overload
 
 from pydantic import BaseModel
 
-from agboss.engine._frame import ATTEMPT
+from agboss.engine._frame import ATTEMPT, ATTEMPT_FAILED
 from agboss.engine._interpreter import failure_record
 from agboss.engine._runtime import Runtime
 from agboss.enums import ExecutionStatus
@@ -423,7 +423,7 @@ class TreeReader:
         return [
             self.outside.step(StepRecord.model_validate_json(entry.record_json), policy)
             for entry in ordered
-            if entry.kind != ATTEMPT  # an intent is not a step that ran
+            if entry.kind not in (ATTEMPT, ATTEMPT_FAILED)  # not steps that ran
         ]
 
     async def _child_record(

@@ -14,7 +14,7 @@ from agboss.context import StepContext
 from agboss.records._model import StepRecord
 from agboss.store.writes import TakePause
 
-__all__ = ["ToolResult", "ToolStep"]
+__all__ = ["ToolRaised", "ToolResult", "ToolStep", "tool_raised"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,3 +61,19 @@ class ToolResult:
         """From journal text."""
         data = json.loads(text)
         return ToolResult(str(data["content"]), bool(data["error"]))
+
+
+class ToolRaised(Exception):
+    """What a tool's run raised (not a refusal the model reads), on its way to the step's
+    attempts: tried again if the tool's `RetryPolicy` names it, else the step's failure. It
+    never leaves the step."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def tool_raised(error: Exception) -> BaseException | None:
+    """A tool's attempt failed with what its run raised (``None``: not a failure of the run,
+    such as an MCP tool's questions, which go on as they are)."""
+    return error.error if isinstance(error, ToolRaised) else None

@@ -2,9 +2,9 @@
 SDKs, whose errors have the same shape (a status error with its response, a connection error,
 a timeout), each provider passing its SDK's classes.
 
-The SDK retries what a retry can fix (408, 409, 429 honouring ``Retry-After``, 5xx, a lost
-connection) by its own policy, ``max_retries`` times; what reaches here failed for good, or
-kept failing.
+What a retry can fix (408, 409, 429 honouring ``Retry-After``, 5xx, a lost connection) is
+marked retryable, with the wait the server asked for: the agent's `RetryPolicy` tries it again
+(the SDK's own retries are off by default: one policy, one loop).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from agboss.errors import ModelProviderError
 __all__ = ["RETRYABLE_STATUS", "provider_error", "retry_after", "wire_name"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
-"""The statuses a later attempt may fix (the SDKs retry these too)."""
+"""The statuses a later attempt may fix (`RetryPolicy` retries them)."""
 
 
 def wire_name(names: Mapping[str, str], model: str) -> str:
@@ -48,7 +48,10 @@ def _hint(status: int) -> str:
     if status == 404:
         return "check the model name and the provider's base URL"
     if status in RETRYABLE_STATUS or status >= 500:
-        return "the provider kept failing; try again later, or raise max_retries on the provider"
+        return (
+            "the provider kept failing; try again later (app.retry), or give the agent a "
+            "RetryPolicy with more attempts"
+        )
     return "the provider refused the request; its message above says why"
 
 

@@ -1,7 +1,8 @@
-"""Policies over executions: budgets and an agent's history (the values; the engine applies
-them)."""
+"""Policies over executions: budgets, an agent's history and retries (the values; the engine
+applies them)."""
 
 from agboss.policies._budgets import Budget
 from agboss.policies._history import History
+from agboss.policies._retries import RetryPolicy
 
-__all__ = ["Budget", "History"]
+__all__ = ["Budget", "History", "RetryPolicy"]

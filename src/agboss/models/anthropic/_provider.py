@@ -20,10 +20,10 @@ __all__ = ["AnthropicProvider"]
 class AnthropicProvider:
     """Serves Claude models through the `anthropic` SDK (``pip install 'agboss[anthropic]'``).
 
-    Retries are the SDK's, as for `agboss.models.openai.OpenAIProvider`; what still fails is a
-    `ModelProviderError` with its status, ``retry_after`` and a hint. It serves no decision
-    models: the Messages API gives no token log-probabilities to read a yes / no from (a reply
-    interpreter on a Claude model is a chat one).
+    Retries are the agent's `RetryPolicy`'s, as for `agboss.models.openai.OpenAIProvider`; what
+    fails is a `ModelProviderError` with its status, ``retry_after`` and a hint. It serves no
+    decision models: the Messages API gives no token log-probabilities to read a yes / no from
+    (a reply interpreter on a Claude model is a chat one).
 
     Args:
         base_url: The API's base; ``None`` for Anthropic's (or ``ANTHROPIC_BASE_URL``).
@@ -34,7 +34,8 @@ class AnthropicProvider:
         max_tokens: The longest answer a call may write (the API requires one).
         headers: Extra headers for every request.
         timeout: How long one HTTP request may take.
-        max_retries: How many times the SDK tries a retryable failure again.
+        max_retries: How many times the SDK itself tries a retryable failure again, inside one
+            attempt of the agent's `RetryPolicy` (0 by default: the policy retries, durably).
         client: An `anthropic.AsyncAnthropic` of your own (Bedrock, Vertex, a proxy); the
             options above that configure a client are then ignored, and ``aclose`` leaves it
             open.
@@ -50,7 +51,7 @@ class AnthropicProvider:
         max_tokens: int = 4096,
         headers: Mapping[str, str] | None = None,
         timeout: timedelta = timedelta(seconds=120),
-        max_retries: int = 2,
+        max_retries: int = 0,
         client: anthropic.AsyncAnthropic | None = None,
     ) -> None:
         self._serves = tuple(serves)

@@ -49,10 +49,10 @@ class OpenAIApi(StrEnum):
 class OpenAIProvider:
     """Serves models through the `openai` SDK (``pip install 'agboss[openai]'``).
 
-    Retries are the SDK's: what a retry can fix (408, 409, 429 honouring ``Retry-After``, 5xx,
-    a lost connection) is tried again ``max_retries`` times with backoff; what still fails is a
-    `ModelProviderError` with its status, ``retry_after`` and a hint, which fails the agent's
-    step.
+    What fails is a `ModelProviderError` with its status, whether a later attempt may fix it
+    (408, 409, 429, 5xx, a lost connection) and the ``Retry-After`` it asked for: the agent's
+    `RetryPolicy` tries the call again (one policy, one loop: the SDK's own retries are off
+    unless ``max_retries`` turns them on), and what still fails fails the agent's step.
 
     Args:
         base_url: The API's base: ``None`` for OpenAI's (or ``OPENAI_BASE_URL``), else e.g.
@@ -69,7 +69,8 @@ class OpenAIProvider:
             renames every other model.
         headers: Extra headers for every request.
         timeout: How long one HTTP request may take.
-        max_retries: How many times the SDK tries a retryable failure again.
+        max_retries: How many times the SDK itself tries a retryable failure again, inside one
+            attempt of the agent's `RetryPolicy` (0 by default: the policy retries, durably).
         client: An `openai.AsyncOpenAI` of your own (Azure, a proxy, custom transport); the
             options above that configure a client are then ignored, and ``aclose`` leaves it
             open.
@@ -86,7 +87,7 @@ class OpenAIProvider:
         model_names: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: timedelta = timedelta(seconds=120),
-        max_retries: int = 2,
+        max_retries: int = 0,
         client: openai.AsyncOpenAI | None = None,
     ) -> None:
         self.api = OpenAIApi(api)
