@@ -20,6 +20,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -51,6 +52,7 @@ from tests.crash.app import (
     crash_mcp_application,
     model,
 )
+from tests.crash.worker import LEASE_TTL
 from tests.stores import STORE_KINDS, store_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,6 +70,7 @@ PHASES = (
     "asked-resume",
     "answered-resume",
     "retry",
+    "wake",
 )
 """Execute (on a thread the caller names; on a new thread, whose tree is written with its
 first commit); resume one of three per-item pauses; resume one so that its branch fails under
@@ -80,7 +83,9 @@ handler) instead, but no tool runs twice; the same with the default of a tool wi
 model reads), and no tool runs twice; and that answer given with `App.answer`, whose move runs
 in the background after the caller had its receipt; and `App.retry` of a tree whose first
 item's model was down once its tool ran (FailFast withdrew the other two questions): the retry
-replays the tool, asks the two again under new ids, and the tree finishes as it would have."""
+replays the tool, asks the two again under new ids, and the tree finishes as it would have;
+and a tree that rests (`ExecutionStatus.WAITING`) until its first item's model call, answered
+503 with a second's ``Retry-After``, is due: the sweep moves it then."""
 
 INTERRUPTED = "ToolInterruptedError"
 """The note of a guarded trial whose call was cut off: its branch failed, nothing ran twice."""
@@ -146,10 +151,34 @@ async def _failed(url: str) -> str:
     return paused.execution_id
 
 
+async def _resting(url: str) -> tuple[str, float]:
+    """A tree that rests until its first item's model call may be tried again (a 503 asked a
+    second; a third of the short lease is less): its root, and when it is due."""
+    flag = Path(os.environ["AGBOSS_TEST_BUSY"])
+    app = await App.create(
+        CrashApplication, store=url, providers=[FunctionProvider(model)], lease_ttl=LEASE_TTL
+    )
+    try:
+        paused = await app.execute(CrashWorkflow, ITEMS, owner_id="u", thread_id=THREAD)
+        flag.touch()
+        for pause in sorted(paused.pending, key=_item):
+            rested = await app.resume(
+                str(pause.pause_id), decision={"approved": True}, owner_id="u"
+            )
+        assert rested.status is ExecutionStatus.WAITING, rested
+        assert rested.wake_at is not None
+    finally:
+        await app.close()
+    return paused.execution_id, rested.wake_at.timestamp()
+
+
 async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
     """The tree a phase starts from (three items paused) and the worker's arguments."""
     if phase in ("execute", "execute-new", "mcp-execute"):
         return None, [phase]
+    if phase == "wake":
+        root, due = await _resting(url)
+        return root, ["wake", str(due)]
     if phase == "retry":
         root = await _failed(url)
         return root, ["retry", root]
@@ -232,6 +261,9 @@ async def _answer_the_rest(
             root = started.execution_id
         else:
             root = roots[0].execution_id
+    elif args[0] == "wake":  # what was not moved, the sweep moves
+        await asyncio.sleep(max(float(args[1]) - time.time(), 0.0))
+        await app.recover()
     elif args[0] == "retry":  # retried again if the reopening was not recorded
         found = await app.store.executions.find_by_id(root)
         if found is not None and found.status is ExecutionStatus.FAILED:
@@ -267,6 +299,7 @@ async def _trial(
     runs, log = folder / "runs.txt", folder / "writes.log"
     env.setenv("AGBOSS_TEST_RUNS", str(runs))  # this process's tools too (the recovery's)
     env.setenv("AGBOSS_TEST_DOWN", str(folder / "down"))
+    env.setenv("AGBOSS_TEST_BUSY", str(folder / "busy"))
     async with store_url(kind, folder) as url:
         root, args = await _prepare(phase, url)
         worker = _spawn(url, plan, log, runs, args)
@@ -405,7 +438,7 @@ async def test_a_kill_before_or_after_any_write_loses_nothing_and_runs_nothing_t
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("phase", ["resume", "guarded-resume", "asked-resume", "retry"])
+@pytest.mark.parametrize("phase", ["resume", "guarded-resume", "asked-resume", "retry", "wake"])
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_after_takeover(
     kind: str, phase: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -419,6 +452,7 @@ async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_a
         runs, log = folder / "runs.txt", folder / "writes.log"
         monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
         monkeypatch.setenv("AGBOSS_TEST_DOWN", str(folder / "down"))
+        monkeypatch.setenv("AGBOSS_TEST_BUSY", str(folder / "busy"))
         async with store_url(kind, folder) as url:
             root, args = await _prepare(phase, url)
             worker = _spawn(url, f"stop-before:{point}", log, runs, args)

@@ -23,6 +23,8 @@ class ExecutionStatus(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    WAITING = "waiting"
+    """Nothing is pending: the tree rests until ``ExecutionOutput.wake_at`` (a retry's wait)."""
 
 
 class PauseAnswerer(StrEnum):

@@ -34,6 +34,7 @@ from agboss import (
     workflow_start,
 )
 from agboss.agents import ANSWER_TOOL
+from agboss.errors import ModelProviderError
 from agboss.mcp import McpArguments, McpInputRequest
 from agboss.models import ChatRequest, ChatResponse, MessageRole, ToolCall
 
@@ -299,6 +300,19 @@ class ProviderDownError(Exception):
     """The model provider is down, past what its retries could wait (not tried again)."""
 
 
+def busy(item: str) -> bool:
+    """Whether the model provider answers the first item's closing call with a 503 that asks
+    to wait a second (once: the flag file ``AGBOSS_TEST_BUSY`` names is removed as it does)."""
+    flag = os.environ.get("AGBOSS_TEST_BUSY")
+    if flag is None or '"i0"' not in item:
+        return False
+    try:
+        Path(flag).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def down() -> bool:
     """Whether the model provider is down for an agent's closing call: while the file
     ``AGBOSS_TEST_DOWN`` names exists."""
@@ -320,6 +334,9 @@ def model(request: ChatRequest) -> ChatResponse:
     if results:
         if down():
             raise ProviderDownError("the model provider is down")
+        asked = next(m.content for m in request.messages if m.role is MessageRole.USER)
+        if busy(asked):
+            raise ModelProviderError("busy", status=503, retryable=True, retry_after=1.0)
         arguments = "{}" if BOOM in results[-1] else json.dumps({"status": "ok"})
         return ChatResponse(tool_calls=(ToolCall(id="a", name=ANSWER_TOOL, arguments=arguments),))
     item = next(m.content for m in request.messages if m.role is MessageRole.USER)

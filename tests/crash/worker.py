@@ -5,7 +5,8 @@
 ``execute-new``: on a new thread, whose tree is written with its first commit), or
 ``resume`` a pause (approved, with ``OVERRIDE`` as its item id when given), ``answer`` it
 (`App.answer`: recorded at once, the tree moved in the background, which ``close`` waits
-for), ``retry ROOT`` a failed tree (`App.retry`), or ``mcp-execute`` / ``mcp-resume
+for), ``retry ROOT`` a failed tree (`App.retry`), ``wake DUE`` a resting tree once its
+retry is due (the sweep's `App.recover`), or ``mcp-execute`` / ``mcp-resume
 PAUSE_ID`` the MCP workflow whose tool asks a question (answered ``{"sure": true}``) — on an
 `App` whose store counts every `Store.write`.
 ``PLAN`` is ``none`` (count only), ``kill-before:K``, ``kill-after:K`` (the K-th write) or
@@ -19,6 +20,7 @@ import asyncio
 import os
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import timedelta
@@ -150,6 +152,9 @@ async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
             await app.execute(workflow, ITEMS, owner_id="u", thread_id=THREAD)
         elif phase == "execute-new":
             await app.execute(CrashWorkflow, ITEMS, owner_id="u")
+        elif phase == "wake":  # a tree that rests until a retry is due, moved once it is
+            await asyncio.sleep(max(float(rest[0]) - time.time(), 0.0))
+            await app.recover()
         elif phase == "retry":  # a failed tree run again from its journal
             await app.retry(rest[0], retried_by="harness")
         elif phase == "answer":  # recorded at once, moved in the background (before close)

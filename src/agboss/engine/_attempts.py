@@ -169,10 +169,16 @@ async def attempted(
 
 
 async def _waited(frame: ExecutionFrame, due: datetime) -> bool:
-    """Waits in the pass until ``due`` (the lease kept) and says so — after committing what
-    the pass buffered, so that the failed attempts are durable before the wait."""
-    clock = frame.runtime.clock
-    if due > clock.now():
+    """Waits in the pass until ``due`` (the lease kept) when that is soon — after committing
+    what the pass buffered, so that the failed attempts are durable before the wait — and says
+    so; ``False`` for a longer wait: the tree rests until it is due (`PassState.wake`)."""
+    runtime = frame.runtime
+    clock = runtime.clock
+    wait = due - clock.now()
+    if wait > runtime.lease_ttl / 3:
+        frame.state.wake(due)  # no lease held, no task parked: the tree wakes when it is due
+        return False
+    if wait > timedelta(0):
         await frame.writes.flush()
-        await clock.sleep(due - clock.now())
+        await clock.sleep(wait)
     return True

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ValidationError
 
 from agboss.assembly._definitions import WorkflowDefinition
+from agboss.clock import TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine._agent import Waiting, describe_validation_error
 from agboss.engine._frame import ExecutionFrame, PassState
@@ -91,6 +92,8 @@ class Engine:
         self.flows = FlowRunner(runtime)
         self.reader = TreeReader(runtime)
         self._background: set[asyncio.Task[Any]] = set()
+        self._timers: dict[str, TimerHandle] = {}
+        """This instance's wake-ups of trees that rest until a time, by root."""
 
     # ---- moving in the background ----------------------------------------------------
 
@@ -119,7 +122,11 @@ class Engine:
 
     async def finish_background(self, within: timedelta) -> None:
         """Waits up to ``within`` for the background moves, then cuts off the rest (a cut-off
-        pass is recovered from what is stored, by any instance)."""
+        pass is recovered from what is stored, by any instance); disarms the wake-ups (any
+        instance's sweep moves a tree that is due)."""
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
         if not self._background:
             return
         _, late = await asyncio.wait(set(self._background), timeout=within.total_seconds())
@@ -229,7 +236,7 @@ class Engine:
                 SetExecutionStatus(row.execution_id, ExecutionStatus.RUNNING, runtime.clock.now())
             )
         state = PassState(
-            recovering=start.recovering,
+            recovering=start.recovering or start.woken,
             fresh=start.fresh,
             replay=start.journal,
             new_thread=start.begin is not None,  # begun with its pass: a new thread's
@@ -264,8 +271,10 @@ class Engine:
                     if status is ExecutionStatus.CANCELLED
                     else PassChanges(lease.fence.epoch, changed),
                     ended.pending_ids,
+                    ended.wake_at,
                 ),
             )
+        self._wake_at(row.root_execution_id, ended.wake_at)
         if status is ExecutionStatus.PAUSED:
             await self.hooks.on_pause(
                 ExecutionPauseEvent(row.tenant_id, row.thread_id, row.execution_id, result.pending)
@@ -340,19 +349,24 @@ class Engine:
                         await writes.flush()
                         continue
                     check = None
+                # A pass that re-entered every branch knows every step that rests; another
+                # keeps the wake-up of those it did not re-enter (read with its lease).
+                wake = _earliest(state.wake_at, None if state.recovering else row.wake_at)
                 rested = await writes.commit_one(
-                    RestTree(writes.lease.fence, runtime.clock.now(), check)
+                    RestTree(writes.lease.fence, runtime.clock.now(), check, wake)
                 )
                 if rested is None:  # an answer came: the lease is still held
                     resolved = await self._resolved(row)
                     continue
                 if rested.cancelled:  # cancelled meanwhile (app.cancel): it stays cancelled
                     return _Ended(ExecutionStatus.CANCELLED, None, due=True)
+                waiting = wake is not None and not rested.pending_ids
                 return _Ended(
-                    ExecutionStatus.PAUSED,
+                    ExecutionStatus.WAITING if waiting else ExecutionStatus.PAUSED,
                     None,
                     due=writes.withdrawals_due,
                     pending_ids=rested.pending_ids,
+                    wake_at=wake,
                 )
             completed = SetExecutionStatus(
                 root,
@@ -429,7 +443,7 @@ class Engine:
             rests = not resolved
         else:
             rests = False
-        if row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED) or rests:
+        if row.status not in _MOVING or rests:
             await taken.release()
             return await self.get(root_execution_id, tenant_id=row.tenant_id, record=record)
         return await self._pass(start, record=record)
@@ -529,63 +543,98 @@ class Engine:
 
     async def recover(self, *, limit: int = 100) -> list[ExecutionOutput]:
         """Continues root executions that a pass must move and no instance is moving: a pass
-        was cut off (running), an answer was recorded and nobody moved it, a channel is owed a
-        withdraw. A tree that fails on an error that is not agboss's is marked failed and
-        logged once; the others go on."""
+        was cut off (running), an answer was recorded and nobody moved it, a retry's wait is
+        due, a channel is owed a withdraw. A tree that fails on an error that is not agboss's
+        is marked failed and logged once; the others go on."""
         runtime = self.runtime
         outputs: list[ExecutionOutput] = []
         for execution_id in await runtime.store.executions.find_interrupted(
             Lease.store_now(runtime), limit
         ):
-            taken = await take_lease(runtime, execution_id, start_pass=True)
-            if taken is None:
-                continue  # another instance took it first
-            acquired = taken.acquired
-            if acquired.previous_holder is not None:
-                log_event(
-                    runtime.logger,
-                    logging.INFO,
-                    "run.takeover",
-                    "execution tree %(execution_id)s taken over from %(previous_holder)s, "
-                    "whose lease expired",
-                    execution_id=execution_id,
-                    previous_holder=acquired.previous_holder,
+            output = await self._recover_one(execution_id)
+            if output is not None:
+                outputs.append(output)
+        return outputs
+
+    def _wake_at(self, root_execution_id: str, at: datetime | None) -> None:
+        """Arms this instance's timer for a tree that rests until ``at`` (best effort: the
+        sweep of any instance moves it too, once it is due); ``None`` disarms it."""
+        clock = self.runtime.clock
+        earlier = self._timers.pop(root_execution_id, None)
+        if earlier is not None:
+            earlier.cancel()
+        if at is None:
+            return
+
+        async def woken() -> None:
+            self._timers.pop(root_execution_id, None)
+            try:
+                await self._recover_one(root_execution_id)
+            except Exception:  # the sweep tries again; a timer must not raise into the clock
+                self.runtime.logger.exception(
+                    "run.wake-failed: execution tree %s could not be woken", root_execution_id
                 )
-            row = acquired.row
-            if row is None or row.status not in (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED):
-                await taken.release()
-                await tell_owed_withdrawals(runtime, execution_id)  # only channels are owed
-                continue
-            start = PassStart.taken(taken)
-            why = (
-                "its last pass was cut off"
-                if start.recovering
-                else "an answer was recorded and not moved"
-            )
+
+        self._timers[root_execution_id] = clock.call_at(at, woken)
+
+    async def _recover_one(self, execution_id: str) -> ExecutionOutput | None:
+        """Moves one tree `recover` found (``None``: nothing to move, or not this instance's
+        to move)."""
+        runtime = self.runtime
+        taken = await take_lease(runtime, execution_id, start_pass=True)
+        if taken is None:
+            return None  # another instance took it first
+        acquired = taken.acquired
+        if acquired.previous_holder is not None:
             log_event(
                 runtime.logger,
                 logging.INFO,
-                "run.recovering",
-                "execution tree %(execution_id)s (%(workflow)s): %(why)s",
+                "run.takeover",
+                "execution tree %(execution_id)s taken over from %(previous_holder)s, "
+                "whose lease expired",
                 execution_id=execution_id,
-                workflow=row.workflow,
-                tenant_id=row.tenant_id,
-                why=why,
+                previous_holder=acquired.previous_holder,
             )
-            try:
-                outputs.append(await self._pass(start, record=False))
-            except StoreError:
-                raise  # the store is failing: the next sweep tries again
-            except LeaseLostError:
-                continue  # another instance took it over: it carries on
-            except AgbossError:
-                runtime.logger.warning(
-                    "run.recovered-failed: execution tree %s failed when recovered",
-                    execution_id,
-                    exc_info=True,
-                    extra={"event": "run.recovered-failed", "execution_id": execution_id},
-                )
-        return outputs
+        row = acquired.row
+        if row is None or row.status not in _MOVING:
+            await taken.release()
+            await tell_owed_withdrawals(runtime, execution_id)  # only channels are owed
+            return None
+        start = PassStart.taken(taken)
+        woken = row.wake_at is not None and row.wake_at <= runtime.clock.now()
+        if woken:  # every branch is re-entered: the resting step's path is not known
+            start = replace(start, woken=True)
+        why = (
+            "a retry's wait is due"
+            if woken
+            else "its last pass was cut off"
+            if start.recovering
+            else "an answer was recorded and not moved"
+        )
+        log_event(
+            runtime.logger,
+            logging.INFO,
+            "run.recovering",
+            "execution tree %(execution_id)s (%(workflow)s): %(why)s",
+            execution_id=execution_id,
+            workflow=row.workflow,
+            tenant_id=row.tenant_id,
+            why=why,
+        )
+        try:
+            return await self._pass(start, record=False)
+        except StoreError:
+            raise  # the store is failing: the next sweep tries again
+        except LeaseLostError:
+            return None  # another instance took it over: it carries on
+        except AgbossError:
+            runtime.logger.warning(
+                "run.recovered-failed: execution tree %s failed when recovered",
+                execution_id,
+                exc_info=True,
+                extra={"event": "run.recovered-failed", "execution_id": execution_id},
+            )
+            return None
 
 
 async def _retried_root(runtime: Runtime, tenant_id: str, execution_id: str) -> ExecutionRow:
@@ -630,6 +679,17 @@ class _Ended(NamedTuple):
     """Whether a channel is owed a withdraw."""
     pending_ids: tuple[str, ...] | None = None
     """The ids of the pending pauses of a tree that rested paused, read as it rested."""
+    wake_at: datetime | None = None
+    """When a tree that rested moves by itself (a retry's wait), if it does."""
+
+
+_MOVING = (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED, ExecutionStatus.WAITING)
+"""The statuses of a tree a pass may move."""
+
+
+def _earliest(*times: datetime | None) -> datetime | None:
+    given = [time for time in times if time is not None]
+    return min(given) if given else None
 
 
 def _close_pending(writes: PassWrites, root: str, now: datetime) -> list[CancelPendingUnder]:
@@ -709,6 +769,7 @@ def _validate_input(
 
 _RESTED = {
     ExecutionStatus.PAUSED: ("run.paused", "paused, %(pending)d question(s) waiting"),
+    ExecutionStatus.WAITING: ("run.waiting", "waiting until %(wake_at)s (a retry's wait)"),
     ExecutionStatus.COMPLETED: ("run.completed", "completed"),
 }
 
@@ -728,4 +789,5 @@ def _log_rest(runtime: Runtime, row: ExecutionRow, result: ExecutionOutput) -> N
         workflow=row.workflow,
         tenant_id=row.tenant_id,
         pending=len(result.pending),
+        wake_at=None if result.wake_at is None else result.wake_at.isoformat(),
     )

@@ -177,6 +177,8 @@ class PassStart:
             yet written: `Lease.written`).
         begun: The journal keys of the tool intents written with the lease, for this pass
             (not a sign of a call cut off).
+        woken: A step's wait is due (a retry): every waiting branch and paused child is
+            re-entered, as when recovering, though no pass was cut off.
     """
 
     row: ExecutionRow
@@ -188,6 +190,7 @@ class PassStart:
     any_pending: bool | None = None
     begin: BeginExecution | None = None
     begun: frozenset[str] = frozenset()
+    woken: bool = False
 
     @classmethod
     def taken(cls, taken: Taken) -> PassStart:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import overload
 
 from pydantic import BaseModel
@@ -223,11 +224,14 @@ class PassEnd:
             canceller, wrote it too).
         pending_ids: The ids of the tree's pending pauses, when the pass read them as it
             rested.
+        wake_at: When the tree the pass rested moves by itself, if it does.
     """
 
     spent: Mapping[str, Usage]
     changes: PassChanges | None = None
     pending_ids: Sequence[str] | None = None
+    wake_at: datetime | None = None
+    """When the tree the pass rested moves by itself (a retry's wait), if it does."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,6 +382,7 @@ class TreeReader:
             children=children,
             record=execution_record,
             spend=tree.spend(node),
+            wake_at=row.wake_at if ended is None else ended.wake_at,
         )
 
     def _children(

@@ -27,7 +27,8 @@ class RetryPolicy:
     """How many times a failed step is attempted, and how long it waits in between.
 
     The wait before attempt ``n + 1`` is ``initial_interval * backoff ** (n - 1)``, at most
-    ``max_interval`` — or longer, when a model provider asked for longer (``Retry-After``). A wait
+    ``max_interval`` (by default a hundred times ``initial_interval``, as temporal's) — or
+    longer, when a model provider asked for longer (``Retry-After``). A wait
     shorter than a third of the lease sleeps in the pass (the lease kept); a longer one rests the
     tree (`ExecutionStatus.WAITING`, no lease held) until it is due.
 
@@ -35,7 +36,8 @@ class RetryPolicy:
         max_attempts: Attempts in all, the first included (1: none again).
         initial_interval: The wait after the first failed attempt.
         backoff: What each wait is multiplied by for the next (1.0: always the same).
-        max_interval: The longest wait the backoff reaches.
+        max_interval: The longest wait the backoff reaches (``None``: a hundred times
+            ``initial_interval``).
         retry_on: Exception types that are tried again (a raised exception matches by class).
             A tool's policy must name them; a model call's adds them to the transient errors
             it is retried on anyway.
@@ -44,7 +46,7 @@ class RetryPolicy:
     max_attempts: int = 3
     initial_interval: timedelta = timedelta(seconds=1)
     backoff: float = 2.0
-    max_interval: timedelta = timedelta(minutes=1)
+    max_interval: timedelta | None = None
     retry_on: tuple[type[Exception], ...] = ()
 
     def __post_init__(self) -> None:
@@ -56,9 +58,11 @@ class RetryPolicy:
             )
         for name in ("initial_interval", "max_interval"):
             value = getattr(self, name)
+            if value is None and name == "max_interval":
+                continue
             if not isinstance(value, timedelta) or value < timedelta(0):
                 raise _refuse(f"{name}={value!r})", f"give {name}=timedelta(seconds=...)")
-        if self.max_interval < self.initial_interval:
+        if self.max_interval is not None and self.max_interval < self.initial_interval:
             raise _refuse(
                 f"max_interval={self.max_interval!r})",
                 "max_interval is the longest wait: give it at least initial_interval",
@@ -86,8 +90,8 @@ class RetryPolicy:
     def interval(self, attempt: int, asked: timedelta | None = None) -> timedelta:
         """The wait after failed attempt ``attempt`` (1-based): the backoff's, or what the
         provider ``asked`` when that is longer."""
-        wait = self.initial_interval * (self.backoff ** (attempt - 1))
-        wait = min(wait, self.max_interval)
+        longest = self.max_interval or self.initial_interval * 100
+        wait = min(self.initial_interval * (self.backoff ** (attempt - 1)), longest)
         return wait if asked is None else max(wait, asked)
 
     def retries(self, error: BaseException) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TypeVar
 
 from pydantic import BaseModel
@@ -51,8 +52,9 @@ class ExecutionOutput:
     Attributes:
         thread_id: The conversation.
         execution_id: The root execution.
-        status: `ExecutionStatus.COMPLETED`, `PAUSED` or `CANCELLED` (a failed execution
-            raises instead).
+        status: `ExecutionStatus.COMPLETED`, `PAUSED`, `CANCELLED`, or `WAITING` — nothing
+            pending, the tree rests until ``wake_at`` (a retry's wait); a failed execution
+            raises instead.
         output: The finish's output DTO when completed, else ``None``.
         pending: Every waiting pause; empty unless paused. The thread owner's pauses (which
             carry their ``pause_id``) come first, then the channels', each in the order asked.
@@ -61,6 +63,8 @@ class ExecutionOutput:
             read: a tree of many children costs nothing until they are looked at).
         record: The execution record with ``record=True``, else ``None``.
         spend: What the execution spent.
+        wake_at: When a resting tree moves by itself (a retry's next attempt is due), on the
+            application's Clock; else ``None``.
     """
 
     thread_id: str
@@ -71,6 +75,7 @@ class ExecutionOutput:
     children: Sequence[ExecutionOutput] = field(default_factory=list)
     record: ExecutionRecord | None = None
     spend: Spend = field(default_factory=Spend)
+    wake_at: datetime | None = None
 
     def output_as(self, dto: type[OutT]) -> OutT:
         """The output as the finish's DTO, typed for the caller.

@@ -39,7 +39,7 @@ def qualified(columns: str, alias: str) -> str:
 EXECUTION_COLUMNS = (
     "execution_id, root_execution_id, parent_execution_id, tenant_id, thread_id, owner_id, "
     "workflow, workflow_version, status, input_json, output_json, error_json, created_at, "
-    "updated_at, generation"
+    "updated_at, generation, wake_at"
 )
 
 EXECUTION_READ = EXECUTION_COLUMNS + ", input_tokens, output_tokens, cost, model_calls"
@@ -65,15 +65,16 @@ def execution_of(row: Any) -> ExecutionRow:
         created_at=from_micros(int(values[12])),
         updated_at=from_micros(int(values[13])),
         generation=int(values[14]),
+        wake_at=None if values[15] is None else from_micros(int(values[15])),
         spend=(
             # Counters the store summed from validated usages: constructed, not validated.
             Usage.model_construct(
-                input_tokens=int(values[15]),
-                output_tokens=int(values[16]),
-                cost=float(values[17]),
-                calls=int(values[18]),
+                input_tokens=int(values[16]),
+                output_tokens=int(values[17]),
+                cost=float(values[18]),
+                calls=int(values[19]),
             )
-            if len(values) > 15
+            if len(values) > 16
             else Usage()
         ),
     )

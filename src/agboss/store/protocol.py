@@ -122,6 +122,8 @@ class ExecutionRow:
     """How many times its tree was retried (`App.retry`) when it was made or last reopened:
     a root's is the tree's; a child failed or cancelled in an earlier generation is reopened
     when the pass that retries the tree reaches it."""
+    wake_at: datetime | None = None
+    """When a root that rests moves by itself (a retry's wait is due), else ``None``."""
 
     @classmethod
     def starting(

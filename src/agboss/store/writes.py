@@ -490,6 +490,9 @@ class RestTree(Write[Rested | None]):
     fence: Fence
     now: datetime
     tried: frozenset[str] | None
+    wake_at: datetime | None = None
+    """When the tree moves by itself (a step's next attempt is due): it rests `WAITING` then,
+    unless a pause is pending (`PAUSED`, with the same wake-up)."""
 
     def changed_executions(self) -> tuple[str, ...]:
         return (self.fence.root_execution_id,)

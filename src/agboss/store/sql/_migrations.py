@@ -177,6 +177,18 @@ def _retries(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _wakes(dialect: Dialect) -> list[Sql]:
+    """A tree that rests until a time (a retry's wait): when it wakes, and an index that finds
+    the roots that are due without a scan."""
+    return [
+        Sql("ALTER TABLE executions ADD COLUMN wake_at BIGINT"),
+        Sql(
+            "CREATE INDEX executions_wake ON executions (wake_at) "
+            "WHERE wake_at IS NOT NULL AND parent_execution_id IS NULL"
+        ),
+    ]
+
+
 STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _frozen,
     _data_not_pickles,
@@ -186,6 +198,7 @@ STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _lease_grants,
     _failed,
     _retries,
+    _wakes,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

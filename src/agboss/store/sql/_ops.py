@@ -126,6 +126,7 @@ def _execution_values(row: ExecutionRow) -> tuple[Any, ...]:
         created,
         created,
         row.generation,
+        _micros(row.wake_at),
     )
 
 
@@ -133,7 +134,7 @@ def _insert_execution(row: ExecutionRow) -> Sql:
     # A second insert of the same id (a child re-entered after a crash) changes nothing.
     return _do(
         f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         *_execution_values(row),
     )
 
@@ -151,7 +152,7 @@ def _begin_execution(write: BeginExecution) -> Ops:
     )
     yield _do(
         f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
-        "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
+        "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
         f"WHERE EXISTS ({_THREAD_OWNED})",
         *_execution_values(row),
         *owned,
@@ -193,8 +194,8 @@ def _insert_child(write: InsertChild) -> Ops:
 
 def _set_execution_status(write: SetExecutionStatus) -> Ops:
     changed = yield _one_later(
-        "UPDATE executions SET status = ?, output_json = ?, error_json = ?, updated_at = ? "
-        "WHERE execution_id = ? AND status != 'cancelled' RETURNING 1",
+        "UPDATE executions SET status = ?, output_json = ?, error_json = ?, updated_at = ?, "
+        "wake_at = NULL WHERE execution_id = ? AND status != 'cancelled' RETURNING 1",
         write.status.value,
         write.output_json,
         write.error_json,
@@ -208,7 +209,7 @@ def _cancel_executions(write: CancelExecutions) -> Ops:
     rows = yield _all_later(  # the execution, and its descendants: <id>/<place>…
         "UPDATE executions SET status = 'cancelled', updated_at = ? "
         "WHERE (execution_id = ? OR (execution_id >= ? AND execution_id < ?)) "
-        "AND status IN ('running', 'paused') RETURNING execution_id",
+        "AND status IN ('running', 'paused', 'waiting') RETURNING execution_id",
         to_micros(write.now),
         write.execution_id,
         write.execution_id + "/",
@@ -634,15 +635,18 @@ def _acquire_lease(write: AcquireLease) -> Ops:
         # recovery finds it.
         started = yield _one_later(
             "UPDATE executions SET status = 'running' WHERE execution_id = ? "
-            "AND status = 'paused' AND EXISTS (SELECT 1 FROM leases WHERE root_execution_id = ? "
-            "AND holder = ? AND expires_at > COALESCE(CAST(? AS BIGINT), {now})) "
-            "AND EXISTS (SELECT 1 FROM pauses WHERE root_execution_id = ? "
-            "AND status = 'resolved') RETURNING 1",
+            "AND status IN ('paused', 'waiting') AND EXISTS (SELECT 1 FROM leases "
+            "WHERE root_execution_id = ? AND holder = ? "
+            "AND expires_at > COALESCE(CAST(? AS BIGINT), {now})) "
+            "AND (EXISTS (SELECT 1 FROM pauses WHERE root_execution_id = ? "
+            "AND status = 'resolved') OR wake_at <= COALESCE(CAST(? AS BIGINT), {now})) "
+            "RETURNING 1",
             root_execution_id,
             root_execution_id,
             holder,
             at,
             root_execution_id,
+            at,
         )
         # What the pass takes first, read here so that it starts without a read of its own.
         resolved = yield _all_later(
@@ -734,9 +738,15 @@ def _rest_tree(write: RestTree) -> Ops:
             f"AND status = 'resolved'{f' AND pause_id NOT IN ({marks})' if tried else ''})"
         )
         others = (root, *sorted(tried))
+    # Waiting on time alone, unless a question is pending (then paused, with its wake-up).
     paused = yield _one_later(
-        "UPDATE executions SET status = 'paused', output_json = NULL, error_json = NULL, "
+        "UPDATE executions SET status = CASE WHEN EXISTS (SELECT 1 FROM pauses "
+        "WHERE root_execution_id = ? AND status = 'pending') THEN 'paused' ELSE ? END, "
+        "output_json = NULL, error_json = NULL, wake_at = ?, "
         f"updated_at = ? WHERE execution_id = ? AND status != 'cancelled'{unless} RETURNING 1",
+        root,
+        "paused" if write.wake_at is None else "waiting",
+        _micros(write.wake_at),
         to_micros(write.now),
         root,
         *others,

@@ -204,7 +204,8 @@ class SqlExecutionRepository(_Repository):
             _all(
                 f"SELECT {EXECUTION_READ} FROM executions WHERE tenant_id = ? "
                 "AND thread_id = ? AND parent_execution_id IS NULL "
-                "AND status IN ('running', 'paused') ORDER BY created_at, execution_id",
+                "AND status IN ('running', 'paused', 'waiting') "
+                "ORDER BY created_at, execution_id",
                 tenant_id,
                 thread_id,
             )
@@ -267,8 +268,9 @@ class SqlExecutionRepository(_Repository):
         return [execution_of(row) for row in rows]
 
     async def find_interrupted(self, now: datetime | None, limit: int) -> list[str]:
-        # Candidates from three small indexes (running roots, resolved pauses, withdrawals
-        # owed), never a scan of every execution ever made.
+        # Candidates from four small indexes (running roots, resolved pauses, withdrawals
+        # owed, wake-ups due), never a scan of every execution ever made.
+        at = None if now is None else to_micros(now)
         rows = await self._driver.read(
             _all(
                 "SELECT e.execution_id FROM executions AS e "
@@ -277,12 +279,17 @@ class SqlExecutionRepository(_Repository):
                 "  SELECT execution_id FROM executions "
                 "    WHERE status = 'running' AND parent_execution_id IS NULL "
                 "  UNION SELECT root_execution_id FROM pauses WHERE status = 'resolved' "
-                "  UNION SELECT root_execution_id FROM pauses WHERE withdrawal = 'due') "
+                "  UNION SELECT root_execution_id FROM pauses WHERE withdrawal = 'due' "
+                "  UNION SELECT execution_id FROM executions WHERE wake_at IS NOT NULL "
+                "    AND parent_execution_id IS NULL "
+                "    AND wake_at <= COALESCE(CAST(? AS BIGINT), {now})) "
                 "AND (l.holder IS NULL OR l.expires_at <= COALESCE(CAST(? AS BIGINT), {now})) "
-                "AND (e.status IN ('running', 'paused') OR EXISTS (SELECT 1 FROM pauses AS w "
-                "  WHERE w.root_execution_id = e.execution_id AND w.withdrawal = 'due')) "
+                "AND (e.status IN ('running', 'paused', 'waiting') OR EXISTS (SELECT 1 "
+                "  FROM pauses AS w WHERE w.root_execution_id = e.execution_id "
+                "  AND w.withdrawal = 'due')) "
                 "ORDER BY e.created_at LIMIT ?",
-                None if now is None else to_micros(now),
+                at,
+                at,
                 limit,
             )
         )

@@ -10,17 +10,26 @@ from datetime import timedelta
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.store.protocol import BranchRow, BranchStatus, Store
 from agboss.store.writes import (
+    AcquireLease,
     CancelExecutions,
     CancelPause,
     InsertChild,
     InsertPause,
     ReopenExecution,
     ReopenTree,
+    RestTree,
     SaveBranch,
     SetExecutionStatus,
     write_one,
 )
-from agboss.testing.store_contract._support import NOW, Contract, answer_of, make_pause, make_row
+from agboss.testing.store_contract._support import (
+    NOW,
+    TTL,
+    Contract,
+    answer_of,
+    make_pause,
+    make_row,
+)
 
 __all__ = ["RetryContract"]
 
@@ -135,3 +144,43 @@ class RetryContract(Contract):
         again = BranchRow("2:l#0@0", BranchStatus.WAITING, generation=1)
         await store.write([SaveBranch("ex-1", again, LATER)], fence=fence)
         assert await store.branches.load_places("ex-1", ["2:l#0@0"]) == {"2:l#0@0": again}
+
+    async def test_a_tree_rests_until_a_time_and_is_found_when_it_is_due(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        wake = NOW + timedelta(minutes=2)
+        rested = await write_one(store, RestTree(fence, NOW, frozenset(), wake), fence=fence)
+        assert rested is not None
+        assert rested.pending_ids == ()
+        found = await store.executions.find_by_id("ex-1")
+        assert found is not None
+        assert (found.status, found.wake_at) == (ExecutionStatus.WAITING, wake)
+        assert await store.executions.find_interrupted(wake - timedelta(seconds=1), 10) == []
+        assert await store.executions.find_interrupted(wake, 10) == ["ex-1"]
+        # Taken for a pass once due: set running in the same transaction.
+        taken = await write_one(store, AcquireLease("ex-1", "b", TTL, wake, start_pass=True))
+        assert taken is not None
+        assert taken.row is not None
+        assert taken.row.status is ExecutionStatus.RUNNING
+        # Ended: the wake-up goes with it.
+        done = SetExecutionStatus("ex-1", ExecutionStatus.COMPLETED, wake, output_json="{}")
+        await store.write([done], fence=taken.fence)
+        found = await store.executions.find_by_id("ex-1")
+        assert found is not None
+        assert found.wake_at is None
+
+    async def test_a_tree_with_a_pending_pause_rests_paused_with_its_wake_up(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write([InsertPause(make_pause())], fence=fence)
+        wake = NOW + timedelta(minutes=2)
+        rested = await write_one(store, RestTree(fence, NOW, frozenset(), wake), fence=fence)
+        assert rested is not None
+        assert rested.pending_ids == ("p" * 32,)
+        found = await store.executions.find_by_id("ex-1")
+        assert found is not None
+        assert (found.status, found.wake_at) == (ExecutionStatus.PAUSED, wake)
+        assert await store.executions.find_interrupted(wake, 10) == ["ex-1"]
+        assert await write_one(store, CancelExecutions("ex-1", NOW)) == ["ex-1"]
