@@ -307,7 +307,7 @@ async def test_policies_are_checked_with_the_other_wiring_rules() -> None:
     ):
         with pytest.raises(ConfigurationError):
             RetryPolicy(**bad)
-    assert RetryPolicy(retry_on=GatewayBusyError).retry_on == (GatewayBusyError,)
+    assert RetryPolicy(retry_on=[GatewayBusyError]).retry_on == (GatewayBusyError,)  # type: ignore[arg-type]
     policy = RetryPolicy(initial_interval=timedelta(seconds=1), max_interval=timedelta(seconds=5))
     assert [policy.interval(n).total_seconds() for n in (1, 2, 3, 4)] == [1, 2, 4, 5]
     assert policy.interval(1, timedelta(seconds=120)) == timedelta(seconds=120)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -16,8 +17,9 @@ from agboss import (
     ExecutionStatus,
     ToolCallApprovalDecisionDto,
     WorkflowFinishTextDto,
+    WorkflowStartTextDto,
 )
-from agboss.testing import call_tools, reply_with, test_with, tool_call
+from agboss.testing import call_tools, fail_with, reply_with, test_with, tool_call
 from tests import replies_app
 from tests.replies_app import (
     OfficeAgent,
@@ -27,6 +29,7 @@ from tests.replies_app import (
     RefundReplyInterpreter,
     SlackRefundApprovalChannel,
 )
+from tests.test_retry_policies import PayAgent, PayApplication, PayWorkflow, moved
 
 _EXPORTER = InMemorySpanExporter()
 _PROVIDER = TracerProvider()
@@ -120,3 +123,23 @@ async def test_a_channel_pauses_id_in_its_channels_error_is_redacted_everywhere_
             assert secret not in str(value)  # ...without the pause's id
     for finished in spans.get_finished_spans():
         assert secret not in str(finished.status.description)
+
+
+async def test_each_attempt_of_a_retried_model_call_is_its_own_span(
+    spans: InMemorySpanExporter,
+) -> None:
+    async with test_with(PayApplication) as env:
+        env.mock_llm(PayAgent).then_return(
+            fail_with(ConnectionError("reset")), reply_with(WorkflowFinishTextDto, text="ok")
+        )
+        await moved(
+            env,
+            env.app.execute(PayWorkflow, WorkflowStartTextDto(text="hi"), owner_id="u"),
+            timedelta(milliseconds=500),
+        )
+    calls = attributes(spans, "agboss.model-call")
+    assert [call["agboss.attempt"] for call in calls] == [1, 2]
+    assert len({call["agboss.step"] for call in calls}) == 1  # one step, two attempts
+    [failed, answered] = [s for s in spans.get_finished_spans() if s.name == "agboss.model-call"]
+    assert not failed.status.is_ok
+    assert "agboss.input_tokens" in (answered.attributes or {})
