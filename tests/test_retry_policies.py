@@ -16,24 +16,39 @@ import pytest
 from agboss import (
     AgentFailedError,
     AssemblyError,
+    Budget,
     ConfigurationError,
     ExecutionContext,
     ExecutionOutput,
     ExecutionStatus,
+    FunctionProvider,
     RetryPolicy,
     ToolHandler,
     WorkflowFinishTextDto,
     WorkflowStartTextDto,
     agent,
     application,
+    start,
     tool,
     workflow,
 )
+from agboss.models import ChatRequest, ChatResponse
 from agboss.models.openai import OpenAICompatibleProvider
 from agboss.testing import TestEnv, call_tools, fail_with, reply_with, test_with, tool_call
 from tests.loopback import LoopbackServer, Reply, completion, loopback_server
 from tests.office_parts import DeskDoneDto, ExpenseDto, office_flow
 from tests.stores import STORE_KINDS, store_url
+from tests.test_trees import ORDERS
+from tests.tree_app import (
+    AlphaAgent,
+    BetaAgent,
+    CheckDto,
+    ChecksJoin,
+    DeskHoldApprovalChannel,
+    OrdersDto,
+    OrdersStart,
+    SummaryFinish,
+)
 
 RUNS: list[str] = []
 """Each run of the gateway tool: its attempt, and what it did."""
@@ -311,3 +326,54 @@ async def test_policies_are_checked_with_the_other_wiring_rules() -> None:
     policy = RetryPolicy(initial_interval=timedelta(seconds=1), max_interval=timedelta(seconds=5))
     assert [policy.interval(n).total_seconds() for n in (1, 2, 3, 4)] == [1, 2, 4, 5]
     assert policy.interval(1, timedelta(seconds=120)) == timedelta(seconds=120)
+
+
+@workflow(
+    name="budgeted-checks-workflow",
+    version="1",
+    flow=[
+        start(OrdersStart)
+        .returns(OrdersDto)
+        .to_parallel(AlphaAgent, BetaAgent)
+        .join(ChecksJoin)
+        .to_finish(SummaryFinish)
+    ],
+    budget=Budget(tokens=5),
+)
+class BudgetedChecksWorkflow: ...
+
+
+@application(
+    name="budgeted-checks-application",
+    workflows=[BudgetedChecksWorkflow],
+    channels=[DeskHoldApprovalChannel],
+)
+class BudgetedChecksApplication: ...
+
+
+async def test_each_attempt_is_checked_against_the_budgets_before_it_is_made(url: str) -> None:
+    """Alpha's first call fails; while it waits, beta's answer spends the tree's budget; so
+    alpha's second attempt is never made: the budget refuses it, and the step fails with both."""
+    alpha_failed = asyncio.Event()
+    calls: list[str] = []
+
+    async def models(request: ChatRequest) -> ChatResponse:
+        calls.append(request.caller.name)
+        if request.caller.name == "alpha-agent":
+            alpha_failed.set()
+            raise ConnectionError("reset by peer")
+        await alpha_failed.wait()  # beta answers only once alpha waits for its second attempt
+        return reply_with(CheckDto, verdict="beta ok").response(request)
+
+    async with test_with(
+        BudgetedChecksApplication, store=url, providers=[FunctionProvider(models)]
+    ) as env:
+        with pytest.raises(AgentFailedError, match="budget") as failed:
+            await moved(
+                env,
+                env.app.execute(BudgetedChecksWorkflow, ORDERS, owner_id="u"),
+                timedelta(seconds=1),
+            )
+    assert calls.count("alpha-agent") == 1  # its second attempt was refused before the call
+    assert failed.value.attempts[0] == "ConnectionError: reset by peer"
+    assert failed.value.attempts[1].startswith("budget.exceeded")
