@@ -195,6 +195,31 @@ async def test_what_did_not_fail_is_refused_with_its_code(office: TestEnv) -> No
     assert desk.RUNS == ["book-expense taxi 12.5"]
 
 
+async def test_a_tree_still_running_is_refused(office: TestEnv) -> None:
+    paused = await office.app.execute(
+        OfficeWorkflow, WorkflowStartTextDto(text="Book the taxi"), owner_id="user-1"
+    )
+    [pause] = paused.pending
+    assert pause.pause_id is not None
+    inside, leave = asyncio.Event(), asyncio.Event()
+
+    async def booking(args: Any) -> Any:
+        inside.set()
+        await leave.wait()
+        return desk.DeskDoneDto(status="booked")
+
+    office.mock_of(desk.BookExpenseTool).run.side_effect = booking
+    moving = asyncio.ensure_future(
+        office.app.resume(pause.pause_id, decision={"approved": True}, owner_id="user-1")
+    )
+    await inside.wait()  # its pass is inside the tool: the tree is running
+    with pytest.raises(NotFailedError) as refused:
+        await office.app.retry(paused.execution_id)
+    assert (refused.value.code, refused.value.status) == ("run.not-failed", "running")
+    leave.set()
+    assert (await moving).status is ExecutionStatus.COMPLETED
+
+
 async def test_a_failure_decided_by_journaled_steps_is_refused(url: str) -> None:
     async with test_with(OfficeApplication, store=url) as env:
         env.mock_llm(desk.OfficeAgent).then_return(

@@ -491,21 +491,20 @@ class Engine:
             root_id, "nothing was retried", "retry again once it ends; app.get(...) reads it"
         )
         found = taken.acquired.row
+        row = None
         if seen.status is ExecutionStatus.RUNNING:
             # Another retry of the same failure runs it: its output, once its pass ends — or
             # this instance carries on a pass of it that was cut off.
             if found is not None and found.status is ExecutionStatus.RUNNING:
                 return await self._pass(PassStart.taken(taken), record=record)
-            await taken.release()
-            return await self.get(root_id, tenant_id=tenant_id, record=record)
-        if found is None or (found.status, found.generation) != (seen.status, seen.generation):
-            # Another instance retried it meanwhile (the lease decided): where it stands now.
-            await taken.release()
-            return await self.get(root_id, tenant_id=tenant_id, record=record)
-        fence = taken.lease.fence
-        reopen = ReopenTree(root_id, seen.generation, retried_by, runtime.clock.now())
-        row = await write_one(runtime.store, reopen, fence=fence)
+        elif found is not None and (found.status, found.generation) == (
+            seen.status,
+            seen.generation,
+        ):
+            reopen = ReopenTree(root_id, seen.generation, retried_by, runtime.clock.now())
+            row = await write_one(runtime.store, reopen, fence=taken.lease.fence)
         if row is None:
+            # Another instance retried it meanwhile (the lease decided): where it stands now.
             await taken.release()
             return await self.get(root_id, tenant_id=tenant_id, record=record)
         log_event(
