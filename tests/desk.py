@@ -98,7 +98,8 @@ class DeskDepositApprovalChannel(DepositApprovalChannel):
 
     async def send(self, ask: ChannelAsk[DepositReturnDto]) -> ChannelOutcome:
         SENT.append(f"send {ask.value.arguments.lease_id} {self.context.tenant.tenant_id}")
-        return ChannelOutcome.await_reply()
+        # What a channel keeps of the question it posted, given back to its withdraw.
+        return ChannelOutcome.await_reply(reference=f"desk/{ask.value.arguments.lease_id}")
 
     async def withdraw(self, withdrawal: ChannelWithdrawal[DepositReturnDto]) -> None:
         SENT.append(f"withdraw {withdrawal.value.arguments.lease_id} {withdrawal.resolution}")

@@ -14,6 +14,7 @@ import pytest
 from agboss import (
     AgentFailedError,
     ChannelOutcome,
+    ConfigurationError,
     DtoValidationError,
     ExecutionOutput,
     ExecutionPauseEvent,
@@ -39,6 +40,7 @@ from tests.desk import (
     RUNS,
     SENT,
     BookExpenseTool,
+    ButtonExpenseApprovalChannel,
     DepositApprovalChannel,
     DeskDepositApprovalChannel,
     LookUpTool,
@@ -104,6 +106,17 @@ async def test_a_model_turn_that_calls_two_tools_with_channels_pauses_on_both_at
     }
     assert RUNS == []
     assert result.output is None
+
+
+async def test_a_channel_is_told_whether_its_question_takes_the_answerers_own_words(
+    env: TestEnv,
+) -> None:
+    expense_channel = env.mock_of(ButtonExpenseApprovalChannel)
+    await both_paused(env)
+    deposit = env.mock_of(DeskDepositApprovalChannel).send.call_args.args[0]
+    expense = expense_channel.send.call_args.args[0]
+    assert deposit.accepts_reply is False  # its role names no reply interpreter
+    assert expense.accepts_reply is True
 
 
 async def test_a_paused_call_does_not_stop_its_siblings_in_the_same_turn(env: TestEnv) -> None:
@@ -445,6 +458,22 @@ async def test_a_channel_whose_send_throws_fails_the_step_never_a_tool_error(env
     assert len(env.mock_llm(OfficeAgent).requests) == 1  # the model never read it
 
 
+async def test_a_reference_that_is_not_text_fails_the_step_as_its_channels_error(
+    env: TestEnv,
+) -> None:
+    env.mock_llm(OfficeAgent).then_return(
+        call_tools(tool_call(ReturnDepositTool, lease_id="L-7")), DONE
+    )
+
+    async def posted(ask: object) -> ChannelOutcome:
+        return ChannelOutcome.await_reply(reference="x" * 1001)
+
+    env.mock_of(DepositApprovalChannel).send.side_effect = posted
+    with pytest.raises(AgentFailedError, match="reference must be text") as caught:
+        await env.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
+    assert isinstance(caught.value.__cause__, ConfigurationError)
+
+
 # ---- a pause's life ----------------------------------------------------------------------
 
 
@@ -542,6 +571,7 @@ async def test_cancel_withdraws_the_threads_pauses_and_tells_each_channel_once(
     withdrawal = desk_channel.withdraw.call_args.args[0]
     assert withdrawal.pause_id == deposit_id
     assert withdrawal.resolution is PauseResolution.CANCELLED
+    assert withdrawal.reference == "desk/L-7"  # what its send kept of the question it posted
     assert SENT == ["send L-7 acme", "withdraw L-7 cancelled"]
     with pytest.raises(NotPausedError):
         await env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1")

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.enums import PauseAnswerer, PauseKind, PauseResolution
+from agboss.errors import ConfigurationError
 
 __all__ = [
     "ApprovalAsk",
@@ -53,6 +54,8 @@ class ChannelAsk(Generic[ArgsT]):
         channel: The name of the channel asked (a role's name, or a concrete channel's).
         answered_by: Who may answer.
         agent: The agent whose call waits.
+        accepts_reply: Whether the pause takes the answerer's own words (``reply=``): its
+            role names a reply interpreter, so the question may offer a text box.
     """
 
     pause_id: str
@@ -60,6 +63,7 @@ class ChannelAsk(Generic[ArgsT]):
     channel: str
     answered_by: PauseAnswerer
     agent: str
+    accepts_reply: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,25 +74,51 @@ class ChannelWithdrawal(Generic[ArgsT]):
         pause_id: The id the question was sent with.
         value: The question that was sent.
         resolution: `PauseResolution.WITHDRAWN` or `PauseResolution.CANCELLED`.
+        reference: What ``send`` kept of the question it posted
+            (``ChannelOutcome.await_reply(reference=…)``: a message's id), ``None`` if nothing.
     """
 
     pause_id: str
     value: ApprovalAsk[ArgsT]
     resolution: PauseResolution
+    reference: str | None = None
+
+
+MAX_REFERENCE_LENGTH = 1000
+"""The longest reference a channel may keep of a question it posted, in characters."""
 
 
 class ChannelOutcome:
     """What a channel's ``send`` returns: wait for an answer, or a decision made at once."""
 
-    __slots__ = ("_decision",)
+    __slots__ = ("_decision", "_reference")
 
-    def __init__(self, decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None) -> None:
+    def __init__(
+        self,
+        decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
+        reference: str | None = None,
+    ) -> None:
+        if reference is not None and (
+            not isinstance(reference, str) or not 0 < len(reference) <= MAX_REFERENCE_LENGTH
+        ):
+            raise ConfigurationError(
+                f"a channel's reference must be text of 1 to {MAX_REFERENCE_LENGTH} "
+                f"characters, not {reference!r:.80}",
+                hint="keep what finds the posted question again (a message's channel and ts)",
+            )
         self._decision = decision
+        self._reference = reference
 
     @classmethod
-    def await_reply(cls) -> ChannelOutcome:
-        """The call pauses until someone answers it by its pause id."""
-        return cls(None)
+    def await_reply(cls, reference: str | None = None) -> ChannelOutcome:
+        """The call pauses until someone answers it by its pause id.
+
+        Args:
+            reference: What the channel keeps of the question it posted — a message's id —
+                stored with the pause and given back to its ``withdraw``
+                (`ChannelWithdrawal.reference`), so that the question can be taken back.
+        """
+        return cls(None, reference)
 
     @classmethod
     def decided(cls, decision: ToolCallApprovalDecisionDto | Mapping[str, Any]) -> ChannelOutcome:
@@ -101,13 +131,19 @@ class ChannelOutcome:
         return self._decision is None
 
     @property
+    def reference(self) -> str | None:
+        """What the channel keeps of the question it posted, when it awaits a reply."""
+        return self._reference
+
+    @property
     def decision(self) -> ToolCallApprovalDecisionDto | Mapping[str, Any] | None:
         """The decision, as given (validated by the framework), or ``None`` when awaiting."""
         return self._decision
 
     def __repr__(self) -> str:
         if self._decision is None:
-            return "ChannelOutcome.await_reply()"
+            shown = "" if self._reference is None else f"reference={self._reference!r}"
+            return f"ChannelOutcome.await_reply({shown})"
         return f"ChannelOutcome.decided({self._decision!r})"
 
 

@@ -170,6 +170,7 @@ async def _send(
         channel=channel.name,
         answered_by=channel.answered_by,
         agent=pause.agent,
+        accepts_reply=channel.role is not None and channel.role.reply_interpreter is not None,
     )
     await frame.writes.flush()  # the lease is held before the channel is asked
     try:
@@ -219,7 +220,7 @@ async def _send(
     # Committed with the pass's next commit. An answer that came while send was returning is
     # taken by the pass's drain; a close meanwhile leaves the channel owed a withdraw, which
     # the pass (or the sweep) tells.
-    frame.writes.add(MarkPauseSent(pause.tenant_id, pause.pause_id))
+    frame.writes.add(MarkPauseSent(pause.tenant_id, pause.pause_id, outcome.reference))
     return None
 
 
@@ -249,7 +250,9 @@ async def _bounded_send(call: ChannelCall, ask: ChannelAsk[Any], frame: Executio
                 call.shown(error),
             )
         if isinstance(outcome, ChannelOutcome) and outcome.awaits_reply:
-            await frame.writes.commit([MarkPauseSent(pause.tenant_id, pause.pause_id)])
+            await frame.writes.commit(
+                [MarkPauseSent(pause.tenant_id, pause.pause_id, outcome.reference)]
+            )
         raise
 
 

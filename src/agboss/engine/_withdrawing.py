@@ -36,7 +36,10 @@ async def withdraw(
     try:
         call = ChannelCall.of(runtime, row, pause, "channel-withdraw", tool=tool, channel=channel)
         withdrawal = ChannelWithdrawal(
-            pause_id=pause.pause_id, value=call.ask, resolution=resolution
+            pause_id=pause.pause_id,
+            value=call.ask,
+            resolution=resolution,
+            reference=pause.sent_reference,
         )
         with call.traced("channel-withdraw", resolution=resolution.value):
             await call.bounded(call.handler.withdraw(withdrawal), "withdraw")

@@ -86,6 +86,8 @@ class PauseRecord:
             that a branch's pauses are those whose path starts with the branch's.
         generation: The tree's retry it was asked in (0: before any `App.retry`): a question
             a failure withdrew is asked again, under a new id, in the next generation.
+        sent_reference: What its channel keeps of the question it posted (a message's id),
+            as its ``send`` gave it (`ChannelOutcome.await_reply`); for its ``withdraw``.
     """
 
     pause_id: str
@@ -109,6 +111,7 @@ class PauseRecord:
     child_execution_id: str | None = None
     path: str = ""
     generation: int = 0
+    sent_reference: str | None = None
 
 
 class PauseAnswerRecord(BaseModel):

@@ -257,10 +257,15 @@ class InsertPause(Write[PauseRecord]):
 
 @dataclass(frozen=True, slots=True)
 class MarkPauseSent(Write[PauseStatus | None]):
-    """Its channel's ``send`` returned; the result is the pause's status as it is now."""
+    """Its channel's ``send`` returned; the result is the pause's status as it is now.
+
+    ``reference`` is what the channel keeps of the question it posted (a message's id), for
+    its ``withdraw`` (`ChannelOutcome.await_reply`).
+    """
 
     tenant_id: str
     pause_id: str
+    reference: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

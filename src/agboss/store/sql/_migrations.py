@@ -189,6 +189,12 @@ def _wakes(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _sent_references(dialect: Dialect) -> list[Sql]:
+    """What a channel keeps of a question it posted (a Slack message's id), so that its
+    ``withdraw`` can take that question back."""
+    return [Sql("ALTER TABLE pauses ADD COLUMN sent_reference TEXT")]
+
+
 STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _frozen,
     _data_not_pickles,
@@ -199,6 +205,7 @@ STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _failed,
     _retries,
     _wakes,
+    _sent_references,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

@@ -325,7 +325,7 @@ def _insert_pause(write: InsertPause) -> Ops:
         f"INSERT INTO pauses ({PAUSE_COLUMNS}, withdrawal) "
         "VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM pauses "
         "WHERE root_execution_id = ?), ?, NULL, FALSE, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, "
-        "NULL) RETURNING seq",
+        "NULL, NULL) RETURNING seq",
         pause.pause_id,
         pause.tenant_id,
         pause.step_key,
@@ -349,9 +349,10 @@ def _insert_pause(write: InsertPause) -> Ops:
 def _mark_pause_sent(write: MarkPauseSent) -> Ops:
     # Closed while its send was returning: its channel is now owed a withdraw.
     row = yield _one_later(
-        "UPDATE pauses SET is_sent = TRUE, withdrawal = CASE "
+        "UPDATE pauses SET is_sent = TRUE, sent_reference = ?, withdrawal = CASE "
         "WHEN status = 'cancelled' AND withdrawal IS NULL THEN 'due' ELSE withdrawal END "
         "WHERE tenant_id = ? AND pause_id = ? RETURNING status",
+        write.reference,
         write.tenant_id,
         write.pause_id,
     )

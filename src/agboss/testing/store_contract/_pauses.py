@@ -123,8 +123,28 @@ class PauseContract(Contract):
         await store.write([InsertPause(make_pause())], fence=fence)
         await store.write([CancelPause("acme", "p" * 32, PauseResolution.CANCELLED, NOW)])
         assert await store.pauses.find_due_withdrawals("ex-1") == []
-        assert await write_one(store, MarkPauseSent("acme", "p" * 32)) == PauseStatus.CANCELLED
-        assert len(await store.pauses.find_due_withdrawals("ex-1")) == 1
+        sent = MarkPauseSent("acme", "p" * 32, "C1/1712.5")
+        assert await write_one(store, sent) == PauseStatus.CANCELLED
+        [due] = await store.pauses.find_due_withdrawals("ex-1")
+        assert due.sent_reference == "C1/1712.5"
+
+    async def test_a_sent_pause_keeps_its_channels_reference_for_the_withdraw(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write([InsertPause(make_pause())], fence=fence)
+        found = await store.pauses.find_by_tenant_id_and_pause_id("acme", "p" * 32)
+        assert found is not None
+        assert found.sent_reference is None
+        assert await write_one(store, MarkPauseSent("acme", "p" * 32, "C1/1712.5")) == (
+            PauseStatus.PENDING
+        )
+        close = CancelPause("acme", "p" * 32, PauseResolution.WITHDRAWN, NOW)
+        closed = (await store.write([close]))[close]
+        assert closed is not None
+        assert closed.sent_reference == "C1/1712.5"
+        [due] = await store.pauses.find_due_withdrawals("ex-1")
+        assert due.sent_reference == "C1/1712.5"
 
     async def test_closing_under_a_path_touches_only_that_branchs_pauses(
         self, store: Store
