@@ -26,7 +26,8 @@ $(DEMO): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[demo]'
 	@touch $(DEMO)
 
-# `make demo ARGS=--web` answers on the approvals page; ARGS=--parallel runs two desks.
+# `make demo ARGS=--web` answers on the approvals page; ARGS=--slack in a fake Slack (or
+# yours, with its tokens set); ARGS=--parallel runs two desks.
 demo: $(DEMO)
 	$(BIN)/python -m examples.flow_patterns.approvals $(ARGS)
 

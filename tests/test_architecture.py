@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("pauses",),  # operations on answers, the inbox, cancelling
     ("app",),
     ("web", "cli", "testing"),
+    ("slack",),  # a channel and its interactions route, on the web's problems and bodies
 ]
 
 

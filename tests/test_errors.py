@@ -7,6 +7,7 @@ import pickle
 import pytest
 
 import agboss
+import agboss.slack
 import agboss.web
 from agboss import (
     AgbossError,
@@ -21,7 +22,7 @@ from agboss import (
 
 ERROR_CLASSES = [
     value
-    for module in (agboss, agboss.web)
+    for module in (agboss, agboss.web, agboss.slack)
     for name in module.__all__
     if isinstance(value := getattr(module, name), type) and issubclass(value, AgbossError)
 ]

@@ -252,3 +252,30 @@ def test_the_approvals_example_runs_on_an_openai_compatible_provider_when_one_is
     assert "<IBAN_1>" in first
     tools = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
     assert tools[1]["content"] == "Tool error: the call was rejected by user-1: not today"
+
+
+def test_the_approvals_example_asks_in_a_fake_slack_and_takes_clicks_from_the_terminal(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in example_env().items() if "SLACK" not in k}  # the fake, not yours
+    done = subprocess.run(
+        [sys.executable, "-m", "examples.flow_patterns.approvals", "--slack"],
+        cwd=tmp_path,
+        env=env,
+        input="e amount=lots\ne amount=6.25\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    out = done.stdout
+    assert "Slack: a fake Slack on loopback; interactions at http://127.0.0.1:" in out
+    assert "  │ office-agent asks to run book-expense-tool" in out
+    assert "  │ [Approve] [Reject] [Reject with reason] [Edit] [Answer in words]" in out
+    assert "  the modal says: 'lots' is not a number" in out  # refused on the modal's field
+    assert "  │ Approved by @U0DEMOOWNER · " in out
+    assert "  │ Changed amount: 12.5 → 6.25" in out
+    assert "audit: book-expense-tool approved by user-1 (a decision)" in out
+    assert "answer: booked taxi (6.25 EUR)" in out
+    assert out.rstrip().endswith("status: completed")
+    assert not (tmp_path / ".agboss").exists()  # the fake's run leaves no store behind

@@ -165,6 +165,9 @@ def test_the_public_names_are_pinned() -> None:
 
 
 WEB = [
+    "AnswerLink",
+    "AnswerLinkError",
+    "AnswerLinks",
     "AppNotOpenError",
     "Authenticator",
     "Caller",
@@ -178,6 +181,31 @@ WEB = [
 def test_the_web_names_are_pinned() -> None:
     assert sorted(agboss.web.__all__) == WEB
     assert all(hasattr(agboss.web, name) for name in WEB)
+
+
+SLACK = [
+    "SlackAnswerer",
+    "SlackAnswering",
+    "SlackChannel",
+    "SlackSignatureError",
+    "SlackStaleRequestError",
+    "SlackUnmappedUserError",
+    "SlackUser",
+    "SlackWorkspace",
+    "slack_router",
+]
+
+SLACK_TESTING = ["FakeMessage", "FakeSlack", "FakeView", "SlackCall"]
+
+
+def test_the_slack_names_are_pinned() -> None:
+    import agboss.slack
+    import agboss.testing.slack
+
+    assert sorted(agboss.slack.__all__) == SLACK
+    assert all(hasattr(agboss.slack, name) for name in SLACK)
+    assert sorted(agboss.testing.slack.__all__) == SLACK_TESTING
+    assert all(hasattr(agboss.testing.slack, name) for name in SLACK_TESTING)
 
 
 def test_the_command_line_names_are_pinned() -> None:

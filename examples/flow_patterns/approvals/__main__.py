@@ -11,6 +11,10 @@ in::
 ``--web`` answers on the approvals page of `agboss.web` instead, served on 127.0.0.1 (``--port``,
 8765 by default; 0 for any free port): open the link it prints.
 
+``--slack`` asks the expense in Slack (`agboss.slack`): a fake Slack on loopback whose
+buttons you click in the terminal, or your workspace when its settings are set
+(``examples/flow_patterns/approvals/slack.py``, docs/slack.md).
+
 ``--parallel`` runs the parallel variant: a deposit desk and an expense desk, two agents
 launched at once on the same request, each pausing on its own approval, joined at the end.
 
@@ -56,6 +60,7 @@ from examples.flow_patterns.approvals.components import (
 )
 from examples.flow_patterns.desk_model import scripted_provider
 
+DEFAULT_SLACK_REQUEST = "Book the taxi to the airport, 12.50 euros."
 DEFAULT_REQUEST = (
     "Return L-7's deposit to DE89 3704 0044 0532 0130 00 and book the taxi, 12.50 euros."
 )
@@ -235,11 +240,27 @@ async def earlier(app: App) -> ExecutionOutput | None:
 
 
 async def main(
-    request: str, *, parallel: bool = False, web: bool = False, port: int = 8765
+    request: str,
+    *,
+    parallel: bool = False,
+    web: bool = False,
+    slack: bool = False,
+    port: int = 8765,
 ) -> None:
     """Answers what an earlier run left waiting, else runs one request, answering its
-    approvals in the terminal (or on the approvals page, with ``web``)."""
+    approvals in the terminal (or on the approvals page, with ``web``; in Slack, with
+    ``slack``)."""
     model_provider, label = provider()
+    if slack:
+        from examples.flow_patterns.approvals.slack import slack_demo  # needs slack_sdk
+
+        print(f"office desk with approvals in Slack — model: {label}")
+        terminal = Lines()
+        try:
+            await slack_demo(request, model_provider, OWNER, terminal.next, report, port=port)
+        finally:
+            await model_provider.aclose()
+        return
     workflow = ParallelOfficeWorkflow if parallel else OfficeWorkflow
     shape = "two desks in parallel" if parallel else "one desk"
     print(f"office desk with approvals ({shape}) — model: {label}")
@@ -276,11 +297,21 @@ def run(argv: list[str]) -> int:
     parser.add_argument("request", nargs="*", help="what the office is asked to do")
     parser.add_argument("--parallel", action="store_true", help="two desks at once")
     parser.add_argument("--web", action="store_true", help="answer on the approvals page")
+    parser.add_argument("--slack", action="store_true", help="answer in (a fake) Slack")
     parser.add_argument("--port", type=int, default=8765, help="the page's port (0: any)")
     options = parser.parse_args(argv)
-    request = " ".join(options.request) or DEFAULT_REQUEST
+    default = DEFAULT_SLACK_REQUEST if options.slack else DEFAULT_REQUEST
+    request = " ".join(options.request) or default
     try:
-        asyncio.run(main(request, parallel=options.parallel, web=options.web, port=options.port))
+        asyncio.run(
+            main(
+                request,
+                parallel=options.parallel,
+                web=options.web,
+                slack=options.slack,
+                port=options.port,
+            )
+        )
     except KeyboardInterrupt:
         return 130
     except AgbossError as error:

@@ -19,6 +19,7 @@ except ModuleNotFoundError as missing:
         name=missing.name,
     ) from missing
 
+from agboss.web._links import AnswerLink, AnswerLinkError, AnswerLinks
 from agboss.web._problems import (
     AppNotOpenError,
     NotAuthenticatedError,
@@ -28,6 +29,9 @@ from agboss.web._problems import (
 from agboss.web._router import Authenticator, Caller, pause_router
 
 __all__ = [
+    "AnswerLink",
+    "AnswerLinkError",
+    "AnswerLinks",
     "AppNotOpenError",
     "Authenticator",
     "Caller",

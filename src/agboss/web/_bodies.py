@@ -33,6 +33,7 @@ __all__ = [
     "ReceiptBody",
     "fields_of",
     "read_answer",
+    "read_body",
 ]
 
 
@@ -149,7 +150,12 @@ def _no_constants(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
-async def _body(request: Request, limit: int) -> bytes:
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body, read up to ``limit`` bytes.
+
+    Raises:
+        RequestTooLargeError: It is longer.
+    """
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise RequestTooLargeError(f"the request's body is over {limit} bytes")
@@ -176,7 +182,7 @@ async def read_answer(request: Request, limit: int) -> AnswerBody:
     media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
     if media != "application/json":
         raise UnreadableRequestError(f"the body is sent as {media or 'nothing'!r}")
-    raw = await _body(request, limit)
+    raw = await read_body(request, limit)
     if _nests_deeper(raw, MAX_DEPTH):
         raise UnreadableRequestError(
             f"the body nests deeper than {MAX_DEPTH} levels",

@@ -1,0 +1,35 @@
+"""What a Slack interaction can be refused with."""
+
+from __future__ import annotations
+
+from agboss.errors import PauseAnswererError
+from agboss.web._problems import NotAuthenticatedError
+
+__all__ = ["SlackSignatureError", "SlackStaleRequestError", "SlackUnmappedUserError"]
+
+
+class SlackSignatureError(NotAuthenticatedError):
+    """The request is not signed with the app's signing secret (``401``)."""
+
+    code = "slack.bad-signature"
+    default_message = "the request does not carry a valid Slack signature"
+    default_hint = (
+        "point the Slack app's Interactivity Request URL here, and give slack_router the "
+        "app's Signing Secret (Basic Information → App Credentials)"
+    )
+
+
+class SlackStaleRequestError(NotAuthenticatedError):
+    """The request's timestamp is outside the window: a replay, or a clock far off (``401``)."""
+
+    code = "slack.stale-request"
+    default_message = "the request's X-Slack-Request-Timestamp is more than 5 minutes away"
+    default_hint = "a replayed request is refused; if the server's clock is off, set it right"
+
+
+class SlackUnmappedUserError(PauseAnswererError):
+    """The Slack user who clicked is not mapped to anyone who may answer (shown to them)."""
+
+    code = "slack.unmapped-user"
+    default_message = "your Slack account is not allowed to answer this question"
+    default_hint = "ask an administrator to map your Slack user to an answerer"
