@@ -7,6 +7,7 @@ from enum import StrEnum
 __all__ = [
     "DecidedBy",
     "ExecutionStatus",
+    "OnExpiry",
     "OnInterrupted",
     "PauseAnswerer",
     "PauseKind",
@@ -39,6 +40,22 @@ class DecidedBy(StrEnum):
 
     MODEL = "model"
     CODE = "code"
+
+
+class OnExpiry(StrEnum):
+    """What a question's deadline decides when nobody answered in time (``expires_after=``).
+
+    Attributes:
+        REJECT: The call is rejected; the model reads why ("no answer within 2 days").
+        APPROVE: The call runs as asked. Only where the channel role says so itself: a tool
+            cannot make a role's silence a yes.
+        WITHDRAW: The question is withdrawn and the asking agent's step fails with
+            `PauseExpiredError`, which ``.on_join_error`` can match.
+    """
+
+    REJECT = "reject"
+    APPROVE = "approve"
+    WITHDRAW = "withdraw"
 
 
 class OnInterrupted(StrEnum):
@@ -101,3 +118,5 @@ class PauseResolution(StrEnum):
     SEND_FAILED = "send-failed"
     """Closed because its channel's ``send`` raised, timed out or decided an invalid answer:
     nobody was asked (the step failed). An auditor tells it from a cancellation by this."""
+    EXPIRED = "expired"
+    """Nobody answered before its deadline: its role's (or tool's) ``on_expiry`` decided."""

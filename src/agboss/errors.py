@@ -32,6 +32,7 @@ __all__ = [
     "NotPausedError",
     "PassStoppingError",
     "PauseAnswererError",
+    "PauseExpiredError",
     "PiiRefusedError",
     "RecordedError",
     "ReplyInterpreterMissingError",
@@ -217,6 +218,33 @@ class ToolInterruptedError(AgentFailedError):
         self.tool = tool
         self.attempt = attempt
         super().__init__(message, agent=agent, node_id=node_id, hint=hint, final=True)
+
+
+class PauseExpiredError(AgentFailedError):
+    """A question's deadline passed with no answer, and its ``on_expiry`` is
+    `OnExpiry.WITHDRAW`: the asking agent's step fails with this (``.on_join_error`` matches
+    it); `App.retry` asks the question again.
+
+    Attributes:
+        tool: The tool whose call waited.
+        channel: The channel that was asked.
+    """
+
+    code = "pause.expired"
+
+    def __init__(
+        self,
+        message: str = "a question expired with no answer",
+        *,
+        agent: str = "an agent",
+        node_id: str | None = None,
+        hint: str | None = None,
+        tool: str = "",
+        channel: str = "",
+    ) -> None:
+        self.tool = tool
+        self.channel = channel
+        super().__init__(message, agent=agent, node_id=node_id, hint=hint)
 
 
 class JoinDeadlineError(StepFailedError):

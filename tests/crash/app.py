@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -74,14 +75,38 @@ def note(line: str) -> None:
 class CrashApprovalChannel(ChannelOf[ItemDto]): ...
 
 
-@channel(name="crash-inbox-channel", description="Posts to an inbox")
-class CrashInboxChannel(CrashApprovalChannel):
+class _Inbox:
+    """Posts to an inbox: what it sent and withdrew is written to the runs file."""
+
     async def send(self, ask: ChannelAsk[ItemDto]) -> ChannelOutcome:
         note(f"send {ask.value.arguments.item_id}")
-        return ChannelOutcome.await_reply()
+        # What it posted, kept with the pause: a kill anywhere must not lose it.
+        return ChannelOutcome.await_reply(reference=f"inbox/{ask.value.arguments.item_id}")
 
     async def withdraw(self, withdrawal: ChannelWithdrawal[ItemDto]) -> None:
-        note(f"withdraw {withdrawal.value.arguments.item_id}")
+        note(f"withdraw {withdrawal.value.arguments.item_id}@{withdrawal.reference}")
+
+
+@channel(name="crash-inbox-channel", description="Posts to an inbox")
+class CrashInboxChannel(_Inbox, CrashApprovalChannel): ...
+
+
+EXPIRY = timedelta(seconds=2)
+"""How long the expiring role's questions wait: the harness lets them expire, unanswered."""
+
+
+@channel_role(
+    name="crash-expiring-approval-channel",
+    description="Approves an item, or rejects it when nobody answered in time",
+    approves=ItemDto,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+    expires_after=EXPIRY,
+)
+class CrashExpiringApprovalChannel(ChannelOf[ItemDto]): ...
+
+
+@channel(name="crash-expiring-inbox-channel", description="Posts to an inbox")
+class CrashExpiringInboxChannel(_Inbox, CrashExpiringApprovalChannel): ...
 
 
 @tool(
@@ -151,6 +176,32 @@ class CrashAskedItemAgent: ...
     max_validation_attempts=0,
 )
 class CrashGuardedItemAgent: ...
+
+
+@tool(
+    name="crash-expiring-item-tool",
+    description="Handles an item, if approved in time",
+    input=ItemDto,
+    output=DoneDto,
+    channel=CrashExpiringApprovalChannel,
+    deps=[ExecutionContext],
+    on_interrupted=OnInterrupted.RERUN,
+)
+class CrashExpiringItemTool(CrashItemTool):
+    """The item tool's run, asked of a role whose questions expire."""
+
+
+@agent(
+    name="crash-expiring-item-agent",
+    description="Handles one item, whose question expires",
+    prompt="Handle it.",
+    model="test/model",
+    tools=[CrashExpiringItemTool],
+    input=ItemDto,
+    output=DoneDto,
+    max_validation_attempts=0,
+)
+class CrashExpiringItemAgent: ...
 
 
 @agent(
@@ -282,6 +333,22 @@ class CrashRetryWorkflow:
     the tree (its siblings' questions withdrawn), which `App.retry` runs again."""
 
 
+@workflow(
+    name="crash-expiry-workflow",
+    version="1",
+    flow=[
+        start(CrashStart)
+        .returns(ItemsDto)
+        .to_each(CrashExpiringItemAgent, over="items")
+        .join(CrashCountJoin)
+        .on_join_error(AgentFailedError, CrashRecoverJoin)
+        .to_finish(CrashFinish)
+    ],
+)
+class CrashExpiryWorkflow:
+    """Per item, each question left to expire: its deadline rejects it (`OnExpiry.REJECT`)."""
+
+
 @application(
     name="crash-application",
     workflows=[
@@ -290,8 +357,9 @@ class CrashRetryWorkflow:
         CrashGuardedWorkflow,
         CrashAskedWorkflow,
         CrashRetryWorkflow,
+        CrashExpiryWorkflow,
     ],
-    channels=[CrashInboxChannel],
+    channels=[CrashInboxChannel, CrashExpiringInboxChannel],
 )
 class CrashApplication: ...
 

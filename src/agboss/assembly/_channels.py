@@ -4,6 +4,7 @@ interpreters."""
 from __future__ import annotations
 
 import inspect
+from datetime import timedelta
 from typing import Any
 
 from agboss.assembly._definitions import ToolChannel
@@ -16,7 +17,7 @@ from agboss.components._specs import (
     ToolSpec,
     spec_of,
 )
-from agboss.enums import DecidedBy, PauseAnswerer
+from agboss.enums import DecidedBy, OnExpiry, PauseAnswerer
 from agboss.interpreters import ReplyInterpreterHandler
 from agboss.mcp._arguments import McpArguments
 
@@ -37,7 +38,16 @@ class ChannelRules(Walk):
                     self.components.setdefault(base, role_spec)
         tool_channels: dict[type[Any], ToolChannel] = {}
         for cls, spec in list(self.components.items()):
-            if not isinstance(spec, ToolSpec) or spec.channel is None:
+            if not isinstance(spec, ToolSpec):
+                continue
+            if spec.channel is None:
+                if spec.expires_after is not None or spec.on_expiry is not None:
+                    self.violate(
+                        "tool.expiry-without-channel",
+                        spec.name,
+                        "declares a deadline (expires_after= / on_expiry=) but has no channel "
+                        "to ask; name a channel=, or drop the deadline",
+                    )
                 continue
             named = spec.channel
             role = spec_of(named, ChannelRoleSpec)
@@ -78,7 +88,12 @@ class ChannelRules(Walk):
                     )
                     continue
                 tool_channels[cls] = ToolChannel(
-                    named, implementations[0], role.name, role.answered_by, role
+                    named,
+                    implementations[0],
+                    role.name,
+                    role.answered_by,
+                    role,
+                    *self._deadline(spec, role),
                 )
             else:
                 concrete = spec_of(named, ChannelSpec)
@@ -86,10 +101,55 @@ class ChannelRules(Walk):
                     continue  # reported by tool.channel-not-a-channel
                 self.components.setdefault(named, concrete)
                 tool_channels[cls] = ToolChannel(
-                    named, named, concrete.name, PauseAnswerer.THREAD_OWNER, None
+                    named,
+                    named,
+                    concrete.name,
+                    PauseAnswerer.THREAD_OWNER,
+                    None,
+                    *self._deadline(spec, None),
                 )
         self.check_interpreters()
         return tool_channels
+
+    def _deadline(
+        self, tool: ToolSpec, role: ChannelRoleSpec | None
+    ) -> tuple[timedelta | None, OnExpiry]:
+        """A tool's questions' deadline and what it decides: the tool's over its role's."""
+        expires_after = tool.expires_after
+        if expires_after is None and role is not None:
+            expires_after = role.expires_after
+        on_expiry = tool.on_expiry or (role.on_expiry if role is not None else OnExpiry.REJECT)
+        owner = tool.name if tool.expires_after is not None or role is None else role.name
+        rule = "tool" if owner == tool.name else "channel"
+        if expires_after is not None and expires_after <= timedelta(0):
+            self.violate(
+                f"{rule}.expiry-not-positive",
+                owner,
+                f"expires_after={expires_after!r} must be a positive timedelta",
+            )
+        elif (
+            expires_after is not None
+            and tool.timeout is not None
+            and (expires_after <= tool.timeout)
+        ):
+            self.violate(
+                "tool.expiry-before-timeout",
+                tool.name,
+                f"its questions expire after {expires_after}, no later than its channel's send "
+                f"may take (its timeout, {tool.timeout}); give a deadline longer than the "
+                "timeout",
+            )
+        if tool.on_expiry is OnExpiry.APPROVE and (
+            role is None or role.on_expiry is not OnExpiry.APPROVE
+        ):
+            self.violate(
+                "tool.approve-on-expiry",
+                tool.name,
+                "on_expiry=OnExpiry.APPROVE makes silence a yes, which only its channel role "
+                "may allow: declare on_expiry=OnExpiry.APPROVE on the role, or reject or "
+                "withdraw here",
+            )
+        return expires_after, on_expiry
 
     def check_roles(self) -> None:
         for spec in list(self.components.values()):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, TypeVar
 
 from agboss.assembly._container import Container
@@ -14,7 +15,7 @@ from agboss.components._specs import (
     ToolSpec,
     WorkflowSpec,
 )
-from agboss.enums import PauseAnswerer
+from agboss.enums import OnExpiry, PauseAnswerer
 from agboss.flow._graph import FlowGraph
 from agboss.pii._outside import PiiOutside
 from agboss.pii._policy import PiiPolicy
@@ -44,6 +45,9 @@ class ToolChannel:
         name: The channel's name as pauses report it (the role's name for a role).
         answered_by: Who may answer its pauses.
         role: The role's spec, when the tool names a role.
+        expires_after: How long its questions wait (the tool's, else the role's; ``None``:
+            as long as it takes).
+        on_expiry: What the deadline decides.
     """
 
     named: type[Any]
@@ -51,6 +55,8 @@ class ToolChannel:
     name: str
     answered_by: PauseAnswerer
     role: ChannelRoleSpec | None
+    expires_after: timedelta | None = None
+    on_expiry: OnExpiry = OnExpiry.REJECT
 
 
 @dataclass(frozen=True, slots=True)

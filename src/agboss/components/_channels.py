@@ -73,7 +73,8 @@ class ChannelWithdrawal(Generic[ArgsT]):
     Attributes:
         pause_id: The id the question was sent with.
         value: The question that was sent.
-        resolution: `PauseResolution.WITHDRAWN` or `PauseResolution.CANCELLED`.
+        resolution: `PauseResolution.WITHDRAWN`, `PauseResolution.CANCELLED`, or
+            `PauseResolution.EXPIRED` (its deadline passed).
         reference: What ``send`` kept of the question it posted
             (``ChannelOutcome.await_reply(reference=…)``: a message's id), ``None`` if nothing.
     """

@@ -33,7 +33,7 @@ from agboss.components._specs import (
     WorkflowStartSpec,
     interrupted_default,
 )
-from agboss.enums import DecidedBy, OnInterrupted, PauseAnswerer
+from agboss.enums import DecidedBy, OnExpiry, OnInterrupted, PauseAnswerer
 from agboss.errors import ConfigurationError
 from agboss.inputs import InputLimits
 from agboss.mcp._servers import McpServer
@@ -167,6 +167,8 @@ def tool(
     timeout: timedelta | None = None,
     on_interrupted: OnInterrupted | None = None,
     retry_policy: RetryPolicy | None = None,
+    expires_after: timedelta | None = None,
+    on_expiry: OnExpiry | None = None,
 ) -> Callable[[C], C]:
     """Declares a tool; its class implements `ToolHandler[input, output]`.
 
@@ -184,6 +186,10 @@ def tool(
             a channel, ``RERUN`` otherwise (see ``docs/executions.md``).
         retry_policy: How a run that raised one of its ``retry_on`` types is tried again
             (with the same idempotency key, ``StepContext.attempt`` counting); none by default.
+        expires_after: How long its calls' questions wait for an answer, over its channel
+            role's deadline (see ``docs/pauses.md``, Deadlines).
+        on_expiry: What such a deadline decides, over its role's; `OnExpiry.APPROVE` only
+            where the role itself says ``APPROVE``.
     """
     return _attach(
         ToolSpec(
@@ -197,6 +203,8 @@ def tool(
             timeout=timeout,
             on_interrupted=interrupted_default(on_interrupted, channel),
             retry_policy=retry_policy,
+            expires_after=expires_after,
+            on_expiry=on_expiry,
         )
     )
 
@@ -227,6 +235,8 @@ def channel_role(
     asks: type[BaseModel] | None = None,
     answers: type[BaseModel] | None = None,
     reply_interpreter: type[Any] | None = None,
+    expires_after: timedelta | None = None,
+    on_expiry: OnExpiry = OnExpiry.REJECT,
 ) -> Callable[[C], C]:
     """Declares a channel role: an abstract contract ``@channel`` classes implement.
 
@@ -242,6 +252,11 @@ def channel_role(
         asks: A question role's question DTO.
         answers: A question role's answer DTO.
         reply_interpreter: The ``@reply_interpreter`` that reads free-text replies.
+        expires_after: How long its questions wait for an answer, on the application's
+            Clock (``None``: as long as it takes).
+        on_expiry: What the deadline decides when nobody answered: `OnExpiry.REJECT` (the
+            model reads why), `OnExpiry.APPROVE` or `OnExpiry.WITHDRAW` (the step fails
+            with `PauseExpiredError`).
     """
     return _attach(
         ChannelRoleSpec(
@@ -253,6 +268,8 @@ def channel_role(
             answers=answers,
             answered_by=answered_by,
             reply_interpreter=reply_interpreter,
+            expires_after=expires_after,
+            on_expiry=on_expiry,
         )
     )
 

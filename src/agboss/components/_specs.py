@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel
 
-from agboss.enums import DecidedBy, OnInterrupted, PauseAnswerer
+from agboss.enums import DecidedBy, OnExpiry, OnInterrupted, PauseAnswerer
 from agboss.inputs import InputLimits
 from agboss.mcp._servers import McpServer
 from agboss.pii._rules import PiiRule
@@ -110,6 +110,10 @@ class ToolSpec(ComponentSpec):
     on_interrupted: OnInterrupted = OnInterrupted.RERUN
     retry_policy: RetryPolicy | None = None
     """Its runs' (``None``: a failure fails the step at once)."""
+    expires_after: timedelta | None = None
+    """Its questions' deadline, over its channel role's (``None``: the role's)."""
+    on_expiry: OnExpiry | None = None
+    """What its questions' deadline decides, over its role's (``None``: the role's)."""
 
 
 def interrupted_default(declared: OnInterrupted | None, channel: object) -> OnInterrupted:
@@ -135,6 +139,10 @@ class ChannelRoleSpec(ComponentSpec):
     asks: type[BaseModel] | None = None
     answers: type[BaseModel] | None = None
     reply_interpreter: type[Any] | None = None
+    expires_after: timedelta | None = None
+    """How long its questions wait for an answer (``None``: as long as it takes)."""
+    on_expiry: OnExpiry = OnExpiry.REJECT
+    """What a question's deadline decides when nobody answered."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

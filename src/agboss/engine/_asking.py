@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from pydantic import BaseModel
@@ -23,15 +24,27 @@ from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
 from agboss.engine._channels import ChannelCall, pause_kind
 from agboss.engine._decisions import validate_decision
 from agboss.engine._frame import ExecutionFrame
-from agboss.enums import PauseResolution, PauseStatus
-from agboss.errors import AgentFailedError, DtoValidationError, LeaseLostError
+from agboss.enums import OnExpiry, PauseResolution, PauseStatus
+from agboss.errors import (
+    AgentFailedError,
+    DtoValidationError,
+    LeaseLostError,
+    PauseExpiredError,
+)
 from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit
 from agboss.records._model import StepRecord
 from agboss.records._pauses import PauseAnswer, PauseRecord, secret_of, shown_pause_id
 from agboss.store._failures import redacted
-from agboss.store.writes import CancelPause, InsertPause, MarkPauseSent, ResolvePause, TakePause
+from agboss.store.writes import (
+    CancelPause,
+    ExpirePause,
+    InsertPause,
+    MarkPauseSent,
+    ResolvePause,
+    TakePause,
+)
 
-__all__ = ["Approval", "ask_approval", "new_pause_id"]
+__all__ = ["Approval", "ask_approval", "new_pause_id", "spoken"]
 
 
 def new_pause_id() -> str:
@@ -124,6 +137,11 @@ async def ask_approval(
                     ),
                     path=path,
                     generation=state.generation,
+                    expires_at=(
+                        None
+                        if channel.expires_after is None
+                        else runtime.clock.now() + channel.expires_after
+                    ),
                 )
             )
         )
@@ -141,9 +159,86 @@ async def ask_approval(
         )
     if pause.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN):
         return _approval(pause)
-    if pause.status is PauseStatus.CANCELLED or pause.is_sent:
+    if pause.status is PauseStatus.CANCELLED:
+        if pause.resolution is PauseResolution.EXPIRED:  # withdrawn by its deadline, replayed
+            raise _expired_error(pause, channel, context)
+        return None
+    if pause.expires_at is not None:
+        if pause.expires_at <= runtime.clock.now():
+            return await _expire(frame, pause, channel, context)
+        state.wake(pause.expires_at)  # the tree moves by itself when the deadline passes
+    if pause.is_sent:
         return None
     return await _send(frame, pause, channel, tool, context, args)
+
+
+def spoken(span: timedelta) -> str:
+    """A deadline as a person says it: ``2 days``, ``48 h``, ``30 min``, ``45 s``."""
+    seconds = int(span.total_seconds())
+    for unit, size in (("days", 86_400), ("h", 3_600), ("min", 60)):
+        if seconds >= size and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {'day' if unit == 'days' and count == 1 else unit}"
+    return f"{seconds} s"
+
+
+def _expired_error(
+    pause: PauseRecord, channel: ToolChannel, context: StepContext
+) -> PauseExpiredError:
+    waited = spoken(_waited(pause))
+    return PauseExpiredError(
+        f"nobody answered {channel.name} about {pause.ask.tool} within {waited}: its deadline "
+        "withdrew the question (on_expiry=withdraw)",
+        agent=pause.agent,
+        node_id=context.node_id,
+        hint="handle PauseExpiredError with .on_join_error(...), or app.retry the execution "
+        "to ask again",
+        tool=pause.ask.tool,
+        channel=channel.name,
+    )
+
+
+def _waited(pause: PauseRecord) -> timedelta:
+    assert pause.expires_at is not None
+    return pause.expires_at - pause.asked_at
+
+
+async def _expire(
+    frame: ExecutionFrame, pause: PauseRecord, channel: ToolChannel, context: StepContext
+) -> Approval | None:
+    """Its deadline passed with no answer: ``on_expiry`` decides, in one atomic change from
+    Pending (an answer recorded first wins, and is taken instead)."""
+    runtime = frame.runtime
+    answer: PauseAnswer | None = None
+    status = PauseStatus.CANCELLED
+    if channel.on_expiry is not OnExpiry.WITHDRAW:
+        status = PauseStatus.TAKEN  # taken with the step that acts on it, as a decided one
+        approved = channel.on_expiry is OnExpiry.APPROVE
+        why = f"no answer within {spoken(_waited(pause))}"
+        answer = PauseAnswer(decision=ToolCallApprovalDecisionDto(approved=approved, reason=why))
+    expiry = ExpirePause(pause.tenant_id, pause.pause_id, status, answer, runtime.clock.now())
+    expired = await frame.writes.commit_one(expiry)
+    if expired is None:  # an answer was recorded first: it is taken, the deadline moot
+        found = await runtime.store.pauses.find_by_tenant_id_and_pause_id(
+            pause.tenant_id, pause.pause_id
+        )
+        if found is None or found.status in (PauseStatus.PENDING, PauseStatus.CANCELLED):
+            return None
+        return _approval(found)
+    emit(
+        lambda: ExecutionEvent(
+            ExecutionEventKind.PAUSE_EXPIRED,
+            pause.execution_id,
+            runtime.clock.now(),
+            agent=pause.agent,
+            tool=pause.ask.tool,
+            call_id=pause.ask.call_id,
+            pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
+        )
+    )
+    if answer is None:
+        raise _expired_error(expired, channel, context)
+    return _approval(expired)
 
 
 def _approval(pause: PauseRecord) -> Approval:

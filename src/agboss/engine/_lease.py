@@ -33,6 +33,7 @@ from agboss.store.writes import (
     BeginExecution,
     CancelPause,
     CancelPendingUnder,
+    ExpirePause,
     InsertPause,
     JournalRead,
     LockTree,
@@ -401,7 +402,7 @@ class PassWrites:
     def _note_withdrawals(self, write: Write[Any], result: Any) -> None:
         if isinstance(write, MarkPauseSent) and result is PauseStatus.CANCELLED:
             self._owed.add((write.tenant_id, write.pause_id))  # closed while send returned
-        elif isinstance(write, CancelPause | CancelPendingUnder):
+        elif isinstance(write, CancelPause | CancelPendingUnder | ExpirePause):
             closed = result if isinstance(result, list) else [result]
             self._owed.update(
                 (pause.tenant_id, pause.pause_id)

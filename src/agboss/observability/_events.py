@@ -38,6 +38,8 @@ class ExecutionEventKind(StrEnum):
     """A tool call waits for a decision (``tool``; ``pause_id`` for a thread-owner pause)."""
     PAUSE_ANSWERED = "pause-answered"
     """An answer was recorded (``answered_by``, ``approved``)."""
+    PAUSE_EXPIRED = "pause-expired"
+    """A question's deadline passed with no answer; its ``on_expiry`` decided (``tool``)."""
     ENDED = "ended"
     """The call's work ended: ``status``, and the execution's output in ``output``."""
 

@@ -192,6 +192,15 @@ async def move_answered(engine: Engine, recorded: Recorded, *, record: bool) -> 
         ) from error
 
 
+def _expired(pause: PauseRecord, now: datetime) -> bool:
+    """Whether a waiting pause's deadline has passed: no answer is taken after it."""
+    return (
+        pause.status is PauseStatus.PENDING
+        and pause.expires_at is not None
+        and pause.expires_at <= now
+    )
+
+
 async def record_answer(
     engine: Engine,
     pause_id: str,
@@ -225,6 +234,8 @@ async def record_answer(
     repeated = _repeated(engine, pause, row, responder, decision, reply) if repeat_ok else None
     if repeated is not None:
         return Recorded(repeated)
+    if _expired(pause, runtime.clock.now()):
+        raise NotPausedError("expired")  # its deadline passed: the tree's next pass decides
     tool_spec, channel = tool_of(runtime, pause)
     if reply is not None:
         if channel.role is None or channel.role.reply_interpreter is None:
@@ -255,6 +266,8 @@ async def record_answer(
             again = _repeated(engine, current, row, responder, decision, reply)
             if again is not None:
                 return Recorded(again)
+        if current is not None and _expired(current, runtime.clock.now()):
+            raise NotPausedError("expired")
         raise NotPausedError(current.status.value if current else "gone")
     log_event(
         runtime.logger,

@@ -88,6 +88,7 @@ class PauseRecord:
             a failure withdrew is asked again, under a new id, in the next generation.
         sent_reference: What its channel keeps of the question it posted (a message's id),
             as its ``send`` gave it (`ChannelOutcome.await_reply`); for its ``withdraw``.
+        expires_at: Its deadline, on the application's Clock (``None``: none).
     """
 
     pause_id: str
@@ -112,6 +113,7 @@ class PauseRecord:
     path: str = ""
     generation: int = 0
     sent_reference: str | None = None
+    expires_at: datetime | None = None
 
 
 class PauseAnswerRecord(BaseModel):

@@ -27,6 +27,7 @@ ArgsT = TypeVar("ArgsT", bound=BaseModel)
 _WHY = {
     PauseResolution.WITHDRAWN: "_No longer needed: the question was withdrawn before an answer._",
     PauseResolution.CANCELLED: "_Cancelled: the conversation ended before an answer._",
+    PauseResolution.EXPIRED: "_Expired: nobody answered before its deadline, which decided._",
 }
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "CancelExecutions",
     "CancelPause",
     "CancelPendingUnder",
+    "ExpirePause",
     "InsertChild",
     "InsertPause",
     "JournalRead",
@@ -310,6 +311,20 @@ class CancelPause(Write[PauseRecord | None]):
     tenant_id: str
     pause_id: str
     resolution: PauseResolution
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ExpirePause(Write[PauseRecord | None]):
+    """Pending → ``status`` by its deadline (`PauseResolution.EXPIRED`), with its audit entry:
+    Taken with the decision ``on_expiry`` made (the step takes it in the same pass), or
+    Cancelled for `OnExpiry.WITHDRAW` (no answer). A pause whose ``send`` had returned is
+    marked for its channel's ``withdraw``. ``None`` when it was not Pending: an answer won."""
+
+    tenant_id: str
+    pause_id: str
+    status: PauseStatus
+    answer: PauseAnswer | None
     now: datetime
 
 

@@ -195,6 +195,12 @@ def _sent_references(dialect: Dialect) -> list[Sql]:
     return [Sql("ALTER TABLE pauses ADD COLUMN sent_reference TEXT")]
 
 
+def _deadlines(dialect: Dialect) -> list[Sql]:
+    """A question's deadline (``expires_after``), stored with it so that any instance's sweep
+    applies it after a restart."""
+    return [Sql("ALTER TABLE pauses ADD COLUMN expires_at BIGINT")]
+
+
 STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _frozen,
     _data_not_pickles,
@@ -206,6 +212,7 @@ STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _retries,
     _wakes,
     _sent_references,
+    _deadlines,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

@@ -39,6 +39,7 @@ from agboss.store.writes import (
     CancelExecutions,
     CancelPause,
     CancelPendingUnder,
+    ExpirePause,
     InsertChild,
     InsertPause,
     JournalRead,
@@ -325,7 +326,7 @@ def _insert_pause(write: InsertPause) -> Ops:
         f"INSERT INTO pauses ({PAUSE_COLUMNS}, withdrawal) "
         "VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM pauses "
         "WHERE root_execution_id = ?), ?, NULL, FALSE, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, "
-        "NULL, NULL) RETURNING seq",
+        "NULL, ?, NULL) RETURNING seq",
         pause.pause_id,
         pause.tenant_id,
         pause.step_key,
@@ -342,6 +343,7 @@ def _insert_pause(write: InsertPause) -> Ops:
         pause.path,
         pause.item_index,
         pause.generation,
+        None if pause.expires_at is None else to_micros(pause.expires_at),
     )
     return _when(row, lambda numbered: replace(pause, seq=int(numbered[0])))
 
@@ -389,13 +391,15 @@ def _resolve_pause(write: ResolvePause) -> Ops:
     at = to_micros(write.now)
     row = yield _one_later(
         "UPDATE pauses SET status = ?, resolution = ?, answer_json = ?, resolved_at = ? "
-        "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' RETURNING is_sent",
+        "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
+        "AND (expires_at IS NULL OR expires_at > ?) RETURNING is_sent",
         write.status.value,
         write.resolution.value,
         answer.model_dump_json(),
         at,
         pause.tenant_id,
         pause.pause_id,
+        at,  # an answer at or past the deadline is not taken: the deadline decides
     )
     # Its audit entry, only if the update above resolved it: sent with it, nothing read first.
     # A pause another call resolved (at another moment, or already audited) adds no entry.
@@ -452,6 +456,25 @@ _CANCEL = (
     "UPDATE pauses SET status = 'cancelled', resolution = ?, resolved_at = ?, "
     "withdrawal = CASE WHEN is_sent THEN 'due' ELSE NULL END "
 )
+
+
+def _expire_pause(write: ExpirePause) -> Ops:
+    row = yield _one(
+        "UPDATE pauses SET status = ?, resolution = 'expired', answer_json = ?, resolved_at = ?, "
+        "withdrawal = CASE WHEN is_sent THEN 'due' ELSE NULL END "
+        "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
+        f"RETURNING {PAUSE_COLUMNS}",
+        write.status.value,
+        None if write.answer is None else write.answer.model_dump_json(),
+        to_micros(write.now),
+        write.tenant_id,
+        write.pause_id,
+    )
+    if row is None:
+        return None
+    pause = pause_of(row)
+    yield _audit(pause, PauseResolution.EXPIRED, write.now, write.answer)
+    return pause
 
 
 def _cancel_pause(write: CancelPause) -> Ops:
@@ -780,6 +803,7 @@ _OPS: dict[type[Any], Callable[[Any], Ops]] = {
     CancelPause: _cancel_pause,
     CancelPendingUnder: _cancel_pending_under,
     DeleteResolvedPauses: _delete_resolved_pauses,
+    ExpirePause: _expire_pause,
     InsertChild: _insert_child,
     InsertPause: _insert_pause,
     LockTree: _lock_tree,

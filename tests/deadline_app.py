@@ -1,0 +1,286 @@
+"""An application whose questions expire (issue 27): one role per ``on_expiry``, a tool that
+shortens its role's deadline, and a FailFast launch a withdrawn question fails."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from pydantic import BaseModel
+
+from agboss import (
+    ChannelAsk,
+    ChannelOf,
+    ChannelOutcome,
+    ChannelWithdrawal,
+    JoinHandler,
+    JoinInput,
+    OnExpiry,
+    PauseAnswerer,
+    PauseExpiredError,
+    ToolHandler,
+    WorkflowFinishTextDto,
+    WorkflowStartTextDto,
+    agent,
+    application,
+    channel,
+    channel_role,
+    join,
+    start,
+    tool,
+    workflow,
+    workflow_start,
+)
+from agboss.flow import Failure
+from tests.office_parts import DeskDoneDto, OfficeWorkflowFinish, OfficeWorkflowStart
+
+RUNS: list[str] = []
+"""Every tool run, in order."""
+
+TOLD: list[str] = []
+"""What the channels were sent and told, in order."""
+
+PAUSE_IDS: list[str] = []
+"""The pause ids the channels were sent, in order (a channel pause's id is only theirs)."""
+
+DAYS_2 = timedelta(days=2)
+
+
+class OrderDto(BaseModel):
+    order_id: str
+
+
+def _role(name: str, on_expiry: OnExpiry, after: timedelta | None = DAYS_2) -> Any:
+    return channel_role(
+        name=name,
+        description=f"Refunds whose silence means {on_expiry.value}",
+        approves=OrderDto,
+        answered_by=PauseAnswerer.CHANNEL,
+        expires_after=after,
+        on_expiry=on_expiry,
+    )
+
+
+@_role("reject-refund-channel", OnExpiry.REJECT)
+class RejectRefundChannel(ChannelOf[OrderDto]): ...
+
+
+@_role("approve-refund-channel", OnExpiry.APPROVE)
+class ApproveRefundChannel(ChannelOf[OrderDto]): ...
+
+
+@_role("withdraw-refund-channel", OnExpiry.WITHDRAW)
+class WithdrawRefundChannel(ChannelOf[OrderDto]): ...
+
+
+class _Desk:
+    async def send(self, ask: ChannelAsk[OrderDto]) -> ChannelOutcome:
+        TOLD.append(f"send {ask.value.arguments.order_id}")
+        PAUSE_IDS.append(ask.pause_id)
+        return ChannelOutcome.await_reply(reference=f"desk/{ask.value.arguments.order_id}")
+
+    async def withdraw(self, withdrawal: ChannelWithdrawal[OrderDto]) -> None:
+        order = withdrawal.value.arguments.order_id
+        TOLD.append(f"withdraw {order} {withdrawal.resolution.value} {withdrawal.reference}")
+
+
+@channel(name="reject-desk-channel", description="Asks the desk")
+class RejectDeskChannel(_Desk, RejectRefundChannel): ...
+
+
+@channel(name="approve-desk-channel", description="Asks the desk")
+class ApproveDeskChannel(_Desk, ApproveRefundChannel): ...
+
+
+@channel(name="withdraw-desk-channel", description="Asks the desk")
+class WithdrawDeskChannel(_Desk, WithdrawRefundChannel): ...
+
+
+class _Refund(ToolHandler[OrderDto, DeskDoneDto]):
+    async def run(self, args: OrderDto) -> DeskDoneDto:
+        RUNS.append(f"{type(self).__name__} {args.order_id}")
+        return DeskDoneDto(status=f"refunded {args.order_id}")
+
+
+def _tool(name: str, role: type[Any], **options: Any) -> Any:
+    return tool(
+        name=name,
+        description="Refunds an order",
+        input=OrderDto,
+        output=DeskDoneDto,
+        channel=role,
+        **options,
+    )
+
+
+@_tool("reject-refund-tool", RejectRefundChannel)
+class RejectRefundTool(_Refund): ...
+
+
+@_tool("approve-refund-tool", ApproveRefundChannel)
+class ApproveRefundTool(_Refund): ...
+
+
+@_tool("withdraw-refund-tool", WithdrawRefundChannel)
+class WithdrawRefundTool(_Refund): ...
+
+
+@_tool("urgent-refund-tool", RejectRefundChannel, expires_after=timedelta(hours=1))
+class UrgentRefundTool(_Refund):
+    """Its role waits two days; this tool's questions, one hour."""
+
+
+TOOLS = [RejectRefundTool, ApproveRefundTool, WithdrawRefundTool, UrgentRefundTool]
+
+
+@agent(
+    name="refund-agent",
+    description="Refunds orders",
+    prompt="Refund what is asked.",
+    model="test/model",
+    tools=TOOLS,
+    output=WorkflowFinishTextDto,
+)
+class RefundAgent: ...
+
+
+@agent(
+    name="second-refund-agent",
+    description="Refunds orders too",
+    prompt="Refund what is asked.",
+    model="test/model",
+    tools=TOOLS,
+    output=WorkflowFinishTextDto,
+)
+class SecondRefundAgent: ...
+
+
+@join(name="refunds-join", description="Both answers", output=WorkflowFinishTextDto)
+class RefundsJoin(JoinHandler[WorkflowFinishTextDto]):
+    def join(self, input: JoinInput) -> WorkflowFinishTextDto:
+        texts = [
+            r.output.text for r in input.results if isinstance(r.output, WorkflowFinishTextDto)
+        ]
+        return WorkflowFinishTextDto(text=" | ".join(texts))
+
+
+@join(name="expired-join", description="Says a question expired", output=WorkflowFinishTextDto)
+class ExpiredJoin(JoinHandler[WorkflowFinishTextDto]):
+    def join(self, input: JoinInput) -> WorkflowFinishTextDto:
+        return WorkflowFinishTextDto(text="a question expired")
+
+
+class OrdersDto(BaseModel):
+    orders: list[OrderDto]
+
+
+@agent(
+    name="order-refund-agent",
+    description="Refunds one order",
+    prompt="Refund it.",
+    model="test/model",
+    tools=TOOLS,
+    input=OrderDto,
+    output=WorkflowFinishTextDto,
+    max_validation_attempts=0,
+)
+class OrderRefundAgent: ...
+
+
+@workflow_start(name="order-workflow-start", description="An order", input=OrderDto)
+class OrderStart: ...
+
+
+@workflow_start(name="orders-workflow-start", description="Orders", input=OrdersDto)
+class OrdersStart: ...
+
+
+@workflow(
+    name="order-refund-workflow",
+    version="1",
+    flow=[
+        start(OrderStart)
+        .returns(OrderDto)
+        .to_agent(OrderRefundAgent)
+        .to_finish(OfficeWorkflowFinish)
+    ],
+)
+class OrderRefundWorkflow: ...
+
+
+@join(name="collected-join", description="Each order's outcome", output=WorkflowFinishTextDto)
+class CollectedJoin(JoinHandler[WorkflowFinishTextDto]):
+    def join(self, input: JoinInput) -> WorkflowFinishTextDto:
+        said = [type(r.error).__name__ if r.error is not None else "ok" for r in input.results]
+        return WorkflowFinishTextDto(text=" | ".join(said))
+
+
+@workflow(
+    name="child-orders-workflow",
+    version="1",
+    flow=[
+        start(OrdersStart)
+        .returns(OrdersDto)
+        .to_each_workflow(OrderRefundWorkflow, over="orders")
+        .join(RefundsJoin)
+        .on_join_error(PauseExpiredError, ExpiredJoin)
+        .to_finish(OfficeWorkflowFinish)
+    ],
+)
+class ChildOrdersWorkflow:
+    """Each order in a child workflow, under FailFast."""
+
+
+@workflow(
+    name="collected-orders-workflow",
+    version="1",
+    flow=[
+        start(OrdersStart)
+        .returns(OrdersDto)
+        .to_each(OrderRefundAgent, over="orders", failure=Failure.COLLECT)
+        .join(CollectedJoin)
+        .to_finish(OfficeWorkflowFinish)
+    ],
+)
+class CollectedOrdersWorkflow:
+    """Each order per item, every branch run to its end (COLLECT)."""
+
+
+def _start() -> Any:
+    return start(OfficeWorkflowStart).returns(WorkflowStartTextDto)
+
+
+@workflow(
+    name="refund-workflow",
+    version="1",
+    flow=[_start().to_agent(RefundAgent).to_finish(OfficeWorkflowFinish)],
+)
+class RefundWorkflow: ...
+
+
+@workflow(
+    name="two-desks-workflow",
+    version="1",
+    flow=[
+        _start()
+        .to_parallel(RefundAgent, SecondRefundAgent)
+        .join(RefundsJoin)
+        .on_join_error(PauseExpiredError, ExpiredJoin)
+        .to_finish(OfficeWorkflowFinish)
+    ],
+)
+class TwoDesksWorkflow: ...
+
+
+@application(
+    name="deadline-application",
+    workflows=[RefundWorkflow, TwoDesksWorkflow, ChildOrdersWorkflow, CollectedOrdersWorkflow],
+    channels=[RejectDeskChannel, ApproveDeskChannel, WithdrawDeskChannel],
+)
+class DeadlineApplication: ...
+
+
+def clear() -> None:
+    RUNS.clear()
+    TOLD.clear()
+    PAUSE_IDS.clear()
