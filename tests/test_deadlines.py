@@ -4,18 +4,25 @@ and decided by ``on_expiry`` — on both stores, through the public API."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from click.testing import CliRunner
+from starlette.applications import Starlette
+from starlette.routing import Mount
 
 from agboss import (
     AgentFailedError,
     App,
     AssemblyError,
     ChannelOf,
+    DtoValidationError,
     ExecutionOutput,
     ExecutionStatus,
     NotPausedError,
@@ -33,9 +40,11 @@ from agboss import (
     tool,
     workflow,
 )
+from agboss.cli._main import cli
 from agboss.engine._asking import spoken
 from agboss.store.writes import AcquireLease, ReleaseLease
-from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
+from agboss.testing import TestClock, TestEnv, call_tools, reply_with, test_with, tool_call
+from agboss.web import Caller, pause_router
 from tests import deadline_app
 from tests.deadline_app import (
     DAYS_2,
@@ -55,6 +64,7 @@ from tests.deadline_app import (
 )
 from tests.office_parts import DeskDoneDto, office_flow
 from tests.stores import STORE_KINDS, env_on
+from tests.test_web import serve
 
 REQUEST = WorkflowStartTextDto(text="Refund o-1")
 DONE = reply_with(WorkflowFinishTextDto, text="Done.")
@@ -382,3 +392,96 @@ async def test_under_collect_each_expired_question_is_its_own_branchs_outcome(
         "withdraw o-1 expired desk/o-1",
         "withdraw o-2 expired desk/o-2",
     ]
+
+
+# ---- what waits, and until when -------------------------------------------------------------
+
+
+async def two_deadlines(env: TestEnv) -> None:
+    """Two questions of one tree: one expires in an hour, the other in two days."""
+    env.mock_llm(RefundAgent).then_return(
+        call_tools(
+            tool_call(UrgentRefundTool, order_id="o-1"),
+            tool_call(RejectRefundTool, order_id="o-2"),
+        ),
+        DONE,
+    )
+    await env.app.execute(RefundWorkflow, REQUEST, tenant_id="acme", owner_id="ada")
+
+
+async def test_the_inbox_says_when_each_question_expires_and_lists_what_expires_soon(
+    env: TestEnv,
+) -> None:
+    began = env.clock.now()
+    await two_deadlines(env)
+    page = await env.app.pending(tenant_id="acme")
+    assert sorted(e.expires_at for e in page.entries if e.expires_at) == [
+        began + timedelta(hours=1),
+        began + DAYS_2,
+    ]
+    soon = await env.app.pending(tenant_id="acme", expiring_before=began + timedelta(hours=2))
+    assert [e.pause.ask.tool for e in soon.entries] == ["urgent-refund-tool"]
+    assert (
+        await env.app.count_pending(tenant_id="acme", expiring_before=began + timedelta(hours=2))
+        == 1
+    )
+    with pytest.raises(DtoValidationError, match="expiring_before"):
+        await env.app.pending(tenant_id="acme", expiring_before=datetime(2026, 1, 1))
+
+
+async def test_get_pauses_gives_the_deadline_and_the_time_left_and_filters_by_it(
+    env: TestEnv,
+) -> None:
+    began = env.clock.now()
+    await two_deadlines(env)
+    await env.clock.advance(timedelta(minutes=15))
+
+    async def as_ada(request: Any) -> Caller:
+        return Caller(owner_id="ada", tenant_id="acme")
+
+    api = Starlette(routes=[Mount("/agboss", pause_router(env.app, authenticate=as_ada))])
+    server, task, port = await serve(api)
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}/agboss") as http:
+            listed = (await http.get("/pauses")).json()["entries"]
+            soon_at = (began + timedelta(hours=2)).isoformat()
+            soon = await http.get("/pauses", params={"expiring_before": soon_at})
+            bad = await http.get("/pauses", params={"expiring_before": "tomorrow"})
+    finally:
+        server.should_exit = True
+        await task
+    by_tool = {entry["ask"]["tool"]: entry for entry in listed}
+    urgent = by_tool["urgent-refund-tool"]
+    assert urgent["expires_at"] == (began + timedelta(hours=1)).isoformat().replace("+00:00", "Z")
+    assert urgent["expires_in_seconds"] == 45 * 60
+    assert by_tool["reject-refund-tool"]["expires_in_seconds"] == (DAYS_2.total_seconds() - 900)
+    assert [e["ask"]["tool"] for e in soon.json()["entries"]] == ["urgent-refund-tool"]
+    assert bad.status_code == 422
+    assert "expiring_before='tomorrow'" in bad.json()["detail"]
+
+
+def test_the_command_line_lists_what_expires_within_a_time(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'agboss.db'}"
+
+    async def asked() -> None:
+        deadline_app.clear()
+        # Asked now: the command reads the system clock.
+        clock = TestClock(datetime.now(UTC))
+        async with test_with(DeadlineApplication, store=url, clock=clock) as env:
+            await two_deadlines(env)
+
+    asyncio.run(asked())
+    runner = CliRunner()
+    app = "tests.deadline_app:DeadlineApplication"
+    command = ["pauses", "list", "--app", app, "--store", url, "--tenant", "acme", "--json"]
+    listed = runner.invoke(cli, command)
+    assert listed.exit_code == 0, listed.output
+    assert all(json.loads(line)["expires_at"] for line in listed.output.splitlines())
+    both = runner.invoke(cli, [*command, "--expiring-within", "30d"])
+    assert len(both.output.splitlines()) == 2
+    soon = runner.invoke(cli, [*command, "--expiring-within", "2h"])
+    assert [json.loads(line)["tool"] for line in soon.output.splitlines()] == ["urgent-refund-tool"]
+    none = runner.invoke(cli, [*command, "--expiring-within", "30m"])
+    assert none.output == ""
+    table = runner.invoke(cli, command[:-1])  # the table has an "expires" column
+    assert "expires" in table.output

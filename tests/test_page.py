@@ -9,6 +9,7 @@ import shutil
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from starlette.requests import Request
 from agboss import ExecutionStatus, PauseAnswerer
 from agboss.testing import TestEnv, call_tools, test_with, tool_call
 from agboss.web import Caller, pause_router
-from tests import desk, travel_app
+from tests import deadline_app, desk, travel_app
 from tests.desk import (
     RUNS,
     BookExpenseTool,
@@ -131,6 +132,14 @@ async def stale_site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
 async def travel_site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Site]:
     """The page over an application whose tool input has a field of every kind."""
     async for made in site_for(request.param, tmp_path, 250, travel_app.TravelApplication):
+        yield made
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def deadline_site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Site]:
+    """The page over an application whose questions expire."""
+    deadline_app.clear()
+    async for made in site_for(request.param, tmp_path, 250, deadline_app.DeadlineApplication):
         yield made
 
 
@@ -439,3 +448,18 @@ async def test_a_call_that_may_have_run_is_asked_again_as_it_was_without_an_edit
     await expect(card.locator(".note")).to_have_text("Approved — recorded.")
     await eventually(lambda: len(RUNS) == 2, f"a second run (ran {RUNS})")
     assert RUNS == ["book-expense taxi 12.5", "book-expense taxi 12.5"]
+
+
+async def test_a_question_with_a_deadline_shows_the_time_left_as_it_runs_out(
+    deadline_site: Site,
+) -> None:
+    env = deadline_site.env
+    env.mock_llm(deadline_app.RefundAgent).then_return(
+        call_tools(tool_call(deadline_app.UrgentRefundTool, order_id="o-1")), DONE
+    )
+    await env.app.execute(deadline_app.RefundWorkflow, REQUEST, tenant_id="acme", owner_id="ada")
+    page = await deadline_site.open()
+    card = page.locator('li.pause[data-tool="urgent-refund-tool"]')
+    await expect(card.locator(".expires")).to_have_text("expires in 1 h 0 min")
+    await env.clock.advance(timedelta(minutes=45))  # the page's next read of the inbox says so
+    await expect(card.locator(".expires")).to_have_text("expires in 15 min")

@@ -388,6 +388,7 @@ class App:
         asked_before: datetime | None,
         limit: int = 50,
         after: str | None = None,
+        expiring_before: datetime | None = None,
     ) -> WaitingQuery:
         """An inbox query, its arguments checked at the edge."""
         limits = self._limits
@@ -398,6 +399,7 @@ class App:
             asked_before=asked_before,
             limit=limit,
             after=after,
+            expiring_before=expiring_before,
         )
 
     async def pending(
@@ -409,6 +411,7 @@ class App:
         asked_before: datetime | None = None,
         limit: int = 50,
         after: str | None = None,
+        expiring_before: datetime | None = None,
     ) -> InboxPage:
         """The pauses waiting across executions, oldest first: an approvals screen's list.
 
@@ -423,13 +426,16 @@ class App:
             asked_before: Only the pauses asked before this time (a reminder job's filter).
             limit: The most entries on the page, 1 to 500.
             after: ``page.next`` of the page before; ``None`` for the first page.
+            expiring_before: Only the pauses whose deadline (``expires_after``) comes before
+                this time: what is about to expire. Each entry carries its ``expires_at``.
 
         Raises:
             DtoValidationError: An argument is not one of the above.
         """
-        return await list_inbox(
-            self._runtime, self._inbox(tenant_id, owner_id, channel, asked_before, limit, after)
+        query = self._inbox(
+            tenant_id, owner_id, channel, asked_before, limit, after, expiring_before
         )
+        return await list_inbox(self._runtime, query)
 
     async def count_pending(
         self,
@@ -438,9 +444,12 @@ class App:
         owner_id: str | None = None,
         channel: str | None = None,
         asked_before: datetime | None = None,
+        expiring_before: datetime | None = None,
     ) -> int:
         """How many pauses `pending` would list with these filters, over every page."""
-        query = self._inbox(tenant_id, owner_id, channel, asked_before)
+        query = self._inbox(
+            tenant_id, owner_id, channel, asked_before, expiring_before=expiring_before
+        )
         return await self._runtime.store.pauses.count_waiting(query)
 
     async def describe_pause(

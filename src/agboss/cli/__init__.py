@@ -2,7 +2,8 @@
 
     agboss migrate --store URL
     agboss pauses list --app module:Application [--tenant T] [--owner O] [--channel C]
-                       [--older-than 4h] [--limit 50] [--json]
+                       [--older-than 4h] [--expiring-within 4h]
+                       [--limit 50] [--json]
     agboss pauses show PAUSE_ID --app module:Application [--tenant T] [--json]
     agboss resume PAUSE_ID --app module:Application (--approve | --reject | --reply TEXT)
                   [--reason TEXT] (--owner O | --answered-by WHO) [--tenant T] [--json]

@@ -209,6 +209,7 @@ def _entry_json(entry: InboxEntry) -> dict[str, Any]:
         "thread_id": entry.thread_id,
         "owner_id": entry.owner_id,
         "asked_at": entry.asked_at.isoformat(),
+        "expires_at": None if entry.expires_at is None else entry.expires_at.isoformat(),
     }
 
 
@@ -246,6 +247,9 @@ def pauses() -> None:
 @click.option("--owner", default=None, help="Only this owner's threads.")
 @click.option("--channel", default=None, help="Only this channel (a role's or a channel's name).")
 @click.option("--older-than", default=None, help="Only those asked longer ago (30m, 4h, 2d).")
+@click.option(
+    "--expiring-within", default=None, help="Only those whose deadline comes within (30m, 4h)."
+)
 @click.option("--limit", default=50, show_default=True, help="How many to list (1 to 500).")
 @_JSON
 def list_pauses(
@@ -255,16 +259,23 @@ def list_pauses(
     owner: str | None,
     channel: str | None,
     older_than: str | None,
+    expiring_within: str | None,
     limit: int,
     as_json: bool,
 ) -> None:
     """Lists waiting pauses, oldest first (a channel pause's id is never shown)."""
     age = _duration(older_than)
+    within = _duration(expiring_within)
 
     async def action(app: App) -> list[InboxEntry]:
-        before = None if age is None else app.clock.now() - age
+        now = app.clock.now()
         page = await app.pending(
-            tenant_id=tenant, owner_id=owner, channel=channel, asked_before=before, limit=limit
+            tenant_id=tenant,
+            owner_id=owner,
+            channel=channel,
+            asked_before=None if age is None else now - age,
+            expiring_before=None if within is None else now + within,
+            limit=limit,
         )
         return page.entries
 
@@ -276,7 +287,7 @@ def list_pauses(
     table = Table(title=f"{len(entries)} waiting pause(s)")
     # An id is never cut (a prefix answers nothing): its column folds, never shrinks.
     table.add_column("pause id", min_width=32, overflow="fold")
-    for column in ("asked", "owner", "agent", "channel", "kind", "tool call"):
+    for column in ("asked", "expires", "owner", "agent", "channel", "kind", "tool call"):
         table.add_column(column, overflow="fold")
     for entry in entries:
         pause = entry.pause
@@ -284,6 +295,7 @@ def list_pauses(
         table.add_row(  # what the model or a person wrote is shown as it is, not as markup
             escape(pause.pause_id) if pause.pause_id else "[dim](its channel's)[/dim]",
             entry.asked_at.strftime("%Y-%m-%d %H:%M"),
+            "—" if entry.expires_at is None else entry.expires_at.strftime("%Y-%m-%d %H:%M"),
             escape(entry.owner_id),
             escape(pause.agent),
             escape(pause.channel),

@@ -41,6 +41,8 @@ class InboxEntry:
     request: Any = None
     """What was asked of the execution it waits in — its start's input, as JSON, masked by the
     workflow's PII rules — so that a screen shows what the question is for."""
+    expires_at: datetime | None = None
+    """Its deadline (``expires_after``), on the application's Clock; ``None``: none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +71,7 @@ def query_of(
     asked_before: datetime | None,
     limit: int = 50,
     after: str | None = None,
+    expiring_before: datetime | None = None,
 ) -> WaitingQuery:
     """The store's query for an inbox call; its arguments checked.
 
@@ -77,13 +80,14 @@ def query_of(
             or ``after`` not a cursor a page gave.
     """
     check_limit(limit)
-    if asked_before is not None and (
-        not isinstance(asked_before, datetime) or asked_before.tzinfo is None
+    for name, moment, example in (
+        ("asked_before", asked_before, "app.clock.now() - timedelta(hours=4)"),
+        ("expiring_before", expiring_before, "app.clock.now() + timedelta(hours=4)"),
     ):
-        raise DtoValidationError(
-            "asked_before must be a timezone-aware datetime",
-            hint="pass e.g. app.clock.now() - timedelta(hours=4)",
-        )
+        if moment is not None and (not isinstance(moment, datetime) or moment.tzinfo is None):
+            raise DtoValidationError(
+                f"{name} must be a timezone-aware datetime", hint=f"pass e.g. {example}"
+            )
     return WaitingQuery(
         tenant_id=tenant_id,
         owner_id=owner_id,
@@ -91,6 +95,7 @@ def query_of(
         asked_before=asked_before,
         after=None if after is None else _keyset(after),
         limit=limit,
+        expiring_before=expiring_before,
     )
 
 
@@ -116,6 +121,7 @@ async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
             asked_before=query.asked_before,
             after=query.after,
             limit=query.limit + 1,  # one more: whether there is a next page
+            expiring_before=query.expiring_before,
         )
     )
     outside = runtime.assembly.pii_outside
@@ -136,6 +142,7 @@ async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
             owner_id=waiting.owner_id,
             asked_at=waiting.asked_at,
             request=requests[waiting.root_execution_id],
+            expires_at=waiting.expires_at,
         )
         for waiting in found[: query.limit]
     ]

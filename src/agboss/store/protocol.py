@@ -214,6 +214,7 @@ class WaitingQuery:
         asked_before: Only the pauses asked before this time.
         after: The keyset of the last pause of the page before: ``(asked_at, root, seq)``.
         limit: The most to list.
+        expiring_before: Only the pauses whose deadline comes before this time.
     """
 
     tenant_id: str
@@ -222,6 +223,7 @@ class WaitingQuery:
     asked_before: datetime | None = None
     after: tuple[datetime, str, int] | None = None
     limit: int = 50
+    expiring_before: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +274,8 @@ class WaitingPause:
     seq: int
     input_json: str | None = None
     """The root execution's input, as stored: what was asked of the tree (the request)."""
+    expires_at: datetime | None = None
+    """Its deadline (``expires_after``), if it has one."""
 
 
 class ExecutionRepository(Protocol):

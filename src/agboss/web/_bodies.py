@@ -87,6 +87,10 @@ class InboxEntryBody(BaseModel):
     request: Any = None
     """What was asked of the execution (its input, masked): the page shows it once above the
     execution's cards."""
+    expires_at: datetime | None = None
+    """Its deadline (``expires_after``); ``None``: it waits as long as it takes."""
+    expires_in_seconds: float | None = None
+    """How long until its deadline, by the server's clock (0 once it passed)."""
 
 
 class InboxBody(BaseModel):

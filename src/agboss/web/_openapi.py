@@ -73,6 +73,11 @@ def _document() -> dict[str, Any]:
                             "in": "query",
                             "schema": {"type": "string", "format": "date-time"},
                         },
+                        {
+                            "name": "expiring_before",
+                            "in": "query",
+                            "schema": {"type": "string", "format": "date-time"},
+                        },
                         *_PAGE,
                     ],
                     "responses": {

@@ -142,7 +142,8 @@ class _Routes:
                 tenant_id=caller.tenant_id,
                 owner_id=caller.owner_id,
                 channel=query.get("channel"),
-                asked_before=_moment(query.get("asked_before")),
+                asked_before=_moment(query.get("asked_before"), "asked_before"),
+                expiring_before=_moment(query.get("expiring_before"), "expiring_before"),
                 limit=_whole(query.get("limit"), 50),
                 after=query.get("after"),
             )
@@ -222,15 +223,15 @@ def _whole(text: str | None, default: int) -> int:
     return int(text)
 
 
-def _moment(text: str | None) -> datetime | None:
+def _moment(text: str | None, name: str) -> datetime | None:
     if text is None:
         return None
     try:
         return datetime.fromisoformat(text)
     except ValueError as error:
         raise DtoValidationError(
-            f"asked_before={text!r} is not an ISO 8601 time",
-            hint="pass e.g. ?asked_before=2026-12-03T09:00:00%2B00:00 (with its offset)",
+            f"{name}={text!r} is not an ISO 8601 time",
+            hint=f"pass e.g. ?{name}=2026-12-03T09:00:00%2B00:00 (with its offset)",
         ) from error
 
 
@@ -245,6 +246,10 @@ def _entry(app: App, entry: InboxEntry, now: datetime) -> InboxEntryBody:
         accepts_reply=app.accepts_reply(pause),
         arguments_schema=app.arguments_schema(pause),
         request=entry.request,
+        expires_at=entry.expires_at,
+        expires_in_seconds=(
+            None if entry.expires_at is None else max(0.0, (entry.expires_at - now).total_seconds())
+        ),
     )
 
 

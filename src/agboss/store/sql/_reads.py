@@ -101,6 +101,9 @@ def _waiting_where(query: WaitingQuery) -> tuple[str, list[Any]]:
     if query.asked_before is not None:
         where += " AND p.asked_at < ?"
         params.append(to_micros(query.asked_before))
+    if query.expiring_before is not None:
+        where += " AND p.expires_at < ?"
+        params.append(to_micros(query.expiring_before))
     return where, params
 
 
@@ -465,7 +468,7 @@ class SqlPausedExecutionRepository(_Repository):
         rows = await self._driver.read(
             _all(
                 f"SELECT {columns}, p.root_execution_id, e.workflow, e.thread_id, e.owner_id, "
-                f"p.asked_at, p.seq, e.input_json FROM pauses p JOIN executions e "
+                f"p.asked_at, p.seq, e.input_json, p.expires_at FROM pauses p JOIN executions e "
                 f"ON e.execution_id = p.root_execution_id WHERE {where} "
                 "ORDER BY p.asked_at, p.root_execution_id, p.seq LIMIT ?",
                 *params,
@@ -482,6 +485,7 @@ class SqlPausedExecutionRepository(_Repository):
                 asked_at=from_micros(int(row[11])),
                 seq=int(row[12]),
                 input_json=None if row[13] is None else str(row[13]),
+                expires_at=None if row[14] is None else from_micros(int(row[14])),
             )
             for row in rows
         ]

@@ -17,6 +17,7 @@ from agboss.store.writes import (
     CancelExecutions,
     CancelPause,
     CancelPendingUnder,
+    ExpirePause,
     InsertChild,
     InsertPause,
     MarkPauseSent,
@@ -244,6 +245,58 @@ class PauseContract(Contract):
         assert await store.pauses.count_waiting(WaitingQuery("other")) == 0
         elsewhere = WaitingQuery("acme", channel="another-channel")
         assert await store.pauses.list_waiting(elsewhere) == []
+
+    async def test_the_inbox_gives_each_deadline_and_lists_what_expires_before_a_time(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        soon = replace(make_pause("a" * 32, "k1"), expires_at=NOW + timedelta(hours=1))
+        later = replace(make_pause("b" * 32, "k2"), expires_at=NOW + timedelta(days=2))
+        never = make_pause("c" * 32, "k3")
+        await store.write([InsertPause(p) for p in (soon, later, never)], fence=fence)
+        listed = await store.pauses.list_waiting(WaitingQuery("acme"))
+        assert [w.expires_at for w in listed] == [soon.expires_at, later.expires_at, None]
+        found = await store.pauses.find_by_tenant_id_and_pause_id("acme", "a" * 32)
+        assert found is not None
+        assert found.expires_at == soon.expires_at
+        expiring = WaitingQuery("acme", expiring_before=NOW + timedelta(hours=2))
+        assert [w.pause.pause_id for w in await store.pauses.list_waiting(expiring)] == ["a" * 32]
+        assert await store.pauses.count_waiting(expiring) == 1
+
+    async def test_a_deadline_closes_a_pending_pause_once_and_no_answer_is_taken_after_it(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        due = NOW + timedelta(hours=1)
+        asked = replace(make_pause(), expires_at=due)
+        await store.write([InsertPause(asked)], fence=fence)
+        assert await write_one(store, MarkPauseSent("acme", "p" * 32)) == PauseStatus.PENDING
+        late = ResolvePause(asked, PauseStatus.RESOLVED, PauseResolution.REPLIED, ANSWER, due)
+        assert await write_one(store, late) is None  # at the deadline: not taken
+        rejected = PauseAnswer(
+            decision=ToolCallApprovalDecisionDto(approved=False, reason="no answer within 1 h")
+        )
+        expire = ExpirePause("acme", "p" * 32, PauseStatus.TAKEN, rejected, due)
+        expired = await write_one(store, expire, fence=fence)
+        assert expired is not None
+        assert (expired.status, expired.resolution) == (PauseStatus.TAKEN, PauseResolution.EXPIRED)
+        assert expired.answer == rejected
+        assert await write_one(store, expire, fence=fence) is None  # once
+        [owed] = await store.pauses.find_due_withdrawals("ex-1")  # its channel is told
+        assert owed.pause_id == "p" * 32
+        [entry] = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
+            "acme", "ex-1"
+        )
+        assert (entry.resolution, entry.responder) == (PauseResolution.EXPIRED, None)
+
+    async def test_an_answer_recorded_first_wins_over_the_deadline(self, store: Store) -> None:
+        fence = await self._begin(store)
+        asked = replace(make_pause(), expires_at=NOW + timedelta(hours=1))
+        await store.write([InsertPause(asked)], fence=fence)
+        answer = ResolvePause(asked, PauseStatus.RESOLVED, PauseResolution.REPLIED, ANSWER, NOW)
+        assert await write_one(store, answer) is not None
+        expire = ExpirePause("acme", "p" * 32, PauseStatus.CANCELLED, None, NOW + TTL)
+        assert await write_one(store, expire, fence=fence) is None
 
     async def test_a_tree_rests_paused_with_its_lease_freed(self, store: Store) -> None:
         fence = await self._begin(store)

@@ -35,6 +35,10 @@
     return `${Math.floor(hours / 24)} d ${hours % 24} h`;
   }
 
+  function left(seconds) {
+    return seconds > 0 ? `expires in ${waited(seconds)}` : "expired: no longer answerable";
+  }
+
   function shown(value) {
     return typeof value === "string" ? value : JSON.stringify(value);
   }
@@ -220,10 +224,14 @@
     const rows = Object.entries(entry.ask.arguments).map(([name, value]) =>
       el("tr", {}, el("th", { scope: "row", text: name }), el("td", { text: shown(value) })));
     const waitedFor = el("span", { class: "waited", text: `waiting ${waited(entry.waited_seconds)}` });
+    // A question with a deadline says how long is left: its role's on_expiry decides then.
+    const expires = entry.expires_in_seconds === null || entry.expires_in_seconds === undefined
+      ? null
+      : el("span", { class: "expires", text: left(entry.expires_in_seconds) });
     const kind = entry.ask.kind || "approval";
     const item = el("li", { class: "pause", "data-key": keyOf(entry), "data-tool": entry.ask.tool, "data-kind": kind, "data-state": "waiting" },
       heading(entry, kind),
-      el("p", { class: "meta" }, el("span", { text: `channel: ${entry.channel}` }), waitedFor,
+      el("p", { class: "meta" }, el("span", { text: `channel: ${entry.channel}` }), waitedFor, expires,
         entry.item_index === null ? null : el("span", { text: `item ${entry.item_index}` })),
       el("table", { class: "arguments" }, ...rows));
     if (!entry.pause_id) {
@@ -296,6 +304,8 @@
       const existing = cards.get(key);
       if (existing) {
         existing.querySelector(".waited").textContent = `waiting ${waited(entry.waited_seconds)}`;
+        const expires = existing.querySelector(".expires");
+        if (expires && entry.expires_in_seconds !== null) expires.textContent = left(entry.expires_in_seconds);
         continue;
       }
       const made = card(entry);
