@@ -612,3 +612,23 @@ async def test_an_answerer_that_crashes_is_logged_and_the_clicker_told_nothing_w
     assert desk.slack.ephemerals[0]["text"].startswith("The answer failed on the server")
     assert any("the directory is down" in str(r.exc_info) for r in caplog.records if r.exc_info)
     assert await desk.status_of(message) is PauseStatus.PENDING
+
+
+@pytest.mark.parametrize(
+    ("found", "status", "code"),
+    [(None, 503, "web.app-not-open"), ("not an app", 500, "config.invalid")],
+)
+async def test_a_route_whose_host_has_no_open_app_answers_a_problem(
+    found: object, status: int, code: str
+) -> None:
+    import httpx
+
+    routes = slack_router(lambda: found, signing_secret="s", answerer={})  # type: ignore[arg-type,return-value]
+    server, task, port = await serve(Starlette(routes=[Mount("/slack", routes)]))
+    try:
+        async with httpx.AsyncClient() as http:
+            response = await http.post(f"http://127.0.0.1:{port}/slack/interactions", content=b"")
+    finally:
+        server.should_exit = True
+        await task
+    assert (response.status_code, response.json()["code"]) == (status, code)

@@ -68,7 +68,8 @@ from agboss.slack._forms import (
 )
 from agboss.slack._workspace import SlackWorkspace
 from agboss.web._bodies import read_body
-from agboss.web._problems import AppNotOpenError, UnreadableRequestError, log_failure, problem
+from agboss.web._problems import UnreadableRequestError, log_failure, problem
+from agboss.web._router import app_function, opened_app
 
 __all__ = ["SlackAnswerer", "SlackAnswering", "SlackUser", "slack_router"]
 
@@ -178,10 +179,7 @@ class _Interactions:
         return Response(status_code=200)  # another interaction of the app: acknowledged
 
     def _opened(self) -> App:
-        found = self.app_of()
-        if found is None:
-            raise AppNotOpenError()
-        return found
+        return opened_app(self.app_of, "slack_router")
 
     def _verify(self, app: App, body: bytes, headers: Mapping[str, str]) -> None:
         stamp = headers.get("x-slack-request-timestamp", "")
@@ -500,16 +498,7 @@ def slack_router(
     Raises:
         ConfigurationError: A setting is not of its type, or empty.
     """
-    if isinstance(app, App):
-        opened = app
-        app_of: Callable[[], App | None] = lambda: opened  # noqa: E731 - the one App
-    elif callable(app):
-        app_of = app
-    else:
-        raise ConfigurationError(
-            f"slack_router takes an App, not {type(app).__name__}",
-            hint="pass the App that App.create returned, or a function that returns it",
-        )
+    app_of = app_function(app, "slack_router")
     if not isinstance(signing_secret, str) or not signing_secret.strip():
         raise ConfigurationError(
             "slack_router needs the Slack app's signing secret",

@@ -38,7 +38,7 @@ from agboss.web._problems import (
     status_of,
 )
 
-__all__ = ["Authenticator", "Caller", "pause_router"]
+__all__ = ["Authenticator", "Caller", "app_function", "opened_app", "pause_router"]
 
 DEFAULT_MAX_BODY: Final = 64 * 1024
 DEFAULT_POLL_MS: Final = 2000
@@ -77,6 +77,41 @@ Authenticator: TypeAlias = Callable[[Request], "Awaitable[Caller | None] | Calle
 ``None`` when it carries no credential it recognises (answered ``401``)."""
 
 
+def app_function(app: App | Callable[[], App | None], router: str) -> Callable[[], App | None]:
+    """A router's application as a function of nothing: the `App` itself, or the host's
+    function that returns it (``None`` until it is open).
+
+    Raises:
+        ConfigurationError: ``app`` is neither.
+    """
+    if isinstance(app, App):
+        return lambda: app
+    if callable(app):
+        return app
+    raise ConfigurationError(
+        f"{router} takes an App, not {type(app).__name__}",
+        hint="pass the App that App.create returned, or a function that returns it",
+    )
+
+
+def opened_app(app_of: Callable[[], App | None], router: str) -> App:
+    """The application as the router's host holds it now (read once per request).
+
+    Raises:
+        AppNotOpenError: It is not open (yet, or any more).
+        ConfigurationError: The host's function returned something else than an `App`.
+    """
+    found = app_of()
+    if found is None:
+        raise AppNotOpenError()
+    if not isinstance(found, App):
+        raise ConfigurationError(
+            f"{router}'s app function returned {type(found).__name__}, not an App",
+            hint="return the App that App.create returned, or None until it is open",
+        )
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class _Routes:
     app_of: Callable[[], App | None]
@@ -86,15 +121,7 @@ class _Routes:
 
     def opened(self) -> App:
         """The application, as the router's host holds it now (read once per request)."""
-        found = self.app_of()
-        if found is None:
-            raise AppNotOpenError()
-        if not isinstance(found, App):
-            raise ConfigurationError(
-                f"pause_router's app function returned {type(found).__name__}, not an App",
-                hint="return the App that App.create returned, or None until it is open",
-            )
-        return found
+        return opened_app(self.app_of, "pause_router")
 
     async def caller(self, request: Request) -> Caller:
         found: Any = self.authenticate(request)
@@ -289,16 +316,7 @@ def pause_router(
         ConfigurationError: ``authenticate`` is not callable, or ``max_body`` or ``poll_ms``
             not a positive whole number.
     """
-    if isinstance(app, App):
-        opened = app
-        app_of: Callable[[], App | None] = lambda: opened  # noqa: E731 - the one App
-    elif callable(app):
-        app_of = app
-    else:
-        raise ConfigurationError(
-            f"pause_router takes an App, not {type(app).__name__}",
-            hint="pass the App that App.create returned, or a function that returns it",
-        )
+    app_of = app_function(app, "pause_router")
     if not callable(authenticate):
         raise ConfigurationError(
             "authenticate= must be a function of the request returning a Caller or None",
