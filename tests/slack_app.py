@@ -5,6 +5,7 @@ in a conversation chosen per question, and a FailFast launch whose failure withd
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -105,6 +106,7 @@ class SlackRefundApprovalChannel(SlackChannel[RefundDto], RefundApprovalChannel)
     description="The thread's owner confirms an expense",
     approves=ExpenseDto,
     answered_by=PauseAnswerer.THREAD_OWNER,
+    expires_after=timedelta(days=2),  # the message says until when it waits
 )
 class ExpenseApprovalChannel(ChannelOf[ExpenseDto]): ...
 

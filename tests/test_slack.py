@@ -167,6 +167,7 @@ async def test_a_question_is_posted_with_its_call_and_buttons_its_id_only_in_the
     ]
     shown = message.text_of_blocks()
     assert "refund-agent asks to run refund-card-tool" in shown
+    assert "expires" not in shown  # its role sets no deadline
     assert "*order_id*\no-1" in shown
     assert "*amount*\n40.0" in shown
     pause_id = json.loads(_buttons(message)[0]["value"])["p"]
@@ -191,10 +192,14 @@ async def test_a_channel_chooses_the_conversation_per_question_from_its_frame(
     desk.env.mock_llm(RefundAgent).then_return(
         call_tools(tool_call(BookExpenseTool, purpose="taxi", amount=12.5)), DONE
     )
+    asked_at = desk.env.clock.now()
     await desk.env.app.execute(RefundWorkflow, REQUEST, owner_id="ada")
     [message] = desk.slack.messages()
     assert message.channel == "D-ada"
     assert message.buttons() == ["Approve", "Reject", "Reject with reason", "Edit"]
+    # Its role's questions expire: the message says when, in each reader's time zone.
+    due = int((asked_at + timedelta(days=2)).timestamp())
+    assert f"· expires <!date^{due}^" in message.text_of_blocks()
 
 
 # ---- answering -----------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -56,6 +57,8 @@ class ChannelAsk(Generic[ArgsT]):
         agent: The agent whose call waits.
         accepts_reply: Whether the pause takes the answerer's own words (``reply=``): its
             role names a reply interpreter, so the question may offer a text box.
+        expires_at: The question's deadline (``expires_after``), on the application's Clock;
+            ``None`` when it waits as long as it takes. A channel may say it.
     """
 
     pause_id: str
@@ -64,6 +67,7 @@ class ChannelAsk(Generic[ArgsT]):
     answered_by: PauseAnswerer
     agent: str
     accepts_reply: bool = False
+    expires_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -266,6 +266,7 @@ async def _send(
         answered_by=channel.answered_by,
         agent=pause.agent,
         accepts_reply=channel.role is not None and channel.role.reply_interpreter is not None,
+        expires_at=pause.expires_at,
     )
     await frame.writes.flush()  # the lease is held before the channel is asked
     try:

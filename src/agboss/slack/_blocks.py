@@ -85,6 +85,7 @@ class Question:
         agent: The agent whose call waits.
         channel: The channel asked (a role's name).
         accepts_reply: Whether the role reads the answerer's own words.
+        expires_at: Its deadline, if it has one: the message says until when it waits.
     """
 
     tool: str
@@ -93,6 +94,7 @@ class Question:
     agent: str
     channel: str
     accepts_reply: bool = False
+    expires_at: datetime | None = None
 
 
 def escaped(text: str) -> str:
@@ -146,7 +148,10 @@ def _context(text: str) -> dict[str, Any]:
 def _asked(question: Question) -> list[dict[str, Any]]:
     if not question.agent:  # a withdrawal knows the call, not who asked it
         return []
-    return [_context(f"Asked by {escaped(question.agent)} · {escaped(question.channel)}")]
+    said = f"Asked by {escaped(question.agent)} · {escaped(question.channel)}"
+    if question.expires_at is not None:
+        said += f" · expires {slack_time(question.expires_at)}"
+    return [_context(said)]
 
 
 def _button(text: str, action_id: str, token: Token, style: str | None = None) -> dict[str, Any]:

@@ -3,6 +3,7 @@ taken back when its pause closes without an answer."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel
@@ -92,7 +93,10 @@ class SlackChannel(ChannelHandler[ArgsT]):
 
     async def send(self, ask: ChannelAsk[ArgsT]) -> ChannelOutcome:
         """Posts the question; the pause keeps the message's conversation and ``ts``."""
-        question = _question(ask.value, ask.agent, ask.channel, ask.accepts_reply)
+        question = replace(
+            _question(ask.value, ask.agent, ask.channel, ask.accepts_reply),
+            expires_at=ask.expires_at,
+        )
         token = Token(ask.pause_id, self.context.tenant.tenant_id, ask.answered_by)
         posted: Any = await self.workspace.client.chat_postMessage(
             channel=self.conversation_for(ask),
