@@ -28,9 +28,13 @@ from tests.office import (
 ROOT = Path(__file__).resolve().parent.parent
 
 
-async def _wait_for(path: Path, process: subprocess.Popen[bytes], seconds: float = 20) -> None:
+async def _wait_for(
+    path: Path, process: subprocess.Popen[bytes], seconds: float = 20, *, line: bool = False
+) -> None:
+    """Waits until the child made ``path`` (with ``line``: wrote a whole line to it — a file
+    is created by its ``open`` before anything is written)."""
     for _ in range(int(seconds / 0.02)):
-        if path.exists():
+        if path.exists() and (not line or path.read_text().endswith("\n")):
             return
         if process.poll() is not None:
             raise AssertionError(
@@ -120,7 +124,7 @@ async def test_a_send_cut_off_by_a_crash_is_retried_with_the_same_pause_id(
         stderr=subprocess.PIPE,
     )
     try:
-        await _wait_for(sent, child)
+        await _wait_for(sent, child, line=True)
     finally:
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
