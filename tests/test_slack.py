@@ -53,8 +53,13 @@ MANAGERS = {"U0MANAGER": "manager-17", "U0DEPUTY": "manager-4"}
 OWNERS = {"U0ADA": "ada", "U0BOB": "bob"}
 
 
+ASKED: list[SlackAnswering] = []
+"""What the answerer was asked, in order."""
+
+
 def answerer(asking: SlackAnswering) -> str | None:
     """Managers answer the refund role's (channel) pauses; people their own threads'."""
+    ASKED.append(asking)
     if asking.answered_by is PauseAnswerer.THREAD_OWNER:
         return OWNERS.get(asking.user.id)
     return MANAGERS.get(asking.user.id)
@@ -120,6 +125,7 @@ async def served_desk(
     """The Slack application on a fresh store, its workspace the fake Slack's (from the
     environment, as `SlackWorkspace.from_env` reads it), each instance's route served."""
     slack_app.clear()
+    ASKED.clear()
     with FakeSlack() as slack:
         monkeypatch.setenv("SLACK_BOT_TOKEN", slack.token)
         monkeypatch.setenv("SLACK_API_URL", slack.base_url)
@@ -223,6 +229,14 @@ async def test_approve_answers_as_the_mapped_manager_and_the_message_says_who_an
     assert RUNS == ["refund o-1 40.0"]
     assert outcome.record is not None
     assert [entry.responder for entry in outcome.record.pauses] == ["manager-17"]
+    # The answerer was told who clicked, in which workspace, for which tenant and role.
+    asking = ASKED[-1]
+    assert (asking.user.id, asking.user.team_id, asking.user.name) == (
+        "U0MANAGER",
+        desk.slack.team_id,
+        "u0manager",
+    )
+    assert (asking.tenant_id, asking.answered_by) == ("default", PauseAnswerer.CHANNEL)
 
 
 async def test_reject_with_reason_opens_a_modal_and_the_model_reads_the_reason(
