@@ -14,7 +14,7 @@ from typing import Any
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import ThreadOwnerError
-from agboss.records._pauses import PauseAnswerRecord, PauseRecord
+from agboss.records._pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
 from agboss.store._rows import (
     EXECUTION_COLUMNS,
     EXECUTION_READ,
@@ -458,39 +458,62 @@ _CANCEL = (
 )
 
 
-def _expire_pause(write: ExpirePause) -> Ops:
+def _close_pending(
+    update: str,
+    params: tuple[Any, ...],
+    tenant_id: str,
+    pause_id: str,
+    resolution: PauseResolution,
+    now: datetime,
+    answer: PauseAnswer | None,
+) -> Ops:
+    """One pause Pending → closed by ``update`` (its ``SET`` clause and ``params``), with its
+    audit entry; ``None`` (and no entry) when it was not Pending."""
     row = yield _one(
-        "UPDATE pauses SET status = ?, resolution = 'expired', answer_json = ?, resolved_at = ?, "
-        "withdrawal = CASE WHEN is_sent THEN 'due' ELSE NULL END "
-        "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
+        update + "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
         f"RETURNING {PAUSE_COLUMNS}",
-        write.status.value,
-        None if write.answer is None else write.answer.model_dump_json(),
-        to_micros(write.now),
-        write.tenant_id,
-        write.pause_id,
+        *params,
+        tenant_id,
+        pause_id,
     )
     if row is None:
         return None
     pause = pause_of(row)
-    yield _audit(pause, PauseResolution.EXPIRED, write.now, write.answer)
+    yield _audit(pause, resolution, now, answer)
     return pause
+
+
+def _expire_pause(write: ExpirePause) -> Ops:
+    return (
+        yield from _close_pending(
+            "UPDATE pauses SET status = ?, resolution = 'expired', answer_json = ?, "
+            "resolved_at = ?, withdrawal = CASE WHEN is_sent THEN 'due' ELSE NULL END ",
+            (
+                write.status.value,
+                None if write.answer is None else write.answer.model_dump_json(),
+                to_micros(write.now),
+            ),
+            write.tenant_id,
+            write.pause_id,
+            PauseResolution.EXPIRED,
+            write.now,
+            write.answer,
+        )
+    )
 
 
 def _cancel_pause(write: CancelPause) -> Ops:
-    row = yield _one(
-        _CANCEL + "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
-        f"RETURNING {PAUSE_COLUMNS}",
-        write.resolution.value,
-        to_micros(write.now),
-        write.tenant_id,
-        write.pause_id,
+    return (
+        yield from _close_pending(
+            _CANCEL,
+            (write.resolution.value, to_micros(write.now)),
+            write.tenant_id,
+            write.pause_id,
+            write.resolution,
+            write.now,
+            None,
+        )
     )
-    if row is None:
-        return None
-    pause = pause_of(row)
-    yield _audit(pause, write.resolution, write.now, None)
-    return pause
 
 
 def _cancel_pending_under(write: CancelPendingUnder) -> Ops:
