@@ -12,12 +12,14 @@ from agboss import (
     ChannelAsk,
     ChannelOf,
     ChannelOutcome,
+    ChannelReminder,
     ChannelWithdrawal,
     JoinHandler,
     JoinInput,
     OnExpiry,
     PauseAnswerer,
     PauseExpiredError,
+    Remind,
     ToolHandler,
     WorkflowFinishTextDto,
     WorkflowStartTextDto,
@@ -45,6 +47,14 @@ PAUSE_IDS: list[str] = []
 
 DAYS_2 = timedelta(days=2)
 
+HOUR = timedelta(hours=1)
+
+REMINDERS = (HOUR, timedelta(hours=24))
+"""When the reminded role reminds of a question, after it was asked."""
+
+FAILING: list[str] = []
+"""Non-empty: the channels' ``remind`` raises."""
+
 
 class OrderDto(BaseModel):
     order_id: str
@@ -59,6 +69,17 @@ def _role(name: str, on_expiry: OnExpiry, after: timedelta | None = DAYS_2) -> A
         expires_after=after,
         on_expiry=on_expiry,
     )
+
+
+@channel_role(
+    name="reminded-refund-channel",
+    description="Refunds the desk is reminded of, then rejected after two days",
+    approves=OrderDto,
+    answered_by=PauseAnswerer.CHANNEL,
+    expires_after=DAYS_2,
+    ladder=[Remind(after=after) for after in REMINDERS],
+)
+class RemindedRefundChannel(ChannelOf[OrderDto]): ...
 
 
 @_role("reject-refund-channel", OnExpiry.REJECT)
@@ -83,6 +104,12 @@ class _Desk:
         order = withdrawal.value.arguments.order_id
         TOLD.append(f"withdraw {order} {withdrawal.resolution.value} {withdrawal.reference}")
 
+    async def remind(self, reminder: ChannelReminder[OrderDto]) -> None:
+        if FAILING:
+            raise ConnectionError("the desk's inbox is down")
+        order = reminder.value.arguments.order_id
+        TOLD.append(f"remind {order} #{reminder.reminder} {reminder.reference}")
+
 
 @channel(name="reject-desk-channel", description="Asks the desk")
 class RejectDeskChannel(_Desk, RejectRefundChannel): ...
@@ -94,6 +121,10 @@ class ApproveDeskChannel(_Desk, ApproveRefundChannel): ...
 
 @channel(name="withdraw-desk-channel", description="Asks the desk")
 class WithdrawDeskChannel(_Desk, WithdrawRefundChannel): ...
+
+
+@channel(name="reminded-desk-channel", description="Asks the desk, and reminds it")
+class RemindedDeskChannel(_Desk, RemindedRefundChannel): ...
 
 
 class _Refund(ToolHandler[OrderDto, DeskDoneDto]):
@@ -130,7 +161,17 @@ class UrgentRefundTool(_Refund):
     """Its role waits two days; this tool's questions, one hour."""
 
 
-TOOLS = [RejectRefundTool, ApproveRefundTool, WithdrawRefundTool, UrgentRefundTool]
+@_tool("reminded-refund-tool", RemindedRefundChannel)
+class RemindedRefundTool(_Refund): ...
+
+
+TOOLS = [
+    RejectRefundTool,
+    ApproveRefundTool,
+    WithdrawRefundTool,
+    UrgentRefundTool,
+    RemindedRefundTool,
+]
 
 
 @agent(
@@ -275,7 +316,7 @@ class TwoDesksWorkflow: ...
 @application(
     name="deadline-application",
     workflows=[RefundWorkflow, TwoDesksWorkflow, ChildOrdersWorkflow, CollectedOrdersWorkflow],
-    channels=[RejectDeskChannel, ApproveDeskChannel, WithdrawDeskChannel],
+    channels=[RejectDeskChannel, ApproveDeskChannel, WithdrawDeskChannel, RemindedDeskChannel],
 )
 class DeadlineApplication: ...
 
@@ -284,3 +325,4 @@ def clear() -> None:
     RUNS.clear()
     TOLD.clear()
     PAUSE_IDS.clear()
+    FAILING.clear()

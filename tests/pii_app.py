@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated
 
 from pydantic import BaseModel
@@ -10,12 +11,14 @@ from agboss import (
     ChannelAsk,
     ChannelOf,
     ChannelOutcome,
+    ChannelReminder,
     DecidedBy,
     ExecutionPauseEvent,
     PauseAnswerer,
     Pii,
     PiiKind,
     PiiRule,
+    Remind,
     ToolHandler,
     WorkflowFinishTextDto,
     WorkflowStartTextDto,
@@ -45,6 +48,11 @@ RUNS: list[str] = []
 ON_FILE = [OTHER_IBAN]
 """The IBAN the lookup tool finds (a test may set another)."""
 ASKED: list[ChannelAsk[RefundDto]] = []
+
+REMINDED: list[ChannelReminder[RefundDto]] = []
+
+REMIND = timedelta(hours=4)
+"""When the owner is reminded of a refund nobody answered."""
 EVENTS: list[ExecutionPauseEvent] = []
 
 
@@ -80,6 +88,7 @@ class RefundReplyInterpreter: ...
     approves=RefundDto,
     answered_by=PauseAnswerer.THREAD_OWNER,
     reply_interpreter=RefundReplyInterpreter,
+    ladder=[Remind(after=REMIND)],
 )
 class RefundApprovalChannel(ChannelOf[RefundDto]): ...
 
@@ -89,6 +98,9 @@ class DeskRefundApprovalChannel(RefundApprovalChannel):
     async def send(self, ask: ChannelAsk[RefundDto]) -> ChannelOutcome:
         ASKED.append(ask)
         return ChannelOutcome.await_reply()
+
+    async def remind(self, reminder: ChannelReminder[RefundDto]) -> None:
+        REMINDED.append(reminder)
 
 
 @tool(
@@ -203,5 +215,6 @@ class PiiApplication:
 def clear() -> None:
     RUNS.clear()
     ASKED.clear()
+    REMINDED.clear()
     EVENTS.clear()
     ON_FILE[:] = [OTHER_IBAN]

@@ -48,6 +48,7 @@ from tests.crash.app import (
     CrashChildrenWorkflow,
     CrashExpiryWorkflow,
     CrashGuardedWorkflow,
+    CrashLadderWorkflow,
     CrashRetryWorkflow,
     CrashWorkflow,
     crash_mcp_application,
@@ -73,6 +74,7 @@ PHASES = (
     "retry",
     "wake",
     "expiry",
+    "ladder",
 )
 """Execute (on a thread the caller names; on a new thread, whose tree is written with its
 first commit); resume one of three per-item pauses; resume one so that its branch fails under
@@ -89,7 +91,9 @@ replays the tool, asks the two again under new ids, and the tree finishes as it 
 and a tree that rests (`ExecutionStatus.WAITING`) until its first item's model call, answered
 503 with a second's ``Retry-After``, is due: the sweep moves it then; and a tree whose three
 questions nobody answers: once their deadline passed (``expires_after``), the sweep moves it
-and the deadline rejects each (`PauseResolution.EXPIRED`), its channel told once."""
+and the deadline rejects each (`PauseResolution.EXPIRED`), its channel told once; and a tree
+whose three questions' ladder reminds of each once its step is due (the sweep moves it), then
+answered."""
 
 INTERRUPTED = "ToolInterruptedError"
 """The note of a guarded trial whose call was cut off: its branch failed, nothing ran twice."""
@@ -112,6 +116,7 @@ class Outcome:
     keys: dict[str, set[str]] = field(default_factory=dict)
     """The idempotency keys each item's tool ran with."""
     sends: Counter[str] = field(default_factory=Counter)
+    reminds: Counter[str] = field(default_factory=Counter)
     withdraws: Counter[str] = field(default_factory=Counter)
     writes: int = 0
     fenced: int = 0
@@ -190,6 +195,20 @@ async def _expiring(url: str) -> tuple[str, float]:
     return paused.execution_id, paused.wake_at.timestamp()
 
 
+async def _laddered(url: str) -> tuple[str, float]:
+    """A tree whose three questions wait on a ladder: its root, and when their step is due."""
+    app = await App.create(
+        CrashApplication, store=url, providers=[FunctionProvider(model)], lease_ttl=LEASE_TTL
+    )
+    try:
+        paused = await app.execute(CrashLadderWorkflow, ITEMS, owner_id="u", thread_id=THREAD)
+        assert paused.status is ExecutionStatus.PAUSED, paused
+        assert paused.wake_at is not None
+    finally:
+        await app.close()
+    return paused.execution_id, paused.wake_at.timestamp()
+
+
 async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
     """The tree a phase starts from (three items paused) and the worker's arguments."""
     if phase in ("execute", "execute-new", "mcp-execute"):
@@ -199,6 +218,9 @@ async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
         return root, ["wake", str(due)]
     if phase == "expiry":  # the questions' deadline passes; the sweep applies it
         root, due = await _expiring(url)
+        return root, ["wake", str(due)]
+    if phase == "ladder":  # the questions' reminder is due; the sweep takes it
+        root, due = await _laddered(url)
         return root, ["wake", str(due)]
     if phase == "retry":
         root = await _failed(url)
@@ -364,6 +386,7 @@ async def _trial(
         keys=_keys(lines),
         sends=_counted(lines, "send"),
         withdraws=_counted(lines, "withdraw"),
+        reminds=_counted(lines, "remind"),
         writes=int(counts[1]),
         fenced=int(counts[3]),
     )
@@ -420,6 +443,9 @@ def _compare(base: Outcome, trial: Outcome, where: str, *, once: bool = False) -
         problems.append(
             f"{where}: withdraws {dict(trial.withdraws)} against {dict(base.withdraws)}"
         )
+    # A reminder is told at least once: a kill between the call and its record repeats it.
+    if set(trial.reminds) != set(base.reminds) or sum((trial.reminds - base.reminds).values()) > 1:
+        problems.append(f"{where}: reminds {dict(trial.reminds)} against {dict(base.reminds)}")
     if base.sends - trial.sends:
         problems.append(f"{where}: sends {dict(trial.sends)} against {dict(base.sends)}")
     return problems
@@ -460,7 +486,7 @@ async def test_a_kill_before_or_after_any_write_loses_nothing_and_runs_nothing_t
 
 
 @pytest.mark.parametrize(
-    "phase", ["resume", "guarded-resume", "asked-resume", "retry", "wake", "expiry"]
+    "phase", ["resume", "guarded-resume", "asked-resume", "retry", "wake", "expiry", "ladder"]
 )
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_after_takeover(

@@ -463,3 +463,18 @@ async def test_a_question_with_a_deadline_shows_the_time_left_as_it_runs_out(
     await expect(card.locator(".expires")).to_have_text("expires in 1 h 0 min")
     await env.clock.advance(timedelta(minutes=45))  # the page's next read of the inbox says so
     await expect(card.locator(".expires")).to_have_text("expires in 15 min")
+
+
+async def test_a_question_on_a_ladder_shows_when_its_next_reminder_is(deadline_site: Site) -> None:
+    env = deadline_site.env
+    env.mock_llm(deadline_app.RefundAgent).then_return(
+        call_tools(tool_call(deadline_app.RemindedRefundTool, order_id="o-1")), DONE
+    )
+    await env.app.execute(deadline_app.RefundWorkflow, REQUEST, tenant_id="acme", owner_id="ada")
+    page = await deadline_site.open()
+    card = page.locator('li.pause[data-tool="reminded-refund-tool"]')
+    await expect(card.locator(".next-step")).to_have_text("reminder in 1 h 0 min")
+    await env.clock.advance(timedelta(minutes=45))
+    await expect(card.locator(".next-step")).to_have_text("reminder in 15 min")
+    await env.clock.advance(timedelta(minutes=15))  # reminded: the next is a day after asking
+    await expect(card.locator(".next-step")).to_have_text("reminder in 23 h 0 min")

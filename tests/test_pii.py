@@ -439,6 +439,30 @@ async def _leak_check(iban: str, other: str, note: str, caplog: pytest.LogCaptur
         assert other not in text, where
 
 
+async def test_a_reminder_shows_the_channel_the_masked_question_and_its_failure_is_logged_masked(
+    env: TestEnv, caplog: pytest.LogCaptureFixture
+) -> None:
+    env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(RefundTool, order_id="o-7", iban="<IBAN_1>")), DONE
+    )
+    await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
+    seen: list[Any] = []
+
+    def failing(reminder: Any) -> None:
+        seen.append(reminder)
+        raise RuntimeError(f"could not remind of the refund to {IBAN}")
+
+    env.mock_of(pii_app.DeskRefundApprovalChannel).remind.side_effect = failing
+    with caplog.at_level(logging.WARNING):
+        await env.clock.advance(pii_app.REMIND)
+    [reminded] = seen
+    assert reminded.value.arguments.iban == "****3000"
+    assert reminded.reminder == 1
+    [line] = [r.getMessage() for r in caplog.records if "remind-failed" in r.getMessage()]
+    assert IBAN not in line
+    assert "****3000" in line
+
+
 async def test_a_channels_error_is_logged_with_its_personal_data_masked(
     env: TestEnv, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -16,12 +16,14 @@ from agboss import (
     ChannelAsk,
     ChannelOf,
     ChannelOutcome,
+    ChannelReminder,
     ChannelWithdrawal,
     ExecutionContext,
     JoinHandler,
     JoinInput,
     OnInterrupted,
     PauseAnswerer,
+    Remind,
     ToolHandler,
     agent,
     application,
@@ -86,6 +88,10 @@ class _Inbox:
     async def withdraw(self, withdrawal: ChannelWithdrawal[ItemDto]) -> None:
         note(f"withdraw {withdrawal.value.arguments.item_id}@{withdrawal.reference}")
 
+    async def remind(self, reminder: ChannelReminder[ItemDto]) -> None:
+        item = reminder.value.arguments.item_id
+        note(f"remind {item}#{reminder.reminder}@{reminder.reference}")
+
 
 @channel(name="crash-inbox-channel", description="Posts to an inbox")
 class CrashInboxChannel(_Inbox, CrashApprovalChannel): ...
@@ -107,6 +113,24 @@ class CrashExpiringApprovalChannel(ChannelOf[ItemDto]): ...
 
 @channel(name="crash-expiring-inbox-channel", description="Posts to an inbox")
 class CrashExpiringInboxChannel(_Inbox, CrashExpiringApprovalChannel): ...
+
+
+REMIND = timedelta(seconds=1)
+"""When the reminded role reminds of a question: the harness lets that time pass first."""
+
+
+@channel_role(
+    name="crash-reminded-approval-channel",
+    description="Approves an item, reminding whoever was asked",
+    approves=ItemDto,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+    ladder=[Remind(after=REMIND)],
+)
+class CrashRemindedApprovalChannel(ChannelOf[ItemDto]): ...
+
+
+@channel(name="crash-reminded-inbox-channel", description="Posts to an inbox, and reminds")
+class CrashRemindedInboxChannel(_Inbox, CrashRemindedApprovalChannel): ...
 
 
 @tool(
@@ -189,6 +213,32 @@ class CrashGuardedItemAgent: ...
 )
 class CrashExpiringItemTool(CrashItemTool):
     """The item tool's run, asked of a role whose questions expire."""
+
+
+@tool(
+    name="crash-reminded-item-tool",
+    description="Handles an item, its question reminded of",
+    input=ItemDto,
+    output=DoneDto,
+    channel=CrashRemindedApprovalChannel,
+    deps=[ExecutionContext],
+    on_interrupted=OnInterrupted.RERUN,
+)
+class CrashRemindedItemTool(CrashItemTool):
+    """The item tool's run, asked of a role that reminds."""
+
+
+@agent(
+    name="crash-reminded-item-agent",
+    description="Handles one item, whose question is reminded of",
+    prompt="Handle it.",
+    model="test/model",
+    tools=[CrashRemindedItemTool],
+    input=ItemDto,
+    output=DoneDto,
+    max_validation_attempts=0,
+)
+class CrashRemindedItemAgent: ...
 
 
 @agent(
@@ -349,6 +399,21 @@ class CrashExpiryWorkflow:
     """Per item, each question left to expire: its deadline rejects it (`OnExpiry.REJECT`)."""
 
 
+@workflow(
+    name="crash-ladder-workflow",
+    version="1",
+    flow=[
+        start(CrashStart)
+        .returns(ItemsDto)
+        .to_each(CrashRemindedItemAgent, over="items")
+        .join(CrashCountJoin)
+        .to_finish(CrashFinish)
+    ],
+)
+class CrashLadderWorkflow:
+    """Per item, each question reminded of once its ladder's step is due, then answered."""
+
+
 @application(
     name="crash-application",
     workflows=[
@@ -358,8 +423,9 @@ class CrashExpiryWorkflow:
         CrashAskedWorkflow,
         CrashRetryWorkflow,
         CrashExpiryWorkflow,
+        CrashLadderWorkflow,
     ],
-    channels=[CrashInboxChannel, CrashExpiringInboxChannel],
+    channels=[CrashInboxChannel, CrashExpiringInboxChannel, CrashRemindedInboxChannel],
 )
 class CrashApplication: ...
 

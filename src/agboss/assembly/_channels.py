@@ -87,13 +87,17 @@ class ChannelRules(Walk):
                         "supported yet): list only one of them",
                     )
                     continue
+                expires_after, on_expiry = self._deadline(spec, role)
+                self._ladder_within(spec, role, expires_after)
                 tool_channels[cls] = ToolChannel(
                     named,
                     implementations[0],
                     role.name,
                     role.answered_by,
                     role,
-                    *self._deadline(spec, role),
+                    expires_after,
+                    on_expiry,
+                    role.ladder,
                 )
             else:
                 concrete = spec_of(named, ChannelSpec)
@@ -151,10 +155,59 @@ class ChannelRules(Walk):
             )
         return expires_after, on_expiry
 
+    def _ladder_within(
+        self, tool: ToolSpec, role: ChannelRoleSpec, expires_after: timedelta | None
+    ) -> None:
+        """A tool's own deadline must leave its role's ladder room to happen."""
+        if tool.expires_after is None or expires_after is None:
+            return  # the role's own deadline is checked with the role
+        late = [step.after for step in role.ladder if step.after >= expires_after]
+        if late:
+            self.violate(
+                "tool.ladder-past-deadline",
+                tool.name,
+                f"its questions expire after {expires_after}, but its channel {role.name}'s "
+                f"ladder has a step {late[0]} after asking, which would never happen; "
+                "give the tool a deadline after the ladder's last step",
+            )
+
+    def check_ladder(self, role: ChannelRoleSpec) -> None:
+        """A role's ladder: its steps at positive times, in increasing order, before its
+        deadline (that they are steps is the argument types' rule)."""
+        previous = timedelta(0)
+        for place, step in enumerate(role.ladder, start=1):
+            if step.after <= timedelta(0):
+                self.violate(
+                    "channel.ladder-not-positive",
+                    role.name,
+                    f"ladder step {place} is at {step.after!r}; each step is a positive time "
+                    "after the question was asked",
+                )
+                return
+            if step.after <= previous:
+                self.violate(
+                    "channel.ladder-not-increasing",
+                    role.name,
+                    f"ladder step {place} is at {step.after}, not after the step before it "
+                    f"({previous}); list the steps in the order of their times",
+                )
+                return
+            if role.expires_after is not None and step.after >= role.expires_after:
+                self.violate(
+                    "channel.ladder-past-deadline",
+                    role.name,
+                    f"ladder step {place} is at {step.after}, not before its questions' "
+                    f"deadline ({role.expires_after}), so it would never happen; move it "
+                    "before the deadline, or drop it",
+                )
+                return
+            previous = step.after
+
     def check_roles(self) -> None:
         for spec in list(self.components.values()):
             if not isinstance(spec, ChannelRoleSpec):
                 continue
+            self.check_ladder(spec)
             question = spec.asks is not None or spec.answers is not None
             if (spec.approves is None) == (not question) or (
                 question and (spec.asks is None or spec.answers is None)

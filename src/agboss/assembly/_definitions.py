@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 from agboss.assembly._container import Container
+from agboss.components._ladder import LadderStep
 from agboss.components._specs import (
     AgentSpec,
     ApplicationSpec,
@@ -48,6 +49,7 @@ class ToolChannel:
         expires_after: How long its questions wait (the tool's, else the role's; ``None``:
             as long as it takes).
         on_expiry: What the deadline decides.
+        ladder: Its role's ladder: what happens to a question before its deadline.
     """
 
     named: type[Any]
@@ -57,6 +59,7 @@ class ToolChannel:
     role: ChannelRoleSpec | None
     expires_after: timedelta | None = None
     on_expiry: OnExpiry = OnExpiry.REJECT
+    ladder: tuple[LadderStep, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

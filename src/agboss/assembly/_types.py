@@ -95,13 +95,20 @@ def _wanted(expected: Any) -> str:
             [bound] = typing.get_args(option)
             said.append("a class" if bound is Any else f"a {bound.__name__} class")
         elif typing.get_origin(option) is tuple:
-            said.append("a list")
+            said.append(f"a list of {_items(typing.get_args(option)[0])}")
         elif option in _EXAMPLES:
             said.append(_EXAMPLES[option])
         else:
             said.append(f"a {getattr(option, '__name__', option)}")
     none = " or None" if type(None) in typing.get_args(expected) else ""
     return " or ".join(said) + none
+
+
+def _items(item: Any) -> str:
+    """What a list's items are, by name: ``Remind``, ``str``, ``Remind or Escalate``."""
+    union = typing.get_origin(item) in (typing.Union, types.UnionType)
+    options = typing.get_args(item) if union else (item,)
+    return " or ".join(getattr(option, "__name__", str(option)) for option in options)
 
 
 def argument_type_errors(spec: ComponentSpec) -> list[str]:

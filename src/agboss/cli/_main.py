@@ -210,6 +210,8 @@ def _entry_json(entry: InboxEntry) -> dict[str, Any]:
         "owner_id": entry.owner_id,
         "asked_at": entry.asked_at.isoformat(),
         "expires_at": None if entry.expires_at is None else entry.expires_at.isoformat(),
+        "next_step": None if entry.next_step is None else entry.next_step.kind,
+        "next_step_at": None if entry.next_step_at is None else entry.next_step_at.isoformat(),
     }
 
 
@@ -287,7 +289,7 @@ def list_pauses(
     table = Table(title=f"{len(entries)} waiting pause(s)")
     # An id is never cut (a prefix answers nothing): its column folds, never shrinks.
     table.add_column("pause id", min_width=32, overflow="fold")
-    for column in ("asked", "expires", "owner", "agent", "channel", "kind", "tool call"):
+    for column in ("asked", "expires", "next", "owner", "agent", "channel", "kind", "tool call"):
         table.add_column(column, overflow="fold")
     for entry in entries:
         pause = entry.pause
@@ -296,6 +298,7 @@ def list_pauses(
             escape(pause.pause_id) if pause.pause_id else "[dim](its channel's)[/dim]",
             entry.asked_at.strftime("%Y-%m-%d %H:%M"),
             "—" if entry.expires_at is None else entry.expires_at.strftime("%Y-%m-%d %H:%M"),
+            _next_step(entry),
             escape(entry.owner_id),
             escape(pause.agent),
             escape(pause.channel),
@@ -303,6 +306,13 @@ def list_pauses(
             escape(f"{pause.ask.tool}({arguments})"),
         )
     _out().print(table)
+
+
+def _next_step(entry: InboxEntry) -> str:
+    """Its ladder's next step, as the table shows it: ``remind 2026-12-05 14:00``."""
+    if entry.next_step is None or entry.next_step_at is None:
+        return "—"
+    return f"{entry.next_step.kind} {entry.next_step_at.strftime('%Y-%m-%d %H:%M')}"
 
 
 @pauses.command("show")

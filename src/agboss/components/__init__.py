@@ -6,6 +6,7 @@ from agboss.components._channels import (
     ChannelHandler,
     ChannelOf,
     ChannelOutcome,
+    ChannelReminder,
     ChannelWithdrawal,
 )
 from agboss.components._decorators import (
@@ -22,6 +23,7 @@ from agboss.components._decorators import (
 )
 from agboss.components._handlers import ToolHandler
 from agboss.components._joins import BranchResult, JoinHandler, JoinInput, QuorumOutcome
+from agboss.components._ladder import LadderStep, Remind
 from agboss.components._specs import ComponentKind, spec_of
 
 __all__ = [
@@ -31,11 +33,14 @@ __all__ = [
     "ChannelHandler",
     "ChannelOf",
     "ChannelOutcome",
+    "ChannelReminder",
     "ChannelWithdrawal",
     "ComponentKind",
     "JoinHandler",
     "JoinInput",
+    "LadderStep",
     "QuorumOutcome",
+    "Remind",
     "ToolHandler",
     "agent",
     "application",

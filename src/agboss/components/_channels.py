@@ -19,6 +19,7 @@ __all__ = [
     "ChannelHandler",
     "ChannelOf",
     "ChannelOutcome",
+    "ChannelReminder",
     "ChannelWithdrawal",
 ]
 
@@ -87,6 +88,29 @@ class ChannelWithdrawal(Generic[ArgsT]):
     value: ApprovalAsk[ArgsT]
     resolution: PauseResolution
     reference: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelReminder(Generic[ArgsT]):
+    """What a channel's ``remind`` gets: a question still waiting, at a `Remind` step of its
+    role's ladder.
+
+    Attributes:
+        pause_id: The pause's id, as ``send`` got it.
+        value: The question, as ``send`` got it.
+        reference: What ``send`` kept of the question it posted, ``None`` if nothing.
+        reminder: Which reminder this is (1 for the first); with ``pause_id``, a key the
+            channel can drop a repeat by (a crash between the call and its record repeats it).
+        asked_at: When the question was asked, on the application's Clock.
+        expires_at: Its deadline, ``None`` if it has none.
+    """
+
+    pause_id: str
+    value: ApprovalAsk[ArgsT]
+    reference: str | None
+    reminder: int
+    asked_at: datetime
+    expires_at: datetime | None = None
 
 
 MAX_REFERENCE_LENGTH = 1000
@@ -165,6 +189,11 @@ class ChannelHandler(Generic[ArgsT]):
 
     def withdraw(self, withdrawal: ChannelWithdrawal[ArgsT]) -> Awaitable[None] | None:
         """Takes back a question whose pause closed without an answer (a no-op by default)."""
+        return None
+
+    def remind(self, reminder: ChannelReminder[ArgsT]) -> Awaitable[None] | None:
+        """Reminds whoever was asked of a question still waiting, at a `Remind` step of its
+        role's ladder (a no-op by default)."""
         return None
 
 

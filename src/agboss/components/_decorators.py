@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel
 
+from agboss.components._ladder import LadderStep
 from agboss.components._specs import (
     SPEC_ATTRIBUTE,
     AgentSpec,
@@ -237,6 +238,7 @@ def channel_role(
     reply_interpreter: type[Any] | None = None,
     expires_after: timedelta | None = None,
     on_expiry: OnExpiry = OnExpiry.REJECT,
+    ladder: Sequence[LadderStep] = (),
 ) -> Callable[[C], C]:
     """Declares a channel role: an abstract contract ``@channel`` classes implement.
 
@@ -257,6 +259,9 @@ def channel_role(
         on_expiry: What the deadline decides when nobody answered: `OnExpiry.REJECT` (the
             model reads why), `OnExpiry.APPROVE` or `OnExpiry.WITHDRAW` (the step fails
             with `PauseExpiredError`).
+        ladder: What happens to a question nobody answered yet, in the order of its times:
+            `Remind` steps (the channel's ``remind`` is called), each ``after`` a time since
+            the question was asked, before its deadline.
     """
     return _attach(
         ChannelRoleSpec(
@@ -270,6 +275,7 @@ def channel_role(
             reply_interpreter=reply_interpreter,
             expires_after=expires_after,
             on_expiry=on_expiry,
+            ladder=tuple(ladder),
         )
     )
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel
 
+from agboss.components._ladder import LadderStep
 from agboss.enums import DecidedBy, OnExpiry, OnInterrupted, PauseAnswerer
 from agboss.inputs import InputLimits
 from agboss.mcp._servers import McpServer
@@ -143,6 +144,8 @@ class ChannelRoleSpec(ComponentSpec):
     """How long its questions wait for an answer (``None``: as long as it takes)."""
     on_expiry: OnExpiry = OnExpiry.REJECT
     """What a question's deadline decides when nobody answered."""
+    ladder: tuple[LadderStep, ...] = ()
+    """What happens to a question nobody answered yet, at given times before its deadline."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

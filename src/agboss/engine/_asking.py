@@ -24,6 +24,7 @@ from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
 from agboss.engine._channels import ChannelCall, pause_kind
 from agboss.engine._decisions import validate_decision
 from agboss.engine._frame import ExecutionFrame
+from agboss.engine._ladder import climb, first_step_at
 from agboss.enums import OnExpiry, PauseResolution, PauseStatus
 from agboss.errors import (
     AgentFailedError,
@@ -142,6 +143,7 @@ async def ask_approval(
                         if channel.expires_after is None
                         else runtime.clock.now() + channel.expires_after
                     ),
+                    next_step_at=first_step_at(channel.ladder, runtime.clock.now()),
                 )
             )
         )
@@ -167,6 +169,11 @@ async def ask_approval(
         if pause.expires_at <= runtime.clock.now():
             return await _expire(frame, pause, channel, context)
         state.wake(pause.expires_at)  # the tree moves by itself when the deadline passes
+    if pause.next_step_at is not None:
+        if pause.is_sent and pause.next_step_at <= runtime.clock.now():
+            pause = await climb(frame, pause, channel)
+        if pause.next_step_at is not None:
+            state.wake(pause.next_step_at)  # and when its ladder's next step is due
     if pause.is_sent:
         return None
     return await _send(frame, pause, channel, tool, context, args)

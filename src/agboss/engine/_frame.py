@@ -9,6 +9,7 @@ by scope (an agent's visit, a launch's join), so a pass reads only the branches 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import logging
@@ -176,6 +177,9 @@ class PassState:
 
     wake_at: datetime | None = None
     """When the earliest step this pass left resting is due (its next attempt)."""
+    reminding: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held while a channel is reminded and the step recorded: one at a time in a tree, so a
+    crash repeats one reminder, never every branch's."""
     generation: int = 0
     """The tree's generation (`ExecutionRow.generation` of its root): what failed or was
     withdrawn in an earlier one is run, or asked, again when this pass reaches it."""

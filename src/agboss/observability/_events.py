@@ -40,6 +40,8 @@ class ExecutionEventKind(StrEnum):
     """An answer was recorded (``answered_by``, ``approved``)."""
     PAUSE_EXPIRED = "pause-expired"
     """A question's deadline passed with no answer; its ``on_expiry`` decided (``tool``)."""
+    PAUSE_REMINDED = "pause-reminded"
+    """A question still waiting was reminded of, at a step of its role's ladder (``tool``)."""
     ENDED = "ended"
     """The call's work ended: ``status``, and the execution's output in ``output``."""
 

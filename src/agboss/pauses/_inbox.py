@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from agboss.components._ladder import LadderStep
 from agboss.engine._runtime import Runtime
 from agboss.errors import DtoValidationError
 from agboss.pauses._pages import check_limit, cursor_of, keyset_of
 from agboss.records._outputs import PendingPause
-from agboss.store.protocol import WaitingQuery
+from agboss.store.protocol import WaitingPause, WaitingQuery
 
 __all__ = ["InboxEntry", "InboxPage", "list_inbox"]
 
@@ -43,6 +44,10 @@ class InboxEntry:
     workflow's PII rules — so that a screen shows what the question is for."""
     expires_at: datetime | None = None
     """Its deadline (``expires_after``), on the application's Clock; ``None``: none."""
+    next_step: LadderStep | None = None
+    """The next step of its role's ladder (`Remind`), ``None`` when none is left."""
+    next_step_at: datetime | None = None
+    """When that step is due, on the application's Clock."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +116,18 @@ def _request(runtime: Runtime, workflow: str, input_json: str | None) -> Any:
     return outside.arguments(value, definition.graph.start_node.input, outside.policy(workflow))
 
 
+def _next_step(runtime: Runtime, waiting: WaitingPause) -> LadderStep | None:
+    """The ladder step a waiting pause takes next, as its role declares it."""
+    if waiting.next_step_at is None:
+        return None
+    assembly = runtime.assembly
+    tool = assembly.agent_tools.get(waiting.pause.agent, {}).get(waiting.pause.ask.tool)
+    channel = None if tool is None else assembly.tool_channels.get(tool[0])
+    if channel is None or waiting.ladder_step >= len(channel.ladder):
+        return None  # the application no longer declares it
+    return channel.ladder[waiting.ladder_step]
+
+
 async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
     """One page of waiting pauses, masked."""
     found = await runtime.store.pauses.list_waiting(
@@ -143,6 +160,8 @@ async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
             asked_at=waiting.asked_at,
             request=requests[waiting.root_execution_id],
             expires_at=waiting.expires_at,
+            next_step=_next_step(runtime, waiting),
+            next_step_at=waiting.next_step_at,
         )
         for waiting in found[: query.limit]
     ]

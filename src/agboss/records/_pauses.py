@@ -89,6 +89,9 @@ class PauseRecord:
         sent_reference: What its channel keeps of the question it posted (a message's id),
             as its ``send`` gave it (`ChannelOutcome.await_reply`); for its ``withdraw``.
         expires_at: Its deadline, on the application's Clock (``None``: none).
+        ladder_step: How many steps of its role's ladder happened.
+        next_step_at: When the next step of its role's ladder is due (``None``: no step
+            left).
     """
 
     pause_id: str
@@ -114,6 +117,8 @@ class PauseRecord:
     generation: int = 0
     sent_reference: str | None = None
     expires_at: datetime | None = None
+    ladder_step: int = 0
+    next_step_at: datetime | None = None
 
 
 class PauseAnswerRecord(BaseModel):

@@ -276,6 +276,10 @@ class WaitingPause:
     """The root execution's input, as stored: what was asked of the tree (the request)."""
     expires_at: datetime | None = None
     """Its deadline (``expires_after``), if it has one."""
+    ladder_step: int = 0
+    """How many steps of its role's ladder happened."""
+    next_step_at: datetime | None = None
+    """When its ladder's next step is due, if one is left."""
 
 
 class ExecutionRepository(Protocol):

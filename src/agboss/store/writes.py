@@ -41,6 +41,7 @@ __all__ = [
     "CancelExecutions",
     "CancelPause",
     "CancelPendingUnder",
+    "ClimbLadder",
     "ExpirePause",
     "InsertChild",
     "InsertPause",
@@ -326,6 +327,19 @@ class ExpirePause(Write[PauseRecord | None]):
     status: PauseStatus
     answer: PauseAnswer | None
     now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ClimbLadder(Write[bool]):
+    """A Pending pause moves up its role's ladder, from step ``from_step`` to ``to_step``
+    (the steps that were due happened), its next step due at ``next_step_at``. ``False``
+    when it was no longer Pending, or another pass moved it first."""
+
+    tenant_id: str
+    pause_id: str
+    from_step: int
+    to_step: int
+    next_step_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from unittest.mock import DEFAULT, MagicMock
 
 __all__ = ["HANDLER_METHODS", "ComponentMock"]
 
-HANDLER_METHODS = ("run", "send", "withdraw", "interpret")
+HANDLER_METHODS = ("run", "send", "withdraw", "remind", "interpret")
 """The methods the framework calls on components: these are mocked."""
 
 _current: contextvars.ContextVar[Any] = contextvars.ContextVar("agboss_mocked_instance")

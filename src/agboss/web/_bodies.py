@@ -7,7 +7,7 @@ import dataclasses
 import json
 import re
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
 from starlette.requests import Request
@@ -91,6 +91,12 @@ class InboxEntryBody(BaseModel):
     """Its deadline (``expires_after``); ``None``: it waits as long as it takes."""
     expires_in_seconds: float | None = None
     """How long until its deadline, by the server's clock (0 once it passed)."""
+    next_step: Literal["remind"] | None = None
+    """The next step of its role's ladder; ``None`` when none is left."""
+    next_step_at: datetime | None = None
+    """When that step is due."""
+    next_step_in_seconds: float | None = None
+    """How long until that step, by the server's clock (0 once it is due)."""
 
 
 class InboxBody(BaseModel):

@@ -274,10 +274,15 @@ def _entry(app: App, entry: InboxEntry, now: datetime) -> InboxEntryBody:
         arguments_schema=app.arguments_schema(pause),
         request=entry.request,
         expires_at=entry.expires_at,
-        expires_in_seconds=(
-            None if entry.expires_at is None else max(0.0, (entry.expires_at - now).total_seconds())
-        ),
+        expires_in_seconds=_seconds_until(entry.expires_at, now),
+        next_step=None if entry.next_step is None else entry.next_step.kind,
+        next_step_at=entry.next_step_at,
+        next_step_in_seconds=_seconds_until(entry.next_step_at, now),
     )
+
+
+def _seconds_until(moment: datetime | None, now: datetime) -> float | None:
+    return None if moment is None else max(0.0, (moment - now).total_seconds())
 
 
 def pause_router(

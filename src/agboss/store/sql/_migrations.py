@@ -201,6 +201,15 @@ def _deadlines(dialect: Dialect) -> list[Sql]:
     return [Sql("ALTER TABLE pauses ADD COLUMN expires_at BIGINT")]
 
 
+def _ladders(dialect: Dialect) -> list[Sql]:
+    """Where a question is on its role's ladder: how many steps happened, and when the next
+    is due, stored with it so that each step happens once, on any instance."""
+    return [
+        Sql("ALTER TABLE pauses ADD COLUMN ladder_step INTEGER NOT NULL DEFAULT 0"),
+        Sql("ALTER TABLE pauses ADD COLUMN next_step_at BIGINT"),
+    ]
+
+
 STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _frozen,
     _data_not_pickles,
@@ -213,6 +222,7 @@ STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _wakes,
     _sent_references,
     _deadlines,
+    _ladders,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

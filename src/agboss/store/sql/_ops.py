@@ -39,6 +39,7 @@ from agboss.store.writes import (
     CancelExecutions,
     CancelPause,
     CancelPendingUnder,
+    ClimbLadder,
     ExpirePause,
     InsertChild,
     InsertPause,
@@ -326,7 +327,7 @@ def _insert_pause(write: InsertPause) -> Ops:
         f"INSERT INTO pauses ({PAUSE_COLUMNS}, withdrawal) "
         "VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM pauses "
         "WHERE root_execution_id = ?), ?, NULL, FALSE, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, "
-        "NULL, ?, NULL) RETURNING seq",
+        "NULL, ?, 0, ?, NULL) RETURNING seq",
         pause.pause_id,
         pause.tenant_id,
         pause.step_key,
@@ -344,6 +345,7 @@ def _insert_pause(write: InsertPause) -> Ops:
         pause.item_index,
         pause.generation,
         None if pause.expires_at is None else to_micros(pause.expires_at),
+        None if pause.next_step_at is None else to_micros(pause.next_step_at),
     )
     return _when(row, lambda numbered: replace(pause, seq=int(numbered[0])))
 
@@ -500,6 +502,20 @@ def _expire_pause(write: ExpirePause) -> Ops:
             write.answer,
         )
     )
+
+
+def _climb_ladder(write: ClimbLadder) -> Ops:
+    row = yield _one_later(
+        "UPDATE pauses SET ladder_step = ?, next_step_at = ? "
+        "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' AND ladder_step = ? "
+        "RETURNING ladder_step",
+        write.to_step,
+        None if write.next_step_at is None else to_micros(write.next_step_at),
+        write.tenant_id,
+        write.pause_id,
+        write.from_step,
+    )
+    return _when(row, lambda found: found is not None)
 
 
 def _cancel_pause(write: CancelPause) -> Ops:
@@ -827,6 +843,7 @@ _OPS: dict[type[Any], Callable[[Any], Ops]] = {
     CancelPendingUnder: _cancel_pending_under,
     DeleteResolvedPauses: _delete_resolved_pauses,
     ExpirePause: _expire_pause,
+    ClimbLadder: _climb_ladder,
     InsertChild: _insert_child,
     InsertPause: _insert_pause,
     LockTree: _lock_tree,

@@ -468,7 +468,8 @@ class SqlPausedExecutionRepository(_Repository):
         rows = await self._driver.read(
             _all(
                 f"SELECT {columns}, p.root_execution_id, e.workflow, e.thread_id, e.owner_id, "
-                f"p.asked_at, p.seq, e.input_json, p.expires_at FROM pauses p JOIN executions e "
+                f"p.asked_at, p.seq, e.input_json, p.expires_at, p.ladder_step, p.next_step_at "
+                "FROM pauses p JOIN executions e "
                 f"ON e.execution_id = p.root_execution_id WHERE {where} "
                 "ORDER BY p.asked_at, p.root_execution_id, p.seq LIMIT ?",
                 *params,
@@ -486,6 +487,8 @@ class SqlPausedExecutionRepository(_Repository):
                 seq=int(row[12]),
                 input_json=None if row[13] is None else str(row[13]),
                 expires_at=None if row[14] is None else from_micros(int(row[14])),
+                ladder_step=int(row[15]),
+                next_step_at=None if row[16] is None else from_micros(int(row[16])),
             )
             for row in rows
         ]

@@ -17,6 +17,7 @@ from agboss.store.writes import (
     CancelExecutions,
     CancelPause,
     CancelPendingUnder,
+    ClimbLadder,
     ExpirePause,
     InsertChild,
     InsertPause,
@@ -297,6 +298,30 @@ class PauseContract(Contract):
         assert await write_one(store, answer) is not None
         expire = ExpirePause("acme", "p" * 32, PauseStatus.CANCELLED, None, NOW + TTL)
         assert await write_one(store, expire, fence=fence) is None
+
+    async def test_a_pause_climbs_its_ladder_one_step_at_a_time_and_only_while_pending(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        first = NOW + timedelta(hours=1)
+        asked = replace(make_pause(), next_step_at=first)
+        await store.write([InsertPause(asked)], fence=fence)
+        found = await store.pauses.find_by_tenant_id_and_pause_id("acme", "p" * 32)
+        assert found is not None
+        assert (found.ladder_step, found.next_step_at) == (0, first)
+        [waiting] = await store.pauses.list_waiting(WaitingQuery("acme"))
+        assert (waiting.ladder_step, waiting.next_step_at) == (0, first)
+        later = NOW + timedelta(hours=24)
+        climb = ClimbLadder("acme", "p" * 32, 0, 1, later)
+        assert await write_one(store, climb, fence=fence) is True
+        assert await write_one(store, climb, fence=fence) is False  # taken once: it moved on
+        found = await store.pauses.find_by_tenant_id_and_pause_id("acme", "p" * 32)
+        assert found is not None
+        assert (found.ladder_step, found.next_step_at) == (1, later)
+        answer = ResolvePause(asked, PauseStatus.RESOLVED, PauseResolution.REPLIED, ANSWER, NOW)
+        assert await write_one(store, answer) is not None
+        last = ClimbLadder("acme", "p" * 32, 1, 2, None)
+        assert await write_one(store, last, fence=fence) is False  # answered: no step left
 
     async def test_a_tree_rests_paused_with_its_lease_freed(self, store: Store) -> None:
         fence = await self._begin(store)

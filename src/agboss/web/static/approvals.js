@@ -39,6 +39,15 @@
     return seconds > 0 ? `expires in ${waited(seconds)}` : "expired: no longer answerable";
   }
 
+  // A ladder's next step, as a card says it: "reminder in 40 min".
+  const STEPS = { remind: "reminder", escalate: "escalation" };
+  function nextStep(entry) {
+    if (entry.next_step === null || entry.next_step === undefined) return "";
+    const step = STEPS[entry.next_step] || entry.next_step;
+    const seconds = entry.next_step_in_seconds;
+    return seconds > 0 ? `${step} in ${waited(seconds)}` : `${step} due`;
+  }
+
   function shown(value) {
     return typeof value === "string" ? value : JSON.stringify(value);
   }
@@ -228,10 +237,11 @@
     const expires = entry.expires_in_seconds === null || entry.expires_in_seconds === undefined
       ? null
       : el("span", { class: "expires", text: left(entry.expires_in_seconds) });
+    const next = el("span", { class: "next-step", text: nextStep(entry) });
     const kind = entry.ask.kind || "approval";
     const item = el("li", { class: "pause", "data-key": keyOf(entry), "data-tool": entry.ask.tool, "data-kind": kind, "data-state": "waiting" },
       heading(entry, kind),
-      el("p", { class: "meta" }, el("span", { text: `channel: ${entry.channel}` }), waitedFor, expires,
+      el("p", { class: "meta" }, el("span", { text: `channel: ${entry.channel}` }), waitedFor, expires, next,
         entry.item_index === null ? null : el("span", { text: `item ${entry.item_index}` })),
       el("table", { class: "arguments" }, ...rows));
     if (!entry.pause_id) {
@@ -306,6 +316,7 @@
         existing.querySelector(".waited").textContent = `waiting ${waited(entry.waited_seconds)}`;
         const expires = existing.querySelector(".expires");
         if (expires && entry.expires_in_seconds !== null) expires.textContent = left(entry.expires_in_seconds);
+        existing.querySelector(".next-step").textContent = nextStep(entry);
         continue;
       }
       const made = card(entry);
