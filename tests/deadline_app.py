@@ -14,6 +14,7 @@ from agboss import (
     ChannelOutcome,
     ChannelReminder,
     ChannelWithdrawal,
+    Escalate,
     JoinHandler,
     JoinInput,
     OnExpiry,
@@ -82,6 +83,34 @@ def _role(name: str, on_expiry: OnExpiry, after: timedelta | None = DAYS_2) -> A
 class RemindedRefundChannel(ChannelOf[OrderDto]): ...
 
 
+@channel_role(
+    name="lead-refund-channel",
+    description="The thread's owner, the finance lead, approves refunds nobody else did",
+    approves=OrderDto,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+)
+class LeadRefundChannel(ChannelOf[OrderDto]): ...
+
+
+ESCALATION = timedelta(hours=24)
+"""When the escalating role's questions are asked of the lead instead."""
+
+
+@channel_role(
+    name="escalating-refund-channel",
+    description="Refunds the desk is reminded of, then the lead is asked",
+    approves=OrderDto,
+    answered_by=PauseAnswerer.CHANNEL,
+    expires_after=DAYS_2,
+    ladder=[
+        Remind(after=HOUR),
+        Escalate(after=ESCALATION, to=LeadRefundChannel),
+        Remind(after=timedelta(hours=36)),
+    ],
+)
+class EscalatingRefundChannel(ChannelOf[OrderDto]): ...
+
+
 @_role("reject-refund-channel", OnExpiry.REJECT)
 class RejectRefundChannel(ChannelOf[OrderDto]): ...
 
@@ -127,6 +156,29 @@ class WithdrawDeskChannel(_Desk, WithdrawRefundChannel): ...
 class RemindedDeskChannel(_Desk, RemindedRefundChannel): ...
 
 
+@channel(name="escalating-desk-channel", description="Asks the desk, then the lead")
+class EscalatingDeskChannel(_Desk, EscalatingRefundChannel): ...
+
+
+class _Lead:
+    async def send(self, ask: ChannelAsk[OrderDto]) -> ChannelOutcome:
+        TOLD.append(f"lead send {ask.value.arguments.order_id}")
+        PAUSE_IDS.append(ask.pause_id)
+        return ChannelOutcome.await_reply(reference=f"lead/{ask.value.arguments.order_id}")
+
+    async def withdraw(self, withdrawal: ChannelWithdrawal[OrderDto]) -> None:
+        order = withdrawal.value.arguments.order_id
+        TOLD.append(f"lead withdraw {order} {withdrawal.resolution.value} {withdrawal.reference}")
+
+    async def remind(self, reminder: ChannelReminder[OrderDto]) -> None:
+        order = reminder.value.arguments.order_id
+        TOLD.append(f"lead remind {order} #{reminder.reminder} {reminder.reference}")
+
+
+@channel(name="lead-desk-channel", description="Asks the finance lead")
+class LeadDeskChannel(_Lead, LeadRefundChannel): ...
+
+
 class _Refund(ToolHandler[OrderDto, DeskDoneDto]):
     async def run(self, args: OrderDto) -> DeskDoneDto:
         RUNS.append(f"{type(self).__name__} {args.order_id}")
@@ -165,12 +217,17 @@ class UrgentRefundTool(_Refund):
 class RemindedRefundTool(_Refund): ...
 
 
+@_tool("escalating-refund-tool", EscalatingRefundChannel)
+class EscalatingRefundTool(_Refund): ...
+
+
 TOOLS = [
     RejectRefundTool,
     ApproveRefundTool,
     WithdrawRefundTool,
     UrgentRefundTool,
     RemindedRefundTool,
+    EscalatingRefundTool,
 ]
 
 
@@ -316,7 +373,14 @@ class TwoDesksWorkflow: ...
 @application(
     name="deadline-application",
     workflows=[RefundWorkflow, TwoDesksWorkflow, ChildOrdersWorkflow, CollectedOrdersWorkflow],
-    channels=[RejectDeskChannel, ApproveDeskChannel, WithdrawDeskChannel, RemindedDeskChannel],
+    channels=[
+        RejectDeskChannel,
+        ApproveDeskChannel,
+        WithdrawDeskChannel,
+        RemindedDeskChannel,
+        EscalatingDeskChannel,
+        LeadDeskChannel,
+    ],
 )
 class DeadlineApplication: ...
 

@@ -19,6 +19,7 @@ from agboss import (
     JoinHandler,
     JoinInput,
     PauseAnswerer,
+    Remind,
     ReplyInterpretation,
     ReplyInterpreterHandler,
     ToolCallApprovalDecisionDto,
@@ -107,6 +108,7 @@ class SlackRefundApprovalChannel(SlackChannel[RefundDto], RefundApprovalChannel)
     approves=ExpenseDto,
     answered_by=PauseAnswerer.THREAD_OWNER,
     expires_after=timedelta(days=2),  # the message says until when it waits
+    ladder=[Remind(after=timedelta(hours=4))],  # in the question's thread
 )
 class ExpenseApprovalChannel(ChannelOf[ExpenseDto]): ...
 

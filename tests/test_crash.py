@@ -46,6 +46,7 @@ from tests.crash.app import (
     CrashApplication,
     CrashAskedWorkflow,
     CrashChildrenWorkflow,
+    CrashEscalationWorkflow,
     CrashExpiryWorkflow,
     CrashGuardedWorkflow,
     CrashLadderWorkflow,
@@ -75,6 +76,7 @@ PHASES = (
     "wake",
     "expiry",
     "ladder",
+    "escalate",
 )
 """Execute (on a thread the caller names; on a new thread, whose tree is written with its
 first commit); resume one of three per-item pauses; resume one so that its branch fails under
@@ -93,7 +95,8 @@ and a tree that rests (`ExecutionStatus.WAITING`) until its first item's model c
 questions nobody answers: once their deadline passed (``expires_after``), the sweep moves it
 and the deadline rejects each (`PauseResolution.EXPIRED`), its channel told once; and a tree
 whose three questions' ladder reminds of each once its step is due (the sweep moves it), then
-answered."""
+answered; and the same with a ladder that escalates each question to the lead's role, asked
+under a new id, the first channel told, then answered."""
 
 INTERRUPTED = "ToolInterruptedError"
 """The note of a guarded trial whose call was cut off: its branch failed, nothing ran twice."""
@@ -195,13 +198,13 @@ async def _expiring(url: str) -> tuple[str, float]:
     return paused.execution_id, paused.wake_at.timestamp()
 
 
-async def _laddered(url: str) -> tuple[str, float]:
+async def _laddered(url: str, workflow: type[Any]) -> tuple[str, float]:
     """A tree whose three questions wait on a ladder: its root, and when their step is due."""
     app = await App.create(
         CrashApplication, store=url, providers=[FunctionProvider(model)], lease_ttl=LEASE_TTL
     )
     try:
-        paused = await app.execute(CrashLadderWorkflow, ITEMS, owner_id="u", thread_id=THREAD)
+        paused = await app.execute(workflow, ITEMS, owner_id="u", thread_id=THREAD)
         assert paused.status is ExecutionStatus.PAUSED, paused
         assert paused.wake_at is not None
     finally:
@@ -219,8 +222,9 @@ async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
     if phase == "expiry":  # the questions' deadline passes; the sweep applies it
         root, due = await _expiring(url)
         return root, ["wake", str(due)]
-    if phase == "ladder":  # the questions' reminder is due; the sweep takes it
-        root, due = await _laddered(url)
+    if phase in ("ladder", "escalate"):  # the questions' step is due; the sweep takes it
+        ladder = CrashLadderWorkflow if phase == "ladder" else CrashEscalationWorkflow
+        root, due = await _laddered(url, ladder)
         return root, ["wake", str(due)]
     if phase == "retry":
         root = await _failed(url)
@@ -486,7 +490,8 @@ async def test_a_kill_before_or_after_any_write_loses_nothing_and_runs_nothing_t
 
 
 @pytest.mark.parametrize(
-    "phase", ["resume", "guarded-resume", "asked-resume", "retry", "wake", "expiry", "ladder"]
+    "phase",
+    ["resume", "guarded-resume", "asked-resume", "retry", "wake", "expiry", "ladder", "escalate"],
 )
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_after_takeover(

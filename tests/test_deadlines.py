@@ -221,9 +221,10 @@ async def test_a_deadline_that_passed_across_a_restart_is_applied_by_the_new_ins
     assert TOLD == ["send o-1", "withdraw o-1 expired desk/o-1"]
 
 
-async def test_with_two_instances_a_deadline_decides_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_with_two_instances_a_deadline_decides_once(kind: str, tmp_path: Path) -> None:
     deadline_app.clear()
-    async with env_on("sqlite", tmp_path, DeadlineApplication, instances=2) as env:
+    async with env_on(kind, tmp_path, DeadlineApplication, instances=2) as env:
         result = await asked(env, RejectRefundTool)
         await env.clock.jump(DAYS_2)
         await env.apps[0].sweep()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -122,9 +122,12 @@ async def test_a_reminder_due_across_a_restart_is_sent_by_the_new_instances_swee
     assert (await env.app.get(result.execution_id)).status is ExecutionStatus.PAUSED
 
 
-async def test_with_two_instances_sweeping_a_reminder_is_sent_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_with_two_instances_sweeping_a_reminder_is_sent_once(
+    kind: str, tmp_path: Path
+) -> None:
     deadline_app.clear()
-    async with env_on("sqlite", tmp_path, DeadlineApplication, instances=2) as env:
+    async with env_on(kind, tmp_path, DeadlineApplication, instances=2) as env:
         await asked(env, RemindedRefundTool)
         await env.clock.jump(HOUR)
         await env.apps[0].sweep()
@@ -170,16 +173,24 @@ async def test_the_pause_record_says_where_it_is_on_its_ladder(env: TestEnv) -> 
 # ---- assembly ------------------------------------------------------------------------------
 
 
-def _role(name: str, ladder: list[Any], expires_after: timedelta | None = DAYS_2) -> Any:
-    @channel_role(
+def _role(
+    name: str,
+    ladder: list[Any] | Callable[[type[Any]], list[Any]],
+    expires_after: timedelta | None = DAYS_2,
+) -> tuple[type[Any], type[Any]]:
+    """A role named ``name`` with ``ladder`` (or the ladder made from the role's class), and
+    its desk and tool."""
+
+    class Role(ChannelOf[OrderDto]): ...
+
+    channel_role(
         name=name,
         description="A badly laddered role",
         approves=OrderDto,
         answered_by=PauseAnswerer.CHANNEL,
         expires_after=expires_after,
-        ladder=ladder,
-    )
-    class Role(ChannelOf[OrderDto]): ...
+        ladder=ladder(Role) if callable(ladder) else ladder,
+    )(Role)
 
     @channel(name=name.replace("-channel", "-desk-channel"), description="Asks the desk")
     class Desk(deadline_app._Desk, Role): ...

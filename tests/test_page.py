@@ -478,3 +478,15 @@ async def test_a_question_on_a_ladder_shows_when_its_next_reminder_is(deadline_s
     await expect(card.locator(".next-step")).to_have_text("reminder in 15 min")
     await env.clock.advance(timedelta(minutes=15))  # reminded: the next is a day after asking
     await expect(card.locator(".next-step")).to_have_text("reminder in 23 h 0 min")
+
+
+async def test_a_question_whose_ladder_escalates_next_says_so(deadline_site: Site) -> None:
+    env = deadline_site.env
+    env.mock_llm(deadline_app.RefundAgent).then_return(
+        call_tools(tool_call(deadline_app.EscalatingRefundTool, order_id="o-1")), DONE
+    )
+    await env.app.execute(deadline_app.RefundWorkflow, REQUEST, tenant_id="acme", owner_id="ada")
+    page = await deadline_site.open()
+    card = page.locator('li.pause[data-tool="escalating-refund-tool"]')
+    await env.clock.advance(timedelta(hours=1))  # reminded: the lead is asked a day after asking
+    await expect(card.locator(".next-step")).to_have_text("escalation in 23 h 0 min")

@@ -38,6 +38,7 @@ PUBLIC = [
     "ConfigurationError",
     "DecidedBy",
     "DtoValidationError",
+    "Escalate",
     "ExecutionContext",
     "ExecutionEvent",
     "ExecutionEventKind",

@@ -208,6 +208,26 @@ async def test_a_channel_chooses_the_conversation_per_question_from_its_frame(
     assert f"· expires <!date^{due}^" in message.text_of_blocks()
 
 
+async def test_a_reminder_is_a_reply_in_the_questions_thread_that_says_when_it_expires(
+    desk: Desk,
+) -> None:
+    desk.env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(BookExpenseTool, purpose="taxi", amount=12.5)), DONE
+    )
+    asked_at = desk.env.clock.now()
+    await desk.env.app.execute(RefundWorkflow, REQUEST, owner_id="ada")
+    [message] = desk.slack.messages()
+    await desk.env.clock.advance(timedelta(hours=4))
+    [reminder] = desk.slack.replies(message.ts)
+    assert reminder.channel == "D-ada"
+    due = int((asked_at + timedelta(days=2)).timestamp())
+    assert reminder.text.startswith("Reminder: this question still waits for an answer.")
+    assert f"It expires <!date^{due}^" in reminder.text
+    [posted] = desk.slack.calls_of("chat.postMessage")[1:]
+    assert posted.arguments["reply_broadcast"] in (True, "true", "1")
+    assert desk.slack.message(message.ts).buttons() != []  # the question still waits
+
+
 # ---- answering -----------------------------------------------------------------------------
 
 

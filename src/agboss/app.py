@@ -484,7 +484,7 @@ class App:
         found = assembly.tool_named(pause.agent, pause.ask.tool)
         if found is None:  # a pause of a tool this build no longer has
             return False
-        role = assembly.tool_channels[found[0]].role
+        role = assembly.tool_channels[found[0]].asking(pause.channel).role
         return role is not None and role.reply_interpreter is not None
 
     def arguments_schema(self, pause: PendingPause) -> dict[str, Any]:

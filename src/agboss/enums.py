@@ -120,3 +120,6 @@ class PauseResolution(StrEnum):
     nobody was asked (the step failed). An auditor tells it from a cancellation by this."""
     EXPIRED = "expired"
     """Nobody answered before its deadline: its role's (or tool's) ``on_expiry`` decided."""
+    ESCALATED = "escalated"
+    """Nobody answered before an `Escalate` step of its role's ladder: the question was asked
+    of another role instead, under a new pause id."""

@@ -18,6 +18,7 @@ from agboss import (
     ChannelOutcome,
     ChannelReminder,
     ChannelWithdrawal,
+    Escalate,
     ExecutionContext,
     JoinHandler,
     JoinInput,
@@ -133,6 +134,44 @@ class CrashRemindedApprovalChannel(ChannelOf[ItemDto]): ...
 class CrashRemindedInboxChannel(_Inbox, CrashRemindedApprovalChannel): ...
 
 
+@channel_role(
+    name="crash-lead-approval-channel",
+    description="The lead approves an item nobody else did",
+    approves=ItemDto,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+)
+class CrashLeadApprovalChannel(ChannelOf[ItemDto]): ...
+
+
+class _LeadInbox:
+    """Posts to the lead's inbox: its lines name the item as ``lead-<item>``."""
+
+    async def send(self, ask: ChannelAsk[ItemDto]) -> ChannelOutcome:
+        note(f"send lead-{ask.value.arguments.item_id}")
+        return ChannelOutcome.await_reply(reference=f"lead/{ask.value.arguments.item_id}")
+
+    async def withdraw(self, withdrawal: ChannelWithdrawal[ItemDto]) -> None:
+        note(f"withdraw lead-{withdrawal.value.arguments.item_id}@{withdrawal.reference}")
+
+
+@channel(name="crash-lead-inbox-channel", description="Posts to the lead's inbox")
+class CrashLeadInboxChannel(_LeadInbox, CrashLeadApprovalChannel): ...
+
+
+@channel_role(
+    name="crash-escalating-approval-channel",
+    description="Approves an item, or asks the lead once its time passed",
+    approves=ItemDto,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+    ladder=[Escalate(after=REMIND, to=CrashLeadApprovalChannel)],
+)
+class CrashEscalatingApprovalChannel(ChannelOf[ItemDto]): ...
+
+
+@channel(name="crash-escalating-inbox-channel", description="Posts to an inbox")
+class CrashEscalatingInboxChannel(_Inbox, CrashEscalatingApprovalChannel): ...
+
+
 @tool(
     name="crash-item-tool",
     description="Handles an item",
@@ -239,6 +278,32 @@ class CrashRemindedItemTool(CrashItemTool):
     max_validation_attempts=0,
 )
 class CrashRemindedItemAgent: ...
+
+
+@tool(
+    name="crash-escalating-item-tool",
+    description="Handles an item, its question escalated",
+    input=ItemDto,
+    output=DoneDto,
+    channel=CrashEscalatingApprovalChannel,
+    deps=[ExecutionContext],
+    on_interrupted=OnInterrupted.RERUN,
+)
+class CrashEscalatingItemTool(CrashItemTool):
+    """The item tool's run, asked of a role that escalates."""
+
+
+@agent(
+    name="crash-escalating-item-agent",
+    description="Handles one item, whose question is escalated",
+    prompt="Handle it.",
+    model="test/model",
+    tools=[CrashEscalatingItemTool],
+    input=ItemDto,
+    output=DoneDto,
+    max_validation_attempts=0,
+)
+class CrashEscalatingItemAgent: ...
 
 
 @agent(
@@ -414,6 +479,22 @@ class CrashLadderWorkflow:
     """Per item, each question reminded of once its ladder's step is due, then answered."""
 
 
+@workflow(
+    name="crash-escalation-workflow",
+    version="1",
+    flow=[
+        start(CrashStart)
+        .returns(ItemsDto)
+        .to_each(CrashEscalatingItemAgent, over="items")
+        .join(CrashCountJoin)
+        .to_finish(CrashFinish)
+    ],
+)
+class CrashEscalationWorkflow:
+    """Per item, each question asked of the lead once its ladder's step is due, then
+    answered."""
+
+
 @application(
     name="crash-application",
     workflows=[
@@ -424,8 +505,15 @@ class CrashLadderWorkflow:
         CrashRetryWorkflow,
         CrashExpiryWorkflow,
         CrashLadderWorkflow,
+        CrashEscalationWorkflow,
     ],
-    channels=[CrashInboxChannel, CrashExpiringInboxChannel, CrashRemindedInboxChannel],
+    channels=[
+        CrashInboxChannel,
+        CrashExpiringInboxChannel,
+        CrashRemindedInboxChannel,
+        CrashEscalatingInboxChannel,
+        CrashLeadInboxChannel,
+    ],
 )
 class CrashApplication: ...
 

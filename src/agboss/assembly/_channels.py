@@ -9,6 +9,7 @@ from typing import Any
 
 from agboss.assembly._definitions import ToolChannel
 from agboss.assembly._walk import Walk
+from agboss.components._ladder import Escalate
 from agboss.components._specs import (
     ApplicationSpec,
     ChannelRoleSpec,
@@ -36,6 +37,7 @@ class ChannelRules(Walk):
                 role_spec = spec_of(base, ChannelRoleSpec)
                 if role_spec is not None:
                     self.components.setdefault(base, role_spec)
+        targets = self._escalation_targets(listed)
         tool_channels: dict[type[Any], ToolChannel] = {}
         for cls, spec in list(self.components.items()):
             if not isinstance(spec, ToolSpec):
@@ -89,6 +91,21 @@ class ChannelRules(Walk):
                     continue
                 expires_after, on_expiry = self._deadline(spec, role)
                 self._ladder_within(spec, role, expires_after)
+                # An escalated question keeps its deadline, what it decides, and its ladder.
+                escalations = tuple(
+                    ToolChannel(
+                        step.to,
+                        targets[step.to][0],
+                        targets[step.to][1].name,
+                        targets[step.to][1].answered_by,
+                        targets[step.to][1],
+                        expires_after,
+                        on_expiry,
+                        role.ladder,
+                    )
+                    for step in role.ladder
+                    if isinstance(step, Escalate) and step.to in targets
+                )
                 tool_channels[cls] = ToolChannel(
                     named,
                     implementations[0],
@@ -98,6 +115,7 @@ class ChannelRules(Walk):
                     expires_after,
                     on_expiry,
                     role.ladder,
+                    escalations,
                 )
             else:
                 concrete = spec_of(named, ChannelSpec)
@@ -170,6 +188,69 @@ class ChannelRules(Walk):
                 f"ladder has a step {late[0]} after asking, which would never happen; "
                 "give the tool a deadline after the ladder's last step",
             )
+
+    def _escalation_targets(
+        self, listed: list[type[Any]]
+    ) -> dict[type[Any], tuple[type[Any], ChannelRoleSpec]]:
+        """The roles the ladders escalate to, each with its one implementation in
+        ``channels=[...]``; a violation for each `Escalate` step that cannot ask its role."""
+        targets: dict[type[Any], tuple[type[Any], ChannelRoleSpec]] = {}
+        for cls, spec in list(self.components.items()):
+            if not isinstance(spec, ChannelRoleSpec):
+                continue
+            for step in spec.ladder:
+                if not isinstance(step, Escalate):
+                    continue
+                found = self._escalation_target(cls, spec, step, listed)
+                if found is not None:
+                    targets[step.to] = found
+        return targets
+
+    def _escalation_target(
+        self, cls: type[Any], role: ChannelRoleSpec, step: Escalate, listed: list[type[Any]]
+    ) -> tuple[type[Any], ChannelRoleSpec] | None:
+        target = spec_of(step.to, ChannelRoleSpec)
+        to = getattr(step.to, "__qualname__", repr(step.to))
+        if target is None:
+            self.violate(
+                "channel.escalate-not-a-role",
+                role.name,
+                f"its ladder escalates to {to}, which is not a @channel_role class; name the "
+                "role whose channel is asked instead",
+            )
+            return None
+        if step.to is cls:
+            self.violate(
+                "channel.escalate-to-self",
+                role.name,
+                "its ladder escalates to itself; name another role, or remind (Remind) instead",
+            )
+            return None
+        if target.approves is None or target.approves is not role.approves:
+            approves = "nothing" if target.approves is None else target.approves.__name__
+            self.violate(
+                "channel.escalate-approves-mismatch",
+                role.name,
+                f"its ladder escalates to {target.name}, which approves {approves}, not "
+                f"{role.approves.__name__ if role.approves else 'what it approves'}; escalate to "
+                "a role that approves the same DTO",
+            )
+            return None
+        implementations = [c for c in listed if issubclass(c, step.to)]
+        if len(implementations) != 1:
+            self.violate(
+                "channel.escalate-unimplemented",
+                role.name,
+                f"its ladder escalates to {target.name}, which "
+                + (
+                    f"no @channel in channels=[...] implements; add one that subclasses {to}"
+                    if not implementations
+                    else f"{len(implementations)} channels implement; list only one of them"
+                ),
+            )
+            return None
+        self.components.setdefault(step.to, target)
+        return implementations[0], target
 
     def check_ladder(self, role: ChannelRoleSpec) -> None:
         """A role's ladder: its steps at positive times, in increasing order, before its

@@ -50,6 +50,8 @@ class ToolChannel:
             as long as it takes).
         on_expiry: What the deadline decides.
         ladder: Its role's ladder: what happens to a question before its deadline.
+        escalations: The channels its ladder's `Escalate` steps ask instead, each with the
+            question's deadline, ``on_expiry`` and ladder.
     """
 
     named: type[Any]
@@ -60,6 +62,19 @@ class ToolChannel:
     expires_after: timedelta | None = None
     on_expiry: OnExpiry = OnExpiry.REJECT
     ladder: tuple[LadderStep, ...] = ()
+    escalations: tuple[ToolChannel, ...] = ()
+
+    def asking(self, channel: str) -> ToolChannel:
+        """The channel a pause asked under the name ``channel`` is answered through: this one,
+        or the one its ladder escalated the question to."""
+        if channel == self.name:
+            return self
+        found = next((each for each in self.escalations if each.name == channel), None)
+        return self if found is None else found  # a role this build no longer escalates to
+
+    def escalated_to(self, role: type[Any]) -> ToolChannel | None:
+        """The channel an `Escalate` step to ``role`` asks, if the application has it."""
+        return next((each for each in self.escalations if each.named is role), None)
 
 
 @dataclass(frozen=True, slots=True)

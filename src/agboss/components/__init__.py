@@ -23,7 +23,7 @@ from agboss.components._decorators import (
 )
 from agboss.components._handlers import ToolHandler
 from agboss.components._joins import BranchResult, JoinHandler, JoinInput, QuorumOutcome
-from agboss.components._ladder import LadderStep, Remind
+from agboss.components._ladder import Escalate, LadderStep, Remind
 from agboss.components._specs import ComponentKind, spec_of
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "ChannelReminder",
     "ChannelWithdrawal",
     "ComponentKind",
+    "Escalate",
     "JoinHandler",
     "JoinInput",
     "LadderStep",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["LadderStep", "Remind"]
+__all__ = ["Escalate", "LadderStep", "Remind"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,7 +15,7 @@ class Remind:
     question was first asked (on the application's Clock).
 
     Attributes:
-        after: How long after the question was asked.
+        after: How long after the question was first asked.
     """
 
     after: timedelta
@@ -26,5 +26,25 @@ class Remind:
         return "remind"
 
 
-LadderStep = Remind
+@dataclass(frozen=True, slots=True)
+class Escalate:
+    """Asks another channel role instead, ``after`` the question was first asked: the
+    question is withdrawn from its channel (`PauseResolution.ESCALATED`) and asked of the
+    role ``to`` — its implementation, its answerers — under a new pause id.
+
+    Attributes:
+        after: How long after the question was first asked.
+        to: The ``@channel_role`` class asked instead; it approves the same DTO.
+    """
+
+    after: timedelta
+    to: type[Any]
+
+    @property
+    def kind(self) -> Literal["escalate"]:
+        """What the step does, as a listing says it."""
+        return "escalate"
+
+
+LadderStep = Remind | Escalate
 """A step of a role's ``ladder``."""

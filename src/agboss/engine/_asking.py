@@ -9,7 +9,6 @@ pause its tree's failure withdrew is asked again, under a new id, in the generat
 from __future__ import annotations
 
 import asyncio
-import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -21,7 +20,7 @@ from agboss.components._channels import ChannelAsk, ChannelOutcome
 from agboss.components._specs import ToolSpec
 from agboss.context import StepContext
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
-from agboss.engine._channels import ChannelCall, pause_kind
+from agboss.engine._channels import ChannelCall, emit_pause_event, pause_kind
 from agboss.engine._decisions import validate_decision
 from agboss.engine._frame import ExecutionFrame
 from agboss.engine._ladder import climb, first_step_at
@@ -32,9 +31,14 @@ from agboss.errors import (
     LeaseLostError,
     PauseExpiredError,
 )
-from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit
+from agboss.observability._events import ExecutionEventKind
 from agboss.records._model import StepRecord
-from agboss.records._pauses import PauseAnswer, PauseRecord, secret_of, shown_pause_id
+from agboss.records._pauses import (
+    PauseAnswer,
+    PauseRecord,
+    new_pause_id,
+    secret_of,
+)
 from agboss.store._failures import redacted
 from agboss.store.writes import (
     CancelPause,
@@ -45,12 +49,7 @@ from agboss.store.writes import (
     TakePause,
 )
 
-__all__ = ["Approval", "ask_approval", "new_pause_id", "spoken"]
-
-
-def new_pause_id() -> str:
-    """A pause id: 128 random bits from the operating system's CSPRNG, as hex."""
-    return secrets.token_hex(16)
+__all__ = ["Approval", "ask_approval", "spoken"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,18 +146,8 @@ async def ask_approval(
                 )
             )
         )
-        asked = pause
-        emit(
-            lambda: ExecutionEvent(
-                ExecutionEventKind.PAUSE_ASKED,
-                row.execution_id,
-                runtime.clock.now(),
-                agent=agent,
-                tool=tool.name,
-                call_id=asked.ask.call_id,
-                pause_id=shown_pause_id(asked.pause_id, asked.answered_by),
-            )
-        )
+        emit_pause_event(ExecutionEventKind.PAUSE_ASKED, pause, runtime.clock.now())
+    channel = channel.asking(pause.channel)  # the role its ladder escalated it to, if any
     if pause.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN):
         return _approval(pause)
     if pause.status is PauseStatus.CANCELLED:
@@ -171,7 +160,9 @@ async def ask_approval(
         state.wake(pause.expires_at)  # the tree moves by itself when the deadline passes
     if pause.next_step_at is not None:
         if pause.is_sent and pause.next_step_at <= runtime.clock.now():
-            pause = await climb(frame, pause, channel)
+            pause, channel = await climb(frame, pause, channel)
+            if pause.status is not PauseStatus.PENDING:  # an answer was recorded first
+                return None if pause.status is PauseStatus.CANCELLED else _approval(pause)
         if pause.next_step_at is not None:
             state.wake(pause.next_step_at)  # and when its ladder's next step is due
     if pause.is_sent:
@@ -192,7 +183,7 @@ def spoken(span: timedelta) -> str:
 def _expired_error(
     pause: PauseRecord, channel: ToolChannel, context: StepContext
 ) -> PauseExpiredError:
-    waited = spoken(_waited(pause))
+    waited = spoken(_waited(pause, channel))
     return PauseExpiredError(
         f"nobody answered {channel.name} about {pause.ask.tool} within {waited}: its deadline "
         "withdrew the question (on_expiry=withdraw)",
@@ -205,7 +196,10 @@ def _expired_error(
     )
 
 
-def _waited(pause: PauseRecord) -> timedelta:
+def _waited(pause: PauseRecord, channel: ToolChannel) -> timedelta:
+    """How long the question waited: since it was first asked (before any escalation)."""
+    if channel.expires_after is not None:
+        return channel.expires_after
     assert pause.expires_at is not None
     return pause.expires_at - pause.asked_at
 
@@ -221,7 +215,7 @@ async def _expire(
     if channel.on_expiry is not OnExpiry.WITHDRAW:
         status = PauseStatus.TAKEN  # taken with the step that acts on it, as a decided one
         approved = channel.on_expiry is OnExpiry.APPROVE
-        why = f"no answer within {spoken(_waited(pause))}"
+        why = f"no answer within {spoken(_waited(pause, channel))}"
         answer = PauseAnswer(decision=ToolCallApprovalDecisionDto(approved=approved, reason=why))
     expiry = ExpirePause(pause.tenant_id, pause.pause_id, status, answer, runtime.clock.now())
     expired = await frame.writes.commit_one(expiry)
@@ -232,17 +226,7 @@ async def _expire(
         if found is None or found.status in (PauseStatus.PENDING, PauseStatus.CANCELLED):
             return None
         return _approval(found)
-    emit(
-        lambda: ExecutionEvent(
-            ExecutionEventKind.PAUSE_EXPIRED,
-            pause.execution_id,
-            runtime.clock.now(),
-            agent=pause.agent,
-            tool=pause.ask.tool,
-            call_id=pause.ask.call_id,
-            pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
-        )
-    )
+    emit_pause_event(ExecutionEventKind.PAUSE_EXPIRED, pause, runtime.clock.now())
     if answer is None:
         raise _expired_error(expired, channel, context)
     return _approval(expired)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from opentelemetry.trace import Span
@@ -25,8 +26,9 @@ from agboss.engine._runtime import Runtime
 from agboss.engine._timeouts import run_within
 from agboss.enums import PauseKind
 from agboss.mcp._input import McpInputRequest, answer_model
+from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit
 from agboss.observability._tracing import span
-from agboss.records._pauses import PauseRecord, secret_of
+from agboss.records._pauses import PauseRecord, secret_of, shown_pause_id
 from agboss.store._failures import redacted
 from agboss.store.protocol import ExecutionRow
 
@@ -35,10 +37,12 @@ __all__ = [
     "TOOL_INTERRUPTED",
     "ChannelCall",
     "asked_arguments",
+    "emit_pause_event",
     "pause_kind",
     "question_spec",
     "shown_error",
     "tool_of",
+    "warn_failed",
 ]
 
 
@@ -69,7 +73,7 @@ def tool_of(runtime: Runtime, pause: PauseRecord) -> tuple[ToolSpec, ToolChannel
     if pause.step.kind == TOOL_INPUT:
         question = McpInputRequest.model_validate(pause.ask.arguments)
         tool_spec = question_spec(tool_spec, question)
-    return tool_spec, assembly.tool_channels[tool_cls]
+    return tool_spec, assembly.tool_channels[tool_cls].asking(pause.channel)
 
 
 def question_spec(tool: ToolSpec, question: McpInputRequest) -> ToolSpec:
@@ -88,6 +92,47 @@ def shown_error(runtime: Runtime, workflow: str, pause: PauseRecord, error: Base
     """A channel's error as a log line shows it: a channel pause's id and personal data
     masked."""
     return runtime.assembly.pii_policy(workflow).outside(repr(redacted(error, secret_of(pause))))
+
+
+def warn_failed(
+    runtime: Runtime,
+    row: ExecutionRow,
+    pause: PauseRecord,
+    channel: str,
+    method: str,
+    error: BaseException,
+) -> None:
+    """The one warning of a best-effort call of a channel (``withdraw``, ``remind``) that
+    raised or ran past its timeout: ``channel.<method>-failed``, the error masked."""
+    runtime.logger.warning(
+        "channel.%s-failed: %s failed on a question of execution %s: %s",
+        method,
+        channel,
+        row.execution_id,
+        shown_error(runtime, row.workflow, pause, error),
+        extra={
+            "event": f"channel.{method}-failed",
+            "execution_id": row.execution_id,
+            "tenant_id": row.tenant_id,
+            "channel": channel,
+        },
+    )
+
+
+def emit_pause_event(kind: ExecutionEventKind, pause: PauseRecord, at: datetime) -> None:
+    """An event about a pause (asked, reminded, escalated, expired): its call, and its id
+    unless it is a channel's."""
+    emit(
+        lambda: ExecutionEvent(
+            kind,
+            pause.execution_id,
+            at,
+            agent=pause.agent,
+            tool=pause.ask.tool,
+            call_id=pause.ask.call_id,
+            pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
+        )
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -601,6 +601,12 @@ class Engine:
             return None
         start = PassStart.taken(taken)
         woken = row.wake_at is not None and row.wake_at <= runtime.clock.now()
+        if not (woken or start.recovering or start.resolved is None or start.resolved):
+            # Resting, nothing answered, nothing due: found for a channel owed a withdraw
+            # (a pass cut off after it rested), which is all there is to do.
+            await taken.release()
+            await tell_owed_withdrawals(runtime, execution_id)
+            return None
         if woken:  # every branch is re-entered: the resting step's path is not known
             start = replace(start, woken=True)
         why = (

@@ -15,12 +15,13 @@ from datetime import datetime
 
 from agboss.assembly._definitions import ToolChannel
 from agboss.components._channels import ChannelReminder
-from agboss.components._ladder import LadderStep
-from agboss.engine._channels import ChannelCall, shown_error, tool_of
+from agboss.components._ladder import Escalate, LadderStep, Remind
+from agboss.engine._channels import ChannelCall, emit_pause_event, tool_of, warn_failed
 from agboss.engine._frame import ExecutionFrame
-from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit
-from agboss.records._pauses import PauseRecord, shown_pause_id
-from agboss.store.writes import ClimbLadder
+from agboss.enums import PauseStatus
+from agboss.observability._events import ExecutionEventKind
+from agboss.records._pauses import PauseRecord, new_pause_id
+from agboss.store.writes import ClimbLadder, EscalatePause
 
 __all__ = ["climb", "first_step_at"]
 
@@ -30,16 +31,20 @@ def first_step_at(ladder: tuple[LadderStep, ...], asked_at: datetime) -> datetim
     return asked_at + ladder[0].after if ladder else None
 
 
-async def climb(frame: ExecutionFrame, pause: PauseRecord, channel: ToolChannel) -> PauseRecord:
+async def climb(
+    frame: ExecutionFrame, pause: PauseRecord, channel: ToolChannel
+) -> tuple[PauseRecord, ToolChannel]:
     """Takes the steps of ``pause``'s ladder that are due (its ``next_step_at`` passed).
 
     Returns:
-        The pause as it is now on its ladder.
+        The pause to go on with and its channel: the same pause, further up its ladder; or
+        the question asked of another role, not sent yet (`Escalate`); or, when an answer was
+        recorded first, the pause as it is now.
     """
     ladder = channel.ladder
     assert pause.next_step_at is not None
     if pause.ladder_step >= len(ladder):  # the role's ladder was shortened since: none left
-        return replace(pause, next_step_at=None)
+        return replace(pause, next_step_at=None), channel
     # The times are from the first asking: the stored next time, less its step's offset.
     origin = pause.next_step_at - ladder[pause.ladder_step].after
     now = frame.runtime.clock.now()
@@ -47,12 +52,58 @@ async def climb(frame: ExecutionFrame, pause: PauseRecord, channel: ToolChannel)
     while reached < len(ladder) and origin + ladder[reached].after <= now:
         reached += 1
     next_at = origin + ladder[reached].after if reached < len(ladder) else None
+    due = ladder[pause.ladder_step : reached]
+    escalate = next((step for step in reversed(due) if isinstance(step, Escalate)), None)
+    target = None if escalate is None else channel.escalated_to(escalate.to)
+    if target is not None:
+        return await _escalate(frame, pause, target, reached, next_at)
     moved = ClimbLadder(pause.tenant_id, pause.pause_id, pause.ladder_step, reached, next_at)
+    reminder = sum(isinstance(step, Remind) for step in ladder[:reached])
     async with frame.state.reminding:
         await frame.writes.flush()  # the lease is held before the channel is called
-        await _remind(frame, pause, reached)
+        await _remind(frame, pause, reminder)
         await frame.writes.commit_one(moved)
-    return replace(pause, ladder_step=reached, next_step_at=next_at)
+    return replace(pause, ladder_step=reached, next_step_at=next_at), channel
+
+
+async def _escalate(
+    frame: ExecutionFrame,
+    pause: PauseRecord,
+    target: ToolChannel,
+    reached: int,
+    next_at: datetime | None,
+) -> tuple[PauseRecord, ToolChannel]:
+    """Withdraws the question from its channel and asks it of ``target`` under a new id, in
+    one commit; the pass then sends it (and tells the first channel, which is owed a
+    ``withdraw``)."""
+    runtime = frame.runtime
+    now = runtime.clock.now()
+    asked = replace(
+        pause,
+        pause_id=new_pause_id(),  # the right to answer is the new channel's alone
+        status=PauseStatus.PENDING,
+        resolution=None,
+        is_sent=False,
+        answered_by=target.answered_by,
+        channel=target.name,
+        answer=None,
+        asked_at=now,
+        resolved_at=None,
+        sent_reference=None,
+        ladder_step=reached,
+        next_step_at=next_at,
+        escalation=pause.escalation + 1,
+    )
+    escalated = await frame.writes.commit_one(
+        EscalatePause(pause.tenant_id, pause.pause_id, asked, now)
+    )
+    if escalated is None:  # an answer was recorded first: it is taken instead
+        found = await runtime.store.pauses.find_by_tenant_id_and_pause_id(
+            pause.tenant_id, pause.pause_id
+        )
+        return (pause if found is None else found), target
+    emit_pause_event(ExecutionEventKind.PAUSE_ESCALATED, escalated.asked, now)
+    return escalated.asked, target
 
 
 async def _remind(frame: ExecutionFrame, pause: PauseRecord, reminder: int) -> None:
@@ -76,27 +127,6 @@ async def _remind(frame: ExecutionFrame, pause: PauseRecord, reminder: int) -> N
         with call.traced("channel-remind", reminder=str(reminder)):
             await call.bounded(call.handler.remind(reminded), "remind")
     except Exception as error:
-        runtime.logger.warning(
-            "channel.remind-failed: %s could not remind of a question of execution %s: %s",
-            channel.name,
-            row.execution_id,
-            shown_error(runtime, row.workflow, pause, error),
-            extra={
-                "event": "channel.remind-failed",
-                "execution_id": row.execution_id,
-                "tenant_id": row.tenant_id,
-                "channel": channel.name,
-            },
-        )
+        warn_failed(runtime, row, pause, channel.name, "remind", error)
         return
-    emit(
-        lambda: ExecutionEvent(
-            ExecutionEventKind.PAUSE_REMINDED,
-            pause.execution_id,
-            runtime.clock.now(),
-            agent=pause.agent,
-            tool=pause.ask.tool,
-            call_id=pause.ask.call_id,
-            pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
-        )
-    )
+    emit_pause_event(ExecutionEventKind.PAUSE_REMINDED, pause, runtime.clock.now())

@@ -33,6 +33,7 @@ from agboss.store.writes import (
     BeginExecution,
     CancelPause,
     CancelPendingUnder,
+    EscalatePause,
     ExpirePause,
     InsertPause,
     JournalRead,
@@ -409,6 +410,8 @@ class PassWrites:
                 for pause in closed
                 if isinstance(pause, PauseRecord) and pause.is_sent
             )
+        elif isinstance(write, EscalatePause) and result is not None and result.closed.is_sent:
+            self._owed.add((write.tenant_id, write.pause_id))  # asked of another role instead
         elif isinstance(write, MarkWithdrawn):
             self._owed.discard((write.tenant_id, write.pause_id))
 

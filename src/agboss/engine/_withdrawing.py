@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from agboss.components._channels import ChannelWithdrawal
-from agboss.engine._channels import ChannelCall, shown_error, tool_of
+from agboss.engine._channels import ChannelCall, tool_of, warn_failed
 from agboss.engine._lease import take_lease
 from agboss.engine._runtime import Runtime
 from agboss.enums import PauseResolution
@@ -44,18 +44,7 @@ async def withdraw(
         with call.traced("channel-withdraw", resolution=resolution.value):
             await call.bounded(call.handler.withdraw(withdrawal), "withdraw")
     except Exception as error:
-        runtime.logger.warning(
-            "channel.withdraw-failed: %s could not withdraw a question of execution %s: %s",
-            channel.name,
-            row.execution_id,
-            shown_error(runtime, row.workflow, pause, error),
-            extra={
-                "event": "channel.withdraw-failed",
-                "execution_id": row.execution_id,
-                "tenant_id": row.tenant_id,
-                "channel": channel.name,
-            },
-        )
+        warn_failed(runtime, row, pause, channel.name, "withdraw", error)
 
 
 async def withdraw_closed(

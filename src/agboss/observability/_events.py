@@ -42,6 +42,9 @@ class ExecutionEventKind(StrEnum):
     """A question's deadline passed with no answer; its ``on_expiry`` decided (``tool``)."""
     PAUSE_REMINDED = "pause-reminded"
     """A question still waiting was reminded of, at a step of its role's ladder (``tool``)."""
+    PAUSE_ESCALATED = "pause-escalated"
+    """A question nobody answered was asked of another role, under a new id (``tool``; the
+    new ``pause_id`` unless it is a channel's)."""
     ENDED = "ended"
     """The call's work ended: ``status``, and the execution's output in ``output``."""
 

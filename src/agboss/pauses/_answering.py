@@ -192,6 +192,14 @@ async def move_answered(engine: Engine, recorded: Recorded, *, record: bool) -> 
         ) from error
 
 
+def _closed_as(pause: PauseRecord) -> str:
+    """How a closed pause is said to a late answer: ``escalated`` for a question asked of
+    another role (under a new id), else its status."""
+    if pause.resolution is PauseResolution.ESCALATED:
+        return "escalated"
+    return pause.status.value
+
+
 def _expired(pause: PauseRecord, now: datetime) -> bool:
     """Whether a waiting pause's deadline has passed: no answer is taken after it."""
     return (
@@ -234,6 +242,8 @@ async def record_answer(
     repeated = _repeated(engine, pause, row, responder, decision, reply) if repeat_ok else None
     if repeated is not None:
         return Recorded(repeated)
+    if pause.status is not PauseStatus.PENDING:  # closed: no reply is read for nothing
+        raise NotPausedError(_closed_as(pause))
     if _expired(pause, runtime.clock.now()):
         raise NotPausedError("expired")  # its deadline passed: the tree's next pass decides
     tool_spec, channel = tool_of(runtime, pause)
@@ -268,7 +278,7 @@ async def record_answer(
                 return Recorded(again)
         if current is not None and _expired(current, runtime.clock.now()):
             raise NotPausedError("expired")
-        raise NotPausedError(current.status.value if current else "gone")
+        raise NotPausedError(_closed_as(current) if current else "gone")
     log_event(
         runtime.logger,
         logging.INFO,

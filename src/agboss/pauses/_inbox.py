@@ -45,7 +45,8 @@ class InboxEntry:
     expires_at: datetime | None = None
     """Its deadline (``expires_after``), on the application's Clock; ``None``: none."""
     next_step: LadderStep | None = None
-    """The next step of its role's ladder (`Remind`), ``None`` when none is left."""
+    """The next step of its role's ladder (`Remind` or `Escalate`), ``None`` when none is
+    left."""
     next_step_at: datetime | None = None
     """When that step is due, on the application's Clock."""
 

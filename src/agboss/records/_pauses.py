@@ -6,6 +6,7 @@ permanent history of who answered what, written once per pause when it is resolv
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -23,9 +24,15 @@ __all__ = [
     "PauseAnswer",
     "PauseAnswerRecord",
     "PauseRecord",
+    "new_pause_id",
     "secret_of",
     "shown_pause_id",
 ]
+
+
+def new_pause_id() -> str:
+    """A pause id: 128 random bits from the operating system's CSPRNG, as hex."""
+    return secrets.token_hex(16)
 
 
 def secret_of(pause: PauseRecord) -> str | None:
@@ -92,6 +99,8 @@ class PauseRecord:
         ladder_step: How many steps of its role's ladder happened.
         next_step_at: When the next step of its role's ladder is due (``None``: no step
             left).
+        escalation: How many times its question was escalated before it was asked here (0:
+            as first asked).
     """
 
     pause_id: str
@@ -119,6 +128,7 @@ class PauseRecord:
     expires_at: datetime | None = None
     ladder_step: int = 0
     next_step_at: datetime | None = None
+    escalation: int = 0
 
 
 class PauseAnswerRecord(BaseModel):
@@ -141,6 +151,8 @@ class PauseAnswerRecord(BaseModel):
             again a call that may have run.
         generation: The tree's retry it was asked in: 0 for a question as first asked, ``n``
             for one the ``n``-th `App.retry` asked again (a failure had withdrawn it).
+        escalation: How many times the question was escalated before it was asked of
+            ``role`` (its role's ladder, `Escalate`): 0 as first asked.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -159,6 +171,7 @@ class PauseAnswerRecord(BaseModel):
     seq: int = 0
     kind: PauseKind = PauseKind.APPROVAL
     generation: int = 0
+    escalation: int = 0
 
     @classmethod
     def of(
@@ -184,6 +197,7 @@ class PauseAnswerRecord(BaseModel):
             seq=pause.seq,
             kind=pause.ask.kind,
             generation=pause.generation,
+            escalation=pause.escalation,
         )
 
 

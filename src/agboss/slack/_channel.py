@@ -13,12 +13,20 @@ from agboss.components import (
     ChannelAsk,
     ChannelHandler,
     ChannelOutcome,
+    ChannelReminder,
     ChannelWithdrawal,
 )
 from agboss.context import ExecutionContext
 from agboss.enums import PauseResolution
 from agboss.errors import ConfigurationError
-from agboss.slack._blocks import Question, Token, closed_blocks, question_blocks, question_text
+from agboss.slack._blocks import (
+    Question,
+    Token,
+    closed_blocks,
+    question_blocks,
+    question_text,
+    slack_time,
+)
 from agboss.slack._workspace import SlackWorkspace
 
 __all__ = ["SlackChannel", "message_reference", "read_reference"]
@@ -29,6 +37,8 @@ _WHY = {
     PauseResolution.WITHDRAWN: "_No longer needed: the question was withdrawn before an answer._",
     PauseResolution.CANCELLED: "_Cancelled: the conversation ended before an answer._",
     PauseResolution.EXPIRED: "_Expired: nobody answered before its deadline, which decided._",
+    PauseResolution.ESCALATED: "_Escalated: nobody answered in time, so it was asked of "
+    "someone else._",
 }
 
 
@@ -109,6 +119,22 @@ class SlackChannel(ChannelHandler[ArgsT]):
             reference=message_reference(str(posted["channel"]), str(posted["ts"]))
         )
 
+    async def remind(self, reminder: ChannelReminder[ArgsT]) -> None:
+        """Reminds in the question's thread, shown in the conversation too (a step of its
+        role's ladder)."""
+        found = read_reference(reminder.reference)
+        if found is None:
+            return  # posted by an earlier build that kept nothing: nothing to reply to
+        conversation, ts = found
+        await self.workspace.client.chat_postMessage(
+            channel=conversation,
+            thread_ts=ts,
+            reply_broadcast=True,
+            text=reminder_text(reminder),
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+
     async def withdraw(self, withdrawal: ChannelWithdrawal[ArgsT]) -> None:
         """Takes the question back: its message says why, its buttons gone."""
         found = read_reference(withdrawal.reference)
@@ -123,6 +149,14 @@ class SlackChannel(ChannelHandler[ArgsT]):
             text=f"{question_text(question)}: {why.strip('_')}",
             blocks=closed_blocks(question, why),
         )
+
+
+def reminder_text(reminder: ChannelReminder[Any]) -> str:
+    """A reminder as the question's thread shows it."""
+    said = "Reminder: this question still waits for an answer."
+    if reminder.expires_at is not None:
+        said += f" It expires {slack_time(reminder.expires_at)}."
+    return said
 
 
 def _question(ask: ApprovalAsk[Any], agent: str, channel: str, accepts_reply: bool) -> Question:

@@ -97,7 +97,7 @@ PAUSE_COLUMNS = (
     "pause_id, tenant_id, step_key, root_execution_id, execution_id, seq, status, resolution, "
     "is_sent, answered_by, channel, agent, ask_json, step_json, answer_json, asked_at, "
     "resolved_at, branch_path, item_index, generation, sent_reference, expires_at, "
-    "ladder_step, next_step_at"
+    "ladder_step, next_step_at, escalation"
 )
 
 
@@ -137,6 +137,7 @@ def pause_of(row: Any) -> PauseRecord:
         expires_at=None if row[21] is None else from_micros(int(row[21])),
         ladder_step=int(row[22]),
         next_step_at=None if row[23] is None else from_micros(int(row[23])),
+        escalation=int(row[24]),
     )
 
 

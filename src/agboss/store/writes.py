@@ -42,6 +42,8 @@ __all__ = [
     "CancelPause",
     "CancelPendingUnder",
     "ClimbLadder",
+    "EscalatePause",
+    "Escalated",
     "ExpirePause",
     "InsertChild",
     "InsertPause",
@@ -340,6 +342,27 @@ class ClimbLadder(Write[bool]):
     from_step: int
     to_step: int
     next_step_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Escalated:
+    """What `EscalatePause` did: the pause it closed, and the one it asked instead."""
+
+    closed: PauseRecord
+    asked: PauseRecord
+
+
+@dataclass(frozen=True, slots=True)
+class EscalatePause(Write[Escalated | None]):
+    """Pending → Cancelled (`PauseResolution.ESCALATED`, with its audit entry; its channel owed
+    a ``withdraw`` if it was sent), and ``asked`` — the question asked of another role, under
+    a new id, for the same step — inserted with it: both or neither. ``None`` when it was no
+    longer Pending (an answer won)."""
+
+    tenant_id: str
+    pause_id: str
+    asked: PauseRecord
+    now: datetime
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,7 +91,7 @@ class InboxEntryBody(BaseModel):
     """Its deadline (``expires_after``); ``None``: it waits as long as it takes."""
     expires_in_seconds: float | None = None
     """How long until its deadline, by the server's clock (0 once it passed)."""
-    next_step: Literal["remind"] | None = None
+    next_step: Literal["remind", "escalate"] | None = None
     """The next step of its role's ladder; ``None`` when none is left."""
     next_step_at: datetime | None = None
     """When that step is due."""

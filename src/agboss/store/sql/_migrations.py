@@ -210,6 +210,35 @@ def _ladders(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _escalations(dialect: Dialect) -> list[Sql]:
+    """A question escalated by its role's ladder is asked anew, under a new id, for the same
+    step: pauses and their audit entries are keyed by the escalation too."""
+    keyed = ' COLLATE "C"' if dialect.name == "postgres" else ""
+    columns = "tenant_id, root_execution_id, seq, step_key, execution_id, entry_json, generation"
+    return [
+        Sql("ALTER TABLE pauses ADD COLUMN escalation INTEGER NOT NULL DEFAULT 0"),
+        Sql("DROP INDEX pauses_by_step"),
+        Sql(
+            "CREATE UNIQUE INDEX pauses_by_step "
+            "ON pauses (execution_id, step_key, generation, escalation)"
+        ),
+        Sql(
+            "CREATE TABLE pause_answers_by_escalation (tenant_id TEXT NOT NULL, "
+            f"root_execution_id TEXT{keyed} NOT NULL, seq BIGINT NOT NULL, "
+            "step_key TEXT NOT NULL, execution_id TEXT NOT NULL, entry_json TEXT NOT NULL, "
+            "generation INTEGER NOT NULL DEFAULT 0, escalation INTEGER NOT NULL DEFAULT 0, "
+            "PRIMARY KEY (tenant_id, root_execution_id, execution_id, step_key, generation, "
+            "escalation))"
+        ),
+        Sql(
+            f"INSERT INTO pause_answers_by_escalation ({columns}) "
+            f"SELECT {columns} FROM pause_answers"
+        ),
+        Sql("DROP TABLE pause_answers"),
+        Sql("ALTER TABLE pause_answers_by_escalation RENAME TO pause_answers"),
+    ]
+
+
 STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _frozen,
     _data_not_pickles,
@@ -223,6 +252,7 @@ STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _sent_references,
     _deadlines,
     _ladders,
+    _escalations,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

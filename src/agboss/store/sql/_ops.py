@@ -28,7 +28,7 @@ from agboss.store._rows import (
 )
 from agboss.store._times import from_micros, to_micros
 from agboss.store.protocol import ExecutionRow, Fence
-from agboss.store.sql._dialect import KEY_END, Deferred, Later, Returns, Sql
+from agboss.store.sql._dialect import KEY_END, Deferred, Later, Returns, Sql, computed
 from agboss.store.sql._driver import Shape
 from agboss.store.writes import (
     Acquired,
@@ -40,6 +40,8 @@ from agboss.store.writes import (
     CancelPause,
     CancelPendingUnder,
     ClimbLadder,
+    Escalated,
+    EscalatePause,
     ExpirePause,
     InsertChild,
     InsertPause,
@@ -327,7 +329,7 @@ def _insert_pause(write: InsertPause) -> Ops:
         f"INSERT INTO pauses ({PAUSE_COLUMNS}, withdrawal) "
         "VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM pauses "
         "WHERE root_execution_id = ?), ?, NULL, FALSE, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, "
-        "NULL, ?, 0, ?, NULL) RETURNING seq",
+        "NULL, ?, ?, ?, ?, NULL) RETURNING seq",
         pause.pause_id,
         pause.tenant_id,
         pause.step_key,
@@ -345,7 +347,9 @@ def _insert_pause(write: InsertPause) -> Ops:
         pause.item_index,
         pause.generation,
         None if pause.expires_at is None else to_micros(pause.expires_at),
+        pause.ladder_step,
         None if pause.next_step_at is None else to_micros(pause.next_step_at),
+        pause.escalation,
     )
     return _when(row, lambda numbered: replace(pause, seq=int(numbered[0])))
 
@@ -363,7 +367,9 @@ def _mark_pause_sent(write: MarkPauseSent) -> Ops:
     return _when(row, lambda found: None if found is None else PauseStatus(found[0]))
 
 
-_AUDIT_COLUMNS = "tenant_id, root_execution_id, seq, step_key, execution_id, generation, entry_json"
+_AUDIT_COLUMNS = (
+    "tenant_id, root_execution_id, seq, step_key, execution_id, generation, escalation, entry_json"
+)
 
 
 def _audit(pause: PauseRecord, resolution: PauseResolution, now: datetime, answer: Any) -> Sql:
@@ -376,7 +382,7 @@ def _audit(pause: PauseRecord, resolution: PauseResolution, now: datetime, answe
 
 def _save_answer(tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord) -> Sql:
     return _do(
-        f"INSERT INTO pause_answers ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+        f"INSERT INTO pause_answers ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT DO NOTHING",
         tenant_id,
         root_execution_id,
@@ -384,6 +390,7 @@ def _save_answer(tenant_id: str, root_execution_id: str, answer: PauseAnswerReco
         answer.step.key,
         answer.execution_id,
         answer.generation,
+        answer.escalation,
         answer.model_dump_json(),
     )
 
@@ -408,7 +415,8 @@ def _resolve_pause(write: ResolvePause) -> Ops:
     entry = PauseAnswerRecord.of(pause, write.resolution, write.now, answer)
     yield _do(
         f"INSERT INTO pause_answers ({_AUDIT_COLUMNS}) "
-        "SELECT tenant_id, root_execution_id, seq, step_key, execution_id, generation, ? "
+        "SELECT tenant_id, root_execution_id, seq, step_key, execution_id, generation, "
+        "escalation, ? "
         "FROM pauses "
         "WHERE tenant_id = ? AND pause_id = ? AND status = ? AND resolved_at = ? "
         "ON CONFLICT DO NOTHING",
@@ -516,6 +524,23 @@ def _climb_ladder(write: ClimbLadder) -> Ops:
         write.from_step,
     )
     return _when(row, lambda found: found is not None)
+
+
+def _escalate_pause(write: EscalatePause) -> Ops:
+    closed = yield from _close_pending(
+        "UPDATE pauses SET status = 'cancelled', resolution = 'escalated', resolved_at = ?, "
+        "withdrawal = CASE WHEN is_sent THEN 'due' ELSE NULL END ",
+        (to_micros(write.now),),
+        write.tenant_id,
+        write.pause_id,
+        PauseResolution.ESCALATED,
+        write.now,
+        None,
+    )
+    if closed is None:
+        return None  # answered first: nothing is asked instead
+    asked = yield from _insert_pause(InsertPause(write.asked))
+    return Deferred(lambda: Escalated(closed, computed(asked)))
 
 
 def _cancel_pause(write: CancelPause) -> Ops:
@@ -843,6 +868,7 @@ _OPS: dict[type[Any], Callable[[Any], Ops]] = {
     CancelPendingUnder: _cancel_pending_under,
     DeleteResolvedPauses: _delete_resolved_pauses,
     ExpirePause: _expire_pause,
+    EscalatePause: _escalate_pause,
     ClimbLadder: _climb_ladder,
     InsertChild: _insert_child,
     InsertPause: _insert_pause,

@@ -388,7 +388,7 @@ class SqlPausedExecutionRepository(_Repository):
         row = await self._driver.read(
             _one(
                 f"SELECT {PAUSE_COLUMNS} FROM pauses WHERE execution_id = ? AND step_key = ? "
-                "ORDER BY generation DESC LIMIT 1",
+                "ORDER BY generation DESC, escalation DESC LIMIT 1",
                 execution_id,
                 step_key,
             )

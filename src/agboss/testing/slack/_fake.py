@@ -39,6 +39,7 @@ class FakeMessage:
         text: Its notification text.
         blocks: Its blocks, as last posted or updated.
         updates: How many times ``chat.update`` changed it.
+        thread_ts: The message whose thread it replies in, ``None`` for a message of its own.
     """
 
     channel: str
@@ -46,6 +47,7 @@ class FakeMessage:
     text: str
     blocks: list[dict[str, Any]]
     updates: int = 0
+    thread_ts: str | None = None
 
     def text_of_blocks(self) -> str:
         """Every text its blocks show, one per line: what a person reads (its buttons'
@@ -225,10 +227,19 @@ class FakeSlack:
         return [call for call in self.calls if call.method == method]
 
     def messages(self, channel: str | None = None) -> list[FakeMessage]:
-        """The messages posted (in ``channel``), oldest first, as they are now."""
+        """The messages posted (in ``channel``), oldest first, as they are now — not the
+        replies in their threads (`replies`)."""
         with self._lock:
             found = list(self._state.messages.values())
-        return [m for m in found if channel is None or m.channel == channel]
+        return [
+            m for m in found if m.thread_ts is None and (channel is None or m.channel == channel)
+        ]
+
+    def replies(self, ts: str) -> list[FakeMessage]:
+        """The replies in the thread of the message with this ``ts``, oldest first."""
+        with self._lock:
+            found = list(self._state.messages.values())
+        return [m for m in found if m.thread_ts == ts]
 
     def message(self, ts: str) -> FakeMessage:
         """The message with this ``ts``."""
@@ -408,7 +419,10 @@ class FakeSlack:
         blocks = _blocks(arguments)
         ts = f"{1_700_000_000 + next(self._numbers)}.{next(self._numbers):06d}"
         text = str(arguments.get("text", ""))
-        self._state.messages[(channel, ts)] = FakeMessage(channel, ts, text, blocks)
+        thread = arguments.get("thread_ts")
+        self._state.messages[(channel, ts)] = FakeMessage(
+            channel, ts, text, blocks, thread_ts=None if thread is None else str(thread)
+        )
         return {"channel": channel, "ts": ts, "message": {"text": text, "blocks": blocks}}
 
     def _update(self, arguments: Mapping[str, Any]) -> dict[str, Any]:

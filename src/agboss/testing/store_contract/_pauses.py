@@ -18,6 +18,7 @@ from agboss.store.writes import (
     CancelPause,
     CancelPendingUnder,
     ClimbLadder,
+    EscalatePause,
     ExpirePause,
     InsertChild,
     InsertPause,
@@ -322,6 +323,60 @@ class PauseContract(Contract):
         assert await write_one(store, answer) is not None
         last = ClimbLadder("acme", "p" * 32, 1, 2, None)
         assert await write_one(store, last, fence=fence) is False  # answered: no step left
+
+    async def test_an_escalation_closes_the_pause_and_asks_anew_for_the_same_step_or_neither(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        first = make_pause()
+        await store.write([InsertPause(first)], fence=fence)
+        assert await write_one(store, MarkPauseSent("acme", "p" * 32, "desk/1")) is not None
+        later = NOW + timedelta(hours=24)
+        asked = replace(
+            first, pause_id="q" * 32, channel="lead-channel", asked_at=later, escalation=1
+        )
+        escalated = await write_one(
+            store, EscalatePause("acme", "p" * 32, asked, later), fence=fence
+        )
+        assert escalated is not None
+        assert (escalated.closed.status, escalated.closed.resolution) == (
+            PauseStatus.CANCELLED,
+            PauseResolution.ESCALATED,
+        )
+        assert escalated.asked.seq > first.seq
+        found = await store.pauses.find_by_step("ex-1", first.step_key)  # the step's newest
+        assert found is not None
+        assert (found.pause_id, found.escalation, found.status) == (
+            "q" * 32,
+            1,
+            PauseStatus.PENDING,
+        )
+        [owed] = await store.pauses.find_due_withdrawals("ex-1")  # the first channel is told
+        assert (owed.pause_id, owed.sent_reference) == ("p" * 32, "desk/1")
+        again = EscalatePause("acme", "p" * 32, replace(asked, pause_id="r" * 32), later)
+        assert await write_one(store, again, fence=fence) is None  # once
+        assert await store.pauses.find_by_tenant_id_and_pause_id("acme", "r" * 32) is None
+        answer = ResolvePause(asked, PauseStatus.RESOLVED, PauseResolution.REPLIED, ANSWER, later)
+        assert await write_one(store, answer) is not None
+        entries = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
+            "acme", "ex-1"
+        )
+        assert [(e.resolution, e.escalation) for e in entries] == [
+            (PauseResolution.ESCALATED, 0),
+            (PauseResolution.REPLIED, 1),
+        ]
+
+    async def test_an_answer_recorded_first_wins_over_the_escalation(self, store: Store) -> None:
+        fence = await self._begin(store)
+        first = make_pause()
+        await store.write([InsertPause(first)], fence=fence)
+        answer = ResolvePause(first, PauseStatus.RESOLVED, PauseResolution.REPLIED, ANSWER, NOW)
+        assert await write_one(store, answer) is not None
+        asked = replace(first, pause_id="q" * 32, escalation=1)
+        assert (
+            await write_one(store, EscalatePause("acme", "p" * 32, asked, NOW), fence=fence) is None
+        )
+        assert await store.pauses.find_by_tenant_id_and_pause_id("acme", "q" * 32) is None
 
     async def test_a_tree_rests_paused_with_its_lease_freed(self, store: Store) -> None:
         fence = await self._begin(store)
