@@ -1,6 +1,7 @@
 """The one SQL implementation of the store, over a small dialect layer.
 
-Statements are written once (`agboss.store.sql._reads`, `agboss.store.sql._ops`) with ``?``
+Statements are written once (`agboss.store.sql._reads`, `agboss.store.sql._ops`,
+`agboss.store.sql._pause_ops`) with ``?``
 placeholders and a ``{now}`` macro for the database's own clock; a `Dialect` renders them for
 SQLite or PostgreSQL, and a `Driver` runs them (`agboss.store.sqlite`, `agboss.store.postgres`).
 Schema changes are numbered migrations (`agboss.store.sql._migrations`).

@@ -7,14 +7,13 @@ driver runs as one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.enums import ExecutionStatus
 from agboss.errors import ThreadOwnerError
-from agboss.records._pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
 from agboss.store._rows import (
     EXECUTION_COLUMNS,
     EXECUTION_READ,
@@ -28,8 +27,10 @@ from agboss.store._rows import (
 )
 from agboss.store._times import from_micros, to_micros
 from agboss.store.protocol import ExecutionRow, Fence
-from agboss.store.sql._dialect import KEY_END, Deferred, Later, Returns, Sql, computed
+from agboss.store.sql._dialect import KEY_END, Deferred, Sql
 from agboss.store.sql._driver import Shape
+from agboss.store.sql._pause_ops import PAUSE_OPS, DeleteResolvedPauses, SavePauseAnswer
+from agboss.store.sql._statements import Ops, do, many_later, one_later, when
 from agboss.store.writes import (
     Acquired,
     AcquireLease,
@@ -37,14 +38,7 @@ from agboss.store.writes import (
     AppendStep,
     BeginExecution,
     CancelExecutions,
-    CancelPause,
-    CancelPendingUnder,
-    ClimbLadder,
-    Escalated,
-    EscalatePause,
-    ExpirePause,
     InsertChild,
-    InsertPause,
     JournalRead,
     LockTree,
     MarkPauseSent,
@@ -53,7 +47,6 @@ from agboss.store.writes import (
     RenewLease,
     ReopenExecution,
     ReopenTree,
-    ResolvePause,
     Rested,
     RestTree,
     SaveBranch,
@@ -67,8 +60,6 @@ from agboss.store.writes import (
 
 __all__ = ["shape_of", "work_of"]
 
-Ops = Generator[Sql, Any, Any]
-
 _LEASE_NOW = "COALESCE(CAST(? AS BIGINT), {now})"
 """The lease's notion of now: the application's time when given, else the database's."""
 
@@ -79,31 +70,6 @@ def _micros(now: datetime | None) -> int | None:
 
 def _ttl(ttl: timedelta) -> int:
     return int(ttl.total_seconds() * 1_000_000)
-
-
-def _one(text: str, *params: Any) -> Sql:
-    return Sql(text, params, Returns.ONE)
-
-
-def _all(text: str, *params: Any) -> Sql:
-    return Sql(text, params, Returns.ALL)
-
-
-def _do(text: str, *params: Any) -> Sql:
-    return Sql(text, params)
-
-
-def _one_later(text: str, *params: Any) -> Sql:
-    return Sql(text, params, Returns.LATER_ONE)
-
-
-def _all_later(text: str, *params: Any) -> Sql:
-    return Sql(text, params, Returns.LATER_ALL)
-
-
-def _when(later: Later, make: Callable[[Any], Any]) -> Deferred:
-    """A result made from a later statement's rows, once they came."""
-    return Deferred(lambda: make(later.rows))
 
 
 # ---- executions ----------------------------------------------------------------------------
@@ -136,7 +102,7 @@ def _execution_values(row: ExecutionRow) -> tuple[Any, ...]:
 
 def _insert_execution(row: ExecutionRow) -> Sql:
     # A second insert of the same id (a child re-entered after a crash) changes nothing.
-    return _do(
+    return do(
         f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         *_execution_values(row),
@@ -148,20 +114,20 @@ def _begin_execution(write: BeginExecution) -> Ops:
     # owner's, and whose it is is read with them (nothing is written for another owner).
     row = write.row
     owned = (row.tenant_id, row.thread_id, row.owner_id)
-    yield _do(
+    yield do(
         "INSERT INTO threads (tenant_id, thread_id, owner_id, created_at) "
         "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
         *owned,
         to_micros(row.created_at),
     )
-    yield _do(
+    yield do(
         f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
         "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
         f"WHERE EXISTS ({_THREAD_OWNED})",
         *_execution_values(row),
         *owned,
     )
-    yield _do(
+    yield do(
         "INSERT INTO leases (root_execution_id, holder, epoch, expires_at) "
         f"SELECT ?, ?, 1, {_LEASE_NOW} + ? WHERE EXISTS ({_THREAD_OWNED})",
         row.root_execution_id,
@@ -170,7 +136,7 @@ def _begin_execution(write: BeginExecution) -> Ops:
         _ttl(write.ttl),
         *owned,
     )
-    owner = yield _one_later(
+    owner = yield one_later(
         "SELECT owner_id FROM threads WHERE tenant_id = ? AND thread_id = ?",
         row.tenant_id,
         row.thread_id,
@@ -189,15 +155,15 @@ def _begin_execution(write: BeginExecution) -> Ops:
 
 def _insert_child(write: InsertChild) -> Ops:
     yield _insert_execution(write.row)
-    found = yield _one_later(
+    found = yield one_later(
         f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ?",
         write.row.execution_id,
     )
-    return _when(found, execution_of)
+    return when(found, execution_of)
 
 
 def _set_execution_status(write: SetExecutionStatus) -> Ops:
-    changed = yield _one_later(
+    changed = yield one_later(
         "UPDATE executions SET status = ?, output_json = ?, error_json = ?, updated_at = ?, "
         "wake_at = NULL WHERE execution_id = ? AND status != 'cancelled' RETURNING 1",
         write.status.value,
@@ -206,11 +172,11 @@ def _set_execution_status(write: SetExecutionStatus) -> Ops:
         to_micros(write.now),
         write.execution_id,
     )
-    return _when(changed, lambda row: row is not None)
+    return when(changed, lambda row: row is not None)
 
 
 def _cancel_executions(write: CancelExecutions) -> Ops:
-    rows = yield _all_later(  # the execution, and its descendants: <id>/<place>…
+    rows = yield many_later(  # the execution, and its descendants: <id>/<place>…
         "UPDATE executions SET status = 'cancelled', updated_at = ? "
         "WHERE (execution_id = ? OR (execution_id >= ? AND execution_id < ?)) "
         "AND status IN ('running', 'paused', 'waiting') RETURNING execution_id",
@@ -219,14 +185,14 @@ def _cancel_executions(write: CancelExecutions) -> Ops:
         write.execution_id + "/",
         write.execution_id + "/" + KEY_END,
     )
-    return _when(rows, lambda found: sorted(str(row[0]) for row in found))
+    return when(rows, lambda found: sorted(str(row[0]) for row in found))
 
 
 def _reopen_tree(write: ReopenTree) -> Ops:
     # The failure goes to the history first (read from the row it replaces), then the row:
     # both only if the root is still failed in the generation the caller saw.
     unchanged = (write.root_execution_id, write.generation)
-    yield _do(
+    yield do(
         "INSERT INTO retries (root_execution_id, generation, retried_at, retried_by, "
         "error_json) SELECT execution_id, generation + 1, ?, ?, error_json FROM executions "
         "WHERE execution_id = ? AND status = 'failed' AND generation = ?",
@@ -234,7 +200,7 @@ def _reopen_tree(write: ReopenTree) -> Ops:
         write.retried_by,
         *unchanged,
     )
-    row = yield _one_later(
+    row = yield one_later(
         "UPDATE executions SET status = 'running', error_json = NULL, output_json = NULL, "
         "generation = generation + 1, updated_at = ? "
         "WHERE execution_id = ? AND status = 'failed' AND generation = ? "
@@ -242,11 +208,11 @@ def _reopen_tree(write: ReopenTree) -> Ops:
         to_micros(write.now),
         *unchanged,
     )
-    return _when(row, lambda found: None if found is None else execution_of(found))
+    return when(row, lambda found: None if found is None else execution_of(found))
 
 
 def _reopen_execution(write: ReopenExecution) -> Ops:
-    row = yield _one_later(
+    row = yield one_later(
         "UPDATE executions SET status = 'running', error_json = NULL, output_json = NULL, "
         "generation = ?, updated_at = ? "
         "WHERE execution_id = ? AND status IN ('failed', 'cancelled') AND generation < ? "
@@ -258,7 +224,7 @@ def _reopen_execution(write: ReopenExecution) -> Ops:
         write.generation,
         write.root_execution_id,
     )
-    return _when(row, lambda found: found is not None)
+    return when(row, lambda found: found is not None)
 
 
 # ---- the journal and the ledger ------------------------------------------------------------
@@ -266,7 +232,7 @@ def _reopen_execution(write: ReopenExecution) -> Ops:
 
 def _append_step(write: AppendStep) -> Ops:
     entry = write.entry
-    yield _do(
+    yield do(
         "INSERT INTO steps "
         "(execution_id, step_key, seq, kind, result_json, record_json, created_at) "
         "VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps WHERE execution_id = ?), "
@@ -281,7 +247,7 @@ def _append_step(write: AppendStep) -> Ops:
     )
     usage = entry.usage
     if usage is not None:
-        yield _do(
+        yield do(
             "UPDATE executions SET input_tokens = input_tokens + ?, "
             "output_tokens = output_tokens + ?, cost = cost + ?, "
             "model_calls = model_calls + ? WHERE execution_id = ?",
@@ -295,7 +261,7 @@ def _append_step(write: AppendStep) -> Ops:
 
 def _add_ledger_entry(write: AddLedgerEntry) -> Ops:
     usage = write.usage
-    yield _do(
+    yield do(
         "INSERT INTO budget_ledger (root_execution_id, execution_id, caller, input_tokens, "
         "output_tokens, cost, calls, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         write.root_execution_id,
@@ -311,7 +277,7 @@ def _add_ledger_entry(write: AddLedgerEntry) -> Ops:
 
 def _save_pii_tokens(write: SavePiiTokens) -> Ops:
     for token, value in write.tokens:
-        yield _do(
+        yield do(
             "INSERT INTO pii_tokens (root_execution_id, token, value) VALUES (?, ?, ?) "
             "ON CONFLICT DO NOTHING",
             write.root_execution_id,
@@ -320,324 +286,28 @@ def _save_pii_tokens(write: SavePiiTokens) -> Ops:
         )
 
 
-# ---- pauses --------------------------------------------------------------------------------
-
-
-def _insert_pause(write: InsertPause) -> Ops:
-    pause = write.pause
-    row = yield _one_later(
-        f"INSERT INTO pauses ({PAUSE_COLUMNS}, withdrawal) "
-        "VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM pauses "
-        "WHERE root_execution_id = ?), ?, NULL, FALSE, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, "
-        "NULL, ?, ?, ?, ?, NULL) RETURNING seq",
-        pause.pause_id,
-        pause.tenant_id,
-        pause.step_key,
-        pause.root_execution_id,
-        pause.execution_id,
-        pause.root_execution_id,
-        pause.status.value,
-        pause.answered_by.value,
-        pause.channel,
-        pause.agent,
-        pause.ask.model_dump_json(),
-        pause.step.model_dump_json(),
-        to_micros(pause.asked_at),
-        pause.path,
-        pause.item_index,
-        pause.generation,
-        None if pause.expires_at is None else to_micros(pause.expires_at),
-        pause.ladder_step,
-        None if pause.next_step_at is None else to_micros(pause.next_step_at),
-        pause.escalation,
-    )
-    return _when(row, lambda numbered: replace(pause, seq=int(numbered[0])))
-
-
-def _mark_pause_sent(write: MarkPauseSent) -> Ops:
-    # Closed while its send was returning: its channel is now owed a withdraw.
-    row = yield _one_later(
-        "UPDATE pauses SET is_sent = TRUE, sent_reference = ?, withdrawal = CASE "
-        "WHEN status = 'cancelled' AND withdrawal IS NULL THEN 'due' ELSE withdrawal END "
-        "WHERE tenant_id = ? AND pause_id = ? RETURNING status",
-        write.reference,
-        write.tenant_id,
-        write.pause_id,
-    )
-    return _when(row, lambda found: None if found is None else PauseStatus(found[0]))
-
-
-_AUDIT_COLUMNS = (
-    "tenant_id, root_execution_id, seq, step_key, execution_id, generation, escalation, entry_json"
-)
-
-
-def _audit(pause: PauseRecord, resolution: PauseResolution, now: datetime, answer: Any) -> Sql:
-    return _save_answer(
-        pause.tenant_id,
-        pause.root_execution_id,
-        PauseAnswerRecord.of(pause, resolution, now, answer),
-    )
-
-
-def _save_answer(tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord) -> Sql:
-    return _do(
-        f"INSERT INTO pause_answers ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT DO NOTHING",
-        tenant_id,
-        root_execution_id,
-        answer.seq,
-        answer.step.key,
-        answer.execution_id,
-        answer.generation,
-        answer.escalation,
-        answer.model_dump_json(),
-    )
-
-
-def _resolve_pause(write: ResolvePause) -> Ops:
-    pause, answer = write.pause, write.answer
-    at = to_micros(write.now)
-    row = yield _one_later(
-        "UPDATE pauses SET status = ?, resolution = ?, answer_json = ?, resolved_at = ? "
-        "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
-        "AND (expires_at IS NULL OR expires_at > ?) RETURNING is_sent",
-        write.status.value,
-        write.resolution.value,
-        answer.model_dump_json(),
-        at,
-        pause.tenant_id,
-        pause.pause_id,
-        at,  # an answer at or past the deadline is not taken: the deadline decides
-    )
-    # Its audit entry, only if the update above resolved it: sent with it, nothing read first.
-    # A pause another call resolved (at another moment, or already audited) adds no entry.
-    entry = PauseAnswerRecord.of(pause, write.resolution, write.now, answer)
-    yield _do(
-        f"INSERT INTO pause_answers ({_AUDIT_COLUMNS}) "
-        "SELECT tenant_id, root_execution_id, seq, step_key, execution_id, generation, "
-        "escalation, ? "
-        "FROM pauses "
-        "WHERE tenant_id = ? AND pause_id = ? AND status = ? AND resolved_at = ? "
-        "ON CONFLICT DO NOTHING",
-        entry.model_dump_json(),
-        pause.tenant_id,
-        pause.pause_id,
-        write.status.value,
-        at,
-    )
-
-    def resolved(found: Any) -> PauseRecord | None:
-        if found is None:
-            return None
-        return replace(
-            pause,
-            status=write.status,
-            resolution=write.resolution,
-            answer=answer,
-            resolved_at=write.now,
-            is_sent=bool(found[0]),
-        )
-
-    return _when(row, resolved)
-
-
-def _take_pause(write: TakePause) -> Ops:
-    yield _do(
-        "UPDATE pauses SET status = 'taken' "
-        "WHERE tenant_id = ? AND pause_id = ? AND status = 'resolved'",
-        write.tenant_id,
-        write.pause_id,
-    )
-
-
-def _take_resolved_under(write: TakeResolvedUnder) -> Ops:
-    rows = yield _all_later(
-        "UPDATE pauses SET status = 'taken' WHERE root_execution_id = ? AND status = 'resolved' "
-        "AND branch_path >= ? AND branch_path < ? RETURNING 1",
-        write.root_execution_id,
-        write.path,
-        write.path + KEY_END,
-    )
-    return _when(rows, len)
-
-
-_CANCEL = (
-    "UPDATE pauses SET status = 'cancelled', resolution = ?, resolved_at = ?, "
-    "withdrawal = CASE WHEN is_sent THEN 'due' ELSE NULL END "
-)
-
-
-def _close_pending(
-    update: str,
-    params: tuple[Any, ...],
-    tenant_id: str,
-    pause_id: str,
-    resolution: PauseResolution,
-    now: datetime,
-    answer: PauseAnswer | None,
-) -> Ops:
-    """One pause Pending → closed by ``update`` (its ``SET`` clause and ``params``), with its
-    audit entry; ``None`` (and no entry) when it was not Pending."""
-    row = yield _one(
-        update + "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
-        f"RETURNING {PAUSE_COLUMNS}",
-        *params,
-        tenant_id,
-        pause_id,
-    )
-    if row is None:
-        return None
-    pause = pause_of(row)
-    yield _audit(pause, resolution, now, answer)
-    return pause
-
-
-def _expire_pause(write: ExpirePause) -> Ops:
-    return (
-        yield from _close_pending(
-            "UPDATE pauses SET status = ?, resolution = 'expired', answer_json = ?, "
-            "resolved_at = ?, withdrawal = CASE WHEN is_sent THEN 'due' ELSE NULL END ",
-            (
-                write.status.value,
-                None if write.answer is None else write.answer.model_dump_json(),
-                to_micros(write.now),
-            ),
-            write.tenant_id,
-            write.pause_id,
-            PauseResolution.EXPIRED,
-            write.now,
-            write.answer,
-        )
-    )
-
-
-def _climb_ladder(write: ClimbLadder) -> Ops:
-    row = yield _one_later(
-        "UPDATE pauses SET ladder_step = ?, next_step_at = ? "
-        "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' AND ladder_step = ? "
-        "RETURNING ladder_step",
-        write.to_step,
-        None if write.next_step_at is None else to_micros(write.next_step_at),
-        write.tenant_id,
-        write.pause_id,
-        write.from_step,
-    )
-    return _when(row, lambda found: found is not None)
-
-
-def _escalate_pause(write: EscalatePause) -> Ops:
-    closed = yield from _close_pending(
-        "UPDATE pauses SET status = 'cancelled', resolution = 'escalated', resolved_at = ?, "
-        "withdrawal = CASE WHEN is_sent THEN 'due' ELSE NULL END ",
-        (to_micros(write.now),),
-        write.tenant_id,
-        write.pause_id,
-        PauseResolution.ESCALATED,
-        write.now,
-        None,
-    )
-    if closed is None:
-        return None  # answered first: nothing is asked instead
-    asked = yield from _insert_pause(InsertPause(write.asked))
-    return Deferred(lambda: Escalated(closed, computed(asked)))
-
-
-def _cancel_pause(write: CancelPause) -> Ops:
-    return (
-        yield from _close_pending(
-            _CANCEL,
-            (write.resolution.value, to_micros(write.now)),
-            write.tenant_id,
-            write.pause_id,
-            write.resolution,
-            write.now,
-            None,
-        )
-    )
-
-
-def _cancel_pending_under(write: CancelPendingUnder) -> Ops:
-    rows = yield _all(
-        _CANCEL + "WHERE root_execution_id = ? AND status = 'pending' "
-        f"AND branch_path >= ? AND branch_path < ? RETURNING {PAUSE_COLUMNS}",
-        write.resolution.value,
-        to_micros(write.now),
-        write.root_execution_id,
-        write.path,
-        write.path + KEY_END,
-    )
-    pauses = sorted((pause_of(row) for row in rows), key=by_seq)
-    for pause in pauses:
-        yield _audit(pause, write.resolution, write.now, None)
-    return pauses
-
-
-def _mark_withdrawn(write: MarkWithdrawn) -> Ops:
-    yield _do(
-        "UPDATE pauses SET withdrawal = 'done' "
-        "WHERE tenant_id = ? AND pause_id = ? AND withdrawal = 'due'",
-        write.tenant_id,
-        write.pause_id,
-    )
-
-
-# The repositories' own writes (the specification names them there), not `Store.write`'s.
-
-
-@dataclass(frozen=True, slots=True)
-class SavePauseAnswer(Write[None]):
-    """`ExecutionRecordRepository.save_pause_answer` as a unit of work: a pause's audit
-    entry, once (a second save of the same pause changes nothing)."""
-
-    tenant_id: str
-    root_execution_id: str
-    answer: PauseAnswerRecord
-
-
-@dataclass(frozen=True, slots=True)
-class DeleteResolvedPauses(Write[int]):
-    """`PausedExecutionRepository.delete_resolved_before` as a unit of work: removes Taken and
-    Cancelled pause records resolved before ``cutoff`` (their channels told); how many."""
-
-    cutoff: datetime
-
-
-def _save_pause_answer(write: SavePauseAnswer) -> Ops:
-    yield _save_answer(write.tenant_id, write.root_execution_id, write.answer)
-
-
-def _delete_resolved_pauses(write: DeleteResolvedPauses) -> Ops:
-    rows = yield _all_later(
-        "DELETE FROM pauses WHERE status IN ('taken', 'cancelled') AND resolved_at < ? "
-        "AND (withdrawal IS NULL OR withdrawal = 'done') RETURNING 1",
-        to_micros(write.cutoff),
-    )
-    return _when(rows, len)
-
-
 # ---- launches ------------------------------------------------------------------------------
 
 
 def _start_launch(write: StartLaunch) -> Ops:
-    yield _do(
+    yield do(
         "INSERT INTO launches (execution_id, place, started_at) VALUES (?, ?, ?) "
         "ON CONFLICT DO NOTHING",
         write.execution_id,
         write.place,
         to_micros(write.now),
     )
-    row = yield _one_later(
+    row = yield one_later(
         "SELECT started_at FROM launches WHERE execution_id = ? AND place = ?",
         write.execution_id,
         write.place,
     )
-    return _when(row, lambda found: from_micros(int(found[0])))
+    return when(row, lambda found: from_micros(int(found[0])))
 
 
 def _save_branch(write: SaveBranch) -> Ops:
     branch = write.branch
-    yield _do(
+    yield do(
         "INSERT INTO branches (execution_id, place, status, output_json, error_json, "
         "updated_at, generation) VALUES (?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (execution_id, place) DO UPDATE SET "
@@ -661,7 +331,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
     root_execution_id, holder, ttl = write.root_execution_id, write.holder, write.ttl
     now, start_pass = write.now, write.start_pass
     at = _micros(now)
-    taken = yield _one_later(
+    taken = yield one_later(
         "INSERT INTO leases (root_execution_id, holder, epoch, expires_at, grant_id) "
         f"VALUES (?, ?, 1, {_LEASE_NOW} + ?, ?) "
         "ON CONFLICT (root_execution_id) DO UPDATE SET previous_holder = leases.holder, "
@@ -687,7 +357,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
         entry = intent.entry
         intents.append(
             (
-                yield _one_later(
+                yield one_later(
                     "INSERT INTO steps "
                     "(execution_id, step_key, seq, kind, result_json, record_json, created_at) "
                     "SELECT ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps "
@@ -713,7 +383,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
                 )
             )
         )
-    found = yield _one_later(
+    found = yield one_later(
         f"SELECT {EXECUTION_READ} FROM executions WHERE execution_id = ?", root_execution_id
     )
     started = resolved = pending = None
@@ -721,7 +391,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
         # Only if this call took the lease (the row is ours, just granted) and an answer waits
         # to be moved: a pass begins, and one cut off leaves the tree running, which is how
         # recovery finds it.
-        started = yield _one_later(
+        started = yield one_later(
             "UPDATE executions SET status = 'running' WHERE execution_id = ? "
             "AND status IN ('paused', 'waiting') AND EXISTS (SELECT 1 FROM leases "
             "WHERE root_execution_id = ? AND holder = ? "
@@ -737,13 +407,13 @@ def _acquire_lease(write: AcquireLease) -> Ops:
             at,
         )
         # What the pass takes first, read here so that it starts without a read of its own.
-        resolved = yield _all_later(
+        resolved = yield many_later(
             f"SELECT {PAUSE_COLUMNS} FROM pauses "
             "WHERE root_execution_id = ? AND status = 'resolved'",
             root_execution_id,
         )
         # Whether the pass that ends the tree must close waiting pauses (read which).
-        pending = yield _one_later(
+        pending = yield one_later(
             "SELECT 1 FROM pauses WHERE root_execution_id = ? AND status = 'pending' LIMIT 1",
             root_execution_id,
         )
@@ -752,7 +422,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
         # What the pass replays first (the answered step's scope): no one else journals this
         # tree's steps while the lease is held, so the rows stay true for the pass.
         execution_id, prefix = journal
-        steps = yield _all_later(STEPS_UNDER, execution_id, prefix, prefix + KEY_END)
+        steps = yield many_later(STEPS_UNDER, execution_id, prefix, prefix + KEY_END)
 
     def acquired() -> Acquired | None:
         if taken.rows is None:
@@ -785,7 +455,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
 
 def _renew_lease(write: RenewLease) -> Ops:
     fence = write.fence
-    row = yield _one_later(
+    row = yield one_later(
         f"UPDATE leases SET expires_at = {_LEASE_NOW} + ? "
         "WHERE root_execution_id = ? AND holder = ? AND epoch = ? RETURNING 1",
         _micros(write.now),
@@ -794,16 +464,16 @@ def _renew_lease(write: RenewLease) -> Ops:
         fence.holder,
         fence.epoch,
     )
-    return _when(row, lambda found: found is not None)
+    return when(row, lambda found: found is not None)
 
 
 def _lock_tree(write: LockTree) -> Ops:
-    yield _do("SELECT 1 FROM leases WHERE root_execution_id = ?{row_lock}", write.root_execution_id)
+    yield do("SELECT 1 FROM leases WHERE root_execution_id = ?{row_lock}", write.root_execution_id)
 
 
 def _release_lease(write: ReleaseLease) -> Ops:
     fence = write.fence
-    yield _do(
+    yield do(
         "UPDATE leases SET holder = NULL, expires_at = 0 "
         "WHERE root_execution_id = ? AND holder = ? AND epoch = ?",
         fence.root_execution_id,
@@ -827,7 +497,7 @@ def _rest_tree(write: RestTree) -> Ops:
         )
         others = (root, *sorted(tried))
     # Waiting on time alone, unless a question is pending (then paused, with its wake-up).
-    paused = yield _one_later(
+    paused = yield one_later(
         "UPDATE executions SET status = CASE WHEN EXISTS (SELECT 1 FROM pauses "
         "WHERE root_execution_id = ? AND status = 'pending') THEN 'paused' ELSE ? END, "
         "output_json = NULL, error_json = NULL, wake_at = ?, "
@@ -839,7 +509,7 @@ def _rest_tree(write: RestTree) -> Ops:
         root,
         *others,
     )
-    released = yield _one_later(
+    released = yield one_later(
         "UPDATE leases SET holder = NULL, expires_at = 0 "
         f"WHERE root_execution_id = ? AND holder = ? AND epoch = ?{unless} RETURNING 1",
         root,
@@ -848,7 +518,7 @@ def _rest_tree(write: RestTree) -> Ops:
         *others,
     )
     # What the result lists, read as the tree rested.
-    pending = yield _all_later(PENDING_IDS, root)
+    pending = yield many_later(PENDING_IDS, root)
 
     def rested() -> Rested | None:
         if released.rows is None:
@@ -859,35 +529,23 @@ def _rest_tree(write: RestTree) -> Ops:
 
 
 _OPS: dict[type[Any], Callable[[Any], Ops]] = {
+    **PAUSE_OPS,
     AcquireLease: _acquire_lease,
     AddLedgerEntry: _add_ledger_entry,
     AppendStep: _append_step,
     BeginExecution: _begin_execution,
     CancelExecutions: _cancel_executions,
-    CancelPause: _cancel_pause,
-    CancelPendingUnder: _cancel_pending_under,
-    DeleteResolvedPauses: _delete_resolved_pauses,
-    ExpirePause: _expire_pause,
-    EscalatePause: _escalate_pause,
-    ClimbLadder: _climb_ladder,
     InsertChild: _insert_child,
-    InsertPause: _insert_pause,
     LockTree: _lock_tree,
-    MarkPauseSent: _mark_pause_sent,
-    MarkWithdrawn: _mark_withdrawn,
     ReleaseLease: _release_lease,
     RenewLease: _renew_lease,
     ReopenExecution: _reopen_execution,
     ReopenTree: _reopen_tree,
-    ResolvePause: _resolve_pause,
     RestTree: _rest_tree,
     SaveBranch: _save_branch,
-    SavePauseAnswer: _save_pause_answer,
     SavePiiTokens: _save_pii_tokens,
     SetExecutionStatus: _set_execution_status,
     StartLaunch: _start_launch,
-    TakePause: _take_pause,
-    TakeResolvedUnder: _take_resolved_under,
 }
 
 

@@ -47,7 +47,8 @@ from agboss.store.protocol import (
 )
 from agboss.store.sql._dialect import KEY_END, Returns, Sql, computed
 from agboss.store.sql._driver import Driver
-from agboss.store.sql._ops import DeleteResolvedPauses, SavePauseAnswer, shape_of, work_of
+from agboss.store.sql._ops import shape_of, work_of
+from agboss.store.sql._pause_ops import DeleteResolvedPauses, SavePauseAnswer
 from agboss.store.writes import Write
 
 __all__ = [
