@@ -420,17 +420,23 @@ def report(store: str, ours: list[float], peers: list[list[float]], counts: Coun
 GOALS = {"SQLite": 0.07, "PostgreSQL": 0.5}
 
 
-async def main(cycles: int, warmup: int, postgres: str | None, rerun: bool) -> None:
+async def main(
+    cycles: int, warmup: int, postgres: str | None, rerun: bool, durability: str = "power-loss"
+) -> None:
     print(
         f"pause → resume → finish, one approval, {cycles} cycles, same machine and run "
         f"(alternating blocks of {BLOCK})"
         + (", the tool on_interrupted=RERUN (no intent)" if rerun else "")
+        + f"; agboss's SQLite store at durability={durability} (LangGraph's saver: FULL)"
     )
     with tempfile.TemporaryDirectory(prefix="agboss-bench-") as name:
         folder = Path(name)
         counts = Counts()
         async with (
-            agboss_cycle(folder / "agboss.db", rerun) as (cycle, app),
+            agboss_cycle(f"sqlite:///{folder / 'agboss.db'}?durability={durability}", rerun) as (
+                cycle,
+                app,
+            ),
             sqlite_saver(folder) as saver,
         ):
             peers = [langgraph_cycle(saver), langgraph_cycle(saver, "sync")]
@@ -476,7 +482,22 @@ if __name__ == "__main__":
         help="agboss's tool declares on_interrupted=OnInterrupted.RERUN (no intent; the "
         "default is ASK, whose intent rides the answer's commit)",
     )
+    parser.add_argument(
+        "--durability",
+        choices=["power-loss", "process-crash"],
+        default="power-loss",
+        help="what agboss's SQLite commits survive (the default: a power loss, as LangGraph's "
+        "saver at FULL; process-crash: a killed process only)",
+    )
     arguments = parser.parse_args()
     sys.exit(
-        asyncio.run(main(arguments.cycles, arguments.warmup, arguments.postgres, arguments.rerun))
+        asyncio.run(
+            main(
+                arguments.cycles,
+                arguments.warmup,
+                arguments.postgres,
+                arguments.rerun,
+                arguments.durability,
+            )
+        )
     )

@@ -7,7 +7,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from agboss.errors import StoreError
 from agboss.store.protocol import Store
-from agboss.store.sqlite import SqliteStore
+from agboss.store.sqlite import Durability, SqliteStore
 
 __all__ = ["DEFAULT_SQLITE_PATH", "store_from"]
 
@@ -42,7 +42,11 @@ def store_from(store: str | Path | Store | None) -> Store:
     scheme, separator, rest = store.partition("://")
     if separator and scheme == "sqlite":
         # sqlite:///relative.db and sqlite:////absolute.db, as SQLAlchemy reads them.
-        return SqliteStore(Path(rest[1:] if rest.startswith("/") else rest))
+        path, _, query = rest.partition("?")
+        return SqliteStore(
+            Path(path[1:] if path.startswith("/") else path),
+            durability=_durability(dict(parse_qsl(query, keep_blank_values=True)), store),
+        )
     if separator and scheme in ("postgresql", "postgres"):
         try:
             from agboss.store.postgres import PostgresStore
@@ -62,6 +66,24 @@ def store_from(store: str | Path | Store | None) -> Store:
         hint="pass 'sqlite:///relative.db', 'sqlite:////absolute/path.db', "
         "'postgresql://…', or a store object",
     )
+
+
+def _durability(options: dict[str, str], url: str) -> Durability:
+    """A SQLite URL's ``?durability=`` (``power-loss``, the default, or ``process-crash``)."""
+    unknown = sorted(set(options) - {"durability"})
+    if unknown:
+        raise StoreError(
+            f"{url!r} has options a SQLite store does not take: {', '.join(unknown)}",
+            hint="a SQLite URL takes ?durability=power-loss or ?durability=process-crash",
+        )
+    given = options.get("durability", Durability.POWER_LOSS.value)
+    try:
+        return Durability(given)
+    except ValueError:
+        raise StoreError(
+            f"durability={given!r} in {url!r} is not a durability a SQLite store knows",
+            hint="give ?durability=power-loss (the default) or ?durability=process-crash",
+        ) from None
 
 
 _OURS = ("schema", "prepared_statements")

@@ -26,6 +26,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,13 +41,34 @@ from agboss.store.protocol import Fence, lease_lost
 from agboss.store.sql._dialect import SQLITE, Dialect, Later, Returns, Sql
 from agboss.store.sql._driver import PLAIN, Shape, Work
 
-__all__ = ["SqliteDriver"]
+__all__ = ["Durability", "SqliteDriver"]
 
 T = TypeVar("T")
 
 _FENCE = "SELECT 1 FROM leases WHERE root_execution_id = ? AND holder = ? AND epoch = ?"
 
 _STOP = object()
+
+
+class Durability(StrEnum):
+    """What a SQLite store's commits survive.
+
+    Every commit survives a killed process (SQLite in WAL mode). The choice is about a power
+    loss or an operating system's crash, which may roll back the last commits unless each
+    waits for its write-ahead log to reach the disk.
+    """
+
+    POWER_LOSS = "power-loss"
+    """Every commit that acknowledges something — an answer, a pause before its send, a
+    tool's journal row, any state a caller was told of — waits for the disk
+    (``synchronous=FULL``): it survives a power loss. Only a lease renewed or released, or an
+    execution begun and promised to no one yet, commits without waiting (their loss costs
+    nothing). The default."""
+    PROCESS_CRASH = "process-crash"
+    """No commit waits for the disk (``synchronous=NORMAL``): each survives a killed process,
+    and a power loss may roll back the last ones — an answer already acknowledged to a
+    webhook among them."""
+
 
 CHECKPOINT_EVERY = 100
 """Inline commits between two checkpoints on the store's thread (a few hundred WAL pages)."""
@@ -102,7 +124,12 @@ class SqliteDriver:
     """
 
     def __init__(
-        self, path: Path, *, busy_timeout: timedelta = timedelta(seconds=5), inline: bool = True
+        self,
+        path: Path,
+        *,
+        busy_timeout: timedelta = timedelta(seconds=5),
+        inline: bool = True,
+        durability: Durability = Durability.POWER_LOSS,
     ) -> None:
         # Read as written, lexically: relative/../x.db is x.db, and no relative/ is made for it.
         self.path = Path(os.path.normpath(path))
@@ -114,6 +141,10 @@ class SqliteDriver:
         self._reader: sqlite3.Connection | None = None
         self._eager: sqlite3.Connection | None = None
         self._committed = 0
+        self.durability = durability
+        self._durable = "FULL" if durability is Durability.POWER_LOSS else "NORMAL"
+        self._synchronous: dict[int, str] = {}
+        """Each writing connection's ``synchronous`` level as last set (by its ``id``)."""
         self._identity: tuple[int, int] | None = None
         """The file's device and inode as opened: a write into a file deleted (or replaced)
         since would be lost at the next start."""
@@ -140,8 +171,11 @@ class SqliteDriver:
                 # Reads the schema, so it meets another instance's lock on a new file (its
                 # switch to WAL): waited for like the writer's, up to busy_timeout.
                 await self._on_thread(
-                    lambda: self._pragma(self._eager_connection(), "PRAGMA synchronous=NORMAL")
+                    lambda: self._pragma(
+                        self._eager_connection(), f"PRAGMA synchronous={self._durable}"
+                    )
                 )
+                self._synchronous[id(self._eager)] = self._durable
                 # Its commits never checkpoint (copy the WAL into the file and fsync it, which
                 # takes milliseconds): the store's thread does, every `CHECKPOINT_EVERY`.
                 self._eager_connection().execute("PRAGMA wal_autocheckpoint=0")
@@ -173,9 +207,10 @@ class SqliteDriver:
         connection = self._connection(busy_ms=self._busy_ms)
         try:
             self._use_wal(connection)
-            # NORMAL in WAL mode: a commit survives a process crash (only an OS crash may lose
-            # the last commits), at a fraction of FULL's fsync cost.
-            connection.execute("PRAGMA synchronous=NORMAL")
+            # FULL: a commit waits for its WAL to reach the disk; NORMAL (work whose loss
+            # costs nothing, or Durability.PROCESS_CRASH) survives a killed process only.
+            connection.execute(f"PRAGMA synchronous={self._durable}")
+            self._synchronous[id(connection)] = self._durable
         except sqlite3.Error as error:
             connection.close()
             raise _mapped(error, self.path) from error
@@ -295,11 +330,12 @@ class SqliteDriver:
         self, work: Work[T], *, fence: Fence | None = None, shape: Shape = PLAIN
     ) -> T:
         self._check_file()  # one stat: ~1 µs against a commit's ~100 µs
-        # One file: every commit is as durable as synchronous=NORMAL makes it.
         single = shape.single and fence is None
+        level = self._durable if shape.durable else "NORMAL"
         eager = self._eager
         if eager is not None:
             try:
+                self._synchronize(eager, level)
                 result = (
                     self._autocommit(eager, work)
                     if single
@@ -313,8 +349,23 @@ class SqliteDriver:
                     self._checkpoint_soon()
                 return result
         if single:
-            return await self._on_thread(lambda: self._autocommit(self._writing(), work))
-        return await self._on_thread(lambda: self._transact_on(self._writing(), work, fence))
+            return await self._on_thread(
+                lambda: self._autocommit(self._synchronize(self._writing(), level), work)
+            )
+        return await self._on_thread(
+            lambda: self._transact_on(self._synchronize(self._writing(), level), work, fence)
+        )
+
+    def _synchronize(self, connection: sqlite3.Connection, level: str) -> sqlite3.Connection:
+        """Sets how the connection's next commit waits for the disk (``FULL`` or ``NORMAL``),
+        outside any transaction; only when it changes (a pragma costs a statement)."""
+        if self._synchronous.get(id(connection)) != level:
+            try:
+                connection.execute(f"PRAGMA synchronous={level}")
+            except sqlite3.Error as error:
+                raise _mapped(error, self.path) from error
+            self._synchronous[id(connection)] = level
+        return connection
 
     def _checkpoint_soon(self) -> None:
         """Has the store's thread move the WAL into the file (not waited for)."""
