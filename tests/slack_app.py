@@ -15,6 +15,7 @@ from agboss import (
     ChannelAsk,
     ChannelOf,
     DecidedBy,
+    Escalate,
     ExecutionContext,
     JoinHandler,
     JoinInput,
@@ -48,6 +49,8 @@ GATE: asyncio.Event | None = None
 """What a reply that starts with "slowly" waits for before it is read."""
 
 FINANCE = "C0FINANCE"
+
+LEADS = "C0LEADS"
 
 
 class RefundDto(BaseModel):
@@ -84,11 +87,25 @@ class RefundReplyInterpreter(ReplyInterpreterHandler[RefundDto]):
 
 
 @channel_role(
+    name="lead-refund-approval-channel",
+    description="The finance leads approve refunds the managers left",
+    approves=RefundDto,
+    answered_by=PauseAnswerer.CHANNEL,
+)
+class LeadRefundApprovalChannel(ChannelOf[RefundDto]): ...
+
+
+ESCALATION = timedelta(hours=24)
+"""When a refund nobody answered is asked of the finance leads instead."""
+
+
+@channel_role(
     name="refund-approval-channel",
     description="A finance manager approves refunds",
     approves=RefundDto,
     answered_by=PauseAnswerer.CHANNEL,
     reply_interpreter=RefundReplyInterpreter,
+    ladder=[Escalate(after=ESCALATION, to=LeadRefundApprovalChannel)],
 )
 class RefundApprovalChannel(ChannelOf[RefundDto]): ...
 
@@ -100,6 +117,15 @@ class RefundApprovalChannel(ChannelOf[RefundDto]): ...
 )
 class SlackRefundApprovalChannel(SlackChannel[RefundDto], RefundApprovalChannel):
     conversation = FINANCE
+
+
+@channel(
+    name="slack-lead-refund-approval-channel",
+    description="Asks the finance leads in Slack",
+    deps=[SlackWorkspace, ExecutionContext],
+)
+class SlackLeadRefundApprovalChannel(SlackChannel[RefundDto], LeadRefundApprovalChannel):
+    conversation = LEADS
 
 
 @channel_role(
@@ -215,7 +241,11 @@ class TwoDesksWorkflow: ...
 @application(
     name="slack-application",
     workflows=[RefundWorkflow, TwoDesksWorkflow],
-    channels=[SlackRefundApprovalChannel, SlackExpenseApprovalChannel],
+    channels=[
+        SlackRefundApprovalChannel,
+        SlackLeadRefundApprovalChannel,
+        SlackExpenseApprovalChannel,
+    ],
     # The workspace from SLACK_BOT_TOKEN and SLACK_API_URL (the tests' fake Slack).
     dependencies=[provide(SlackWorkspace, factory=SlackWorkspace.from_env)],
 )

@@ -33,7 +33,9 @@ from agboss.testing import TestEnv, call_tools, invalid_answer, reply_with, tool
 from agboss.testing.slack import FakeMessage, FakeSlack
 from tests import slack_app
 from tests.slack_app import (
+    ESCALATION,
     FINANCE,
+    LEADS,
     RUNS,
     BookExpenseTool,
     RefundAgent,
@@ -226,6 +228,25 @@ async def test_a_reminder_is_a_reply_in_the_questions_thread_that_says_when_it_e
     [posted] = desk.slack.calls_of("chat.postMessage")[1:]
     assert posted.arguments["reply_broadcast"] in (True, "true", "1")
     assert desk.slack.message(message.ts).buttons() != []  # the question still waits
+
+
+async def test_an_escalated_question_says_so_and_is_asked_of_the_leads_with_new_buttons(
+    desk: Desk,
+) -> None:
+    message = await desk.refund_asked()
+    old = _buttons(message)[0]["value"]
+    await desk.env.clock.advance(ESCALATION)
+    taken_back = desk.slack.message(message.ts)
+    assert taken_back.buttons() == []
+    assert "Escalated: nobody answered in time, so it was asked of someone else." in (
+        taken_back.text_of_blocks()
+    )
+    [asked] = desk.slack.messages(LEADS)
+    assert asked.buttons()[:2] == ["Approve", "Reject"]
+    assert _buttons(asked)[0]["value"] != old  # a new pause id: the old buttons answer nothing
+    await desk.slack.click(desk.url, asked, "Approve", user="U0MANAGER")
+    outcome = await desk.outcome()
+    assert outcome.status is ExecutionStatus.COMPLETED
 
 
 # ---- answering -----------------------------------------------------------------------------
