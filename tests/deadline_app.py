@@ -124,20 +124,27 @@ class WithdrawRefundChannel(ChannelOf[OrderDto]): ...
 
 
 class _Desk:
+    """Asks the desk: what it was sent, told and reminded of goes to `TOLD`."""
+
+    said = ""
+    """How its lines begin (``lead `` for the lead's)."""
+    place = "desk"
+    """Where its questions are posted (the reference it keeps: ``desk/o-1``)."""
+
     async def send(self, ask: ChannelAsk[OrderDto]) -> ChannelOutcome:
-        TOLD.append(f"send {ask.value.arguments.order_id}")
+        TOLD.append(f"{self.said}send {ask.value.arguments.order_id}")
         PAUSE_IDS.append(ask.pause_id)
-        return ChannelOutcome.await_reply(reference=f"desk/{ask.value.arguments.order_id}")
+        return ChannelOutcome.await_reply(reference=f"{self.place}/{ask.value.arguments.order_id}")
 
     async def withdraw(self, withdrawal: ChannelWithdrawal[OrderDto]) -> None:
-        order = withdrawal.value.arguments.order_id
-        TOLD.append(f"withdraw {order} {withdrawal.resolution.value} {withdrawal.reference}")
+        order, how = withdrawal.value.arguments.order_id, withdrawal.resolution.value
+        TOLD.append(f"{self.said}withdraw {order} {how} {withdrawal.reference}")
 
     async def remind(self, reminder: ChannelReminder[OrderDto]) -> None:
         if FAILING:
             raise ConnectionError("the desk's inbox is down")
         order = reminder.value.arguments.order_id
-        TOLD.append(f"remind {order} #{reminder.reminder} {reminder.reference}")
+        TOLD.append(f"{self.said}remind {order} #{reminder.reminder} {reminder.reference}")
 
 
 @channel(name="reject-desk-channel", description="Asks the desk")
@@ -160,19 +167,11 @@ class RemindedDeskChannel(_Desk, RemindedRefundChannel): ...
 class EscalatingDeskChannel(_Desk, EscalatingRefundChannel): ...
 
 
-class _Lead:
-    async def send(self, ask: ChannelAsk[OrderDto]) -> ChannelOutcome:
-        TOLD.append(f"lead send {ask.value.arguments.order_id}")
-        PAUSE_IDS.append(ask.pause_id)
-        return ChannelOutcome.await_reply(reference=f"lead/{ask.value.arguments.order_id}")
+class _Lead(_Desk):
+    """Asks the finance lead."""
 
-    async def withdraw(self, withdrawal: ChannelWithdrawal[OrderDto]) -> None:
-        order = withdrawal.value.arguments.order_id
-        TOLD.append(f"lead withdraw {order} {withdrawal.resolution.value} {withdrawal.reference}")
-
-    async def remind(self, reminder: ChannelReminder[OrderDto]) -> None:
-        order = reminder.value.arguments.order_id
-        TOLD.append(f"lead remind {order} #{reminder.reminder} {reminder.reference}")
+    said = "lead "
+    place = "lead"
 
 
 @channel(name="lead-desk-channel", description="Asks the finance lead")

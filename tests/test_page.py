@@ -465,28 +465,25 @@ async def test_a_question_with_a_deadline_shows_the_time_left_as_it_runs_out(
     await expect(card.locator(".expires")).to_have_text("expires in 15 min")
 
 
-async def test_a_question_on_a_ladder_shows_when_its_next_reminder_is(deadline_site: Site) -> None:
+@pytest.mark.parametrize(
+    ("tool_cls", "name", "after_the_first"),
+    [
+        (deadline_app.RemindedRefundTool, "reminded-refund-tool", "reminder in 23 h 0 min"),
+        (deadline_app.EscalatingRefundTool, "escalating-refund-tool", "escalation in 23 h 0 min"),
+    ],
+)
+async def test_a_question_on_a_ladder_shows_what_its_next_step_is_and_when(
+    deadline_site: Site, tool_cls: type[Any], name: str, after_the_first: str
+) -> None:
     env = deadline_site.env
     env.mock_llm(deadline_app.RefundAgent).then_return(
-        call_tools(tool_call(deadline_app.RemindedRefundTool, order_id="o-1")), DONE
+        call_tools(tool_call(tool_cls, order_id="o-1")), DONE
     )
     await env.app.execute(deadline_app.RefundWorkflow, REQUEST, tenant_id="acme", owner_id="ada")
     page = await deadline_site.open()
-    card = page.locator('li.pause[data-tool="reminded-refund-tool"]')
+    card = page.locator(f'li.pause[data-tool="{name}"]')
     await expect(card.locator(".next-step")).to_have_text("reminder in 1 h 0 min")
     await env.clock.advance(timedelta(minutes=45))
     await expect(card.locator(".next-step")).to_have_text("reminder in 15 min")
-    await env.clock.advance(timedelta(minutes=15))  # reminded: the next is a day after asking
-    await expect(card.locator(".next-step")).to_have_text("reminder in 23 h 0 min")
-
-
-async def test_a_question_whose_ladder_escalates_next_says_so(deadline_site: Site) -> None:
-    env = deadline_site.env
-    env.mock_llm(deadline_app.RefundAgent).then_return(
-        call_tools(tool_call(deadline_app.EscalatingRefundTool, order_id="o-1")), DONE
-    )
-    await env.app.execute(deadline_app.RefundWorkflow, REQUEST, tenant_id="acme", owner_id="ada")
-    page = await deadline_site.open()
-    card = page.locator('li.pause[data-tool="escalating-refund-tool"]')
-    await env.clock.advance(timedelta(hours=1))  # reminded: the lead is asked a day after asking
-    await expect(card.locator(".next-step")).to_have_text("escalation in 23 h 0 min")
+    await env.clock.advance(timedelta(minutes=15))  # reminded: the next step is a day after
+    await expect(card.locator(".next-step")).to_have_text(after_the_first)

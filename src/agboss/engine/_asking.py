@@ -105,7 +105,9 @@ async def ask_approval(
     ):
         pause = None  # withdrawn by the failure its tree was retried from: asked again, anew
     if pause is None:
-        # Committed before its channel is asked: the id the channel gets is durable.
+        # Committed before its channel is asked: the id the channel gets is durable. Its
+        # deadline and its ladder's times count from the one moment it was asked.
+        asked_at = runtime.clock.now()
         pause = await frame.writes.commit_one(
             InsertPause(
                 PauseRecord(
@@ -129,7 +131,7 @@ async def ask_approval(
                     ),
                     step=step,
                     answer=None,
-                    asked_at=runtime.clock.now(),
+                    asked_at=asked_at,
                     resolved_at=None,
                     item_index=step.item_index,
                     child_execution_id=(
@@ -138,15 +140,13 @@ async def ask_approval(
                     path=path,
                     generation=state.generation,
                     expires_at=(
-                        None
-                        if channel.expires_after is None
-                        else runtime.clock.now() + channel.expires_after
+                        None if channel.expires_after is None else asked_at + channel.expires_after
                     ),
-                    next_step_at=first_step_at(channel.ladder, runtime.clock.now()),
+                    next_step_at=first_step_at(channel.ladder, asked_at),
                 )
             )
         )
-        emit_pause_event(ExecutionEventKind.PAUSE_ASKED, pause, runtime.clock.now())
+        emit_pause_event(ExecutionEventKind.PAUSE_ASKED, pause, asked_at)
     channel = channel.asking(pause.channel)  # the role its ladder escalated it to, if any
     if pause.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN):
         return _approval(pause)

@@ -56,7 +56,14 @@ async def climb(
     escalate = next((step for step in reversed(due) if isinstance(step, Escalate)), None)
     target = None if escalate is None else channel.escalated_to(escalate.to)
     if target is not None:
-        return await _escalate(frame, pause, target, reached, next_at)
+        asked = await _escalate(frame, pause, target, reached, next_at)
+        if asked is not None:
+            return asked, target
+        # An answer was recorded first: it is taken instead, from the question as it is now.
+        found = await frame.runtime.store.pauses.find_by_tenant_id_and_pause_id(
+            pause.tenant_id, pause.pause_id
+        )
+        return (pause if found is None else found), channel
     moved = ClimbLadder(pause.tenant_id, pause.pause_id, pause.ladder_step, reached, next_at)
     reminder = sum(isinstance(step, Remind) for step in ladder[:reached])
     async with frame.state.reminding:
@@ -72,10 +79,10 @@ async def _escalate(
     target: ToolChannel,
     reached: int,
     next_at: datetime | None,
-) -> tuple[PauseRecord, ToolChannel]:
+) -> PauseRecord | None:
     """Withdraws the question from its channel and asks it of ``target`` under a new id, in
     one commit; the pass then sends it (and tells the first channel, which is owed a
-    ``withdraw``)."""
+    ``withdraw``). ``None`` when the question was no longer Pending."""
     runtime = frame.runtime
     now = runtime.clock.now()
     asked = replace(
@@ -97,13 +104,10 @@ async def _escalate(
     escalated = await frame.writes.commit_one(
         EscalatePause(pause.tenant_id, pause.pause_id, asked, now)
     )
-    if escalated is None:  # an answer was recorded first: it is taken instead
-        found = await runtime.store.pauses.find_by_tenant_id_and_pause_id(
-            pause.tenant_id, pause.pause_id
-        )
-        return (pause if found is None else found), target
+    if escalated is None:
+        return None
     emit_pause_event(ExecutionEventKind.PAUSE_ESCALATED, escalated.asked, now)
-    return escalated.asked, target
+    return escalated.asked
 
 
 async def _remind(frame: ExecutionFrame, pause: PauseRecord, reminder: int) -> None:
