@@ -70,7 +70,7 @@ def _check_providers(providers: object) -> None:
             )
 
 
-def _check_setup(providers: object, clock: object, migrate: object) -> None:
+def _check_setup(providers: object, clock: object, migrate: object, recovers: object) -> None:
     _check_providers(providers)
     if clock is not None and not isinstance(clock, Clock):
         raise ConfigurationError(
@@ -81,6 +81,11 @@ def _check_setup(providers: object, clock: object, migrate: object) -> None:
         raise ConfigurationError(
             f"App.create(migrate={migrate!r}) must be True or False",
             hint="pass migrate=False to refuse an old schema instead of migrating it",
+        )
+    if not isinstance(recovers, bool):
+        raise ConfigurationError(
+            f"App.create(recovers={recovers!r}) must be True or False",
+            hint="pass recovers=False in a process without the application's models",
         )
 
 
@@ -118,6 +123,7 @@ class App:
         lease_ttl: timedelta = LEASE_TTL,
         resume_timeout: timedelta = RESUME_TIMEOUT,
         migrate: bool = True,
+        recovers: bool = True,
     ) -> App:
         """Assembles an application and opens its store.
 
@@ -136,15 +142,20 @@ class App:
                 the tree before it raises `LeaseBusyError` (its answer stays recorded).
             migrate: Whether an older schema is migrated (``False``: `StoreSchemaError`; run
                 ``agboss migrate`` first).
+            recovers: Whether this instance moves trees that other instances left to move:
+                its recovery sweep, and answers another instance recorded without moving
+                them, which it hears of at once. ``False`` in a process without the
+                application's models, such as the command line: it moves only what it
+                begins or answers itself.
 
         Raises:
             AssemblyError: Listing every broken rule of the application.
             StoreError: The store cannot be opened.
             ConfigurationError: ``providers`` is not a list of model providers, ``clock`` not
-                a Clock, ``migrate`` not a bool, or ``lease_ttl`` / ``resume_timeout`` not a
-                positive timedelta.
+                a Clock, ``migrate`` or ``recovers`` not a bool, or ``lease_ttl`` /
+                ``resume_timeout`` not a positive timedelta.
         """
-        _check_setup(providers, clock, migrate)
+        _check_setup(providers, clock, migrate, recovers)
         for name, value in (("lease_ttl", lease_ttl), ("resume_timeout", resume_timeout)):
             if not isinstance(value, timedelta) or value <= timedelta(0):
                 raise ConfigurationError(
@@ -172,7 +183,13 @@ class App:
             resume_timeout=resume_timeout,
         )
         app = cls(runtime, connections)
-        app._schedule_sweep()
+        try:
+            await app._engine.wakeups.listen(moves=recovers)
+        except BaseException:
+            await app.close()
+            raise
+        if recovers:
+            app._schedule_sweep()
         return app
 
     @property
@@ -341,9 +358,11 @@ class App:
             tenant_id: As for `resume`.
             owner_id: As for `resume`.
             answered_by: As for `resume`.
-            move: ``False``: only record the answer, and leave the tree to whichever instance
-                moves it next (its sweep finds an answer nobody moved within 30 seconds) —
-                for a process without the application's models, such as the command line.
+            move: ``False``: only record the answer, and leave the tree to another
+                instance — the answer's commit says it is due, and an instance that hears it
+                moves it at once (on PostgreSQL any instance; on SQLite one in the same
+                process), else any instance's sweep within 30 seconds — for a process without
+                the application's models, such as the command line.
 
         Returns:
             What was recorded; `get(receipt.execution_id)` reads where the tree stands.

@@ -88,6 +88,10 @@ class CountingStore:
         return results
 
     @property
+    def signals(self) -> Any:
+        return self.inner.signals
+
+    @property
     def executions(self) -> Any:
         return self.inner.executions
 

@@ -13,7 +13,8 @@
 The store comes from ``--store`` or ``AGBOSS_STORE`` (the embedded SQLite file by default).
 ``--app`` names the ``@application`` class, or a function that returns an `App` (to give it
 its model providers). ``resume`` records the answer and leaves the tree to the application's
-instances (their sweep moves it within 30 seconds); ``recover`` moves trees itself, so it needs
+instances (one that hears of it moves it at once, else their sweep within 30 seconds); the
+command line itself moves no tree it did not begin. ``recover`` moves trees itself, so it needs
 the application's models: ``AGBOSS_MODEL_BASE_URL`` or an ``--app`` function.
 
 Needs the ``cli`` extra: ``pip install 'agboss[cli]'``.

@@ -125,7 +125,9 @@ async def _open(target: str, store: str | None, *, needs_models: bool) -> App:
                 "AGBOSS_MODEL_BASE_URL, or pass --app module:function returning an App"
             )
         providers: list[ModelProvider] = [real] if real is not None else [_NoModels()]
-        return await App.create(found, store=store, providers=providers)
+        # A command moves only what it is asked to (`recover` calls app.recover itself): no
+        # sweep in the background, no tree another instance says is due.
+        return await App.create(found, store=store, providers=providers, recovers=False)
     if callable(found):
         made = found()
         if inspect.isawaitable(made):
@@ -478,7 +480,8 @@ def resume(
         return
     _out().print(
         f"{who}: recorded. A running instance of the application carries execution "
-        f"{done['execution_id']} on within 30 seconds, or when it next starts."
+        f"{done['execution_id']} on: at once if it hears of it (any instance on PostgreSQL), "
+        "else within 30 seconds, or when it next starts."
     )
 
 

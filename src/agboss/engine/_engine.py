@@ -14,6 +14,7 @@ instead of trusting what the cut-off pass was doing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from collections.abc import Coroutine, Sequence
@@ -40,6 +41,7 @@ from agboss.engine._lease import (
 )
 from agboss.engine._reading import PassChanges, PassEnd, TreeReader
 from agboss.engine._runtime import Runtime
+from agboss.engine._wakeups import Wakeups
 from agboss.engine._withdrawing import tell_owed_withdrawals
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import (
@@ -63,8 +65,9 @@ from agboss.observability._tracing import span
 from agboss.records._outputs import ExecutionOutput
 from agboss.records._pauses import ExecutionPauseEvent, PauseRecord
 from agboss.store._failures import encode_failure
-from agboss.store.protocol import ExecutionRow, Fence
+from agboss.store.protocol import ExecutionRow, Fence, Signal, SignalKind
 from agboss.store.writes import (
+    Announce,
     AppendStep,
     BeginExecution,
     CancelPendingUnder,
@@ -94,6 +97,10 @@ class Engine:
         self._background: set[asyncio.Task[Any]] = set()
         self._timers: dict[str, TimerHandle] = {}
         """This instance's wake-ups of trees that rest until a time, by root."""
+        self.wakeups = Wakeups(
+            runtime, move=self._recover_one, sweep=self.recover, spawn=self.in_background
+        )
+        """What this instance hears of the others (a lease freed, an answer left to move)."""
 
     # ---- moving in the background ----------------------------------------------------
 
@@ -123,7 +130,8 @@ class Engine:
     async def finish_background(self, within: timedelta) -> None:
         """Waits up to ``within`` for the background moves, then cuts off the rest (a cut-off
         pass is recovered from what is stored, by any instance); disarms the wake-ups (any
-        instance's sweep moves a tree that is due)."""
+        instance's sweep moves a tree that is due); stops hearing the other instances."""
+        self.wakeups.close()
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
@@ -402,7 +410,9 @@ class Engine:
         nothing is recorded and no lease is kept), and the lease taken."""
         pause = resolve.pause
         if not move:
-            return await write_one(self.runtime.store, resolve), None
+            # Any other instance that hears it moves the tree, else the sweep does.
+            due = Announce(Signal(SignalKind.DUE, pause.root_execution_id, self.runtime.holder))
+            return (await self.runtime.store.write([resolve, due]))[resolve], None
         resolved, taken = await commit_taking_lease(
             self.runtime,
             resolve,
@@ -458,19 +468,24 @@ class Engine:
         runtime = self.runtime
         loop = asyncio.get_running_loop()
         deadline = loop.time() + runtime.resume_timeout.total_seconds()
-        delay = 0.002
-        while True:
-            if loop.time() >= deadline:
-                raise LeaseBusyError(
-                    f"execution tree {root_execution_id} stayed in another instance's pass for "
-                    f"{runtime.resume_timeout}; {said}",
-                    hint=hint,
-                )
-            await asyncio.sleep(delay)  # a holder is in its pass: wait for it to end
-            delay = min(delay * 2, 0.05)
-            taken = await take_lease(runtime, root_execution_id)
-            if taken is not None:
-                return taken
+        looks = self.wakeups.looks()
+        # Woken by the holder's release; looking again by itself only for what no signal says
+        # (a holder that died, another process on a SQLite file): see `Wakeups`.
+        with self.wakeups.waiting(root_execution_id) as released:
+            while True:
+                taken = await take_lease(runtime, root_execution_id)
+                if taken is not None:
+                    return taken
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise LeaseBusyError(
+                        f"execution tree {root_execution_id} stayed in another instance's pass "
+                        f"for {runtime.resume_timeout}; {said}",
+                        hint=hint,
+                    )
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(released.wait(), min(next(looks), left))
+                released.clear()
 
     async def retry(
         self, execution_id: str, *, tenant_id: str, retried_by: str | None, record: bool

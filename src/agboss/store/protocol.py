@@ -12,12 +12,18 @@ has one way. Times are passed in (``now``) from the application's Clock, so a te
 retention and deadlines as it drives everything else; a lease's time may instead be the
 store's own clock (``now=None``).
 
+A store also carries `Signals`: what its commits announce (a tree's lease released, an
+answer recorded that no instance took) reaches every instance that listens — through the
+database on PostgreSQL (``LISTEN``/``NOTIFY``), in memory within a process on SQLite — so that
+an instance moves a tree, and a caller waiting for a lease goes on, without waiting for a
+sweep. A signal is a hint, never a record: what it says is read from the store again.
+
 Every store passes one contract suite, `agboss.testing.store_contract`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -44,9 +50,13 @@ __all__ = [
     "ExecutionRow",
     "FailedQuery",
     "Fence",
+    "Hearer",
     "LedgerEntry",
     "PausedExecutionRepository",
     "RetryRow",
+    "Signal",
+    "SignalKind",
+    "Signals",
     "StepEntry",
     "StepJournalRepository",
     "Store",
@@ -76,6 +86,60 @@ def lease_lost(fence: Fence) -> LeaseLostError:
         f"this instance lost the lease on execution tree {fence.root_execution_id}",
         hint="another instance took the tree over; its pass carries on the work",
     )
+
+
+class SignalKind(StrEnum):
+    """What a signal announces."""
+
+    RELEASED = "released"
+    """A tree's lease was freed: a caller waiting for it may take it now."""
+    DUE = "due"
+    """An answer was recorded that the instance recording it does not move: any other
+    instance may take the tree's lease and move it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """What a commit announced to every instance that listens.
+
+    Attributes:
+        kind: What happened.
+        root_execution_id: The tree it happened to.
+        origin: The holder id of the instance that announced it (``None``: not said).
+    """
+
+    kind: SignalKind
+    root_execution_id: str
+    origin: str | None = None
+
+
+class Hearer(Protocol):
+    """What listens to a store's signals (an instance's engine). Called on the event loop it
+    listened from; it must return at once (it schedules what takes time)."""
+
+    def heard(self, signal: Signal) -> None:
+        """A signal arrived."""
+        ...
+
+    def missed(self) -> None:
+        """Signals may have been lost (the listening connection was cut and is back): what
+        they would have said is read from the store instead."""
+        ...
+
+
+class Signals(Protocol):
+    """How a store's commits reach the instances that listen (see the module's docstring)."""
+
+    @property
+    def reaches_every_instance(self) -> bool:
+        """Whether every instance on the store hears what any commits (``False``: only the
+        instances in this process, so a waiter also looks again by itself)."""
+        ...
+
+    async def listen(self, hearer: Hearer) -> Callable[[], None]:
+        """Starts delivering signals to ``hearer``: every signal committed after this returns
+        reaches it. Returns what stops it."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -543,9 +607,15 @@ class Store(Protocol):
         """The budgets' ledger."""
         ...
 
+    @property
+    def signals(self) -> Signals:
+        """What its commits announce (`Write.announces`), to every instance that listens."""
+        ...
+
     async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> Results:
         """Applies ``writes`` as one transaction, in order; their results, each read by its
-        write (``results[write]``).
+        write (``results[write]``). What they announce (`Write.announces`) is sent with the
+        commit, and only if it commits.
 
         Raises:
             LeaseLostError: ``fence`` no longer holds its tree's lease; nothing is written.

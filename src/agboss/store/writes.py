@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.models._messages import Usage
 from agboss.records._pauses import PauseAnswer, PauseRecord
-from agboss.store.protocol import BranchRow, ExecutionRow, Fence, StepEntry
+from agboss.store.protocol import BranchRow, ExecutionRow, Fence, Signal, SignalKind, StepEntry
 
 if TYPE_CHECKING:
     from agboss.store.protocol import Store
@@ -36,6 +36,7 @@ __all__ = [
     "AcquireLease",
     "Acquired",
     "AddLedgerEntry",
+    "Announce",
     "AppendStep",
     "BeginExecution",
     "CancelExecutions",
@@ -79,6 +80,12 @@ class Write(Generic[T]):
 
     def changed_executions(self) -> tuple[str, ...] | None:
         """The executions whose rows this write may change (``None``: not known which)."""
+        return ()
+
+    def announces(self) -> tuple[Signal, ...]:
+        """What its transaction announces to every instance that listens (`Store.signals`)
+        when it commits. A hint, so it may be said when nothing changed (a lease already
+        freed): a listener reads the store again."""
         return ()
 
 
@@ -516,6 +523,20 @@ class ReleaseLease(Write[None]):
 
     fence: Fence
 
+    def announces(self) -> tuple[Signal, ...]:
+        return (Signal(SignalKind.RELEASED, self.fence.root_execution_id, self.fence.holder),)
+
+
+@dataclass(frozen=True, slots=True)
+class Announce(Write[None]):
+    """Announces ``signal`` with the transaction's commit, and writes nothing: an answer
+    recorded without its tree's lease says that its tree is `SignalKind.DUE`."""
+
+    signal: Signal
+
+    def announces(self) -> tuple[Signal, ...]:
+        return (self.signal,)
+
 
 @dataclass(frozen=True, slots=True)
 class Rested:
@@ -553,3 +574,7 @@ class RestTree(Write[Rested | None]):
 
     def changed_executions(self) -> tuple[str, ...]:
         return (self.fence.root_execution_id,)
+
+    def announces(self) -> tuple[Signal, ...]:
+        # Said even when an answer kept the lease (the pass goes on): a waiter looks again.
+        return (Signal(SignalKind.RELEASED, self.fence.root_execution_id, self.fence.holder),)

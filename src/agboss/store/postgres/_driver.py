@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -45,7 +45,8 @@ from agboss.errors import (
     StoreValueError,
 )
 from agboss.store.postgres._prepared import PreparedStatements
-from agboss.store.protocol import Fence, lease_lost
+from agboss.store.postgres._signals import PostgresSignals, channel_of
+from agboss.store.protocol import Fence, Signal, lease_lost
 from agboss.store.sql._dialect import POSTGRES, Dialect, Later, Returns, Sql
 from agboss.store.sql._driver import PLAIN, Shape, Work
 
@@ -153,11 +154,24 @@ class PostgresDriver:
         if schema is not None:
             self._options += f" -c search_path={schema}"
         self._pool: AsyncConnectionPool[AsyncConnection[Any]] | None = None
+        self._signals = PostgresSignals(
+            url, channel_of(schema), connect_timeout=open_timeout.total_seconds()
+        )
         self._session: ContextVar[_Session | None] = ContextVar("agboss_pg_session", default=None)
 
     @property
     def dialect(self) -> Dialect:
         return POSTGRES
+
+    @property
+    def signals(self) -> PostgresSignals:
+        return self._signals
+
+    def announcing(self, signals: Sequence[Signal]) -> Sql:
+        return self._signals.announcing(signals)
+
+    def announced(self, signals: Sequence[Signal]) -> None:
+        pass  # sent with the commit (`announcing`)
 
     @property
     def prepared_statements(self) -> bool:
@@ -226,6 +240,7 @@ class PostgresDriver:
         return None
 
     async def close(self) -> None:
+        await self._signals.close()
         if self._pool is not None:
             pool, self._pool = self._pool, None
             await pool.close()

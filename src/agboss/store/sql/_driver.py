@@ -8,12 +8,12 @@ work runs on every database, and a transaction never waits on anything but the d
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from agboss.store.protocol import Fence
+from agboss.store.protocol import Fence, Signal, Signals
 from agboss.store.sql._dialect import Dialect, Sql
 
 __all__ = ["PLAIN", "Driver", "Shape", "Work"]
@@ -69,6 +69,21 @@ class Driver(Protocol):
             fence: The lease the transaction must still hold (checked, and held, first).
             shape: What is known of the work beforehand.
         """
+        ...
+
+    @property
+    def signals(self) -> Signals:
+        """What the store's commits announce, to the instances that listen."""
+        ...
+
+    def announcing(self, signals: Sequence[Signal]) -> Sql | None:
+        """The statement that sends ``signals`` with a transaction's commit (``None``: they
+        are handed to `announced` once it committed)."""
+        ...
+
+    def announced(self, signals: Sequence[Signal]) -> None:
+        """Hands ``signals`` on, their transaction committed (a no-op where `announcing` sent
+        them with the commit)."""
         ...
 
     def session(self) -> AbstractAsyncContextManager[None]:

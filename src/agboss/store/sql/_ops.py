@@ -35,6 +35,7 @@ from agboss.store.writes import (
     Acquired,
     AcquireLease,
     AddLedgerEntry,
+    Announce,
     AppendStep,
     BeginExecution,
     CancelExecutions,
@@ -471,6 +472,11 @@ def _lock_tree(write: LockTree) -> Ops:
     yield do("SELECT 1 FROM leases WHERE root_execution_id = ?{row_lock}", write.root_execution_id)
 
 
+def _announce(write: Announce) -> Ops:
+    # Nothing to write: its signal goes with the transaction's notice (`work_of`).
+    yield from ()
+
+
 def _release_lease(write: ReleaseLease) -> Ops:
     fence = write.fence
     yield do(
@@ -532,6 +538,7 @@ _OPS: dict[type[Any], Callable[[Any], Ops]] = {
     **PAUSE_OPS,
     AcquireLease: _acquire_lease,
     AddLedgerEntry: _add_ledger_entry,
+    Announce: _announce,
     AppendStep: _append_step,
     BeginExecution: _begin_execution,
     CancelExecutions: _cancel_executions,
@@ -549,8 +556,9 @@ _OPS: dict[type[Any], Callable[[Any], Ops]] = {
 }
 
 
-def work_of(writes: Sequence[Write[Any]]) -> Callable[[], Ops]:
-    """The writes as one unit of work; its result is each write's, in order."""
+def work_of(writes: Sequence[Write[Any]], notice: Sql | None = None) -> Callable[[], Ops]:
+    """The writes as one unit of work; its result is each write's, in order. ``notice``: the
+    statement that announces their signals with the commit, run last."""
     for write in writes:
         if type(write) not in _OPS:
             raise TypeError(f"{type(write).__name__} is not a write of agboss.store.writes")
@@ -559,6 +567,8 @@ def work_of(writes: Sequence[Write[Any]]) -> Callable[[], Ops]:
         results = []
         for write in writes:
             results.append((yield from _OPS[type(write)](write)))
+        if notice is not None:
+            yield notice
         return results
 
     return work
@@ -580,16 +590,20 @@ _SINGLE_STATEMENT = (
 )
 
 
-_NOT_DURABLE = (BeginExecution, RenewLease, ReleaseLease)
+_NOT_DURABLE = (Announce, BeginExecution, RenewLease, ReleaseLease)
 """What a crash of the database server may lose at no cost, so its commit need not wait for
 the disk: a lease renewed or released expires anyway; an execution begun is promised to no
 one until a later commit of its pass, durable, which makes it durable too (a database writes
 its log in order)."""
 
 
-def shape_of(writes: Sequence[Write[Any]], fence: Fence | None) -> Shape:
-    """What a driver may know of writes before it runs them."""
+def shape_of(writes: Sequence[Write[Any]], fence: Fence | None, notice: Sql | None = None) -> Shape:
+    """What a driver may know of writes before it runs them (``notice``: the statement that
+    announces their signals, run with them)."""
     return Shape(
-        single=fence is None and len(writes) == 1 and isinstance(writes[0], _SINGLE_STATEMENT),
+        single=fence is None
+        and notice is None
+        and len(writes) == 1
+        and isinstance(writes[0], _SINGLE_STATEMENT),
         durable=not all(isinstance(write, _NOT_DURABLE) for write in writes),
     )

@@ -7,7 +7,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from agboss.errors import StoreSchemaError
-from agboss.store.protocol import Fence
+from agboss.store.protocol import Fence, Signals
 from agboss.store.sql._dialect import computed
 from agboss.store.sql._driver import Driver
 from agboss.store.sql._migrations import LATEST_VERSION, migration, newer_schema, schema_version
@@ -70,13 +70,23 @@ class SqlStore:
     async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> Results:
         if not writes and fence is None:
             return Results((), ())
+        signals = [signal for write in writes for signal in write.announces()]
+        notice = self._driver.announcing(signals) if signals else None
         values: list[Any] = computed(
-            await self._driver.transact(work_of(writes), fence=fence, shape=shape_of(writes, fence))
+            await self._driver.transact(
+                work_of(writes, notice), fence=fence, shape=shape_of(writes, fence, notice)
+            )
         )
+        if signals and notice is None:
+            self._driver.announced(signals)
         for write, value in zip(writes, values, strict=True):
             if isinstance(write, InsertPause):
                 self._pauses.remember(value)
         return Results(writes, values)
+
+    @property
+    def signals(self) -> Signals:
+        return self._driver.signals
 
     def session(self) -> AbstractAsyncContextManager[None]:
         return self._driver.session()

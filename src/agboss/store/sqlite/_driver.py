@@ -23,7 +23,7 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from enum import StrEnum
@@ -37,7 +37,8 @@ from agboss.errors import (
     StoreUnavailableError,
     StoreValueError,
 )
-from agboss.store.protocol import Fence, lease_lost
+from agboss.store._signals import SignalHub, hub_of
+from agboss.store.protocol import Fence, Signal, lease_lost
 from agboss.store.sql._dialect import SQLITE, Dialect, Later, Returns, Sql
 from agboss.store.sql._driver import PLAIN, Shape, Work
 
@@ -145,6 +146,7 @@ class SqliteDriver:
         self._durable = "FULL" if durability is Durability.POWER_LOSS else "NORMAL"
         self._synchronous: dict[int, str] = {}
         """Each writing connection's ``synchronous`` level as last set (by its ``id``)."""
+        self._hub = hub_of(self.path)
         self._identity: tuple[int, int] | None = None
         """The file's device and inode as opened: a write into a file deleted (or replaced)
         since would be lost at the next start."""
@@ -152,6 +154,18 @@ class SqliteDriver:
     @property
     def dialect(self) -> Dialect:
         return SQLITE
+
+    @property
+    def signals(self) -> SignalHub:
+        """The hub of every store on this file in this process: other processes on the file
+        hear nothing (their sweep, and a waiter's own looking again, cover them)."""
+        return self._hub
+
+    def announcing(self, signals: Sequence[Signal]) -> None:
+        return None  # handed on once committed
+
+    def announced(self, signals: Sequence[Signal]) -> None:
+        self._hub.publish(signals)
 
     # ---- lifecycle ---------------------------------------------------------------------
 

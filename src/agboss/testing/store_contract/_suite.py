@@ -42,6 +42,7 @@ from agboss.store.writes import (
 )
 from agboss.testing.store_contract._pauses import PauseContract
 from agboss.testing.store_contract._retries import RetryContract
+from agboss.testing.store_contract._signals import SignalContract
 from agboss.testing.store_contract._support import (
     NOW,
     TTL,
@@ -54,7 +55,7 @@ from agboss.testing.store_contract._support import (
 __all__ = ["StoreContract"]
 
 
-class StoreContract(PauseContract, RetryContract):
+class StoreContract(PauseContract, RetryContract, SignalContract):
     """Every store passes these; subclass it with a ``store`` fixture."""
 
     # ---- schema ---------------------------------------------------------------------
