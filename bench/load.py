@@ -18,8 +18,14 @@ p99), the instances' CPU per resume, and the unmoved answer → tool run (p50, p
 has no multi-instance answer path to put beside it (its ``interrupt()`` is resumed by the
 caller that holds the graph), so no peer ratio is printed here.
 
+With ``--open 10000 100000 1000000``, each size is a round of its own on one instance: that
+many other questions are left open first — one real paused execution, its rows copied that
+many times in SQL, each copy another owner's (`_clone`) — and the round also times the inbox's
+first page and ``count_pending`` for the benchmark's owner, a sweep (`App.sweep`), and the
+database's size per open question.
+
     python bench/load.py [--postgres postgresql://…] [--instances 1 2 4] [--seconds 15]
-        [--rate 40] [--unmoved 200]
+        [--rate 40] [--unmoved 200] [--open 10000 100000]
 """
 
 from __future__ import annotations
@@ -29,10 +35,11 @@ import asyncio
 import json
 import os
 import socket
+import statistics
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import httpx
@@ -216,6 +223,10 @@ class Round:
     elapsed: float = 0.0
     cpu: float = 0.0
     ran: dict[str, float] = field(default_factory=dict)
+    opened: int = 0
+    """How many other questions were open."""
+    reads: dict[str, float] = field(default_factory=dict)
+    """What was timed with them open: a name → its median, in seconds (or bytes, for size)."""
 
 
 def _free_port() -> int:
@@ -321,6 +332,124 @@ async def _collect(client: httpx.AsyncClient, instances: Sequence[Instance], int
     raise RuntimeError(f"{len(wanted - set(into.ran))} answered questions never ran their tool")
 
 
+_COPIED_IDS = frozenset(
+    {
+        "thread_id",
+        "execution_id",
+        "root_execution_id",
+        "parent_execution_id",
+        "pause_id",
+        "owner_id",
+    }
+)
+"""The columns a copy of a tree changes (``id-N``): each copy is another owner's tree."""
+
+_CLONE_BATCH = 100_000
+
+
+async def _clone(url: str, schema: str, execution_id: str, thread_id: str, count: int) -> None:
+    """Copies every row of one paused tree ``count`` times, in SQL, with new ids."""
+    from psycopg import AsyncConnection, sql
+
+    async with await AsyncConnection.connect(url, autocommit=True) as connection:
+        cursor = await connection.execute(
+            "SELECT table_name, column_name, COALESCE(column_default, '') FROM "
+            "information_schema.columns WHERE table_schema = %s ORDER BY table_name, "
+            "ordinal_position",
+            (schema,),
+        )
+        tables: dict[str, list[tuple[str, str]]] = {}
+        for table, column, default in await cursor.fetchall():
+            tables.setdefault(table, []).append((column, default))
+        for table, columns in sorted(tables.items()):
+            names = [name for name, _ in columns]
+            key = next(
+                (k for k in ("root_execution_id", "execution_id", "thread_id") if k in names), None
+            )
+            if key is None:
+                continue
+            kept = [name for name, default in columns if not default.startswith("nextval")]
+            chosen = [
+                sql.SQL("{} || '-' || copy_number").format(sql.Identifier(name))
+                if name in _COPIED_IDS
+                else sql.Identifier(name)
+                for name in kept
+            ]
+            for first in range(1, count + 1, _CLONE_BATCH):
+                last = min(count, first + _CLONE_BATCH - 1)
+                await connection.execute(
+                    sql.SQL(
+                        "INSERT INTO {table} ({columns}) SELECT {chosen} FROM {table}, "
+                        "generate_series(%s::int, %s::int) AS copy_number WHERE {key} = %s"
+                    ).format(
+                        table=sql.Identifier(schema, table),
+                        columns=sql.SQL(", ").join(map(sql.Identifier, kept)),
+                        chosen=sql.SQL(", ").join(chosen),
+                        key=sql.Identifier(key),
+                    ),
+                    (first, last, thread_id if key == "thread_id" else execution_id),
+                )
+        await connection.execute(sql.SQL("ANALYZE"))
+
+
+async def _size(url: str, schema: str) -> int:
+    from psycopg import AsyncConnection
+
+    async with await AsyncConnection.connect(url, autocommit=True) as connection:
+        cursor = await connection.execute(
+            "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relkind = 'r'",
+            (schema,),
+        )
+        row = await cursor.fetchone()
+        return int(row[0]) if row is not None else 0
+
+
+async def _timed(call: Callable[[], Awaitable[object]], times: int) -> float:
+    """The median time of ``call``, in seconds."""
+    spent = []
+    for _ in range(times):
+        began = time.perf_counter()
+        await call()
+        spent.append(time.perf_counter() - began)
+    return statistics.median(spent)
+
+
+async def _open_questions(url: str, schema: str, count: int) -> None:
+    """Leaves ``count`` questions of other owners open (one real tree, copied)."""
+    app = await App.create(
+        LoadApplication, store=url, providers=[FunctionProvider(scripted)], recovers=False
+    )
+    try:
+        output = await app.execute(
+            LoadWorkflow, WorkflowStartTextDto(text="template"), owner_id="someone"
+        )
+        assert output.status is ExecutionStatus.PAUSED
+    finally:
+        await app.close()
+    base = url.split("?")[0]
+    await _clone(base, schema, output.execution_id, output.thread_id, count)
+
+
+async def _reads(url: str, base: str, schema: str, into: Round) -> None:
+    """Times the reads that must not grow with the questions that are not touched."""
+    app = await App.create(
+        LoadApplication, store=url, providers=[FunctionProvider(scripted)], recovers=False
+    )
+    try:
+        for index in range(20):  # a few of the owner's own, to list and count
+            await app.execute(LoadWorkflow, WorkflowStartTextDto(text=f"r{index}"), owner_id=OWNER)
+        into.reads["inbox first page"] = await _timed(
+            lambda: app.pending(owner_id=OWNER, limit=50), 20
+        )
+        into.reads["count_pending"] = await _timed(lambda: app.count_pending(owner_id=OWNER), 20)
+        into.reads["sweep"] = await _timed(app.sweep, 5)
+    finally:
+        await app.close()
+    into.reads["size per open question"] = await _size(base, schema) / max(1, into.opened + 1)
+
+
 def _ms(values: Sequence[float], share: float) -> str:
     ordered = sorted(values)
     at = ordered[min(len(ordered) - 1, int(share * len(ordered)))]
@@ -328,6 +457,7 @@ def _ms(values: Sequence[float], share: float) -> str:
 
 
 async def _round(url: str, count: int, seconds: float, rate: float, unmoved: int) -> Round:
+    """A round of ``count`` instances on the store at ``url``."""
     instances = await _start(url, count)
     try:
         async with httpx.AsyncClient(timeout=60) as client:
@@ -345,6 +475,17 @@ async def _round(url: str, count: int, seconds: float, rate: float, unmoved: int
             return measured
     finally:
         await _stop(instances)
+
+
+def _report_reads(measured: Round) -> None:
+    reads = measured.reads
+    print(
+        f"    with {measured.opened} other questions open: inbox first page "
+        f"{reads['inbox first page'] * 1000:.2f} ms | count_pending "
+        f"{reads['count_pending'] * 1000:.2f} ms | sweep {reads['sweep'] * 1000:.2f} ms | "
+        f"database {reads['size per open question']:.0f} bytes per open question",
+        flush=True,
+    )
 
 
 def _report(measured: Round) -> None:
@@ -380,7 +521,9 @@ async def main(arguments: argparse.Namespace) -> None:
         f"moving (move=False), one every 10 ms; {os.cpu_count()} cores",
         flush=True,
     )
-    for count in arguments.instances:
+    rounds = [(count, 0) for count in arguments.instances]
+    rounds += [(1, size) for size in arguments.open]
+    for count, size in rounds:
         schema = f"bench_load_{uuid.uuid4().hex[:8]}"
         store = f"{url}{'&' if '?' in url else '?'}schema={schema}"
         opened = await App.create(
@@ -388,9 +531,18 @@ async def main(arguments: argparse.Namespace) -> None:
         )
         await opened.close()  # migrated once, before the instances race for it
         try:
-            _report(
-                await _round(store, count, arguments.seconds, arguments.rate, arguments.unmoved)
+            if size:
+                began = time.perf_counter()
+                await _open_questions(store, schema, size)
+                print(f"    ({size} questions opened in {time.perf_counter() - began:.0f} s)")
+            measured = await _round(
+                store, count, arguments.seconds, arguments.rate, arguments.unmoved
             )
+            measured.opened = size
+            _report(measured)
+            if size or arguments.open:
+                await _reads(store, url, schema, measured)
+                _report_reads(measured)
         finally:
             await _drop(url, schema)
 
@@ -402,6 +554,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--rate", type=float, default=40.0, help="questions a second")
     parser.add_argument("--unmoved", type=int, default=200)
+    parser.add_argument(
+        "--open", type=int, nargs="*", default=[], help="other questions left open, per round"
+    )
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     return parser.parse_args()

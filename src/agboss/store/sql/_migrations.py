@@ -239,6 +239,18 @@ def _escalations(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _owners_waiting(dialect: Dialect) -> list[Sql]:
+    """An owner's waiting questions found from the owner's trees that are not over (a tree
+    that ends closes its questions), not by walking every question of the tenant: the inbox's
+    first page and its count stay flat in other people's questions."""
+    return [
+        Sql(
+            "CREATE INDEX executions_open_by_owner ON executions (tenant_id, owner_id) "
+            "WHERE status IN ('running', 'paused', 'waiting')"
+        )
+    ]
+
+
 STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _frozen,
     _data_not_pickles,
@@ -253,6 +265,7 @@ STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _deadlines,
     _ladders,
     _escalations,
+    _owners_waiting,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

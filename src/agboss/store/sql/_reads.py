@@ -94,8 +94,13 @@ def _waiting_where(query: WaitingQuery) -> tuple[str, list[Any]]:
     where = "p.tenant_id = ? AND p.status = 'pending'"
     params: list[Any] = [query.tenant_id]
     if query.owner_id is not None:
-        where += " AND e.owner_id = ?"
-        params.append(query.owner_id)
+        # Read from the owner's trees not over (`executions_open_by_owner`): a question waits
+        # only in such a tree, as one that ends closes its questions in the same commit.
+        where += (
+            " AND e.tenant_id = ? AND e.owner_id = ? "
+            "AND e.status IN ('running', 'paused', 'waiting')"
+        )
+        params += [query.tenant_id, query.owner_id]
     if query.channel is not None:
         where += " AND p.channel = ?"
         params.append(query.channel)
