@@ -18,7 +18,7 @@ import pytest
 from psycopg import AsyncConnection
 
 from agboss import App, ExecutionOutput, ExecutionStatus, FunctionProvider
-from agboss.engine import _engine
+from agboss.engine import _wakeups
 from agboss.store.postgres._signals import PostgresSignals
 from agboss.store.writes import AcquireLease, ReleaseLease, write_one
 from agboss.testing import TestClock
@@ -127,14 +127,14 @@ async def test_a_caller_waiting_for_a_held_lease_goes_on_when_it_is_freed(
     # A lease of a minute: a waiter that looked again only by itself would wait 20 seconds.
     options = {"lease_ttl": timedelta(minutes=1), "resume_timeout": timedelta(seconds=40)}
     looks = 0
-    take_lease = _engine.take_lease
+    take_lease = _wakeups.take_lease
 
     async def counted(*args: Any, **kwargs: Any) -> Any:
         nonlocal looks
         looks += 1
         return await take_lease(*args, **kwargs)
 
-    monkeypatch.setattr(_engine, "take_lease", counted)
+    monkeypatch.setattr(_wakeups, "take_lease", counted)
     async with instances(kind, tmp_path, 2, **options) as (holder, answerer):
         output = await paused(holder)
         root = output.execution_id

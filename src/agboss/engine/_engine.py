@@ -14,7 +14,6 @@ instead of trusting what the cut-off pass was doing.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from collections.abc import Coroutine, Sequence
@@ -50,7 +49,6 @@ from agboss.errors import (
     DtoValidationError,
     ExecutionFailedError,
     FinalFailureError,
-    LeaseBusyError,
     LeaseLostError,
     NotFailedError,
     PassStoppingError,
@@ -438,7 +436,7 @@ class Engine:
         """
         waited = taken is None
         if taken is None:
-            taken = await self._wait_for_lease(
+            taken = await self.wakeups.take_when_free(
                 root_execution_id,
                 "the answer is recorded",
                 "the tree moves when that pass ends, or with the recovery sweep; "
@@ -458,35 +456,6 @@ class Engine:
             return await self.get(root_execution_id, tenant_id=row.tenant_id, record=record)
         return await self._pass(start, record=record)
 
-    async def _wait_for_lease(self, root_execution_id: str, said: str, hint: str) -> Taken:
-        """The tree's lease, once the instance whose pass holds it ends that pass.
-
-        Raises:
-            LeaseBusyError: The holder did not end its pass within ``resume_timeout``
-                (``said``, ``hint``: what the error adds).
-        """
-        runtime = self.runtime
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + runtime.resume_timeout.total_seconds()
-        looks = self.wakeups.looks()
-        # Woken by the holder's release; looking again by itself only for what no signal says
-        # (a holder that died, another process on a SQLite file): see `Wakeups`.
-        with self.wakeups.waiting(root_execution_id) as released:
-            while True:
-                taken = await take_lease(runtime, root_execution_id)
-                if taken is not None:
-                    return taken
-                left = deadline - loop.time()
-                if left <= 0:
-                    raise LeaseBusyError(
-                        f"execution tree {root_execution_id} stayed in another instance's pass "
-                        f"for {runtime.resume_timeout}; {said}",
-                        hint=hint,
-                    )
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(released.wait(), min(next(looks), left))
-                released.clear()
-
     async def retry(
         self, execution_id: str, *, tenant_id: str, retried_by: str | None, record: bool
     ) -> ExecutionOutput:
@@ -502,7 +471,7 @@ class Engine:
         runtime = self.runtime
         seen = await _retried_root(runtime, tenant_id, execution_id)
         root_id = seen.execution_id
-        taken = await take_lease(runtime, root_id) or await self._wait_for_lease(
+        taken = await take_lease(runtime, root_id) or await self.wakeups.take_when_free(
             root_id, "nothing was retried", "retry again once it ends; app.get(...) reads it"
         )
         found = taken.acquired.row

@@ -20,12 +20,15 @@ milliseconds where another process may hold the lease unheard.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from agboss.engine._lease import Taken, take_lease
 from agboss.engine._runtime import Runtime
+from agboss.errors import LeaseBusyError
 from agboss.store.protocol import Signal, SignalKind
 
 __all__ = ["MOVERS", "Wakeups"]
@@ -136,6 +139,34 @@ class Wakeups:
             events.discard(event)
             if not events:
                 del self._waiting[root_execution_id]
+
+    async def take_when_free(self, root_execution_id: str, said: str, hint: str) -> Taken:
+        """The tree's lease, once the instance whose pass holds it ends that pass: looked at
+        again when its release is heard, or after each of `looks` (what no signal says).
+
+        Raises:
+            LeaseBusyError: The holder did not end its pass within ``resume_timeout``
+                (``said``, ``hint``: what the error adds).
+        """
+        runtime = self.runtime
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + runtime.resume_timeout.total_seconds()
+        looks = self.looks()
+        with self.waiting(root_execution_id) as released:
+            while True:
+                taken = await take_lease(runtime, root_execution_id)
+                if taken is not None:
+                    return taken
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise LeaseBusyError(
+                        f"execution tree {root_execution_id} stayed in another instance's pass "
+                        f"for {runtime.resume_timeout}; {said}",
+                        hint=hint,
+                    )
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(released.wait(), min(next(looks), left))
+                released.clear()
 
     async def _moving(self) -> None:
         """Moves the trees said to be due, one after the other, until none is queued."""

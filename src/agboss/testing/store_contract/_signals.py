@@ -4,6 +4,8 @@ only once the transaction committed."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from agboss.errors import LeaseLostError, StoreError
 from agboss.store.protocol import Signal, SignalKind, Store
@@ -33,6 +35,17 @@ class _Hearing:
         return await asyncio.wait_for(self.heard_signals.get(), _HEARD_WITHIN)
 
 
+@asynccontextmanager
+async def _hearing(store: Store) -> AsyncIterator[_Hearing]:
+    """A hearer listening to ``store`` while the block runs."""
+    hearing = _Hearing()
+    stop = await store.signals.listen(hearing)
+    try:
+        yield hearing
+    finally:
+        stop()
+
+
 def _due(root: str) -> Announce:
     return Announce(Signal(SignalKind.DUE, root, "a"))
 
@@ -41,21 +54,15 @@ class SignalContract(Contract):
     """What a store's signals do."""
 
     async def test_a_freed_lease_is_heard_by_whoever_listens(self, store: Store) -> None:
-        hearing = _Hearing()
-        stop = await store.signals.listen(hearing)
-        try:
+        async with _hearing(store) as hearing:
             fence = await self._begin(store)
             await store.write([ReleaseLease(fence)], fence=fence)
             assert await hearing.next() == Signal(SignalKind.RELEASED, "ex-1", "a")
-        finally:
-            stop()
 
     async def test_an_announcement_is_heard_only_if_its_transaction_commits(
         self, store: Store
     ) -> None:
-        hearing = _Hearing()
-        stop = await store.signals.listen(hearing)
-        try:
+        async with _hearing(store) as hearing:
             fence = await self._begin(store)
             step = AppendStep("ex-1", make_entry("a"), NOW)
             await store.write([step], fence=fence)
@@ -75,8 +82,6 @@ class SignalContract(Contract):
             await store.write([_due("committed")])
             # Heard in the order committed: the refused ones would have come first.
             assert await hearing.next() == Signal(SignalKind.DUE, "committed", "a")
-        finally:
-            stop()
 
     async def test_every_hearer_hears_and_one_that_stopped_hears_nothing_more(
         self, store: Store
@@ -99,11 +104,7 @@ class SignalContract(Contract):
     async def test_the_signals_of_one_transaction_arrive_together_in_order(
         self, store: Store
     ) -> None:
-        hearing = _Hearing()
-        stop = await store.signals.listen(hearing)
-        try:
+        async with _hearing(store) as hearing:
             await store.write([_due("ex-x"), _due("ex-y")])
             said = [await hearing.next(), await hearing.next()]
             assert [signal.root_execution_id for signal in said] == ["ex-x", "ex-y"]
-        finally:
-            stop()
