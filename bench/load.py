@@ -318,16 +318,27 @@ async def _unmoved(
         await recorder.close()
 
 
-async def _collect(client: httpx.AsyncClient, instances: Sequence[Instance], into: Round) -> None:
+async def _runs(
+    client: httpx.AsyncClient, instances: Sequence[Instance]
+) -> tuple[dict[str, float], float]:
+    """The tool runs of every instance (order → when), and their processes' CPU in all."""
+    ran: dict[str, float] = {}
+    cpu = 0.0
+    for instance in instances:
+        body = (await client.get(f"{instance.base}/runs")).json()
+        ran.update(dict(body["runs"]))
+        cpu += body["cpu"]
+    return ran, cpu
+
+
+async def _collect(client: httpx.AsyncClient, instances: Sequence[Instance], into: Round) -> float:
+    """Waits until every answered question ran its tool (kept in ``into.ran``); the
+    instances' CPU then."""
     wanted = set(into.asked) | set(into.unmoved_sent)
     for _ in range(200):
-        into.ran, into.cpu = {}, 0.0
-        for instance in instances:
-            body = (await client.get(f"{instance.base}/runs")).json()
-            into.ran.update(dict(body["runs"]))
-            into.cpu += body["cpu"]
+        into.ran, cpu = await _runs(client, instances)
         if wanted <= set(into.ran):
-            return
+            return cpu
         await asyncio.sleep(0.1)
     raise RuntimeError(f"{len(wanted - set(into.ran))} answered questions never ran their tool")
 
@@ -462,16 +473,11 @@ async def _round(url: str, count: int, seconds: float, rate: float, unmoved: int
     try:
         async with httpx.AsyncClient(timeout=60) as client:
             await _steady(client, instances, 1.0, rate)  # warm: connections, prepared statements
-            cpu_before = 0.0
-            for instance in instances:
-                cpu_before += (await client.get(f"{instance.base}/runs")).json()["cpu"]
+            _, cpu_before = await _runs(client, instances)
             measured = await _steady(client, instances, seconds, rate)
-            await _collect(client, instances, measured)
-            measured.cpu -= cpu_before
-            steady_cpu = measured.cpu
+            measured.cpu = await _collect(client, instances, measured) - cpu_before
             await _unmoved(url, client, instances, unmoved, measured)
             await _collect(client, instances, measured)
-            measured.cpu = steady_cpu
             return measured
     finally:
         await _stop(instances)

@@ -90,6 +90,27 @@ async def test_an_answer_recorded_without_moving_is_moved_by_another_instance_th
 
 
 @pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_every_instance_that_hears_an_answer_tries_and_one_moves_it_once(
+    kind: str, tmp_path: Path
+) -> None:
+    async with instances(kind, tmp_path, 3) as (first, _another_mover, recorder):
+        output = await paused(first, items=2)
+        for pause in output.pending:
+            await recorder.answer(pause.pause_id, decision=APPROVE, owner_id="u", move=False)
+
+        async def completed() -> bool:
+            return await status_of(first, output.execution_id) is ExecutionStatus.COMPLETED
+
+        await eventually(completed, "an instance moving the answered tree")
+        lines = (tmp_path / "runs.txt").read_text().splitlines()
+        assert sorted(line.split()[1] for line in lines if line.startswith("tool")) == [
+            "i0",
+            "i1",
+        ]  # each item's tool once, whichever instance took the tree
+        assert sum(line.startswith("join") for line in lines) == 1
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_an_instance_does_not_move_an_answer_it_chose_not_to_move(
     kind: str, tmp_path: Path
 ) -> None:

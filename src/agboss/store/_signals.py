@@ -42,11 +42,6 @@ class SignalHub:
     def reaches_every_instance(self) -> bool:
         return self._reaches
 
-    @property
-    def listened(self) -> bool:
-        """Whether any hearer listens."""
-        return bool(self._listening)
-
     async def listen(self, hearer: Hearer) -> Callable[[], None]:
         listening = _Listening(hearer, asyncio.get_running_loop())
         with self._lock:

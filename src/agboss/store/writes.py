@@ -517,6 +517,11 @@ class RenewLease(Write[bool]):
     now: datetime | None = None
 
 
+def _freed(fence: Fence) -> tuple[Signal, ...]:
+    """What a commit that frees a lease announces."""
+    return (Signal(SignalKind.RELEASED, fence.root_execution_id, fence.holder),)
+
+
 @dataclass(frozen=True, slots=True)
 class ReleaseLease(Write[None]):
     """Frees the lease if the fence still holds it."""
@@ -524,7 +529,7 @@ class ReleaseLease(Write[None]):
     fence: Fence
 
     def announces(self) -> tuple[Signal, ...]:
-        return (Signal(SignalKind.RELEASED, self.fence.root_execution_id, self.fence.holder),)
+        return _freed(self.fence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -577,4 +582,4 @@ class RestTree(Write[Rested | None]):
 
     def announces(self) -> tuple[Signal, ...]:
         # Said even when an answer kept the lease (the pass goes on): a waiter looks again.
-        return (Signal(SignalKind.RELEASED, self.fence.root_execution_id, self.fence.holder),)
+        return _freed(self.fence)

@@ -154,7 +154,7 @@ class PostgresSignals:
                 "store.listen-lost: the connection listening on channel %s was cut (%s); "
                 "connecting again, and the recovery sweep covers what it misses meanwhile",
                 self.channel,
-                str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__,
+                _first_line(error),
                 extra={"event": "store.listen-lost"},
             )
         return True
@@ -167,11 +167,15 @@ class PostgresSignals:
             await asyncio.wait([task])
 
 
-def _unreachable(error: BaseException) -> StoreUnavailableError:
+def _first_line(error: BaseException) -> str:
+    """What an error says, on one line (its class when it says nothing)."""
     said = str(error).strip()
+    return said.splitlines()[0] if said else type(error).__name__
+
+
+def _unreachable(error: BaseException) -> StoreUnavailableError:
     failure = StoreUnavailableError(
-        "the PostgreSQL store's listening connection cannot be opened: "
-        f"{said.splitlines()[0] if said else type(error).__name__}",
+        f"the PostgreSQL store's listening connection cannot be opened: {_first_line(error)}",
         hint="check that the server accepts one more connection per instance "
         "(max_connections on the server)",
     )
