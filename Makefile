@@ -45,7 +45,8 @@ unit: $(DEV)
 	$(BIN)/python -m pytest --durations=10
 
 # Every point of the crash harness (CI's `make test` runs a sample): SIGKILL before and after
-# each store write of a pass, SIGSTOP past the lease, on SQLite and (with
+# each store write of a pass, each commit that skips the disk lost with what followed it,
+# SIGSTOP past the lease, on SQLite and (with
 # AGBOSS_TEST_POSTGRES_URL, as .ci/postgres.sh sets it) PostgreSQL; prints the counts of trials.
 # Every point of a scenario is one test, so each gets a longer limit than the suite's. With it,
 # the failures a kill cannot make: a PostgreSQL server restarted mid-tool (where this machine

@@ -9,6 +9,10 @@ uninterrupted run: the same status, output and audit trail; each tool run once p
 step (one more for the step the kill cut off, whose journal row was not committed); the same
 channels withdrawn.
 
+Every trial also checks what a commit promised (`_answers_kept`, `_sends_kept`,
+`_results_kept`). A commit that does not wait for the disk is lost as a power loss would lose
+it, with what followed it up to the next commit that waits (`tests.crash.lost`).
+
 CI runs a sample of the points (two per phase); ``make crash`` (``AGBOSS_CRASH_ALL=1``) runs
 every point, on SQLite and — with ``AGBOSS_TEST_POSTGRES_URL`` — PostgreSQL.
 """
@@ -38,6 +42,7 @@ from agboss import (
 )
 from agboss.mcp import McpInputRequest
 from agboss.records._outputs import ExecutionOutput
+from tests.crash import lost
 from tests.crash.app import (
     BOOM,
     ITEMS,
@@ -60,6 +65,9 @@ from tests.stores import STORE_KINDS, store_url
 
 ROOT = Path(__file__).resolve().parent.parent
 CRASH_ALL = os.environ.get("AGBOSS_CRASH_ALL") == "1"
+LOSE_ANY = os.environ.get("AGBOSS_CRASH_LOSE_ANY") == "1"
+"""Loses each commit in turn, durable or not: what would go wrong if it did not wait for the
+disk (the trials of a durable one are expected to fail; a way to decide, not a test)."""
 PHASES = (
     "execute",
     "execute-new",
@@ -98,6 +106,10 @@ whose three questions' ladder reminds of each once its step is due (the sweep mo
 answered; and the same with a ladder that escalates each question to the lead's role, asked
 under a new id, the first channel told, then answered."""
 
+RESTING = ("execute", "execute-new", "mcp-execute", "retry", "expiry", "ladder", "escalate")
+"""The phases whose passes make a commit that does not wait for the disk (they rest a tree once
+its questions were sent): the others' commits all keep a promise."""
+
 INTERRUPTED = "ToolInterruptedError"
 """The note of a guarded trial whose call was cut off: its branch failed, nothing ran twice."""
 
@@ -123,6 +135,10 @@ class Outcome:
     withdraws: Counter[str] = field(default_factory=Counter)
     writes: int = 0
     fenced: int = 0
+    volatile: list[int] = field(default_factory=list)
+    """The writes whose commits did not wait for the disk."""
+    broken: list[str] = field(default_factory=list)
+    """What the trial lost of what a commit had promised (`_promises_kept`)."""
 
 
 def _runs(path: Path, marker: str | None = None) -> list[str]:
@@ -294,7 +310,7 @@ async def _answer_the_rest(
     """What a caller still does: retry what was not recorded, answer what is left."""
     if root is None and args == ["execute-new"]:  # a new thread: retried if nothing was stored
         begun = [line.split()[1] for line in _runs(log) if line.startswith("begun ")]
-        if begun:
+        if begun and await app.store.executions.find_by_id(begun[0]) is not None:
             root = begun[0]
         else:
             root = (await app.execute(CrashWorkflow, ITEMS, owner_id="u")).execution_id
@@ -353,10 +369,15 @@ async def _trial(
         code = await _exited(worker)
         assert code in (0, -signal.SIGKILL), (code, worker.stderr and worker.stderr.read())
         if code != 0:
+            if plan.startswith("lose"):  # a power loss: what was not on the disk is gone
+                lost.put_back(url)
             await asyncio.sleep(0.7)  # the killed holder's lease (0.6 s) expires
+        with runs.open("a") as marker:
+            marker.write("recovery\n")
         app = await _app(url, phase)
         try:
             await app.recover()
+            broken = await _answers_kept(app, _runs(log))
             if root is not None:  # recovered: finished, failed, or resting on a question
                 found = await app.store.executions.find_by_id(root)
                 assert found is not None
@@ -365,8 +386,10 @@ async def _trial(
                     rested = await app.get(root)
                     assert rested.status is not ExecutionStatus.PAUSED or rested.pending, plan
             final = await _answer_the_rest(app, root, args, log)
+            broken += await _sends_kept(app, _runs(runs))
         finally:
             await app.close()
+    broken += _results_kept(_runs(log), _runs(runs, "recovery"))
     assert final.record is not None
     lines = _runs(runs)
     counts = next(
@@ -393,7 +416,56 @@ async def _trial(
         reminds=_counted(lines, "remind"),
         writes=int(counts[1]),
         fenced=int(counts[3]),
+        volatile=[int(line.split()[1]) for line in _runs(log) if line.startswith("volatile ")],
+        broken=broken,
     )
+
+
+# What a commit promised, kept whatever was lost after it: checked in every trial (a killed
+# process loses no commit; a lost commit must be one that promised nothing).
+
+
+async def _answers_kept(app: App, log: list[str]) -> list[str]:
+    """An answer whose commit returned (acknowledged: `App.answer`'s receipt, the router's
+    202) is recorded after recovery."""
+    lost = []
+    for line in log:
+        if line.startswith("answered "):
+            pause_id = line.split()[1]
+            pause = await app.store.pauses.find_by_tenant_id_and_pause_id("default", pause_id)
+            if pause is None or pause.status is PauseStatus.PENDING:
+                lost.append(f"the acknowledged answer to {pause_id[:8]}… was lost")
+    return lost
+
+
+async def _sends_kept(app: App, runs: list[str]) -> list[str]:
+    """Every id a channel was sent is a pause of the store: an answer to it is not refused as
+    unknown."""
+    unknown = []
+    for line in runs:
+        pause_id = next((w[6:] for w in line.split() if w.startswith("pause=")), None)
+        if pause_id is not None and line.startswith("send "):
+            found = await app.store.pauses.find_by_tenant_id_and_pause_id("default", pause_id)
+            if found is None:
+                unknown.append(f"a channel was sent {pause_id[:8]}…, which the store lost")
+    return unknown
+
+
+def _results_kept(log: list[str], recovered: list[str]) -> list[str]:
+    """A tool whose result was journaled does not run again after the crash."""
+    journaled = {
+        line.split()[1]
+        for line in log
+        if line.startswith("journaled ") and line.endswith(" tool-run")
+    }
+    again = [
+        key[4:]
+        for line in recovered
+        if line.startswith("tool ")
+        for key in line.split()
+        if key.startswith("key=") and key[4:] in journaled
+    ]
+    return [f"a tool whose result was journaled ran again: {key}" for key in again]
 
 
 def _keys(lines: list[str]) -> dict[str, set[str]]:
@@ -414,6 +486,8 @@ def _asked(trial: Outcome) -> int:
 def _compare(base: Outcome, trial: Outcome, where: str, *, once: bool = False) -> list[str]:
     """What a trial did otherwise than the uninterrupted run; ``once``: its tool must not run
     twice (``FAIL`` or ``ASK``)."""
+    if trial.broken:
+        return [f"{where}: {broken}" for broken in trial.broken]
     mixed = {item: keys for item, keys in trial.keys.items() if len(keys) > 1}
     if mixed:  # a call run again is the same call: its key the same
         return [f"{where}: a call run again with another key {mixed}"]
@@ -485,6 +559,33 @@ async def test_a_kill_before_or_after_any_write_loses_nothing_and_runs_nothing_t
     cut += f", {asked} asked whether to run a call again" if asked else ""
     _report(
         f"SIGKILL {kind} {phase}: {base.writes} writes, {trials} trials, {len(problems)} bad{cut}"
+    )
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("phase", PHASES if LOSE_ANY else RESTING)
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_commit_that_did_not_wait_for_the_disk_lost_with_what_followed_loses_nothing(
+    kind: str, phase: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A power loss, or the database server's crash, takes the commits not yet on the disk: the
+    # store is put back as it was before one that did not wait, once the process that made it
+    # went on to just before its next commit that waits (whose flush would have kept it).
+    base = await _trial(kind, phase, "none", tmp_path / "base", monkeypatch)
+    assert base.volatile or LOSE_ANY, "the phase makes no commit that skips the disk"
+    points = base.volatile if CRASH_ALL else base.volatile[-1:]
+    mode = "lose"
+    if LOSE_ANY:
+        points, mode = list(range(1, base.writes + 1)), "lose-any"
+    problems: list[str] = []
+    for point in points:
+        plan = f"{mode}:{point}"
+        trial = await _trial(kind, phase, plan, tmp_path / plan.replace(":", "-"), monkeypatch)
+        once = phase in ("guarded-resume", "asked-resume", "answered-resume")
+        problems += _compare(base, trial, f"{kind} {phase} {plan}", once=once)
+    _report(
+        f"LOST {kind} {phase}: {base.writes} writes, {len(base.volatile)} not waiting for the "
+        f"disk, {len(points)} trials, {len(problems)} bad"
     )
     assert not problems, "\n".join(problems)
 

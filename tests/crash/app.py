@@ -82,7 +82,7 @@ class _Inbox:
     """Posts to an inbox: what it sent and withdrew is written to the runs file."""
 
     async def send(self, ask: ChannelAsk[ItemDto]) -> ChannelOutcome:
-        note(f"send {ask.value.arguments.item_id}")
+        note(f"send {ask.value.arguments.item_id} pause={ask.pause_id}")
         # What it posted, kept with the pause: a kill anywhere must not lose it.
         return ChannelOutcome.await_reply(reference=f"inbox/{ask.value.arguments.item_id}")
 
@@ -147,7 +147,7 @@ class _LeadInbox:
     """Posts to the lead's inbox: its lines name the item as ``lead-<item>``."""
 
     async def send(self, ask: ChannelAsk[ItemDto]) -> ChannelOutcome:
-        note(f"send lead-{ask.value.arguments.item_id}")
+        note(f"send lead-{ask.value.arguments.item_id} pause={ask.pause_id}")
         return ChannelOutcome.await_reply(reference=f"lead/{ask.value.arguments.item_id}")
 
     async def withdraw(self, withdrawal: ChannelWithdrawal[ItemDto]) -> None:

@@ -9,9 +9,13 @@ for), ``retry ROOT`` a failed tree (`App.retry`), ``wake DUE`` a resting tree on
 retry is due (the sweep's `App.recover`), or ``mcp-execute`` / ``mcp-resume
 PAUSE_ID`` the MCP workflow whose tool asks a question (answered ``{"sure": true}``) — on an
 `App` whose store counts every `Store.write`.
-``PLAN`` is ``none`` (count only), ``kill-before:K``, ``kill-after:K`` (the K-th write) or
-``stop-before:K`` (the K-th fenced write: a pass's). Every write is logged to ``LOG``, so the
-harness can tell what was committed, and when.
+``PLAN`` is ``none`` (count only), ``kill-before:K``, ``kill-after:K`` (the K-th write),
+``stop-before:K`` (the K-th fenced write: a pass's), or ``lose:K`` (the K-th write, one that
+does not wait for the disk: the store copied before it, the process killed before the next
+write that does, or at its end — `tests.crash.lost`; ``lose-any:K`` loses a durable one
+too: what would go wrong if it did not wait). Every write is logged to ``LOG`` (each
+that does not wait for the disk as ``volatile K`` too, and what a commit promised: ``answered
+PAUSE_ID``, ``journaled STEP_KEY KIND``), so the harness can tell what was committed, and when.
 """
 
 from __future__ import annotations
@@ -29,7 +33,15 @@ from typing import Any
 
 from agboss import App, FunctionProvider
 from agboss.store import Fence, Store, store_from
-from agboss.store.writes import BeginExecution, RenewLease, Results, Write
+from agboss.store.writes import (
+    AppendStep,
+    BeginExecution,
+    RenewLease,
+    ResolvePause,
+    Results,
+    Write,
+)
+from tests.crash import lost
 from tests.crash.app import (
     ITEMS,
     MCP_WORKFLOW,
@@ -48,13 +60,16 @@ LEASE_TTL = timedelta(milliseconds=600)
 class CountingStore:
     """A store that counts its writes and dies (or stalls) at the planned one."""
 
-    def __init__(self, inner: Store, plan: str, log: Path) -> None:
+    def __init__(self, inner: Store, url: str, plan: str, log: Path) -> None:
         self.inner = inner
+        self.url = url
         self.mode, _, point = plan.partition(":")
         self.point = int(point) if point else 0
         self.log = log
         self.writes = 0
         self.fenced = 0
+        self.losing = False
+        """Whether a commit that did not wait for the disk is to be lost (``lose:K``)."""
 
     def _note(self, line: str) -> None:
         with self.log.open("a") as log:
@@ -65,7 +80,15 @@ class CountingStore:
         if fence is not None:
             self.fenced += 1
         names = ",".join(type(write).__name__ for write in writes)
+        volatile = not any(write.durable for write in writes)
         if self.mode == "kill-before" and self.writes == self.point:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.mode.startswith("lose") and self.writes == self.point:
+            if self.mode == "lose":
+                assert volatile, f"write {self.point} ({names}) waits for the disk: not lost"
+            lost.keep(self.url)
+            self.losing = True
+        elif self.losing and not volatile:  # its flush would have kept the lost commit
             os.kill(os.getpid(), signal.SIGKILL)
         if self.mode == "stop-before" and fence is not None and self.fenced == self.point:
             self._note("stopped")
@@ -80,9 +103,16 @@ class CountingStore:
             isinstance(write, RenewLease) and not result for write, result in results.pairs()
         )
         self._note(f"{'committed' if changed else 'unchanged'} {self.writes} {names}")
-        for write in writes:
+        if volatile:
+            self._note(f"volatile {self.writes}")
+        for write, result in results.pairs():
             if isinstance(write, BeginExecution):  # the harness finds a new thread's tree
                 self._note(f"begun {write.row.execution_id}")
+            # What a commit promised: an answer acknowledged, a step's result kept.
+            if isinstance(write, ResolvePause) and result is not None:
+                self._note(f"answered {write.pause.pause_id}")
+            if isinstance(write, AppendStep):
+                self._note(f"journaled {write.execution_id}/{write.entry.key} {write.entry.kind}")
         if self.mode == "kill-after" and self.writes == self.point:
             os.kill(os.getpid(), signal.SIGKILL)
         return results
@@ -136,7 +166,7 @@ class CountingStore:
 
 
 async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
-    store = CountingStore(store_from(url), plan, Path(log))
+    store = CountingStore(store_from(url), url, plan, Path(log))
     mcp = phase.startswith("mcp-")
     app = await App.create(
         crash_mcp_application() if mcp else CrashApplication,
@@ -172,6 +202,8 @@ async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
     finally:
         await app.close()  # which waits for a move in the background: counted too
         store._note(f"writes {store.writes} fenced {store.fenced}")
+        if store.losing:  # no durable write came after the lost one: lost at the end
+            os.kill(os.getpid(), signal.SIGKILL)
 
 
 if __name__ == "__main__":

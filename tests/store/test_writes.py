@@ -8,10 +8,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from agboss.enums import ExecutionStatus
-from agboss.store.protocol import ExecutionRow, Fence
+from agboss.store.protocol import ExecutionRow, Fence, StepEntry
 from agboss.store.sql import _ops as ops
 from agboss.store.writes import (
+    AppendStep,
     BeginExecution,
+    MarkPauseSent,
     ReleaseLease,
     RenewLease,
     RestTree,
@@ -57,7 +59,18 @@ def test_the_check_sees_the_writes_that_change_executions() -> None:
     assert "AddLedgerEntry" not in changing
 
 
-def test_only_writes_whose_loss_costs_nothing_commit_without_waiting_for_the_disk() -> None:
+def test_only_writes_whose_loss_recovery_re_derives_commit_without_waiting_for_the_disk() -> None:
+    # Each is proven by the crash harness's `lose` trials; a new one is a decision, made there.
+    volatile = {kind.__name__ for kind in ops._OPS if not kind.durable}
+    assert volatile == {
+        "Announce",
+        "BeginExecution",
+        "MarkPauseSent",
+        "ReleaseLease",
+        "RenewLease",
+        "RestTree",
+        "SaveBranch",
+    }
     now = datetime(2026, 1, 1, tzinfo=UTC)
     row = ExecutionRow.starting(
         execution_id="ex-1",
@@ -71,16 +84,17 @@ def test_only_writes_whose_loss_costs_nothing_commit_without_waiting_for_the_dis
         now=now,
     )
     fence = Fence("ex-1", "a", 1)
+    step = StepEntry("k", "tool-run", "{}", "{}")
     quiet = [
         [BeginExecution(row, "a", timedelta(seconds=30), now)],
         [RenewLease(fence, timedelta(seconds=30))],
-        [ReleaseLease(fence)],
+        [MarkPauseSent("t", "p"), RestTree(fence, now, frozenset())],
     ]
-    assert [ops.shape_of(writes, None).durable for writes in quiet] == [False] * 3
-    # Whatever else commits with them — the end of a pass, a status — waits for the disk.
+    assert [ops.shape_of(writes, fence).durable for writes in quiet] == [False] * 3
+    # Whatever else commits with them — a journal row, a status, an answer — waits for the disk.
     loud = [
-        [RestTree(fence, now, frozenset())],
+        [AppendStep("ex-1", step, now), RestTree(fence, now, frozenset())],
         [SetExecutionStatus("ex-1", ExecutionStatus.PAUSED, now), ReleaseLease(fence)],
-        [BeginExecution(row, "a", timedelta(seconds=30), now), RestTree(fence, now, None)],
+        [BeginExecution(row, "a", timedelta(seconds=30), now), AppendStep("ex-1", step, now)],
     ]
     assert [ops.shape_of(writes, fence).durable for writes in loud] == [True] * 3

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.models._messages import Usage
@@ -77,6 +77,17 @@ class Write(Generic[T]):
     """A write whose result is a ``T``; subclasses are frozen dataclasses."""
 
     __slots__ = ()
+
+    durable: ClassVar[bool] = True
+    """Whether a commit that holds it waits for the disk, so that it survives a power loss or a
+    crash of the database server. ``False`` only for a write whose loss — and with it the loss
+    of every commit after it up to the next durable one, which a database's ordered log makes
+    durable too — leaves a state a killed process could have left, from which recovery
+    re-derives it, with nothing outside the store done on its strength alone: a lease renewed
+    or released (it expires), an execution begun (promised to no one until a durable commit
+    of its pass), a question marked sent (sent again, under the same id), a branch's place,
+    a tree rested. A commit waits if any of its writes is durable. The crash harness proves
+    each (``make crash``: such a commit lost, with what followed it)."""
 
     def changed_executions(self) -> tuple[str, ...] | None:
         """The executions whose rows this write may change (``None``: not known which)."""
@@ -144,6 +155,8 @@ class BeginExecution(Write[Fence]):
     Raises (from `Store.write`):
         ThreadOwnerError: The thread exists with another owner; nothing is written.
     """
+
+    durable: ClassVar[bool] = False
 
     row: ExecutionRow
     holder: str
@@ -273,6 +286,8 @@ class MarkPauseSent(Write[PauseStatus | None]):
     ``reference`` is what the channel keeps of the question it posted (a message's id), for
     its ``withdraw`` (`ChannelOutcome.await_reply`).
     """
+
+    durable: ClassVar[bool] = False
 
     tenant_id: str
     pause_id: str
@@ -406,6 +421,8 @@ class StartLaunch(Write[datetime]):
 class SaveBranch(Write[None]):
     """Where a launch's branch stands."""
 
+    durable: ClassVar[bool] = False
+
     execution_id: str
     branch: BranchRow
     now: datetime
@@ -512,6 +529,8 @@ class LockTree(Write[None]):
 class RenewLease(Write[bool]):
     """Extends a held lease; ``False`` if it was lost."""
 
+    durable: ClassVar[bool] = False
+
     fence: Fence
     ttl: timedelta
     now: datetime | None = None
@@ -526,6 +545,8 @@ def _freed(fence: Fence) -> tuple[Signal, ...]:
 class ReleaseLease(Write[None]):
     """Frees the lease if the fence still holds it."""
 
+    durable: ClassVar[bool] = False
+
     fence: Fence
 
     def announces(self) -> tuple[Signal, ...]:
@@ -536,6 +557,8 @@ class ReleaseLease(Write[None]):
 class Announce(Write[None]):
     """Announces ``signal`` with the transaction's commit, and writes nothing: an answer
     recorded without its tree's lease says that its tree is `SignalKind.DUE`."""
+
+    durable: ClassVar[bool] = False
 
     signal: Signal
 
@@ -569,6 +592,8 @@ class RestTree(Write[Rested | None]):
     Result: ``None`` when an answer waits (the lease is still held, the pass goes on), else
     the tree `Rested`.
     """
+
+    durable: ClassVar[bool] = False
 
     fence: Fence
     now: datetime

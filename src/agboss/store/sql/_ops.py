@@ -590,13 +590,6 @@ _SINGLE_STATEMENT = (
 )
 
 
-_NOT_DURABLE = (Announce, BeginExecution, RenewLease, ReleaseLease)
-"""What a crash of the database server may lose at no cost, so its commit need not wait for
-the disk: a lease renewed or released expires anyway; an execution begun is promised to no
-one until a later commit of its pass, durable, which makes it durable too (a database writes
-its log in order)."""
-
-
 def shape_of(writes: Sequence[Write[Any]], fence: Fence | None, notice: Sql | None = None) -> Shape:
     """What a driver may know of writes before it runs them (``notice``: the statement that
     announces their signals, run with them)."""
@@ -605,5 +598,5 @@ def shape_of(writes: Sequence[Write[Any]], fence: Fence | None, notice: Sql | No
         and notice is None
         and len(writes) == 1
         and isinstance(writes[0], _SINGLE_STATEMENT),
-        durable=not all(isinstance(write, _NOT_DURABLE) for write in writes),
+        durable=any(write.durable for write in writes),
     )
