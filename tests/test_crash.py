@@ -39,6 +39,7 @@ from agboss import (
     FunctionProvider,
     PauseKind,
     PauseStatus,
+    StandingScope,
 )
 from agboss.mcp import McpInputRequest
 from agboss.records._outputs import ExecutionOutput
@@ -49,6 +50,7 @@ from tests.crash.app import (
     MCP_WORKFLOW,
     THREAD,
     CrashApplication,
+    CrashApprovalChannel,
     CrashAskedWorkflow,
     CrashChildrenWorkflow,
     CrashEscalationWorkflow,
@@ -85,6 +87,7 @@ PHASES = (
     "expiry",
     "ladder",
     "escalate",
+    "standing",
 )
 """Execute (on a thread the caller names; on a new thread, whose tree is written with its
 first commit); resume one of three per-item pauses; resume one so that its branch fails under
@@ -104,11 +107,16 @@ questions nobody answers: once their deadline passed (``expires_after``), the sw
 and the deadline rejects each (`PauseResolution.EXPIRED`), its channel told once; and a tree
 whose three questions' ladder reminds of each once its step is due (the sweep moves it), then
 answered; and the same with a ladder that escalates each question to the lead's role, asked
-under a new id, the first channel told, then answered."""
+under a new id, the first channel told, then answered; and an execute whose three calls a
+standing decision (`App.allow`, granted before) decides at once, nobody asked — its tools
+``ASK``: a call cut off is asked about (a standing yes does not decide that), none runs twice."""
 
 RESTING = ("execute", "execute-new", "mcp-execute", "retry", "expiry", "ladder", "escalate")
 """The phases whose passes make a commit that does not wait for the disk (they rest a tree once
 its questions were sent): the others' commits all keep a promise."""
+
+ONCE = ("guarded-resume", "asked-resume", "answered-resume", "standing")
+"""The phases whose tools must not run twice (``FAIL`` or ``ASK``)."""
 
 INTERRUPTED = "ToolInterruptedError"
 """The note of a guarded trial whose call was cut off: its branch failed, nothing ran twice."""
@@ -232,6 +240,13 @@ async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
     """The tree a phase starts from (three items paused) and the worker's arguments."""
     if phase in ("execute", "execute-new", "mcp-execute"):
         return None, [phase]
+    if phase == "standing":  # the calls approved ahead of time, for the whole tenant
+        app = await _app(url, phase)
+        try:
+            await app.allow(CrashApprovalChannel, scope=StandingScope.TENANT, granted_by="harness")
+        finally:
+            await app.close()
+        return None, ["execute-asked"]  # it ends completed: found by the id the worker logs
     if phase == "wake":
         root, due = await _resting(url)
         return root, ["wake", str(due)]
@@ -308,12 +323,13 @@ async def _answer_the_rest(
     app: App, root: str | None, args: list[str], log: Path
 ) -> ExecutionOutput:
     """What a caller still does: retry what was not recorded, answer what is left."""
-    if root is None and args == ["execute-new"]:  # a new thread: retried if nothing was stored
+    if root is None and args[0] in ("execute-new", "execute-asked"):  # a new thread: retried
         begun = [line.split()[1] for line in _runs(log) if line.startswith("begun ")]
         if begun and await app.store.executions.find_by_id(begun[0]) is not None:
             root = begun[0]
-        else:
-            root = (await app.execute(CrashWorkflow, ITEMS, owner_id="u")).execution_id
+        else:  # if nothing was stored
+            workflow = CrashWorkflow if args[0] == "execute-new" else CrashAskedWorkflow
+            root = (await app.execute(workflow, ITEMS, owner_id="u")).execution_id
     elif root is None:  # execute: retried if the execution never began
         roots = await app.store.executions.find_roots("default", THREAD)
         if not roots:
@@ -402,7 +418,7 @@ async def _trial(
             (
                 entry.step.item_index,
                 entry.resolution,
-                entry.responder,
+                _responder(entry.responder),
                 None if entry.decision is None else entry.decision.approved,
                 None if entry.decision is None else entry.decision.override_arguments,
                 entry.kind,
@@ -419,6 +435,13 @@ async def _trial(
         volatile=[int(line.split()[1]) for line in _runs(log) if line.startswith("volatile ")],
         broken=broken,
     )
+
+
+def _responder(responder: str | None) -> str | None:
+    """Who answered, as trials compare it: a standing decision's id is each trial's own."""
+    if responder is not None and responder.startswith("standing:"):
+        return "standing"
+    return responder
 
 
 # What a commit promised, kept whatever was lost after it: checked in every trial (a killed
@@ -551,7 +574,7 @@ async def test_a_kill_before_or_after_any_write_loses_nothing_and_runs_nothing_t
             plan = f"{mode}:{point}"
             trial = await _trial(kind, phase, plan, tmp_path / plan.replace(":", "-"), monkeypatch)
             trials += 1
-            once = phase in ("guarded-resume", "asked-resume", "answered-resume")
+            once = phase in ONCE
             problems += _compare(base, trial, f"{kind} {phase} {plan}", once=once)
             interrupted += trial.output is not None and trial.output.get("note") == INTERRUPTED
             asked += _asked(trial) > 0
@@ -581,8 +604,7 @@ async def test_a_commit_that_did_not_wait_for_the_disk_lost_with_what_followed_l
     for point in points:
         plan = f"{mode}:{point}"
         trial = await _trial(kind, phase, plan, tmp_path / plan.replace(":", "-"), monkeypatch)
-        once = phase in ("guarded-resume", "asked-resume", "answered-resume")
-        problems += _compare(base, trial, f"{kind} {phase} {plan}", once=once)
+        problems += _compare(base, trial, f"{kind} {phase} {plan}", once=phase in ONCE)
     _report(
         f"LOST {kind} {phase}: {base.writes} writes, {len(base.volatile)} not waiting for the "
         f"disk, {len(points)} trials, {len(problems)} bad"

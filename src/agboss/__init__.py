@@ -46,6 +46,7 @@ from agboss.enums import (
     PauseKind,
     PauseResolution,
     PauseStatus,
+    StandingScope,
 )
 from agboss.errors import (
     AgbossError,
@@ -85,6 +86,7 @@ from agboss.errors import (
     UninterpretableReplyError,
     UnknownExecutionError,
     UnknownPauseError,
+    UnknownStandingDecisionError,
     UnknownThreadError,
     UnknownWorkflowError,
 )
@@ -114,6 +116,7 @@ from agboss.records import (
     LedgerRecord,
     RetryRecord,
     Spend,
+    StandingDecision,
     StepRecord,
     ToolCallRecord,
 )
@@ -207,6 +210,8 @@ __all__ = [
     "RetryRecord",
     "Scope",
     "Spend",
+    "StandingDecision",
+    "StandingScope",
     "StepContext",
     "StepFailedError",
     "StepRecord",
@@ -229,6 +234,7 @@ __all__ = [
     "UninterpretableReplyError",
     "UnknownExecutionError",
     "UnknownPauseError",
+    "UnknownStandingDecisionError",
     "UnknownThreadError",
     "UnknownWorkflowError",
     "WorkflowFinishTextDto",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Self, overload
 
 from pydantic import BaseModel
 
+from agboss.assembly._arguments import check_arguments
 from agboss.assembly._assemble import Assembly, assemble
 from agboss.assembly._mcp import McpTool, open_declared
 from agboss.clock import Clock, SystemClock, TimerHandle
@@ -20,11 +21,11 @@ from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto, schema_of
 from agboss.engine._engine import Engine
 from agboss.engine._runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
-from agboss.enums import PauseKind
+from agboss.enums import PauseKind, StandingScope
 from agboss.errors import ConfigurationError, DtoValidationError
 from agboss.inputs import InputLimits, check_id
 from agboss.mcp._input import McpInputRequest
-from agboss.models._provider import MODEL_PROVIDER_MEMBERS, ModelProvider, ModelResolver
+from agboss.models._provider import ModelProvider, ModelResolver
 from agboss.observability._events import ExecutionEvent, ExecutionEventKind, streaming_to
 from agboss.pauses._answering import AnswerReceipt, move_answered, record_answer
 from agboss.pauses._cancelling import cancel_thread
@@ -32,7 +33,9 @@ from agboss.pauses._describing import PauseDescription, describe_pause
 from agboss.pauses._failed import FailedPage, failed_query, list_failed
 from agboss.pauses._inbox import InboxPage, list_inbox, query_of
 from agboss.pauses._prompts import load_prompts
+from agboss.pauses._standing import Grant, grant, list_standing, revoke
 from agboss.records._outputs import ExecutionOutput, PendingPause
+from agboss.records._standing import StandingDecision
 from agboss.store._url import store_from
 from agboss.store.protocol import Store, WaitingQuery
 
@@ -44,49 +47,6 @@ __all__ = ["App"]
 
 def _optional_id(value: object, name: str, limits: InputLimits) -> str | None:
     return None if value is None else check_id(value, name, limits)
-
-
-_PROVIDERS_HINT = (
-    "pass providers=[OpenAIProvider(...)] (agboss.models.openai) or [FunctionProvider(...)], "
-    "or a class "
-    "of yours with every member of ModelProvider: serves, chat_model(name), "
-    "decision_model(name) and aclose()"
-)
-
-
-def _check_providers(providers: object) -> None:
-    if isinstance(providers, str | bytes) or not isinstance(providers, Iterable):
-        raise ConfigurationError(
-            f"App.create(providers={providers!r}) must be a list of model providers",
-            hint=_PROVIDERS_HINT,
-        )
-    for provider in providers:
-        missing = [name for name in MODEL_PROVIDER_MEMBERS if not hasattr(provider, name)]
-        if missing:
-            raise ConfigurationError(
-                f"App.create(providers=[...]): {type(provider).__name__} is not a model "
-                f"provider: it has no {', '.join(missing)}",
-                hint=_PROVIDERS_HINT,
-            )
-
-
-def _check_setup(providers: object, clock: object, migrate: object, recovers: object) -> None:
-    _check_providers(providers)
-    if clock is not None and not isinstance(clock, Clock):
-        raise ConfigurationError(
-            f"App.create(clock={clock!r}) is not a Clock",
-            hint="leave clock out for the system clock; tests take the test kit's clock",
-        )
-    if not isinstance(migrate, bool):
-        raise ConfigurationError(
-            f"App.create(migrate={migrate!r}) must be True or False",
-            hint="pass migrate=False to refuse an old schema instead of migrating it",
-        )
-    if not isinstance(recovers, bool):
-        raise ConfigurationError(
-            f"App.create(recovers={recovers!r}) must be True or False",
-            hint="pass recovers=False in a process without the application's models",
-        )
 
 
 def _flag(value: object, name: str) -> bool:
@@ -124,6 +84,7 @@ class App:
         resume_timeout: timedelta = RESUME_TIMEOUT,
         migrate: bool = True,
         recovers: bool = True,
+        channels: Mapping[type[Any], type[Any]] | None = None,
     ) -> App:
         """Assembles an application and opens its store.
 
@@ -147,25 +108,26 @@ class App:
                 them, which it hears of at once. ``False`` in a process without the
                 application's models, such as the command line: it moves only what it
                 begins or answers itself.
+            channels: The channel that answers a role in this instance, by role:
+                ``{RefundApprovalChannel: SlackRefundApprovalChannel}`` — a ``@channel``
+                that subclasses the role (listed in ``channels=[...]`` or not), or one that
+                takes any question (`AutoApproveChannel`, `AutoRejectChannel`,
+                `TerminalUserChannel`). A role the application lists several implementations
+                of must be given one here; checked with the rest of the application.
 
         Raises:
             AssemblyError: Listing every broken rule of the application.
             StoreError: The store cannot be opened.
             ConfigurationError: ``providers`` is not a list of model providers, ``clock`` not
-                a Clock, ``migrate`` or ``recovers`` not a bool, or ``lease_ttl`` /
-                ``resume_timeout`` not a positive timedelta.
+                a Clock, ``migrate`` or ``recovers`` not a bool, ``lease_ttl`` /
+                ``resume_timeout`` not a positive timedelta, or ``channels`` not a mapping
+                of classes.
         """
-        _check_setup(providers, clock, migrate, recovers)
-        for name, value in (("lease_ttl", lease_ttl), ("resume_timeout", resume_timeout)):
-            if not isinstance(value, timedelta) or value <= timedelta(0):
-                raise ConfigurationError(
-                    f"App.create({name}={value!r}) must be a positive timedelta",
-                    hint=f"pass {name}=timedelta(seconds=...), or leave it out for the default",
-                )
+        check_arguments(providers, clock, migrate, recovers, channels, lease_ttl, resume_timeout)
         resolver = ModelResolver(providers)
         connections, wiring = await open_declared(application)
         try:
-            assembly = assemble(application, resolver, wiring)
+            assembly = assemble(application, resolver, wiring, channels)
             prompts = await load_prompts(assembly)
             opened = store_from(store)
             await opened.open(migrate=migrate)
@@ -559,6 +521,99 @@ class App:
             if not task.done():
                 task.cancel()
                 await asyncio.wait([task])
+
+    async def allow(
+        self,
+        target: type[Any],
+        *,
+        scope: StandingScope,
+        granted_by: str,
+        thread_id: str | None = None,
+        owner_id: str | None = None,
+        tenant_id: str | None = None,
+        until: datetime | None = None,
+        reason: str | None = None,
+    ) -> StandingDecision:
+        """Approves a tool's calls ahead of time: a **standing decision**.
+
+        A call it covers is not asked: it is decided at once (`PauseResolution.DECIDED`),
+        and its audit entry names the decision (``standing:<decision_id>``) as what answered.
+        It covers the questions whether a call may run that are asked after it is granted,
+        on every instance and after a restart, until it is revoked or ``until`` passes; not
+        a question already waiting, one a tool asks mid-call, or whether a call cut off runs
+        again.
+
+        Args:
+            target: The ``@tool`` class whose calls it approves, or the ``@channel_role``
+                class whose questions it approves (every tool that asks it).
+            scope: `StandingScope.THREAD` (give ``thread_id``), `StandingScope.OWNER` (give
+                ``owner_id``) or `StandingScope.TENANT`.
+            granted_by: Who grants it, as the application authenticated them.
+            thread_id: The thread, for `StandingScope.THREAD`.
+            owner_id: The owner, for `StandingScope.OWNER`.
+            tenant_id: The tenant; the default tenant when ``None``.
+            until: When it lapses by itself (timezone-aware, in the future); ``None``: until
+                revoked.
+            reason: Why, as the granter said it.
+
+        Returns:
+            The decision, with the id `revoke` takes.
+
+        Raises:
+            DtoValidationError: ``target`` is not a tool or role of the application that asks,
+                the scope and the ids given do not match, or a value is out of bounds.
+        """
+        given = Grant(
+            self._runtime,
+            target,
+            scope=scope,
+            granted_by=granted_by,
+            thread_id=thread_id,
+            owner_id=owner_id,
+            tenant_id=tenant_id,
+            until=until,
+            reason=reason,
+        )
+        return await grant(self._runtime, given)
+
+    async def revoke(
+        self, decision_id: str, *, revoked_by: str, tenant_id: str | None = None
+    ) -> StandingDecision:
+        """Revokes a standing decision: the calls it covered are asked again from now on.
+
+        Revoking one that was revoked before is a repeat: it returns it as it was revoked.
+
+        Args:
+            decision_id: The decision's id (`StandingDecision.decision_id`).
+            revoked_by: Who revokes it, as the application authenticated them.
+            tenant_id: Its tenant; the default tenant when ``None``.
+
+        Raises:
+            UnknownStandingDecisionError: No decision has this id for this tenant.
+            DtoValidationError: An id is not a non-blank string within the limits.
+        """
+        limits = self._limits
+        return await revoke(
+            self._runtime,
+            check_id(decision_id, "decision_id", limits),
+            revoked_by=check_id(revoked_by, "revoked_by", limits),
+            tenant_id=_optional_id(tenant_id, "tenant_id", limits),
+        )
+
+    async def standing(
+        self, *, tenant_id: str | None = None, revoked: bool = False
+    ) -> list[StandingDecision]:
+        """The tenant's standing decisions, oldest first: those not revoked (a lapsed one
+        included: it says until when it held), or with ``revoked=True`` all of them.
+
+        Raises:
+            DtoValidationError: An argument is not one of the above.
+        """
+        return await list_standing(
+            self._runtime,
+            tenant_id=_optional_id(tenant_id, "tenant_id", self._limits),
+            revoked=_flag(revoked, "revoked"),
+        )
 
     async def cancel(
         self, thread_id: str, *, tenant_id: str | None = None, owner_id: str | None = None

@@ -13,6 +13,7 @@ __all__ = [
     "PauseKind",
     "PauseResolution",
     "PauseStatus",
+    "StandingScope",
 ]
 
 
@@ -123,3 +124,17 @@ class PauseResolution(StrEnum):
     ESCALATED = "escalated"
     """Nobody answered before an `Escalate` step of its role's ladder: the question was asked
     of another role instead, under a new pause id."""
+
+
+class StandingScope(StrEnum):
+    """Where a standing decision (`App.allow`) covers a tool's calls.
+
+    Attributes:
+        THREAD: One conversation (its ``thread_id``).
+        OWNER: Every conversation of one owner (its ``owner_id``).
+        TENANT: Every conversation of the tenant.
+    """
+
+    THREAD = "thread"
+    OWNER = "owner"
+    TENANT = "tenant"

@@ -50,6 +50,7 @@ __all__ = [
     "UninterpretableReplyError",
     "UnknownExecutionError",
     "UnknownPauseError",
+    "UnknownStandingDecisionError",
     "UnknownThreadError",
     "UnknownWorkflowError",
 ]
@@ -326,6 +327,14 @@ class UnknownPauseError(AgbossError):
             hint="check the pause_id the channel was sent (or result.pending lists) and the "
             "tenant the execution ran as; an expired question needs no answer any more",
         )
+
+
+class UnknownStandingDecisionError(AgbossError):
+    """No standing decision has this id for this tenant."""
+
+    code = "standing.unknown"
+    default_message = "no standing decision has this id for this tenant"
+    default_hint = "list them with app.standing() (or `agboss standing`) for their ids"
 
 
 class NotPausedError(AgbossError):

@@ -2,7 +2,9 @@
 
 ``python -m tests.crash.worker URL PLAN LOG PHASE [PAUSE_ID [OVERRIDE]]``: runs one phase —
 ``execute`` the crash workflow (``execute-children``: its per-item child workflows;
-``execute-new``: on a new thread, whose tree is written with its first commit), or
+``execute-new``: on a new thread, whose tree is written with its first commit;
+``execute-asked``: the workflow whose tools ask before a call cut off runs again, on a new
+thread), or
 ``resume`` a pause (approved, with ``OVERRIDE`` as its item id when given), ``answer`` it
 (`App.answer`: recorded at once, the tree moved in the background, which ``close`` waits
 for), ``retry ROOT`` a failed tree (`App.retry`), ``wake DUE`` a resting tree once its
@@ -47,6 +49,7 @@ from tests.crash.app import (
     MCP_WORKFLOW,
     THREAD,
     CrashApplication,
+    CrashAskedWorkflow,
     CrashChildrenWorkflow,
     CrashWorkflow,
     crash_mcp_application,
@@ -149,6 +152,10 @@ class CountingStore:
     def ledger(self) -> Any:
         return self.inner.ledger
 
+    @property
+    def standing(self) -> Any:
+        return self.inner.standing
+
     def session(self) -> AbstractAsyncContextManager[None]:
         return self.inner.session()
 
@@ -186,6 +193,8 @@ async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
             await app.execute(workflow, ITEMS, owner_id="u", thread_id=THREAD)
         elif phase == "execute-new":
             await app.execute(CrashWorkflow, ITEMS, owner_id="u")
+        elif phase == "execute-asked":  # on a new thread: tools that ask before a re-run
+            await app.execute(CrashAskedWorkflow, ITEMS, owner_id="u")
         elif phase == "wake":  # a tree that rests until a retry is due, moved once it is
             await asyncio.sleep(max(float(rest[0]) - time.time(), 0.0))
             await app.recover()

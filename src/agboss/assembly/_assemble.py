@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agboss.assembly._channels import ChannelRules
@@ -239,7 +239,10 @@ def _require_method(
 
 
 def assemble(
-    application: type[Any], resolver: ModelResolver, mcp: McpWiring | None = None
+    application: type[Any],
+    resolver: ModelResolver,
+    mcp: McpWiring | None = None,
+    channels: Mapping[type[Any], type[Any]] | None = None,
 ) -> Assembly:
     """Checks an application and everything it reaches.
 
@@ -247,10 +250,12 @@ def assemble(
         application: The ``@application`` class.
         resolver: Resolves the model names it uses.
         mcp: What `App.create` listed of the MCP servers it declares (`declared_servers`).
+        channels: The implementation `App.create` chose for each role it names.
 
     Raises:
         AssemblyError: Listing every violation found.
     """
     assembler = _Assembler(application, resolver)
     assembler.mcp = mcp or McpWiring()
+    assembler.chosen = dict(channels or {})
     return assembler.run()

@@ -4,11 +4,13 @@ interpreters."""
 from __future__ import annotations
 
 import inspect
+import typing
 from datetime import timedelta
 from typing import Any
 
 from agboss.assembly._definitions import ToolChannel
 from agboss.assembly._walk import Walk
+from agboss.components._channels import ChannelHandler
 from agboss.components._ladder import Escalate
 from agboss.components._specs import (
     ApplicationSpec,
@@ -32,12 +34,15 @@ class ChannelRules(Walk):
 
     def check_channels(self, app_spec: ApplicationSpec) -> dict[type[Any], ToolChannel]:
         listed = [cls for cls in app_spec.channels if spec_of(cls, ChannelSpec) is not None]
+        self.chosen = self._choices()
+        asked: set[type[Any]] = set()  # the roles a tool or a ladder asks
         for cls in listed:  # the roles the listed channels implement take part too
             for base in cls.__mro__[1:]:
                 role_spec = spec_of(base, ChannelRoleSpec)
                 if role_spec is not None:
                     self.components.setdefault(base, role_spec)
         targets = self._escalation_targets(listed)
+        asked.update(targets)
         tool_channels: dict[type[Any], ToolChannel] = {}
         for cls, spec in list(self.components.items()):
             if not isinstance(spec, ToolSpec):
@@ -70,7 +75,10 @@ class ChannelRules(Walk):
                         f"takes {spec.input.__name__} but its channel {role.name} approves "
                         f"{role.approves.__name__}; they must be the same DTO",
                     )
-                implementations = [c for c in listed if issubclass(c, named)]
+                asked.add(named)
+                if named in self.refused_choices:
+                    continue
+                implementations = self._implementations(named, listed)
                 if not implementations:
                     self.violate(
                         "channel.role-unimplemented",
@@ -80,13 +88,10 @@ class ChannelRules(Walk):
                     )
                     continue
                 if len(implementations) > 1:
-                    names = ", ".join(spec_of(c, ChannelSpec).name for c in implementations)  # type: ignore[union-attr]
                     self.violate(
                         "channel.role-ambiguous",
                         role.name,
-                        f"is implemented by {len(implementations)} channels ({names}); one "
-                        "implementation per application (choosing per environment is not "
-                        "supported yet): list only one of them",
+                        f"{spec.name} asks it: " + _ambiguity(named, implementations),
                     )
                     continue
                 expires_after, on_expiry = self._deadline(spec, role)
@@ -131,7 +136,64 @@ class ChannelRules(Walk):
                     *self._deadline(spec, None),
                 )
         self.check_interpreters()
+        for role_cls in self.chosen.keys() - asked:
+            self.violate(
+                "channel.choice-unused",
+                spec_of(role_cls, ChannelRoleSpec).name,  # type: ignore[union-attr]
+                "App.create(channels=...) chooses an implementation for it, but no tool of "
+                "the application asks it; remove the choice, or key it by the role a tool names",
+            )
         return tool_channels
+
+    # ---- which implementation answers a role ----------------------------------------
+
+    def _choices(self) -> dict[type[Any], type[Any]]:
+        """The valid choices of `App.create(channels=...)`; a violation for each other one."""
+        valid: dict[type[Any], type[Any]] = {}
+        for role_cls, picked in self.chosen.items():
+            self.refused_choices.add(role_cls)  # until it proves valid
+            role = spec_of(role_cls, ChannelRoleSpec)
+            shown = getattr(picked, "__qualname__", repr(picked))
+            if role is None:
+                label = getattr(role_cls, "__qualname__", repr(role_cls))
+                self.violate(
+                    "channel.choice-not-a-role",
+                    label,
+                    f"App.create(channels=...) chooses {shown} for it, but it is not a "
+                    "@channel_role class; key each choice by the role a tool names",
+                )
+                continue
+            concrete = spec_of(picked, ChannelSpec)
+            if concrete is None:
+                self.violate(
+                    "channel.choice-not-a-channel",
+                    role.name,
+                    f"App.create(channels=...) chooses {shown} for it, which is not a @channel "
+                    f"class; choose a @channel class that subclasses {role_cls.__qualname__}",
+                )
+                continue
+            if not (issubclass(picked, role_cls) or _takes_any(picked, role)):
+                self.violate(
+                    "channel.choice-not-implementing",
+                    role.name,
+                    f"App.create(channels=...) chooses {concrete.name}, which does not "
+                    f"implement it; choose a @channel class that subclasses "
+                    f"{role_cls.__qualname__}, or one that takes any question "
+                    "(AutoApproveChannel, AutoRejectChannel, TerminalUserChannel)",
+                )
+                continue
+            self.components.setdefault(picked, concrete)
+            self.refused_choices.discard(role_cls)
+            valid[role_cls] = picked
+        return valid
+
+    def _implementations(self, role_cls: type[Any], listed: list[type[Any]]) -> list[type[Any]]:
+        """The channels that may answer a role: the one chosen at `App.create`, else the
+        listed ones that implement it."""
+        picked = self.chosen.get(role_cls)
+        if picked is not None:
+            return [picked]
+        return [cls for cls in listed if issubclass(cls, role_cls)]
 
     def _deadline(
         self, tool: ToolSpec, role: ChannelRoleSpec | None
@@ -236,17 +298,22 @@ class ChannelRules(Walk):
                 "a role that approves the same DTO",
             )
             return None
-        implementations = [c for c in listed if issubclass(c, step.to)]
-        if len(implementations) != 1:
+        if step.to in self.refused_choices:
+            return None
+        implementations = self._implementations(step.to, listed)
+        if not implementations:
             self.violate(
                 "channel.escalate-unimplemented",
                 role.name,
-                f"its ladder escalates to {target.name}, which "
-                + (
-                    f"no @channel in channels=[...] implements; add one that subclasses {to}"
-                    if not implementations
-                    else f"{len(implementations)} channels implement; list only one of them"
-                ),
+                f"its ladder escalates to {target.name}, which no @channel in channels=[...] "
+                f"implements; add one that subclasses {to}",
+            )
+            return None
+        if len(implementations) > 1:
+            self.violate(
+                "channel.escalate-unimplemented",
+                role.name,
+                f"its ladder escalates to {target.name}: " + _ambiguity(step.to, implementations),
             )
             return None
         self.components.setdefault(step.to, target)
@@ -362,3 +429,27 @@ def _approves_mcp(role: ChannelRoleSpec, tool: ToolSpec) -> bool:
     """Whether a role approves an MCP tool: it approves `McpArguments`, which every MCP
     tool's input (its server's schema) is."""
     return role.approves is McpArguments and issubclass(tool.input, McpArguments)
+
+
+def _ambiguity(role_cls: type[Any], implementations: list[type[Any]]) -> str:
+    names = ", ".join(spec_of(c, ChannelSpec).name for c in implementations)  # type: ignore[union-attr]
+    return (
+        f"{len(implementations)} channels implement it ({names}) and none is chosen; choose one "
+        f"for this instance with App.create(channels={{{role_cls.__qualname__}: ...}}), or "
+        "list only one of them"
+    )
+
+
+def _takes_any(channel: type[Any], role: ChannelRoleSpec) -> bool:
+    """Whether a concrete channel takes the questions of any role that approves what ``role``
+    approves (a `ChannelHandler` over a base of its DTO, such as `AutoApproveChannel`'s)."""
+    for cls in channel.__mro__:
+        for base in getattr(cls, "__orig_bases__", ()):
+            if typing.get_origin(base) is ChannelHandler:
+                [takes] = typing.get_args(base)
+                return (
+                    isinstance(takes, type)
+                    and role.approves is not None
+                    and issubclass(role.approves, takes)
+                )
+    return False

@@ -29,6 +29,10 @@ class Walk:
     definitions: dict[type[Any], WorkflowDefinition | None] = field(default_factory=dict)
     compiling: set[type[Any]] = field(default_factory=set)
     checked_tools: set[type[Any]] = field(default_factory=set)
+    chosen: dict[type[Any], type[Any]] = field(default_factory=dict)
+    """The implementation `App.create(channels=...)` chose for each role it names."""
+    refused_choices: set[type[Any]] = field(default_factory=set)
+    """The roles whose choice was a violation: reported once, not again as unanswered."""
 
     def violate(self, rule: str, component: str, message: str) -> None:
         self.violations.append(AssemblyViolation(rule, component, message))

@@ -11,7 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import click
@@ -27,6 +27,7 @@ from agboss.models._provider import ChatModel, ModelProvider
 from agboss.pauses._failed import FailedExecution
 from agboss.pauses._inbox import InboxEntry
 from agboss.records._outputs import PendingPause
+from agboss.records._standing import StandingDecision
 from agboss.store._url import store_from
 
 __all__ = ["cli", "main"]
@@ -536,6 +537,78 @@ def retry(
     waiting = len(done["pending"])
     more = f", {waiting} question(s) waiting" if waiting else ""
     _out().print(f"retried {escape(done['execution_id'])}: {done['status']}{more}")
+
+
+@cli.group()
+def standing() -> None:
+    """Standing decisions: tools' calls approved ahead of time (app.allow)."""
+
+
+@standing.command("list")
+@_APP
+@_STORE
+@_TENANT
+@click.option("--revoked", is_flag=True, help="List the revoked ones too.")
+@_JSON
+def list_standing(
+    target: str, store: str | None, tenant: str | None, revoked: bool, as_json: bool
+) -> None:
+    """Lists the standing decisions, oldest first, with what they approve and where."""
+
+    async def action(app: App) -> list[StandingDecision]:
+        return await app.standing(tenant_id=tenant, revoked=revoked)
+
+    decisions = _with_app(target, store, action)
+    if as_json:
+        for decision in decisions:
+            click.echo(json.dumps(_standing_json(decision)))
+        return
+    table = Table(title=f"{len(decisions)} standing decision(s)")
+    for column in ("id", "approves", "where", "granted", "until", "revoked"):
+        table.add_column(column, overflow="fold")
+    for decision in decisions:
+        table.add_row(
+            decision.decision_id,
+            escape(decision.tool or f"role {decision.role}"),
+            escape(_scope_of(decision)),
+            escape(f"{decision.granted_at:%Y-%m-%d %H:%M} by {decision.granted_by}"),
+            "" if decision.until is None else f"{decision.until:%Y-%m-%d %H:%M}",
+            ""
+            if decision.revoked_at is None
+            else escape(f"{decision.revoked_at:%Y-%m-%d %H:%M} by {decision.revoked_by}"),
+        )
+    _out().print(table)
+
+
+@standing.command("revoke")
+@click.argument("decision_id")
+@_APP
+@_STORE
+@_TENANT
+@click.option("--by", "revoked_by", required=True, help="Who revokes it, for the record.")
+def revoke_standing(
+    decision_id: str, target: str, store: str | None, tenant: str | None, revoked_by: str
+) -> None:
+    """Revokes a standing decision: the calls it approved are asked again."""
+
+    async def action(app: App) -> StandingDecision:
+        return await app.revoke(decision_id, revoked_by=revoked_by, tenant_id=tenant)
+
+    revoked = _with_app(target, store, action)
+    click.echo(f"revoked {revoked.decision_id} (by {revoked.revoked_by})")
+
+
+def _scope_of(decision: StandingDecision) -> str:
+    where = decision.thread_id or decision.owner_id
+    return decision.scope.value + ("" if where is None else f" {where}")
+
+
+def _standing_json(decision: StandingDecision) -> dict[str, Any]:
+    fields = dataclasses.asdict(decision)
+    return {
+        name: value.isoformat() if isinstance(value, datetime) else value
+        for name, value in fields.items()
+    }
 
 
 @cli.command()

@@ -24,7 +24,7 @@ from agboss.engine._channels import ChannelCall, emit_pause_event, pause_kind
 from agboss.engine._decisions import validate_decision
 from agboss.engine._frame import ExecutionFrame
 from agboss.engine._ladder import climb, first_step_at
-from agboss.enums import OnExpiry, PauseResolution, PauseStatus
+from agboss.enums import OnExpiry, PauseKind, PauseResolution, PauseStatus
 from agboss.errors import (
     AgentFailedError,
     DtoValidationError,
@@ -167,7 +167,32 @@ async def ask_approval(
             state.wake(pause.next_step_at)  # and when its ladder's next step is due
     if pause.is_sent:
         return None
+    standing = await _standing(frame, pause, channel)
+    if standing is not None:
+        return await _decide(frame, pause, PauseAnswer(decision=_ALLOWED, responder=standing))
     return await _send(frame, pause, channel, tool, context, args)
+
+
+_ALLOWED = ToolCallApprovalDecisionDto(approved=True)
+"""What a standing decision decides."""
+
+
+async def _standing(frame: ExecutionFrame, pause: PauseRecord, channel: ToolChannel) -> str | None:
+    """The responder of a standing decision (`App.allow`) that approves the call, if one
+    stands. Only a question whether the call may run: not one a tool asked mid-call, nor
+    whether a call cut off runs again (it may have run: a standing yes must not pay twice)."""
+    if pause.ask.kind is not PauseKind.APPROVAL:
+        return None
+    row = frame.row
+    found = await frame.runtime.store.standing.covering(
+        row.tenant_id,
+        tool=pause.ask.tool,
+        role=channel.name,
+        thread_id=row.thread_id,
+        owner_id=row.owner_id,
+        now=frame.runtime.clock.now(),
+    )
+    return None if found is None else found.responder
 
 
 def spoken(span: timedelta) -> str:
@@ -295,20 +320,25 @@ async def _send(
             hint="fix the channel's send(); the model never reads a channel's failure",
         ) from error
     if decision is not None:
-        answer = PauseAnswer(decision=decision)
-        decided = await frame.writes.commit_one(
-            ResolvePause(
-                pause, PauseStatus.TAKEN, PauseResolution.DECIDED, answer, runtime.clock.now()
-            )
-        )
-        if decided is None:
-            return None  # closed while send was returning; nothing was sent to take back
-        return _approval(decided)
+        return await _decide(frame, pause, PauseAnswer(decision=decision))
     # Committed with the pass's next commit. An answer that came while send was returning is
     # taken by the pass's drain; a close meanwhile leaves the channel owed a withdraw, which
     # the pass (or the sweep) tells.
     frame.writes.add(MarkPauseSent(pause.tenant_id, pause.pause_id, outcome.reference))
     return None
+
+
+async def _decide(
+    frame: ExecutionFrame, pause: PauseRecord, answer: PauseAnswer
+) -> Approval | None:
+    """A question decided at once — by its channel, or by a standing decision — taken as it
+    is decided; ``None`` when it was closed meanwhile (nothing was sent to take back)."""
+    decided = await frame.writes.commit_one(
+        ResolvePause(
+            pause, PauseStatus.TAKEN, PauseResolution.DECIDED, answer, frame.runtime.clock.now()
+        )
+    )
+    return None if decided is None else _approval(decided)
 
 
 async def _bounded_send(call: ChannelCall, ask: ChannelAsk[Any], frame: ExecutionFrame) -> object:

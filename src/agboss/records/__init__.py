@@ -11,6 +11,7 @@ from agboss.records._model import (
     StepRecord,
     ToolCallRecord,
 )
+from agboss.records._standing import StandingDecision
 
 __all__ = [
     "ChildExecutionRecord",
@@ -20,6 +21,7 @@ __all__ = [
     "LedgerRecord",
     "RetryRecord",
     "Spend",
+    "StandingDecision",
     "StepRecord",
     "ToolCallRecord",
 ]

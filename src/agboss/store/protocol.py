@@ -35,6 +35,7 @@ from agboss.errors import LeaseLostError
 from agboss.models._messages import Usage
 from agboss.records._outputs import PendingPause
 from agboss.records._pauses import PauseAnswerRecord, PauseRecord
+from agboss.records._standing import StandingDecision
 
 if TYPE_CHECKING:
     from agboss.store.writes import Results, Write
@@ -57,6 +58,7 @@ __all__ = [
     "Signal",
     "SignalKind",
     "Signals",
+    "StandingDecisionRepository",
     "StepEntry",
     "StepJournalRepository",
     "Store",
@@ -574,6 +576,34 @@ class BudgetLedgerRepository(Protocol):
         ...
 
 
+class StandingDecisionRepository(Protocol):
+    """The standing decisions (`App.allow`): tools' calls approved ahead of time."""
+
+    async def covering(
+        self,
+        tenant_id: str,
+        *,
+        tool: str,
+        role: str,
+        thread_id: str,
+        owner_id: str,
+        now: datetime,
+    ) -> StandingDecision | None:
+        """The first decision granted that stands at ``now`` and approves a call of ``tool``
+        asking ``role`` in ``thread_id`` of ``owner_id``: for that tool or that role, scoped to
+        the thread, the owner or the tenant; ``None`` when none does."""
+        ...
+
+    async def find(self, tenant_id: str, decision_id: str) -> StandingDecision | None:
+        """A decision by its id, revoked or not."""
+        ...
+
+    async def list(self, tenant_id: str, *, revoked: bool = False) -> list[StandingDecision]:
+        """The tenant's decisions, oldest first: those that were not revoked, or with
+        ``revoked`` all of them (a lapsed one is listed: it says until when it held)."""
+        ...
+
+
 class Store(Protocol):
     """A durable store: the repositories of one database, and its one way to change it."""
 
@@ -605,6 +635,11 @@ class Store(Protocol):
     @property
     def ledger(self) -> BudgetLedgerRepository:
         """The budgets' ledger."""
+        ...
+
+    @property
+    def standing(self) -> StandingDecisionRepository:
+        """The standing decisions."""
         ...
 
     @property

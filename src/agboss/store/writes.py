@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.models._messages import Usage
 from agboss.records._pauses import PauseAnswer, PauseRecord
+from agboss.records._standing import StandingDecision
 from agboss.store.protocol import BranchRow, ExecutionRow, Fence, Signal, SignalKind, StepEntry
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ __all__ = [
     "EscalatePause",
     "Escalated",
     "ExpirePause",
+    "GrantStanding",
     "InsertChild",
     "InsertPause",
     "JournalRead",
@@ -60,6 +62,7 @@ __all__ = [
     "RestTree",
     "Rested",
     "Results",
+    "RevokeStanding",
     "SaveBranch",
     "SavePiiTokens",
     "SetExecutionStatus",
@@ -425,6 +428,27 @@ class SaveBranch(Write[None]):
 
     execution_id: str
     branch: BranchRow
+    now: datetime
+
+
+# ---- standing decisions --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GrantStanding(Write[None]):
+    """A standing decision granted (`App.allow`)."""
+
+    decision: StandingDecision
+
+
+@dataclass(frozen=True, slots=True)
+class RevokeStanding(Write[StandingDecision | None]):
+    """A standing decision revoked (`App.revoke`); the result is the decision as revoked, or
+    ``None`` (nothing written) when there is no such decision or it was revoked before."""
+
+    tenant_id: str
+    decision_id: str
+    revoked_by: str
     now: datetime
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -41,8 +41,10 @@ class TestEnv:
         clock: TestClock,
         providers: Sequence[ModelProvider],
         decision_models: Sequence[str] = (),
+        channels: Mapping[type[Any], type[Any]] | None = None,
     ) -> None:
         self.application = application
+        self._channels = channels
         self.clock = clock
         self._instances = instances
         self._store_path = store
@@ -66,6 +68,7 @@ class TestEnv:
             store=store_from(self._store_path),
             providers=self._providers,
             clock=self.clock,
+            channels=self._channels,
         )
         for component, mock in self._mocks.items():
             app.assembly.container.override(component, mock.wrap)
@@ -149,6 +152,7 @@ async def test_with(
     clock: TestClock | None = None,
     providers: Sequence[ModelProvider] = (),
     decision_models: Sequence[str] = (),
+    channels: Mapping[type[Any], type[Any]] | None = None,
 ) -> AsyncIterator[TestEnv]:
     """An application for a test: a temporary SQLite store, a test clock, scripted models.
 
@@ -160,6 +164,8 @@ async def test_with(
         providers: Real providers tried before the scripted one.
         decision_models: Glob patterns of the model names the scripted provider serves as
             decision models (scripted with `decide_with`).
+        channels: The channel that answers a role, by role (`App.create`'s ``channels``):
+            a test's own implementation swapped in for the application's.
 
     Yields:
         The `TestEnv`.
@@ -172,6 +178,7 @@ async def test_with(
             clock=clock or TestClock(),
             providers=providers,
             decision_models=decision_models,
+            channels=channels,
         )
         await env.start()
         try:

@@ -251,6 +251,24 @@ def _owners_waiting(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _standing_decisions(dialect: Dialect) -> list[Sql]:
+    """Tools' calls approved ahead of time (`App.allow`), within a thread, an owner's threads
+    or a tenant, until revoked; an ask reads the ones that stand, by tenant."""
+    return [
+        Sql(
+            "CREATE TABLE standing_decisions (tenant_id TEXT NOT NULL, decision_id TEXT NOT NULL, "
+            "tool TEXT, role TEXT, scope TEXT NOT NULL, thread_id TEXT, owner_id TEXT, "
+            "granted_by TEXT NOT NULL, reason TEXT, granted_at BIGINT NOT NULL, "
+            "until_at BIGINT, revoked_at BIGINT, revoked_by TEXT, "
+            "PRIMARY KEY (tenant_id, decision_id))"
+        ),
+        Sql(
+            "CREATE INDEX standing_decisions_standing ON standing_decisions "
+            "(tenant_id, granted_at) WHERE revoked_at IS NULL"
+        ),
+    ]
+
+
 STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _frozen,
     _data_not_pickles,
@@ -266,6 +284,7 @@ STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _ladders,
     _escalations,
     _owners_waiting,
+    _standing_decisions,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

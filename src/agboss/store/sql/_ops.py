@@ -30,6 +30,7 @@ from agboss.store.protocol import ExecutionRow, Fence
 from agboss.store.sql._dialect import KEY_END, Deferred, Sql
 from agboss.store.sql._driver import Shape
 from agboss.store.sql._pause_ops import PAUSE_OPS, DeleteResolvedPauses, SavePauseAnswer
+from agboss.store.sql._standing import STANDING_OPS
 from agboss.store.sql._statements import Ops, do, many_later, one_later, when
 from agboss.store.writes import (
     Acquired,
@@ -536,6 +537,7 @@ def _rest_tree(write: RestTree) -> Ops:
 
 _OPS: dict[type[Any], Callable[[Any], Ops]] = {
     **PAUSE_OPS,
+    **STANDING_OPS,
     AcquireLease: _acquire_lease,
     AddLedgerEntry: _add_ledger_entry,
     Announce: _announce,

@@ -20,6 +20,7 @@ from agboss.store.sql._reads import (
     SqlPausedExecutionRepository,
     SqlStepJournalRepository,
 )
+from agboss.store.sql._standing import SqlStandingDecisionRepository
 from agboss.store.writes import InsertPause, Results, Write
 
 __all__ = ["SqlStore"]
@@ -37,6 +38,7 @@ class SqlStore:
         self._records = SqlExecutionRecordRepository(driver)
         self._ledger = SqlBudgetLedgerRepository(driver)
         self._branches = SqlBranchRepository(driver)
+        self._standing = SqlStandingDecisionRepository(driver)
 
     @property
     def driver(self) -> Driver:
@@ -66,6 +68,10 @@ class SqlStore:
     @property
     def ledger(self) -> SqlBudgetLedgerRepository:
         return self._ledger
+
+    @property
+    def standing(self) -> SqlStandingDecisionRepository:
+        return self._standing
 
     async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> Results:
         if not writes and fence is None:

@@ -43,6 +43,7 @@ from agboss.store.writes import (
 from agboss.testing.store_contract._pauses import PauseContract
 from agboss.testing.store_contract._retries import RetryContract
 from agboss.testing.store_contract._signals import SignalContract
+from agboss.testing.store_contract._standing import StandingContract
 from agboss.testing.store_contract._support import (
     NOW,
     TTL,
@@ -55,7 +56,7 @@ from agboss.testing.store_contract._support import (
 __all__ = ["StoreContract"]
 
 
-class StoreContract(PauseContract, RetryContract, SignalContract):
+class StoreContract(PauseContract, RetryContract, SignalContract, StandingContract):
     """Every store passes these; subclass it with a ``store`` fixture."""
 
     # ---- schema ---------------------------------------------------------------------

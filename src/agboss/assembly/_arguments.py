@@ -1,0 +1,89 @@
+"""`App.create`'s arguments, checked before the application is assembled: each a
+`ConfigurationError` that says what to pass."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import timedelta
+
+from agboss.clock import Clock
+from agboss.errors import ConfigurationError
+from agboss.models._provider import MODEL_PROVIDER_MEMBERS
+
+__all__ = ["check_arguments"]
+
+
+def check_arguments(
+    providers: object,
+    clock: object,
+    migrate: object,
+    recovers: object,
+    channels: object,
+    lease_ttl: object,
+    resume_timeout: object,
+) -> None:
+    """Raises a `ConfigurationError` for the first argument of `App.create` that is wrong."""
+    _check_setup(providers, clock, migrate, recovers)
+    _check_choices(channels)
+    for name, value in (("lease_ttl", lease_ttl), ("resume_timeout", resume_timeout)):
+        if not isinstance(value, timedelta) or value <= timedelta(0):
+            raise ConfigurationError(
+                f"App.create({name}={value!r}) must be a positive timedelta",
+                hint=f"pass {name}=timedelta(seconds=...), or leave it out for the default",
+            )
+
+
+_PROVIDERS_HINT = (
+    "pass providers=[OpenAIProvider(...)] (agboss.models.openai) or [FunctionProvider(...)], "
+    "or a class "
+    "of yours with every member of ModelProvider: serves, chat_model(name), "
+    "decision_model(name) and aclose()"
+)
+
+
+def _check_providers(providers: object) -> None:
+    if isinstance(providers, str | bytes) or not isinstance(providers, Iterable):
+        raise ConfigurationError(
+            f"App.create(providers={providers!r}) must be a list of model providers",
+            hint=_PROVIDERS_HINT,
+        )
+    for provider in providers:
+        missing = [name for name in MODEL_PROVIDER_MEMBERS if not hasattr(provider, name)]
+        if missing:
+            raise ConfigurationError(
+                f"App.create(providers=[...]): {type(provider).__name__} is not a model "
+                f"provider: it has no {', '.join(missing)}",
+                hint=_PROVIDERS_HINT,
+            )
+
+
+def _check_setup(providers: object, clock: object, migrate: object, recovers: object) -> None:
+    _check_providers(providers)
+    if clock is not None and not isinstance(clock, Clock):
+        raise ConfigurationError(
+            f"App.create(clock={clock!r}) is not a Clock",
+            hint="leave clock out for the system clock; tests take the test kit's clock",
+        )
+    if not isinstance(migrate, bool):
+        raise ConfigurationError(
+            f"App.create(migrate={migrate!r}) must be True or False",
+            hint="pass migrate=False to refuse an old schema instead of migrating it",
+        )
+    if not isinstance(recovers, bool):
+        raise ConfigurationError(
+            f"App.create(recovers={recovers!r}) must be True or False",
+            hint="pass recovers=False in a process without the application's models",
+        )
+
+
+def _check_choices(channels: object) -> None:
+    if channels is None:
+        return
+    if not isinstance(channels, Mapping) or not all(
+        isinstance(role, type) and isinstance(picked, type) for role, picked in channels.items()
+    ):
+        raise ConfigurationError(
+            f"App.create(channels={channels!r}) must map channel roles to channel classes",
+            hint="pass channels={RefundApprovalChannel: SlackRefundApprovalChannel}: the role a "
+            "tool names, and the @channel class that answers it in this instance",
+        )

@@ -1,0 +1,348 @@
+"""Standing decisions (issue 28): a tool's calls approved ahead of time — in one thread, one
+owner's threads or the tenant, for a tool or a role, until revoked or lapsed — decided at once
+with the decision named in the audit trail; kept across a restart, on both stores, through the
+public API."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from pydantic import BaseModel
+
+from agboss import (
+    ChannelAsk,
+    ChannelOf,
+    ChannelOutcome,
+    DtoValidationError,
+    ExecutionStatus,
+    PauseAnswerer,
+    PauseResolution,
+    StandingScope,
+    ToolHandler,
+    UnknownStandingDecisionError,
+    WorkflowFinishTextDto,
+    WorkflowStartTextDto,
+    agent,
+    application,
+    channel,
+    channel_role,
+    tool,
+    workflow,
+)
+from agboss.cli._main import cli
+from agboss.records._outputs import ExecutionOutput
+from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
+from tests.office_parts import DeskDoneDto, office_flow
+from tests.stores import POSTGRES_URL, STORE_KINDS, drop_schema, env_on
+
+ASKED: list[str] = []
+"""The questions the desk was sent, as ``<tool> <order>``."""
+
+RUNS: list[str] = []
+"""The calls that ran, as ``<tool> <order>``."""
+
+DONE = reply_with(WorkflowFinishTextDto, text="Done.")
+
+
+class OrderDto(BaseModel):
+    order_id: str
+
+
+@channel_role(
+    name="standing-refund-channel",
+    description="Approves refunds and voids",
+    approves=OrderDto,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+)
+class StandingRefundChannel(ChannelOf[OrderDto]): ...
+
+
+@channel(name="desk-standing-refund-channel", description="Asks the desk")
+class DeskStandingRefundChannel(StandingRefundChannel):
+    async def send(self, ask: ChannelAsk[OrderDto]) -> ChannelOutcome:
+        ASKED.append(f"{ask.value.tool} {ask.value.arguments.order_id}")
+        return ChannelOutcome.await_reply()
+
+
+class _Recorded(ToolHandler[OrderDto, DeskDoneDto]):
+    name = ""
+
+    async def run(self, args: OrderDto) -> DeskDoneDto:
+        RUNS.append(f"{self.name} {args.order_id}")
+        return DeskDoneDto(status="done")
+
+
+@tool(
+    name="standing-refund-tool",
+    description="Refunds an order",
+    input=OrderDto,
+    output=DeskDoneDto,
+    channel=StandingRefundChannel,
+)
+class StandingRefundTool(_Recorded):
+    name = "standing-refund-tool"
+
+
+@tool(
+    name="standing-void-tool",
+    description="Voids an order",
+    input=OrderDto,
+    output=DeskDoneDto,
+    channel=StandingRefundChannel,
+)
+class StandingVoidTool(_Recorded):
+    name = "standing-void-tool"
+
+
+@tool(
+    name="standing-lookup-tool", description="Looks an order up", input=OrderDto, output=DeskDoneDto
+)
+class StandingLookupTool(_Recorded):
+    name = "standing-lookup-tool"
+
+
+@agent(
+    name="standing-agent",
+    description="Refunds and voids orders",
+    model="gpt-4o",
+    tools=[StandingRefundTool, StandingVoidTool, StandingLookupTool],
+    prompt="Do what you are asked to.",
+)
+class StandingAgent: ...
+
+
+@workflow(
+    name="standing-workflow", description="Orders", version="1", flow=office_flow(StandingAgent)
+)
+class StandingWorkflow: ...
+
+
+@application(
+    name="standing-application",
+    workflows=[StandingWorkflow],
+    channels=[DeskStandingRefundChannel],
+)
+class StandingApplication: ...
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
+    ASKED.clear()
+    RUNS.clear()
+    async with env_on(request.param, tmp_path, StandingApplication) as made:
+        yield made
+
+
+async def _call(
+    env: TestEnv,
+    tool_class: type[Any],
+    *,
+    thread: str,
+    owner: str = "ada",
+    tenant: str | None = None,
+) -> ExecutionOutput:
+    """One execution whose agent calls ``tool_class`` once (its own script: a call that
+    pauses leaves its closing turn to no other)."""
+    request = WorkflowStartTextDto(text=f"o-1 in {thread} of {tenant}, {len(RUNS + ASKED)}")
+    env.mock_llm(StandingAgent).when(input=request).then_return(
+        call_tools(tool_call(tool_class, order_id="o-1")), DONE
+    )
+    return await env.app.execute(
+        StandingWorkflow, request, owner_id=owner, thread_id=thread, tenant_id=tenant
+    )
+
+
+async def test_a_call_a_standing_decision_covers_is_decided_at_once_and_the_audit_names_it(
+    env: TestEnv,
+) -> None:
+    decision = await env.app.allow(
+        StandingRefundTool,
+        scope=StandingScope.THREAD,
+        thread_id="t-1",
+        granted_by="ada",
+        reason="refunds of this order are fine",
+    )
+    result = await _call(env, StandingRefundTool, thread="t-1")
+    assert result.status is ExecutionStatus.COMPLETED
+    assert ASKED == []
+    assert RUNS == ["standing-refund-tool o-1"]
+    done = await env.app.get(result.execution_id, record=True)
+    assert done.record is not None
+    [entry] = done.record.pauses
+    assert entry.resolution is PauseResolution.DECIDED
+    assert entry.responder == f"standing:{decision.decision_id}" == decision.responder
+    assert entry.decision is not None
+    assert entry.decision.approved
+
+
+async def test_a_decision_holds_only_in_its_scope(env: TestEnv) -> None:
+    await env.app.allow(
+        StandingRefundTool, scope=StandingScope.THREAD, thread_id="t-1", granted_by="ada"
+    )
+    await env.app.allow(StandingVoidTool, scope=StandingScope.OWNER, owner_id="bo", granted_by="bo")
+    other_thread = await _call(env, StandingRefundTool, thread="t-2")
+    other_tool = await _call(env, StandingVoidTool, thread="t-1")
+    bos = await _call(env, StandingVoidTool, thread="t-3", owner="bo")
+    other_owner = await _call(env, StandingVoidTool, thread="t-4", owner="cy")
+    assert [r.status for r in (other_thread, other_tool, bos, other_owner)] == [
+        ExecutionStatus.PAUSED,
+        ExecutionStatus.PAUSED,
+        ExecutionStatus.COMPLETED,
+        ExecutionStatus.PAUSED,
+    ]
+    assert ASKED == ["standing-refund-tool o-1", "standing-void-tool o-1", "standing-void-tool o-1"]
+
+
+async def test_a_tenant_wide_decision_for_a_role_covers_every_tool_that_asks_it_there(
+    env: TestEnv,
+) -> None:
+    await env.app.allow(
+        StandingRefundChannel, scope=StandingScope.TENANT, tenant_id="acme", granted_by="admin"
+    )
+    refund = await _call(env, StandingRefundTool, thread="t-1", tenant="acme")
+    void = await _call(env, StandingVoidTool, thread="t-2", owner="bo", tenant="acme")
+    elsewhere = await _call(env, StandingVoidTool, thread="t-3", tenant="other")
+    assert (refund.status, void.status, elsewhere.status) == (
+        ExecutionStatus.COMPLETED,
+        ExecutionStatus.COMPLETED,
+        ExecutionStatus.PAUSED,
+    )
+    assert RUNS == ["standing-refund-tool o-1", "standing-void-tool o-1"]
+
+
+async def test_a_decision_holds_across_a_restart_until_revoked_and_revoking_twice_is_a_repeat(
+    env: TestEnv,
+) -> None:
+    decision = await env.app.allow(
+        StandingRefundTool, scope=StandingScope.OWNER, owner_id="ada", granted_by="ada"
+    )
+    await env.restart()
+    assert (await _call(env, StandingRefundTool, thread="t-1")).status is ExecutionStatus.COMPLETED
+    assert [d.decision_id for d in await env.app.standing()] == [decision.decision_id]
+    revoked = await env.app.revoke(decision.decision_id, revoked_by="ada")
+    assert revoked.revoked_by == "ada"
+    assert revoked.revoked_at is not None
+    await env.restart()
+    assert (await _call(env, StandingRefundTool, thread="t-2")).status is ExecutionStatus.PAUSED
+    assert await env.app.standing() == []
+    assert [d.decision_id for d in await env.app.standing(revoked=True)] == [decision.decision_id]
+    again = await env.app.revoke(decision.decision_id, revoked_by="bo")
+    assert again == revoked  # the first revocation stands
+    with pytest.raises(UnknownStandingDecisionError) as caught:
+        await env.app.revoke("sd-0000000000000000", revoked_by="ada")
+    assert caught.value.code == "standing.unknown"
+
+
+async def test_a_decision_lapses_at_its_until(env: TestEnv) -> None:
+    await env.app.allow(
+        StandingRefundTool,
+        scope=StandingScope.THREAD,
+        thread_id="t-1",
+        granted_by="ada",
+        until=env.clock.now() + timedelta(hours=1),
+    )
+    assert (await _call(env, StandingRefundTool, thread="t-1")).status is ExecutionStatus.COMPLETED
+    await env.clock.advance(timedelta(hours=1))
+    assert (await _call(env, StandingRefundTool, thread="t-1")).status is ExecutionStatus.PAUSED
+
+
+async def test_a_question_already_waiting_is_not_decided_by_a_decision_granted_after_it(
+    env: TestEnv,
+) -> None:
+    waiting = await _call(env, StandingRefundTool, thread="t-1")
+    await env.app.allow(
+        StandingRefundTool, scope=StandingScope.THREAD, thread_id="t-1", granted_by="ada"
+    )
+    assert (await env.app.get(waiting.execution_id)).status is ExecutionStatus.PAUSED
+    await env.app.recover()
+    assert (await env.app.get(waiting.execution_id)).status is ExecutionStatus.PAUSED
+    assert RUNS == []
+
+
+@pytest.mark.parametrize(
+    ("target", "options", "said"),
+    [
+        (StandingLookupTool, {"scope": StandingScope.TENANT}, "not a tool that asks a channel"),
+        (OrderDto, {"scope": StandingScope.TENANT}, "not a tool that asks a channel"),
+        (StandingRefundTool, {"scope": "thread", "thread_id": "t"}, "must be a StandingScope"),
+        (StandingRefundTool, {"scope": StandingScope.THREAD}, "takes thread_id= and nothing else"),
+        (
+            StandingRefundTool,
+            {"scope": StandingScope.TENANT, "owner_id": "ada"},
+            "takes neither thread_id= nor owner_id=",
+        ),
+        (
+            StandingRefundTool,
+            {"scope": StandingScope.TENANT, "until": "tomorrow"},
+            "must be a timezone-aware datetime in the future",
+        ),
+    ],
+)
+async def test_a_decision_that_cannot_hold_is_refused_with_what_to_pass(
+    env: TestEnv, target: Any, options: dict[str, Any], said: str
+) -> None:
+    with pytest.raises(DtoValidationError) as caught:
+        await env.app.allow(target, granted_by="ada", **options)
+    assert said in caught.value.message
+    assert caught.value.hint
+    assert await env.app.standing(revoked=True) == []
+
+
+@pytest.fixture(params=STORE_KINDS)
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A store URL the commands open themselves (each in its own event loop)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'agboss.db'}"
+        return
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield f"{POSTGRES_URL}?schema={schema}"
+    finally:
+        asyncio.run(drop_schema(schema))
+
+
+async def _granted(url: str) -> str:
+    async with test_with(StandingApplication, store=url) as env:
+        decision = await env.app.allow(
+            StandingRefundChannel,
+            scope=StandingScope.OWNER,
+            owner_id="ada",
+            granted_by="ada",
+            reason="ada's refunds [bold]are fine[/bold]",
+        )
+        return decision.decision_id
+
+
+def test_standing_decisions_are_listed_and_revoked_from_the_command_line(url: str) -> None:
+    decision_id = asyncio.run(_granted(url))
+    runner = CliRunner()
+    where = ["--app", "tests.test_standing:StandingApplication", "--store", url]
+    listed = runner.invoke(cli, ["standing", "list", *where, "--json"])
+    assert listed.exit_code == 0, listed.output
+    [shown] = [json.loads(line) for line in listed.output.splitlines()]
+    assert shown["decision_id"] == decision_id
+    assert (shown["role"], shown["scope"], shown["owner_id"]) == (
+        "standing-refund-channel",
+        "owner",
+        "ada",
+    )
+    table = runner.invoke(cli, ["standing", "list", *where])
+    assert decision_id in table.output
+    assert "owner ada" in table.output
+    revoked = runner.invoke(cli, ["standing", "revoke", decision_id, *where, "--by", "ops"])
+    assert revoked.exit_code == 0, revoked.output
+    assert f"revoked {decision_id} (by ops)" in revoked.output
+    assert runner.invoke(cli, ["standing", "list", *where, "--json"]).output == ""
+    every = runner.invoke(cli, ["standing", "list", *where, "--revoked", "--json"])
+    assert json.loads(every.output)["revoked_by"] == "ops"
+    unknown = runner.invoke(cli, ["standing", "revoke", "sd-nothing", *where, "--by", "ops"])
+    assert unknown.exit_code == 1
+    assert "standing.unknown" in unknown.output
