@@ -6,10 +6,11 @@ starts a local server and sets it). Each test gets a schema of its own, dropped 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,20 @@ async def store_url(kind: str, folder: Path) -> AsyncIterator[str]:
         yield f"{POSTGRES_URL}?schema={schema}"
     finally:
         await drop_schema(schema)
+
+
+@contextmanager
+def command_url(kind: str, folder: Path) -> Iterator[str]:
+    """A store URL of a kind for commands that open it themselves, each in its own event loop
+    (the command line): outside any test's loop, its schema dropped after."""
+    if kind == "sqlite":
+        yield f"sqlite:///{folder / 'agboss.db'}"
+        return
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield f"{POSTGRES_URL}?schema={schema}"
+    finally:
+        asyncio.run(drop_schema(schema))
 
 
 @asynccontextmanager

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from agboss.testing import test_with
 from tests import desk
 from tests.desk import DeskDepositApprovalChannel, OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.interrupting import cut_off_in_tool
-from tests.stores import POSTGRES_URL, STORE_KINDS, drop_schema
+from tests.stores import STORE_KINDS, command_url
 from tests.test_pauses import BOTH, REQUEST
 from tests.test_round_trips import ASK, DONE
 
@@ -37,14 +36,8 @@ async def _paused(url: str) -> str:
 @pytest.fixture(params=STORE_KINDS)
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A store URL the commands open themselves (each in its own event loop)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'agboss.db'}"
-        return
-    schema = f"test_{uuid.uuid4().hex[:12]}"
-    try:
-        yield f"{POSTGRES_URL}?schema={schema}"
-    finally:
-        asyncio.run(drop_schema(schema))
+    with command_url(request.param, tmp_path) as made:
+        yield made
 
 
 def test_migrate_list_resume_and_cancel_from_the_command_line(url: str) -> None:

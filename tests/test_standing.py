@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from click.testing import CliRunner
 from pydantic import BaseModel
+from starlette.requests import Request
 
 from agboss import (
     ChannelAsk,
@@ -40,8 +41,10 @@ from agboss import (
 from agboss.cli._main import cli
 from agboss.records._outputs import ExecutionOutput
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
+from agboss.web import Caller, pause_router
 from tests.office_parts import DeskDoneDto, office_flow
-from tests.stores import POSTGRES_URL, STORE_KINDS, drop_schema, env_on
+from tests.stores import STORE_KINDS, command_url, env_on
+from tests.test_web import serve
 
 ASKED: list[str] = []
 """The questions the desk was sent, as ``<tool> <order>``."""
@@ -299,14 +302,8 @@ async def test_a_decision_that_cannot_hold_is_refused_with_what_to_pass(
 @pytest.fixture(params=STORE_KINDS)
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A store URL the commands open themselves (each in its own event loop)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'agboss.db'}"
-        return
-    schema = f"test_{uuid.uuid4().hex[:12]}"
-    try:
-        yield f"{POSTGRES_URL}?schema={schema}"
-    finally:
-        asyncio.run(drop_schema(schema))
+    with command_url(request.param, tmp_path) as made:
+        yield made
 
 
 async def _granted(url: str) -> str:
@@ -346,3 +343,63 @@ def test_standing_decisions_are_listed_and_revoked_from_the_command_line(url: st
     unknown = runner.invoke(cli, ["standing", "revoke", "sd-nothing", *where, "--by", "ops"])
     assert unknown.exit_code == 1
     assert "standing.unknown" in unknown.output
+
+
+TOKENS = {
+    "tok-ada": Caller(owner_id="ada"),
+    "tok-bo": Caller(owner_id="bo"),
+    "tok-desk": Caller(answered_by="desk-7"),
+}
+
+
+async def _bearer(request: Request) -> Caller | None:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return TOKENS.get(token) if scheme == "Bearer" else None
+
+
+async def test_a_signed_in_owner_lists_and_revokes_their_own_standing_decisions_over_http(
+    env: TestEnv,
+) -> None:
+    await _call(env, StandingRefundTool, thread="t-1")  # ada's thread
+    app = env.app
+    hers = await app.allow(
+        StandingRefundTool, scope=StandingScope.THREAD, thread_id="t-1", granted_by="admin"
+    )
+    his = await app.allow(
+        StandingVoidTool, scope=StandingScope.OWNER, owner_id="bo", granted_by="x"
+    )
+    await app.allow(StandingRefundChannel, scope=StandingScope.TENANT, granted_by="admin")
+    server, task, port = await serve(pause_router(app, authenticate=_bearer, page=False))
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+
+            async def call(method: str, path: str, token: str, **query: str) -> httpx.Response:
+                headers = {"Authorization": f"Bearer {token}"}
+                return await http.request(method, path, params=query, headers=headers)
+
+            listed = await call("GET", "/standing", "tok-ada")
+            assert listed.status_code == 200, listed.text
+            [shown] = listed.json()["decisions"]
+            assert (shown["decision_id"], shown["scope"], shown["thread_id"]) == (
+                hers.decision_id,
+                "thread",
+                "t-1",
+            )
+            assert "tenant_id" not in shown
+            others = await call("DELETE", f"/standing/{his.decision_id}", "tok-ada")
+            assert (others.status_code, others.json()["code"]) == (404, "standing.unknown")
+            revoked = await call("DELETE", f"/standing/{his.decision_id}", "tok-bo")
+            assert revoked.status_code == 200, revoked.text
+            assert revoked.json()["revoked_by"] == "bo"
+            assert (await call("GET", "/standing", "tok-bo")).json()["decisions"] == []
+            every = await call("GET", "/standing", "tok-bo", revoked="true")
+            assert [d["decision_id"] for d in every.json()["decisions"]] == [his.decision_id]
+            desk = await call("GET", "/standing", "tok-desk")
+            assert desk.status_code == 403
+            assert (
+                await call("DELETE", f"/standing/{hers.decision_id}", "nobody")
+            ).status_code == (401)
+    finally:
+        server.should_exit = True
+        await task
+    assert [d.decision_id for d in await app.standing(owner_id="ada")] == [hers.decision_id]

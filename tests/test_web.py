@@ -28,6 +28,7 @@ from agboss.errors import (
     StoreUnavailableError,
     ThreadOwnerError,
     UnknownPauseError,
+    UnknownStandingDecisionError,
 )
 from agboss.testing import TestEnv, call_tools, reply_with, test_with
 from agboss.web import Caller, pause_router
@@ -337,7 +338,13 @@ async def test_the_openapi_schema_is_valid_and_names_the_mount(served: Served) -
     document = (await served.http.get("/agboss/openapi.json")).json()
     validate(document)
     assert document["servers"] == [{"url": "/agboss"}]
-    assert set(document["paths"]) == {"/pauses", "/pauses/{pause_id}", "/executions/failed"}
+    assert set(document["paths"]) == {
+        "/pauses",
+        "/pauses/{pause_id}",
+        "/executions/failed",
+        "/standing",
+        "/standing/{decision_id}",
+    }
     responses = document["paths"]["/pauses/{pause_id}"]["post"]["responses"]
     assert {"202", "404", "409", "422", "403", "429", "503"} <= set(responses)
 
@@ -348,6 +355,7 @@ def test_each_error_has_its_http_status() -> None:
     assert status_of(DtoValidationError()) == 422
     assert status_of(PauseAnswererError()) == 403
     assert status_of(ThreadOwnerError()) == 403
+    assert status_of(UnknownStandingDecisionError()) == 404
     assert status_of(BudgetExceededError()) == 429
     assert status_of(StoreBusyError()) == 503
     assert status_of(StoreUnavailableError()) == 503

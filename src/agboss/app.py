@@ -534,14 +534,11 @@ class App:
         until: datetime | None = None,
         reason: str | None = None,
     ) -> StandingDecision:
-        """Approves a tool's calls ahead of time: a **standing decision**.
+        """Approves a tool's calls ahead of time: a **standing decision**, kept by the store.
 
-        A call it covers is not asked: it is decided at once (`PauseResolution.DECIDED`),
-        and its audit entry names the decision (``standing:<decision_id>``) as what answered.
-        It covers the questions whether a call may run that are asked after it is granted,
-        on every instance and after a restart, until it is revoked or ``until`` passes; not
-        a question already waiting, one a tool asks mid-call, or whether a call cut off runs
-        again.
+        A call it covers is decided at once (`PauseResolution.DECIDED`, the audit naming
+        ``standing:<decision_id>``) until it is revoked or lapses; not a question already
+        waiting, one asked mid-call, or whether a call cut off runs again (`docs/pauses.md`).
 
         Args:
             target: The ``@tool`` class whose calls it approves, or the ``@channel_role``
@@ -577,7 +574,12 @@ class App:
         return await grant(self._runtime, given)
 
     async def revoke(
-        self, decision_id: str, *, revoked_by: str, tenant_id: str | None = None
+        self,
+        decision_id: str,
+        *,
+        revoked_by: str,
+        tenant_id: str | None = None,
+        owner_id: str | None = None,
     ) -> StandingDecision:
         """Revokes a standing decision: the calls it covered are asked again from now on.
 
@@ -587,9 +589,12 @@ class App:
             decision_id: The decision's id (`StandingDecision.decision_id`).
             revoked_by: Who revokes it, as the application authenticated them.
             tenant_id: Its tenant; the default tenant when ``None``.
+            owner_id: When given, it must be that owner's (granted by them, or covering only
+                their threads): a person revoking their own; an operator leaves it out.
 
         Raises:
-            UnknownStandingDecisionError: No decision has this id for this tenant.
+            UnknownStandingDecisionError: No decision has this id for this tenant (or, with
+                ``owner_id``, none of that owner's).
             DtoValidationError: An id is not a non-blank string within the limits.
         """
         limits = self._limits
@@ -598,20 +603,24 @@ class App:
             check_id(decision_id, "decision_id", limits),
             revoked_by=check_id(revoked_by, "revoked_by", limits),
             tenant_id=_optional_id(tenant_id, "tenant_id", limits),
+            owner_id=_optional_id(owner_id, "owner_id", limits),
         )
 
     async def standing(
-        self, *, tenant_id: str | None = None, revoked: bool = False
+        self, *, tenant_id: str | None = None, owner_id: str | None = None, revoked: bool = False
     ) -> list[StandingDecision]:
         """The tenant's standing decisions, oldest first: those not revoked (a lapsed one
-        included: it says until when it held), or with ``revoked=True`` all of them.
+        included: it says until when it held), or with ``revoked=True`` all of them; with
+        ``owner_id``, only that owner's (granted by them, or covering only their threads).
 
         Raises:
             DtoValidationError: An argument is not one of the above.
         """
+        limits = self._limits
         return await list_standing(
             self._runtime,
-            tenant_id=_optional_id(tenant_id, "tenant_id", self._limits),
+            tenant_id=_optional_id(tenant_id, "tenant_id", limits),
+            owner_id=_optional_id(owner_id, "owner_id", limits),
             revoked=_flag(revoked, "revoked"),
         )
 

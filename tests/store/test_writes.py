@@ -65,6 +65,7 @@ def test_only_writes_whose_loss_recovery_re_derives_commit_without_waiting_for_t
     assert volatile == {
         "Announce",
         "BeginExecution",
+        "FindStanding",
         "MarkPauseSent",
         "ReleaseLease",
         "RenewLease",

@@ -39,10 +39,12 @@ from agboss.records._pauses import (
     new_pause_id,
     secret_of,
 )
+from agboss.records._standing import StandingDecision
 from agboss.store._failures import redacted
 from agboss.store.writes import (
     CancelPause,
     ExpirePause,
+    FindStanding,
     InsertPause,
     MarkPauseSent,
     ResolvePause,
@@ -104,48 +106,52 @@ async def ask_approval(
         and state.reopens(pause.generation)
     ):
         pause = None  # withdrawn by the failure its tree was retried from: asked again, anew
+    standing: StandingDecision | None = None
+    read = False  # whether a standing decision was read for the question (with its commit)
     if pause is None:
         # Committed before its channel is asked: the id the channel gets is durable. Its
         # deadline and its ladder's times count from the one moment it was asked.
         asked_at = runtime.clock.now()
-        pause = await frame.writes.commit_one(
-            InsertPause(
-                PauseRecord(
-                    pause_id=new_pause_id(),
-                    tenant_id=row.tenant_id,
-                    step_key=step_key,
-                    root_execution_id=row.root_execution_id,
-                    execution_id=row.execution_id,
-                    seq=0,
-                    status=PauseStatus.PENDING,
-                    resolution=None,
-                    is_sent=False,
-                    answered_by=channel.answered_by,
-                    channel=channel.name,
-                    agent=agent,
-                    ask=ToolCallApprovalAskDto(
-                        tool=tool.name,
-                        call_id=step.tool_call.call_id,
-                        arguments=args.model_dump(mode="json"),
-                        kind=pause_kind(step.kind),
-                    ),
-                    step=step,
-                    answer=None,
-                    asked_at=asked_at,
-                    resolved_at=None,
-                    item_index=step.item_index,
-                    child_execution_id=(
-                        None if row.execution_id == row.root_execution_id else row.execution_id
-                    ),
-                    path=path,
-                    generation=state.generation,
-                    expires_at=(
-                        None if channel.expires_after is None else asked_at + channel.expires_after
-                    ),
-                    next_step_at=first_step_at(channel.ladder, asked_at),
-                )
+        insert = InsertPause(
+            PauseRecord(
+                pause_id=new_pause_id(),
+                tenant_id=row.tenant_id,
+                step_key=step_key,
+                root_execution_id=row.root_execution_id,
+                execution_id=row.execution_id,
+                seq=0,
+                status=PauseStatus.PENDING,
+                resolution=None,
+                is_sent=False,
+                answered_by=channel.answered_by,
+                channel=channel.name,
+                agent=agent,
+                ask=ToolCallApprovalAskDto(
+                    tool=tool.name,
+                    call_id=step.tool_call.call_id,
+                    arguments=args.model_dump(mode="json"),
+                    kind=pause_kind(step.kind),
+                ),
+                step=step,
+                answer=None,
+                asked_at=asked_at,
+                resolved_at=None,
+                item_index=step.item_index,
+                child_execution_id=(
+                    None if row.execution_id == row.root_execution_id else row.execution_id
+                ),
+                path=path,
+                generation=state.generation,
+                expires_at=(
+                    None if channel.expires_after is None else asked_at + channel.expires_after
+                ),
+                next_step_at=first_step_at(channel.ladder, asked_at),
             )
         )
+        find = _find_standing(frame, insert.pause, channel)
+        results = await frame.writes.commit([insert] if find is None else [insert, find])
+        pause = results[insert]
+        standing, read = (None if find is None else results[find]), True
         emit_pause_event(ExecutionEventKind.PAUSE_ASKED, pause, asked_at)
     channel = channel.asking(pause.channel)  # the role its ladder escalated it to, if any
     if pause.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN):
@@ -167,9 +173,20 @@ async def ask_approval(
             state.wake(pause.next_step_at)  # and when its ladder's next step is due
     if pause.is_sent:
         return None
-    standing = await _standing(frame, pause, channel)
+    if not read:  # stored before and never sent (a pass cut off, an escalation): read it now
+        find = _find_standing(frame, pause, channel)
+        if find is not None:
+            standing = await frame.runtime.store.standing.covering(
+                find.tenant_id,
+                tool=find.tool,
+                role=find.role,
+                thread_id=find.thread_id,
+                owner_id=find.owner_id,
+                now=find.now,
+            )
     if standing is not None:
-        return await _decide(frame, pause, PauseAnswer(decision=_ALLOWED, responder=standing))
+        answer = PauseAnswer(decision=_ALLOWED, responder=standing.responder)
+        return await _decide(frame, pause, answer)
     return await _send(frame, pause, channel, tool, context, args)
 
 
@@ -177,22 +194,23 @@ _ALLOWED = ToolCallApprovalDecisionDto(approved=True)
 """What a standing decision decides."""
 
 
-async def _standing(frame: ExecutionFrame, pause: PauseRecord, channel: ToolChannel) -> str | None:
-    """The responder of a standing decision (`App.allow`) that approves the call, if one
-    stands. Only a question whether the call may run: not one a tool asked mid-call, nor
-    whether a call cut off runs again (it may have run: a standing yes must not pay twice)."""
+def _find_standing(
+    frame: ExecutionFrame, pause: PauseRecord, channel: ToolChannel
+) -> FindStanding | None:
+    """What reads a standing decision (`App.allow`) that would approve the call, for a
+    question whether it may run — not one a tool asks mid-call, nor whether a call cut off
+    runs again (it may have run: a standing yes must not pay twice)."""
     if pause.ask.kind is not PauseKind.APPROVAL:
         return None
     row = frame.row
-    found = await frame.runtime.store.standing.covering(
+    return FindStanding(
         row.tenant_id,
-        tool=pause.ask.tool,
-        role=channel.name,
-        thread_id=row.thread_id,
-        owner_id=row.owner_id,
-        now=frame.runtime.clock.now(),
+        pause.ask.tool,
+        channel.name,
+        row.thread_id,
+        row.owner_id,
+        frame.runtime.clock.now(),
     )
-    return None if found is None else found.responder
 
 
 def spoken(span: timedelta) -> str:

@@ -85,10 +85,19 @@ async def grant(runtime: Runtime, given: Grant) -> StandingDecision:
 
 
 async def revoke(
-    runtime: Runtime, decision_id: str, *, revoked_by: str, tenant_id: str | None
+    runtime: Runtime,
+    decision_id: str,
+    *,
+    revoked_by: str,
+    tenant_id: str | None,
+    owner_id: str | None,
 ) -> StandingDecision:
     """Revokes a standing decision; see `App.revoke`."""
     tenant = tenant_id or DEFAULT_TENANT_ID
+    if owner_id is not None:  # a person revoking their own: another's is not shown to exist
+        found = await runtime.store.standing.find(tenant, decision_id)
+        if found is None or not await _theirs(runtime, found, owner_id):
+            raise UnknownStandingDecisionError()
     results = await runtime.store.write(
         [write := RevokeStanding(tenant, decision_id, revoked_by, runtime.clock.now())]
     )
@@ -111,10 +120,26 @@ async def revoke(
 
 
 async def list_standing(
-    runtime: Runtime, *, tenant_id: str | None, revoked: bool
+    runtime: Runtime, *, tenant_id: str | None, owner_id: str | None, revoked: bool
 ) -> list[StandingDecision]:
     """The tenant's standing decisions; see `App.standing`."""
-    return await runtime.store.standing.list(tenant_id or DEFAULT_TENANT_ID, revoked=revoked)
+    found = await runtime.store.standing.list(tenant_id or DEFAULT_TENANT_ID, revoked=revoked)
+    if owner_id is None:
+        return found
+    return [decision for decision in found if await _theirs(runtime, decision, owner_id)]
+
+
+async def _theirs(runtime: Runtime, decision: StandingDecision, owner_id: str) -> bool:
+    """Whether a decision is an owner's to see and revoke: they granted it, or it covers only
+    their own threads (their owner's scope, or a thread of theirs)."""
+    if decision.granted_by == owner_id:
+        return True
+    if decision.scope is StandingScope.OWNER:
+        return decision.owner_id == owner_id
+    if decision.scope is StandingScope.THREAD and decision.thread_id is not None:
+        thread = await runtime.store.executions.find_thread(decision.tenant_id, decision.thread_id)
+        return thread is not None and thread.owner_id == owner_id
+    return False
 
 
 def _target(runtime: Runtime, target: object) -> tuple[str | None, str | None]:

@@ -442,6 +442,22 @@ class GrantStanding(Write[None]):
 
 
 @dataclass(frozen=True, slots=True)
+class FindStanding(Write[StandingDecision | None]):
+    """Reads, in its transaction, the standing decision that approves a call (as
+    `StandingDecisionRepository.covering`), and writes nothing: a question asked reads it in
+    the commit that stores it, not in a round trip of its own."""
+
+    tenant_id: str
+    tool: str
+    role: str
+    thread_id: str
+    owner_id: str
+    now: datetime
+
+    durable: ClassVar[bool] = False
+
+
+@dataclass(frozen=True, slots=True)
 class RevokeStanding(Write[StandingDecision | None]):
     """A standing decision revoked (`App.revoke`); the result is the decision as revoked, or
     ``None`` (nothing written) when there is no such decision or it was revoked before."""

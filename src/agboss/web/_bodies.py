@@ -17,7 +17,7 @@ from agboss.dto import (
     ToolCallApprovalDecisionDto,
     validation_errors,
 )
-from agboss.enums import PauseAnswerer
+from agboss.enums import PauseAnswerer, StandingScope
 from agboss.errors import DtoValidationError
 from agboss.inputs import MAX_DEPTH
 from agboss.pauses._answering import AnswerReceipt
@@ -31,6 +31,8 @@ __all__ = [
     "InboxEntryBody",
     "ProblemBody",
     "ReceiptBody",
+    "StandingBody",
+    "StandingListBody",
     "fields_of",
     "read_answer",
     "read_body",
@@ -123,6 +125,30 @@ class FailedBody(BaseModel):
 
     entries: list[FailedEntryBody]
     next: str | None
+
+
+class StandingBody(BaseModel):
+    """A standing decision (`App.allow`): a tool's calls, or a role's questions, approved
+    ahead of time within a scope."""
+
+    decision_id: str
+    tool: str | None
+    role: str | None
+    scope: StandingScope
+    thread_id: str | None
+    owner_id: str | None
+    granted_by: str
+    reason: str | None
+    granted_at: datetime
+    until: datetime | None
+    revoked_at: datetime | None
+    revoked_by: str | None
+
+
+class StandingListBody(BaseModel):
+    """``GET /standing``: the caller's standing decisions, oldest first."""
+
+    decisions: list[StandingBody]
 
 
 class ProblemBody(BaseModel):

@@ -8,7 +8,15 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from agboss.web._bodies import AnswerBody, FailedBody, InboxBody, ProblemBody, ReceiptBody
+from agboss.web._bodies import (
+    AnswerBody,
+    FailedBody,
+    InboxBody,
+    ProblemBody,
+    ReceiptBody,
+    StandingBody,
+    StandingListBody,
+)
 
 __all__ = ["openapi_schema"]
 
@@ -46,6 +54,8 @@ def _document() -> dict[str, Any]:
             (ReceiptBody, "serialization"),
             (InboxBody, "serialization"),
             (FailedBody, "serialization"),
+            (StandingBody, "serialization"),
+            (StandingListBody, "serialization"),
             (ProblemBody, "serialization"),
         ],
         ref_template=_REF,
@@ -57,8 +67,8 @@ def _document() -> dict[str, Any]:
         "info": {
             "title": "agboss pauses",
             "version": "1",
-            "description": "Answer a pause by its id, list a signed-in owner's inbox and "
-            "their failed executions. "
+            "description": "Answer a pause by its id, list a signed-in owner's inbox, "
+            "their failed executions and their standing decisions, and revoke one. "
             "Who calls comes from the application's authenticator, never from the body.",
         },
         "paths": {
@@ -99,6 +109,44 @@ def _document() -> dict[str, Any]:
                         "401": unauthenticated,
                         "403": _problem("A channel's side has no executions of its own"),
                         "422": _problem("A bad limit or cursor (dto.invalid)"),
+                        "503": store,
+                    },
+                }
+            },
+            "/standing": {
+                "get": {
+                    "operationId": "listStandingDecisions",
+                    "summary": "The caller's standing decisions, oldest first: granted by "
+                    "them, or covering only their threads",
+                    "parameters": [
+                        {"name": "revoked", "in": "query", "schema": {"type": "boolean"}}
+                    ],
+                    "responses": {
+                        "200": _json("StandingListBody", "The decisions"),
+                        "401": unauthenticated,
+                        "403": _problem("A channel's side has no standing decisions"),
+                        "503": store,
+                    },
+                }
+            },
+            "/standing/{decision_id}": {
+                "delete": {
+                    "operationId": "revokeStandingDecision",
+                    "summary": "Revoke one of the caller's standing decisions (a repeat "
+                    "returns the first revocation)",
+                    "parameters": [
+                        {
+                            "name": "decision_id",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                    "responses": {
+                        "200": _json("StandingBody", "Revoked"),
+                        "401": unauthenticated,
+                        "403": _problem("A channel's side has no standing decisions"),
+                        "404": _problem("None of the caller's has this id (standing.unknown)"),
                         "503": store,
                     },
                 }

@@ -29,6 +29,7 @@ from agboss.errors import (
     UninterpretableReplyError,
     UnknownExecutionError,
     UnknownPauseError,
+    UnknownStandingDecisionError,
     UnknownThreadError,
 )
 
@@ -77,7 +78,10 @@ class NotFoundError(AgbossError):
 
     code = "web.not-found"
     default_message = "the router has no such route"
-    default_hint = "GET /pauses, POST /pauses/{pause_id}, GET /openapi.json, GET / (the page)"
+    default_hint = (
+        "GET /pauses, POST /pauses/{pause_id}, GET /standing, DELETE /standing/{decision_id}, "
+        "GET /openapi.json, GET / (the page)"
+    )
 
 
 class UnreadableRequestError(AgbossError):
@@ -99,6 +103,7 @@ _STATUSES: Final[tuple[tuple[type[AgbossError], int], ...]] = (
     (UnknownPauseError, 404),
     (UnknownExecutionError, 404),
     (UnknownThreadError, 404),
+    (UnknownStandingDecisionError, 404),
     (NotPausedError, 409),
     (RequestTooLargeError, 413),
     (UnreadableRequestError, 400),

@@ -17,6 +17,7 @@ from starlette.types import Receive, Scope, Send
 from agboss.app import App
 from agboss.errors import AgbossError, ConfigurationError, DtoValidationError, PauseAnswererError
 from agboss.pauses._inbox import InboxEntry
+from agboss.records._standing import StandingDecision
 from agboss.web._bodies import (
     AnswerBody,
     FailedBody,
@@ -24,6 +25,8 @@ from agboss.web._bodies import (
     InboxBody,
     InboxEntryBody,
     ReceiptBody,
+    StandingBody,
+    StandingListBody,
     fields_of,
     read_answer,
 )
@@ -207,6 +210,34 @@ class _Routes:
             return problem(error)
         return JSONResponse(body.model_dump(mode="json"))
 
+    async def standing(self, request: Request) -> Response:
+        try:
+            caller = await self.caller(request)
+            owner_id = _person(caller, "standing decisions")
+            decisions = await self.opened().standing(
+                tenant_id=caller.tenant_id,
+                owner_id=owner_id,
+                revoked=request.query_params.get("revoked") == "true",
+            )
+            body = StandingListBody(decisions=[_standing(d) for d in decisions])
+        except Exception as error:  # every error becomes a problem body (see problems.py)
+            return problem(error)
+        return JSONResponse(body.model_dump(mode="json"))
+
+    async def revoke(self, request: Request) -> Response:
+        try:
+            caller = await self.caller(request)
+            owner_id = _person(caller, "standing decisions")
+            revoked = await self.opened().revoke(
+                request.path_params["decision_id"],
+                revoked_by=owner_id,
+                tenant_id=caller.tenant_id,
+                owner_id=owner_id,
+            )
+        except Exception as error:  # every error becomes a problem body (see problems.py)
+            return problem(error)
+        return JSONResponse(_standing(revoked).model_dump(mode="json"))
+
     async def page(self, request: Request) -> Response:
         try:
             caller = await self.caller(request)
@@ -238,6 +269,22 @@ def _refused(error: BaseException) -> Response:
         status_code=status,
         headers=PAGE_HEADERS,
     )
+
+
+def _person(caller: Caller, what: str) -> str:
+    """A signed-in owner's id: a channel's side has no ``what`` of its own."""
+    if caller.owner_id is None:
+        raise PauseAnswererError(
+            f"{what} are listed for a signed-in owner; a channel's side has none",
+            hint="authenticate the person as Caller(owner_id=…)",
+        )
+    return caller.owner_id
+
+
+def _standing(decision: StandingDecision) -> StandingBody:
+    fields = fields_of(decision)
+    del fields["tenant_id"]  # the caller's own: it stays on the server's side
+    return StandingBody(**fields)
 
 
 def _whole(text: str | None, default: int) -> int:
@@ -298,7 +345,9 @@ def pause_router(
     ``POST /pauses/{pause_id}`` answers a pause (`App.answer`: recorded, then moved in the
     background; ``202``, or ``200`` with ``repeated`` for a retried answer);
     ``GET /pauses`` lists the caller's inbox (`App.pending`); ``GET /executions/failed`` the
-    caller's failed execution trees (`App.failed`); ``GET /openapi.json`` describes them;
+    caller's failed execution trees (`App.failed`); ``GET /standing`` the caller's standing
+    decisions (`App.standing`, ``?revoked=true`` with the revoked) and ``DELETE
+    /standing/{decision_id}`` revokes one (`App.revoke`); ``GET /openapi.json`` describes them;
     ``GET /`` is the approvals page, which answers through those same routes.
     Who answers comes from ``authenticate`` alone. Errors are JSON problem bodies with
     the error's ``code``: unknown ``404``, not waiting ``409``, invalid ``422``, not a JSON
@@ -338,6 +387,8 @@ def pause_router(
         Route("/pauses", routes.inbox, methods=["GET"]),
         Route("/executions/failed", routes.failed, methods=["GET"]),
         Route("/pauses/{pause_id}", routes.answer, methods=["POST"]),
+        Route("/standing", routes.standing, methods=["GET"]),
+        Route("/standing/{decision_id}", routes.revoke, methods=["DELETE"]),
         Route("/openapi.json", routes.openapi, methods=["GET"]),
     ]
     if page:

@@ -13,7 +13,7 @@ from agboss.store._times import from_micros, to_micros
 from agboss.store.sql._dialect import Returns, Sql
 from agboss.store.sql._driver import Driver
 from agboss.store.sql._statements import Ops, do, one_later, when
-from agboss.store.writes import GrantStanding, RevokeStanding
+from agboss.store.writes import FindStanding, GrantStanding, RevokeStanding
 
 __all__ = ["STANDING_OPS", "SqlStandingDecisionRepository"]
 
@@ -73,7 +73,34 @@ def _revoke(write: RevokeStanding) -> Ops:
     return when(later, lambda row: None if row is None else _decision_of(row))
 
 
+def _covering(find: FindStanding, returns: Returns) -> Sql:
+    """The first decision granted that stands at ``now`` and approves the call."""
+    return Sql(
+        f"SELECT {_COLUMNS} FROM standing_decisions "
+        "WHERE tenant_id = ? AND revoked_at IS NULL "
+        "AND (until_at IS NULL OR until_at > ?) AND (tool = ? OR role = ?) "
+        "AND (scope = 'tenant' OR (scope = 'thread' AND thread_id = ?) "
+        "OR (scope = 'owner' AND owner_id = ?)) "
+        "ORDER BY granted_at, decision_id LIMIT 1",
+        (
+            find.tenant_id,
+            to_micros(find.now),
+            find.tool,
+            find.role,
+            find.thread_id,
+            find.owner_id,
+        ),
+        returns,
+    )
+
+
+def _find(write: FindStanding) -> Ops:
+    later = yield _covering(write, Returns.LATER_ONE)
+    return when(later, lambda row: None if row is None else _decision_of(row))
+
+
 STANDING_OPS: dict[type[Any], Callable[[Any], Ops]] = {
+    FindStanding: _find,
     GrantStanding: _grant,
     RevokeStanding: _revoke,
 }
@@ -95,18 +122,8 @@ class SqlStandingDecisionRepository:
         owner_id: str,
         now: datetime,
     ) -> StandingDecision | None:
-        row = await self._driver.read(
-            Sql(
-                f"SELECT {_COLUMNS} FROM standing_decisions "
-                "WHERE tenant_id = ? AND revoked_at IS NULL "
-                "AND (until_at IS NULL OR until_at > ?) AND (tool = ? OR role = ?) "
-                "AND (scope = 'tenant' OR (scope = 'thread' AND thread_id = ?) "
-                "OR (scope = 'owner' AND owner_id = ?)) "
-                "ORDER BY granted_at, decision_id LIMIT 1",
-                (tenant_id, to_micros(now), tool, role, thread_id, owner_id),
-                Returns.ONE,
-            )
-        )
+        find = FindStanding(tenant_id, tool, role, thread_id, owner_id, now)
+        row = await self._driver.read(_covering(find, Returns.ONE))
         return None if row is None else _decision_of(row)
 
     async def find(self, tenant_id: str, decision_id: str) -> StandingDecision | None:
