@@ -330,7 +330,7 @@ async def test_a_test_swaps_in_an_implementation_the_application_does_not_list(
         assert result.execution_id == done.execution_id
 
 
-async def test_the_role_a_ladder_escalates_to_is_chosen_like_any_other() -> None:
+async def test_the_role_a_ladder_escalates_to_is_chosen_like_any_other(tmp_path: Path) -> None:
     with pytest.raises(AssemblyError) as caught:
         await App.create(EscalatingChoiceApplication, providers=[MODELS])
     [unchosen] = caught.value.violations
@@ -341,6 +341,7 @@ async def test_the_role_a_ladder_escalates_to_is_chosen_like_any_other() -> None
     assert "App.create(channels={LeadChoiceChannel: ...})" in unchosen.message
     app = await App.create(
         EscalatingChoiceApplication,
+        store=tmp_path / "agboss.db",
         providers=[MODELS],
         channels={LeadChoiceChannel: ChatLeadChoiceChannel},
     )
