@@ -11,7 +11,8 @@ for), ``retry ROOT`` a failed tree (`App.retry`), ``wake DUE`` a resting tree on
 retry is due (the sweep's `App.recover`), or ``mcp-execute`` / ``mcp-resume
 PAUSE_ID`` the MCP workflow whose tool asks a question (answered ``{"sure": true}``) — on an
 `App` whose store counts every `Store.write`.
-``PLAN`` is ``none`` (count only), ``kill-before:K``, ``kill-after:K`` (the K-th write),
+``PLAN`` is ``none`` (count only), ``kill-before:K``, ``kill-after:K`` (the K-th write; the
+lease keeper's renewals are not counted, as their number depends on timing),
 ``stop-before:K`` (the K-th fenced write: a pass's), or ``lose:K`` (the K-th write, one that
 does not wait for the disk: the store copied before it, the process killed before the next
 write that does, or at its end — `tests.crash.lost`; ``lose-any:K`` loses a durable one
@@ -79,17 +80,18 @@ class CountingStore:
             log.write(line + "\n")
 
     async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> Results:
-        self.writes += 1
-        # A pass's writes, not its keeper's renewals: how many of those a pass makes depends
-        # on how long it takes, and a point the base run reached must exist in every trial.
-        renewal = all(isinstance(write, RenewLease) for write in writes)
-        if fence is not None and not renewal:
-            self.fenced += 1
+        # A pass's writes are counted (and are the points), not its keeper's renewals: how many
+        # of those a pass makes depends on how long it takes, and a point the base run reached
+        # must be the same write in every trial.
+        point = not all(isinstance(write, RenewLease) for write in writes)
+        if point:
+            self.writes += 1
+            self.fenced += int(fence is not None)
         names = ",".join(type(write).__name__ for write in writes)
         volatile = not any(write.durable for write in writes)
-        if self.mode == "kill-before" and self.writes == self.point:
+        if point and self.mode == "kill-before" and self.writes == self.point:
             os.kill(os.getpid(), signal.SIGKILL)
-        if self.mode.startswith("lose") and self.writes == self.point:
+        if point and self.mode.startswith("lose") and self.writes == self.point:
             if self.mode == "lose":
                 assert volatile, f"write {self.point} ({names}) waits for the disk: not lost"
             lost.keep(self.url)
@@ -97,9 +99,9 @@ class CountingStore:
         elif self.losing and not volatile:  # its flush would have kept the lost commit
             os.kill(os.getpid(), signal.SIGKILL)
         if (
-            self.mode == "stop-before"
+            point
+            and self.mode == "stop-before"
             and fence is not None
-            and not renewal
             and (self.fenced == self.point)
         ):
             self._note("stopped")
@@ -114,7 +116,7 @@ class CountingStore:
             isinstance(write, RenewLease) and not result for write, result in results.pairs()
         )
         self._note(f"{'committed' if changed else 'unchanged'} {self.writes} {names}")
-        if volatile:
+        if volatile and point:
             self._note(f"volatile {self.writes}")
         for write, result in results.pairs():
             if isinstance(write, BeginExecution):  # the harness finds a new thread's tree
@@ -124,7 +126,7 @@ class CountingStore:
                 self._note(f"answered {write.pause.pause_id}")
             if isinstance(write, AppendStep):
                 self._note(f"journaled {write.execution_id}/{write.entry.key} {write.entry.kind}")
-        if self.mode == "kill-after" and self.writes == self.point:
+        if point and self.mode == "kill-after" and self.writes == self.point:
             os.kill(os.getpid(), signal.SIGKILL)
         return results
 
