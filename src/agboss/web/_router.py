@@ -161,16 +161,12 @@ class _Routes:
     async def inbox(self, request: Request) -> Response:
         try:
             caller = await self.caller(request)
-            if caller.owner_id is None:
-                raise PauseAnswererError(
-                    "the inbox lists a signed-in owner's pauses; a channel's side has none",
-                    hint="authenticate the person as Caller(owner_id=…)",
-                )
+            owner_id = _person(caller, "the inbox's pauses")
             query = request.query_params
             app = self.opened()
             page = await app.pending(
                 tenant_id=caller.tenant_id,
-                owner_id=caller.owner_id,
+                owner_id=owner_id,
                 channel=query.get("channel"),
                 asked_before=_moment(query.get("asked_before"), "asked_before"),
                 expiring_before=_moment(query.get("expiring_before"), "expiring_before"),
@@ -188,16 +184,11 @@ class _Routes:
     async def failed(self, request: Request) -> Response:
         try:
             caller = await self.caller(request)
-            if caller.owner_id is None:
-                raise PauseAnswererError(
-                    "failed executions are listed for a signed-in owner's threads; a "
-                    "channel's side has none",
-                    hint="authenticate the person as Caller(owner_id=…)",
-                )
+            owner_id = _person(caller, "failed executions")
             query = request.query_params
             page = await self.opened().failed(
                 tenant_id=caller.tenant_id,
-                owner_id=caller.owner_id,
+                owner_id=owner_id,
                 limit=_whole(query.get("limit"), 50),
                 after=query.get("after"),
             )
