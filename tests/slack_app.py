@@ -129,6 +129,25 @@ class SlackLeadRefundApprovalChannel(SlackChannel[RefundDto], LeadRefundApproval
 
 
 @channel_role(
+    name="large-refund-approval-channel",
+    description="Two finance managers approve a large refund",
+    approves=RefundDto,
+    answered_by=PauseAnswerer.CHANNEL,
+    approvals=2,
+)
+class LargeRefundApprovalChannel(ChannelOf[RefundDto]): ...
+
+
+@channel(
+    name="slack-large-refund-approval-channel",
+    description="Asks the finance managers in Slack, two of whom approve",
+    deps=[SlackWorkspace, ExecutionContext],
+)
+class SlackLargeRefundApprovalChannel(SlackChannel[RefundDto], LargeRefundApprovalChannel):
+    conversation = FINANCE
+
+
+@channel_role(
     name="expense-approval-channel",
     description="The thread's owner confirms an expense",
     approves=ExpenseDto,
@@ -163,6 +182,19 @@ class RefundCardTool(ToolHandler[RefundDto, DeskDoneDto]):
 
 
 @tool(
+    name="large-refund-tool",
+    description="Refunds a large card payment",
+    input=RefundDto,
+    output=DeskDoneDto,
+    channel=LargeRefundApprovalChannel,
+)
+class LargeRefundTool(ToolHandler[RefundDto, DeskDoneDto]):
+    async def run(self, args: RefundDto) -> DeskDoneDto:
+        RUNS.append(f"large refund {args.order_id} {args.amount}")
+        return DeskDoneDto(status=f"refunded {args.order_id}")
+
+
+@tool(
     name="book-expense-tool",
     description="Books an expense",
     input=ExpenseDto,
@@ -181,7 +213,7 @@ def _agent(name: str, **options: Any) -> Any:
         description=f"The {name}",
         prompt="Do what is asked.",
         model="test/model",
-        tools=[RefundCardTool, BookExpenseTool],
+        tools=[RefundCardTool, BookExpenseTool, LargeRefundTool],
         output=WorkflowFinishTextDto,
         **options,
     )
@@ -245,6 +277,7 @@ class TwoDesksWorkflow: ...
         SlackRefundApprovalChannel,
         SlackLeadRefundApprovalChannel,
         SlackExpenseApprovalChannel,
+        SlackLargeRefundApprovalChannel,
     ],
     # The workspace from SLACK_BOT_TOKEN and SLACK_API_URL (the tests' fake Slack).
     dependencies=[provide(SlackWorkspace, factory=SlackWorkspace.from_env)],

@@ -487,3 +487,45 @@ async def test_a_question_on_a_ladder_shows_what_its_next_step_is_and_when(
     await expect(card.locator(".next-step")).to_have_text("reminder in 15 min")
     await env.clock.advance(timedelta(minutes=15))  # reminded: the next step is a day after
     await expect(card.locator(".next-step")).to_have_text(after_the_first)
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def voting_site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Site]:
+    """The page over an application whose questions take several approvals."""
+    from tests import test_quorum
+
+    test_quorum.RUNS.clear()
+    async for made in site_for(request.param, tmp_path, 250, test_quorum.TreasuryApplication):
+        yield made
+
+
+async def test_a_vote_shows_the_votes_so_far_and_the_card_waits_for_the_other_voters(
+    voting_site: Site,
+) -> None:
+    from tests import test_quorum
+
+    env = voting_site.env
+    env.mock_llm(test_quorum.TreasuryAgent).then_return(
+        call_tools(tool_call(test_quorum.WriteOffTool, order_id="x-1", amount=70)), DONE
+    )
+    paused = await env.app.execute(
+        test_quorum.TreasuryWorkflow, REQUEST, tenant_id="acme", owner_id="ada"
+    )
+    page = await voting_site.open()
+    card = page.locator('li.pause[data-tool="write-off-tool"]')
+    await expect(card.locator(".votes")).to_have_text("0 of 2 approvals")
+    await card.get_by_role("button", name="Approve", exact=True).click()
+    await expect(card.locator(".note")).to_have_text(
+        "Your vote is recorded (Approved); it waits for the other voters."
+    )
+    await expect(card.locator(".votes")).to_have_text("1 of 2 approvals (ada)")
+    assert test_quorum.RUNS == []
+    [pending] = paused.pending
+    assert pending.pause_id is not None
+    await env.app.resume(
+        pending.pause_id,
+        decision={"approved": False},
+        tenant_id="acme",
+        owner_id="bo",
+    )
+    await expect(card.locator(".votes")).to_have_text("1 of 2 approvals (ada), rejected by bo")

@@ -38,6 +38,7 @@ from tests.slack_app import (
     LEADS,
     RUNS,
     BookExpenseTool,
+    LargeRefundTool,
     RefundAgent,
     RefundCardTool,
     RefundWorkflow,
@@ -415,6 +416,34 @@ async def test_a_click_on_a_question_answered_otherwise_is_told_to_the_clicker_a
     assert "no longer waits" in told["text"]
     assert desk.slack.message(message.ts).updates == 1  # the message untouched
     assert "*Approved* by <@U0MANAGER>" in desk.slack.message(message.ts).text_of_blocks()
+
+
+async def test_a_vote_that_leaves_the_question_waiting_is_told_to_the_voter_alone(
+    desk: Desk,
+) -> None:
+    desk.env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(LargeRefundTool, order_id="o-9", amount=9000)), DONE
+    )
+    desk.results.append(await desk.env.app.execute(RefundWorkflow, REQUEST, owner_id="ada"))
+    [message] = desk.slack.messages(FINANCE)
+    await desk.slack.click(desk.url, message, "Approve", user="U0MANAGER")
+    await eventually(lambda: len(desk.slack.ephemerals) == 1, "the vote's note")
+    [told] = desk.slack.ephemerals
+    assert told["user"] == "U0MANAGER"
+    assert told["text"] == (
+        "Your vote is counted: 1 of the 2 approvals it needs. "
+        "The question waits for the other voters."
+    )
+    assert desk.slack.message(message.ts).updates == 0  # its buttons stay for the others
+    assert await desk.status_of(message) is PauseStatus.PENDING
+    await desk.slack.click(desk.url, message, "Approve", user="U0MANAGER")  # again: a repeat
+    await desk.slack.click(desk.url, message, "Approve", user="U0DEPUTY")
+    # The deciding vote's tree moves once its lease is taken, after the acknowledgement.
+    await eventually(lambda: RUNS == ["large refund o-9 9000.0"], "the refund")
+    assert (await desk.outcome()).status is ExecutionStatus.COMPLETED
+    await eventually(lambda: desk.slack.message(message.ts).updates == 1, "the update")
+    assert "*Approved* by <@U0DEPUTY>" in desk.slack.message(message.ts).text_of_blocks()
+    assert len(desk.slack.ephemerals) == 1
 
 
 async def test_an_unmapped_user_is_refused_alone_and_the_question_keeps_waiting(

@@ -25,6 +25,7 @@ from agboss import (
     DtoValidationError,
     ExecutionStatus,
     PauseAnswerer,
+    PauseKind,
     PauseResolution,
     StandingScope,
     ToolHandler,
@@ -42,8 +43,13 @@ from agboss.cli._main import cli
 from agboss.records._outputs import ExecutionOutput
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
 from agboss.web import Caller, pause_router
+from tests import desk
+from tests.desk import BookExpenseTool, OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.interrupting import cut_off_in_tool
 from tests.office_parts import DeskDoneDto, office_flow
 from tests.stores import STORE_KINDS, command_url, env_on
+from tests.test_round_trips import ASK
+from tests.test_round_trips import DONE as ROUND_DONE
 from tests.test_web import serve
 
 ASKED: list[str] = []
@@ -403,3 +409,30 @@ async def test_a_signed_in_owner_lists_and_revokes_their_own_standing_decisions_
         server.should_exit = True
         await task
     assert [d.decision_id for d in await app.standing(owner_id="ada")] == [hers.decision_id]
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def office(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
+    desk.clear()
+    async with env_on(request.param, tmp_path, OfficeApplication) as made:
+        made.mock_llm(OfficeAgent).then_return(ASK, ROUND_DONE)
+        yield made
+
+
+async def test_a_standing_decision_does_not_decide_whether_a_call_cut_off_runs_again(
+    office: TestEnv,
+) -> None:
+    result = await office.app.execute(
+        OfficeWorkflow, WorkflowStartTextDto(text="Book the taxi"), owner_id="user-1"
+    )
+    [approval] = result.pending
+    assert approval.pause_id is not None
+    # Granted while the first question waits: it decides neither that one (a person was
+    # asked) nor whether the call, cut off mid-run, runs again (it may have run).
+    await office.app.allow(BookExpenseTool, scope=StandingScope.TENANT, granted_by="admin")
+    question = await cut_off_in_tool(office, approval.pause_id, owner_id="user-1")
+    assert question.ask.kind is PauseKind.INTERRUPTED
+    assert question.pause_id is not None
+    waiting = await office.app.get(result.execution_id)
+    assert waiting.status is ExecutionStatus.PAUSED
+    assert [p.ask.kind for p in waiting.pending] == [PauseKind.INTERRUPTED]

@@ -15,6 +15,8 @@ from agboss.components import (
     Escalate,
     JoinHandler,
     JoinInput,
+    Quorum,
+    QuorumAsk,
     QuorumOutcome,
     Remind,
     ToolHandler,
@@ -51,6 +53,7 @@ from agboss.enums import (
 from agboss.errors import (
     AgbossError,
     AgentFailedError,
+    AlreadyVotedError,
     AnswerNotMovedError,
     AssemblyError,
     AssemblyViolation,
@@ -65,6 +68,7 @@ from agboss.errors import (
     McpCallError,
     ModelProviderError,
     ModelUnservedError,
+    NotAnAnswererError,
     NotFailedError,
     NotPausedError,
     PassStoppingError,
@@ -101,8 +105,10 @@ from agboss.pauses import (
     PauseAnswer,
     PauseAnswerRecord,
     PauseRecord,
+    PauseVote,
+    PauseVotes,
 )
-from agboss.pauses._answering import AnswerReceipt
+from agboss.pauses._answers import AnswerReceipt
 from agboss.pauses._describing import PauseDescription
 from agboss.pauses._failed import FailedExecution, FailedPage
 from agboss.pauses._inbox import InboxEntry, InboxPage
@@ -126,6 +132,7 @@ __all__ = [
     "AbortSignal",
     "AgbossError",
     "AgentFailedError",
+    "AlreadyVotedError",
     "AnswerNotMovedError",
     "AnswerReceipt",
     "App",
@@ -179,6 +186,7 @@ __all__ = [
     "McpCallError",
     "ModelProviderError",
     "ModelUnservedError",
+    "NotAnAnswererError",
     "NotFailedError",
     "NotPausedError",
     "OnExpiry",
@@ -194,11 +202,15 @@ __all__ = [
     "PauseRecord",
     "PauseResolution",
     "PauseStatus",
+    "PauseVote",
+    "PauseVotes",
     "PendingPause",
     "Pii",
     "PiiKind",
     "PiiRefusedError",
     "PiiRule",
+    "Quorum",
+    "QuorumAsk",
     "QuorumGroup",
     "QuorumOutcome",
     "RecordedError",

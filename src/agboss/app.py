@@ -27,7 +27,8 @@ from agboss.inputs import InputLimits, check_id
 from agboss.mcp._input import McpInputRequest
 from agboss.models._provider import ModelProvider, ModelResolver
 from agboss.observability._events import ExecutionEvent, ExecutionEventKind, streaming_to
-from agboss.pauses._answering import AnswerReceipt, move_answered, record_answer
+from agboss.pauses._answering import move_answered, record_answer
+from agboss.pauses._answers import AnswerReceipt
 from agboss.pauses._cancelling import cancel_thread
 from agboss.pauses._describing import PauseDescription, describe_pause
 from agboss.pauses._failed import FailedPage, failed_query, list_failed
@@ -252,7 +253,9 @@ class App:
         Exactly one of ``decision`` and ``reply``. A `PauseAnswerer.THREAD_OWNER` pause takes
         the thread's ``owner_id``; a `PauseAnswerer.CHANNEL` pause takes ``answered_by`` (who
         answered, as the channel authenticated them). The resumed pass runs as the thread's
-        owner, whoever answered.
+        owner, whoever answered. On a role that takes several approvals (``approvals=``) the
+        answer is a vote: one that leaves the question waiting moves nothing, and the tree is
+        returned as it stands.
 
         Args:
             pause_id: The id ``result.pending`` lists, or the one the channel was sent.
@@ -274,6 +277,9 @@ class App:
             UnknownPauseError: No such pause for this tenant (or past retention).
             ThreadOwnerError: ``owner_id`` is not the thread's owner.
             PauseAnswererError: The credential does not fit who may answer.
+            NotAnAnswererError: The answerer may not answer this question: the thread's
+                owner under ``distinct_from_owner``, or not among its voters.
+            AlreadyVotedError: The voter voted on this question already.
             ReplyInterpreterMissingError: A reply for a role without a reply interpreter.
             UninterpretableReplyError: The reply could not be read; the pause keeps waiting.
             NotPausedError: The pause is no longer waiting (answered, withdrawn, cancelled).

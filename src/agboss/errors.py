@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 __all__ = [
     "AgbossError",
     "AgentFailedError",
+    "AlreadyVotedError",
     "AnswerNotMovedError",
     "AssemblyError",
     "AssemblyViolation",
@@ -28,6 +29,7 @@ __all__ = [
     "McpCallError",
     "ModelProviderError",
     "ModelUnservedError",
+    "NotAnAnswererError",
     "NotFailedError",
     "NotPausedError",
     "PassStoppingError",
@@ -458,6 +460,26 @@ class PauseAnswererError(AgbossError):
 
     code = "pause.wrong-answerer"
     default_message = "the credential does not fit who may answer the pause"
+
+
+class NotAnAnswererError(PauseAnswererError):
+    """The answerer may not answer this question, nor vote on it: the thread's owner under
+    its role's ``distinct_from_owner``, or not among the voters its quorum named when it was
+    asked."""
+
+    code = "pause.not-an-answerer"
+    default_message = "the answerer may not answer this question"
+
+
+class AlreadyVotedError(AgbossError):
+    """The voter already voted on this question, otherwise: a vote is not changed."""
+
+    code = "pause.already-voted"
+    default_message = "the voter already voted on this question"
+    default_hint = (
+        "a vote stands as cast; the question waits for the other voters (app.get or the "
+        "inbox shows the votes so far)"
+    )
 
 
 class ReplyInterpreterMissingError(AgbossError):

@@ -24,6 +24,7 @@ from agboss import (
     JoinInput,
     OnInterrupted,
     PauseAnswerer,
+    Quorum,
     Remind,
     ToolHandler,
     agent,
@@ -96,6 +97,24 @@ class _Inbox:
 
 @channel(name="crash-inbox-channel", description="Posts to an inbox")
 class CrashInboxChannel(_Inbox, CrashApprovalChannel): ...
+
+
+VOTERS = ("u", "v", "w")
+"""Who votes on a voted item's question; two approvals decide it."""
+
+
+@channel_role(
+    name="crash-voted-approval-channel",
+    description="Two of three approve an item",
+    approves=ItemDto,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+    approvals=Quorum(2, of=VOTERS),
+)
+class CrashVotedApprovalChannel(ChannelOf[ItemDto]): ...
+
+
+@channel(name="crash-voted-inbox-channel", description="Posts to the voters' inbox")
+class CrashVotedInboxChannel(_Inbox, CrashVotedApprovalChannel): ...
 
 
 EXPIRY = timedelta(seconds=2)
@@ -319,6 +338,32 @@ class CrashEscalatingItemAgent: ...
 class CrashExpiringItemAgent: ...
 
 
+@tool(
+    name="crash-voted-item-tool",
+    description="Handles an item, if two approve",
+    input=ItemDto,
+    output=DoneDto,
+    channel=CrashVotedApprovalChannel,
+    deps=[ExecutionContext],
+    on_interrupted=OnInterrupted.RERUN,
+)
+class CrashVotedItemTool(CrashItemTool):
+    """The item tool's run, asked of a role whose questions take two votes."""
+
+
+@agent(
+    name="crash-voted-item-agent",
+    description="Handles one item, whose question two vote on",
+    prompt="Handle it.",
+    model="test/model",
+    tools=[CrashVotedItemTool],
+    input=ItemDto,
+    output=DoneDto,
+    max_validation_attempts=0,
+)
+class CrashVotedItemAgent: ...
+
+
 @agent(
     name="crash-item-agent",
     description="Handles one item",
@@ -495,6 +540,21 @@ class CrashEscalationWorkflow:
     answered."""
 
 
+@workflow(
+    name="crash-voted-workflow",
+    version="1",
+    flow=[
+        start(CrashStart)
+        .returns(ItemsDto)
+        .to_each(CrashVotedItemAgent, over="items")
+        .join(CrashCountJoin)
+        .to_finish(CrashFinish)
+    ],
+)
+class CrashVotedWorkflow:
+    """Per item, each question decided by two votes of three voters."""
+
+
 @application(
     name="crash-application",
     workflows=[
@@ -506,6 +566,7 @@ class CrashEscalationWorkflow:
         CrashExpiryWorkflow,
         CrashLadderWorkflow,
         CrashEscalationWorkflow,
+        CrashVotedWorkflow,
     ],
     channels=[
         CrashInboxChannel,
@@ -513,6 +574,7 @@ class CrashEscalationWorkflow:
         CrashRemindedInboxChannel,
         CrashEscalatingInboxChannel,
         CrashLeadInboxChannel,
+        CrashVotedInboxChannel,
     ],
 )
 class CrashApplication: ...

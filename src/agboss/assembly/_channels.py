@@ -12,6 +12,7 @@ from agboss.assembly._definitions import ToolChannel
 from agboss.assembly._walk import Walk
 from agboss.components._channels import ChannelHandler
 from agboss.components._ladder import Escalate
+from agboss.components._quorum import Quorum
 from agboss.components._specs import (
     ApplicationSpec,
     ChannelRoleSpec,
@@ -351,11 +352,40 @@ class ChannelRules(Walk):
                 return
             previous = step.after
 
+    def check_quorum(self, role: ChannelRoleSpec) -> None:
+        """A role's ``approvals=`` and ``distinct_from_owner=``: a count of at least one, on an
+        approval role, with voters named where the answerer alone could not make it (that
+        ``approvals`` is a number or a `Quorum` is the argument types' rule)."""
+        if isinstance(role.approvals, bool) or not isinstance(role.approvals, Quorum | int | None):
+            return  # [channel-role.argument-type] says it
+        quorum = role.quorum
+        owner_role = role.answered_by is PauseAnswerer.THREAD_OWNER
+        if quorum is None:
+            if role.distinct_from_owner and owner_role:
+                self.violate(
+                    "channel.distinct-owner-alone",
+                    role.name,
+                    "is answered by the thread's owner and refuses the thread's owner "
+                    "(distinct_from_owner=True), so nobody could answer; give it "
+                    "approvals=Quorum(1, of=...) naming who answers, or drop one of them",
+                )
+            return
+        for problem in _quorum_problems(quorum, owner_role):
+            self.violate("channel.quorum", role.name, problem)
+        if role.asks is not None or role.answers is not None:
+            self.violate(
+                "channel.quorum",
+                role.name,
+                "is a question role (asks= / answers=); approvals= counts votes to approve a "
+                "call, so only an approval role (approves=) takes it",
+            )
+
     def check_roles(self) -> None:
         for spec in list(self.components.values()):
             if not isinstance(spec, ChannelRoleSpec):
                 continue
             self.check_ladder(spec)
+            self.check_quorum(spec)
             question = spec.asks is not None or spec.answers is not None
             if (spec.approves is None) == (not question) or (
                 question and (spec.asks is None or spec.answers is None)
@@ -423,6 +453,37 @@ class ChannelRules(Walk):
                 f"{spec.model!r}, which only answers yes / no; {answer} needs more than a "
                 "yes / no can give: use a chat model",
             )
+
+
+def _quorum_problems(quorum: Quorum, owner_role: bool) -> list[str]:
+    """What is wrong with a role's quorum, a sentence each."""
+    problems = []
+    needed = quorum.needed
+    if not isinstance(needed, int) or isinstance(needed, bool) or needed < 1:
+        problems.append(f"Quorum(needed={needed!r}) is not a whole number of at least 1")
+        needed = 1
+    if not isinstance(quorum.rejection_decides, bool):
+        problems.append(f"rejection_decides={quorum.rejection_decides!r} is not True or False")
+    voters = quorum.of
+    if voters is None:
+        if owner_role:
+            problems.append(
+                "is answered by the thread's owner, who is one person, so its quorum names who "
+                "votes: approvals=Quorum(n, of=[...]) (each votes with owner_id=)"
+            )
+    elif not callable(voters):
+        named = list(voters) if isinstance(voters, tuple) else None
+        if named is None or not all(isinstance(v, str) and v.strip() for v in named):
+            problems.append(
+                f"Quorum(of={voters!r}) is neither a list of answerer ids (non-blank strings) "
+                "nor a function of the QuorumAsk that returns them"
+            )
+        elif len(set(named)) < needed:
+            problems.append(
+                f"Quorum(of=...) names {len(set(named))} voter(s), fewer than the {needed} "
+                "approvals it needs, so no question could ever be approved"
+            )
+    return problems
 
 
 def _approves_mcp(role: ChannelRoleSpec, tool: ToolSpec) -> bool:

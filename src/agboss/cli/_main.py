@@ -202,6 +202,7 @@ def _pause_json(pause: PendingPause) -> dict[str, Any]:
         "kind": pause.ask.kind.value,
         "tool": pause.ask.tool,
         "arguments": pause.ask.arguments,
+        "votes": None if pause.votes is None else pause.votes.model_dump(mode="json"),
     }
 
 
@@ -461,6 +462,8 @@ def resume(
             "override_arguments": receipt.decision.override_arguments,
             "responder": receipt.responder,
             "repeated": receipt.repeated,
+            "votes": None if receipt.votes is None else receipt.votes.model_dump(mode="json"),
+            "decided": receipt.votes is None or receipt.votes.outcome() is not None,
         }
 
     done = _with_app(target, store, action)
@@ -478,6 +481,14 @@ def resume(
     who = f"{verdict_text} by {escape(str(done['responder']))}{escape(decided)}"
     if done["repeated"]:
         _out().print(f"already {who}: nothing new recorded")
+        return
+    if not done["decided"]:  # a vote: the question waits for the other voters
+        votes = done["votes"]
+        approvals = sum(1 for vote in votes["votes"] if vote["approved"])
+        _out().print(
+            f"{who}: a vote, recorded. {approvals} of the {votes['needed']} approvals it needs; "
+            "the question waits for the other voters."
+        )
         return
     _out().print(
         f"{who}: recorded. A running instance of the application carries execution "

@@ -24,6 +24,7 @@ from agboss.components._decorators import (
 from agboss.components._handlers import ToolHandler
 from agboss.components._joins import BranchResult, JoinHandler, JoinInput, QuorumOutcome
 from agboss.components._ladder import Escalate, LadderStep, Remind
+from agboss.components._quorum import Quorum, QuorumAsk
 from agboss.components._specs import ComponentKind, spec_of
 
 __all__ = [
@@ -40,6 +41,8 @@ __all__ = [
     "JoinHandler",
     "JoinInput",
     "LadderStep",
+    "Quorum",
+    "QuorumAsk",
     "QuorumOutcome",
     "Remind",
     "ToolHandler",

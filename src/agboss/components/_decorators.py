@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from pydantic import BaseModel
 
 from agboss.components._ladder import LadderStep
+from agboss.components._quorum import Quorum
 from agboss.components._specs import (
     SPEC_ATTRIBUTE,
     AgentSpec,
@@ -239,6 +240,8 @@ def channel_role(
     expires_after: timedelta | None = None,
     on_expiry: OnExpiry = OnExpiry.REJECT,
     ladder: Sequence[LadderStep] = (),
+    approvals: Quorum | int | None = None,
+    distinct_from_owner: bool = False,
 ) -> Callable[[C], C]:
     """Declares a channel role: an abstract contract ``@channel`` classes implement.
 
@@ -262,6 +265,12 @@ def channel_role(
         ladder: What happens to a question nobody answered yet, in the order of its times:
             `Remind` steps (the channel's ``remind`` is called), each ``after`` a time since
             the question was asked, before its deadline.
+        approvals: Several approvers on one question: a count (``2``: two of anyone who
+            may answer) or a `Quorum` (the count, who may vote, whether one rejection
+            decides). Each answer is a vote; the question resolves once the count is
+            reached, or cannot be. ``None``: the first answer decides.
+        distinct_from_owner: The thread's owner — the person whose request asks — may not
+            answer its questions, nor vote on them (separation of duties).
     """
     return _attach(
         ChannelRoleSpec(
@@ -276,6 +285,8 @@ def channel_role(
             expires_after=expires_after,
             on_expiry=on_expiry,
             ladder=tuple(ladder),
+            approvals=approvals,
+            distinct_from_owner=distinct_from_owner,
         )
     )
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from pydantic import BaseModel
 
 from agboss.components._ladder import LadderStep
+from agboss.components._quorum import Quorum
 from agboss.enums import DecidedBy, OnExpiry, OnInterrupted, PauseAnswerer
 from agboss.inputs import InputLimits
 from agboss.mcp._servers import McpServer
@@ -146,6 +147,17 @@ class ChannelRoleSpec(ComponentSpec):
     """What a question's deadline decides when nobody answered."""
     ladder: tuple[LadderStep, ...] = ()
     """What happens to a question nobody answered yet, at given times before its deadline."""
+    approvals: Quorum | int | None = None
+    """How many approvals one question needs, and from whom (``None``: one answer decides)."""
+    distinct_from_owner: bool = False
+    """The thread's owner may not answer (nor vote on) its questions."""
+
+    @property
+    def quorum(self) -> Quorum | None:
+        """Its ``approvals`` as a `Quorum` (a number is a count from anyone who may answer)."""
+        if isinstance(self.approvals, int):
+            return Quorum(self.approvals)
+        return self.approvals
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

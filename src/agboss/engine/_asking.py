@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agboss.assembly._definitions import ToolChannel
-from agboss.components._channels import ChannelAsk, ChannelOutcome
+from agboss.components._channels import ApprovalAsk, ChannelAsk, ChannelOutcome
 from agboss.components._specs import ToolSpec
 from agboss.context import StepContext
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
@@ -24,6 +24,7 @@ from agboss.engine._channels import ChannelCall, emit_pause_event, pause_kind
 from agboss.engine._decisions import validate_decision
 from agboss.engine._frame import ExecutionFrame
 from agboss.engine._ladder import climb, first_step_at
+from agboss.engine._quorums import votes_for
 from agboss.enums import OnExpiry, PauseKind, PauseResolution, PauseStatus
 from agboss.errors import (
     AgentFailedError,
@@ -112,6 +113,14 @@ async def ask_approval(
         # Committed before its channel is asked: the id the channel gets is durable. Its
         # deadline and its ladder's times count from the one moment it was asked.
         asked_at = runtime.clock.now()
+        kind = pause_kind(step.kind)
+        votes = await votes_for(
+            channel,
+            row,
+            ApprovalAsk(tool.name, step.tool_call.call_id, args, kind),
+            agent=agent,
+            node_id=context.node_id,
+        )
         insert = InsertPause(
             PauseRecord(
                 pause_id=new_pause_id(),
@@ -130,7 +139,7 @@ async def ask_approval(
                     tool=tool.name,
                     call_id=step.tool_call.call_id,
                     arguments=args.model_dump(mode="json"),
-                    kind=pause_kind(step.kind),
+                    kind=kind,
                 ),
                 step=step,
                 answer=None,
@@ -146,6 +155,7 @@ async def ask_approval(
                     None if channel.expires_after is None else asked_at + channel.expires_after
                 ),
                 next_step_at=first_step_at(channel.ladder, asked_at),
+                votes=votes,
             )
         )
         find = _find_standing(frame, insert.pause, channel)
@@ -200,8 +210,8 @@ def _find_standing(
     """What reads a standing decision (`App.allow`) that would approve the call, for a
     question whether it may run — not one a tool asks mid-call, nor whether a call cut off
     runs again (it may have run: a standing yes must not pay twice)."""
-    if pause.ask.kind is not PauseKind.APPROVAL:
-        return None
+    if pause.ask.kind is not PauseKind.APPROVAL or pause.votes is not None:
+        return None  # nor one that takes several approvals: one decision is not a quorum
     row = frame.row
     return FindStanding(
         row.tenant_id,

@@ -14,11 +14,12 @@ from dataclasses import replace
 from datetime import datetime
 
 from agboss.assembly._definitions import ToolChannel
-from agboss.components._channels import ChannelReminder
+from agboss.components._channels import ApprovalAsk, ChannelReminder
 from agboss.components._ladder import Escalate, LadderStep, Remind
 from agboss.engine._channels import ChannelCall, emit_pause_event, tool_of, warn_failed
 from agboss.engine._frame import ExecutionFrame
-from agboss.enums import PauseStatus
+from agboss.engine._quorums import votes_for
+from agboss.enums import PauseKind, PauseStatus
 from agboss.observability._events import ExecutionEventKind
 from agboss.records._pauses import PauseRecord, new_pause_id
 from agboss.store.writes import ClimbLadder, EscalatePause
@@ -85,6 +86,12 @@ async def _escalate(
     ``withdraw``). ``None`` when the question was no longer Pending."""
     runtime = frame.runtime
     now = runtime.clock.now()
+    votes = None  # the role asked instead counts its own votes, from none
+    if pause.ask.kind is not PauseKind.TOOL_INPUT:
+        tool, _ = tool_of(runtime, pause)
+        arguments = tool.input.model_validate(pause.ask.arguments)
+        ask = ApprovalAsk(pause.ask.tool, pause.ask.call_id, arguments, pause.ask.kind)
+        votes = await votes_for(target, frame.row, ask, agent=pause.agent, node_id=None)
     asked = replace(
         pause,
         pause_id=new_pause_id(),  # the right to answer is the new channel's alone
@@ -100,6 +107,7 @@ async def _escalate(
         ladder_step=reached,
         next_step_at=next_at,
         escalation=pause.escalation + 1,
+        votes=votes,
     )
     escalated = await frame.writes.commit_one(
         EscalatePause(pause.tenant_id, pause.pause_id, asked, now)

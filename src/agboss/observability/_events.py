@@ -38,6 +38,9 @@ class ExecutionEventKind(StrEnum):
     """A tool call waits for a decision (``tool``; ``pause_id`` for a thread-owner pause)."""
     PAUSE_ANSWERED = "pause-answered"
     """An answer was recorded (``answered_by``, ``approved``)."""
+    PAUSE_VOTED = "pause-voted"
+    """A vote was recorded on a question that takes several approvals (``answered_by``,
+    ``approved``); `PAUSE_ANSWERED` follows when it decided the question."""
     PAUSE_EXPIRED = "pause-expired"
     """A question's deadline passed with no answer; its ``on_expiry`` decided (``tool``)."""
     PAUSE_REMINDED = "pause-reminded"

@@ -7,6 +7,7 @@ from agboss.records._pauses import (
     PauseAnswerRecord,
     PauseRecord,
 )
+from agboss.records._votes import PauseVote, PauseVotes
 
 __all__ = [
     "ExecutionPauseEvent",
@@ -14,4 +15,6 @@ __all__ = [
     "PauseAnswer",
     "PauseAnswerRecord",
     "PauseRecord",
+    "PauseVote",
+    "PauseVotes",
 ]

@@ -8,46 +8,42 @@ its lease and run a pass, which takes every resolved pause.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel
 
 from agboss.components._specs import ToolSpec
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine._channels import tool_of
-from agboss.engine._decisions import validate_decision
 from agboss.engine._frame import TOOL_STEP, intent_of
-from agboss.engine._interpreting import interpret_reply
-from agboss.engine._lease import Taken
-from agboss.enums import OnInterrupted, PauseAnswerer, PauseResolution, PauseStatus
+from agboss.enums import OnInterrupted, PauseResolution, PauseStatus
 from agboss.errors import (
     AgbossError,
     AnswerNotMovedError,
-    DtoValidationError,
     NotPausedError,
-    PauseAnswererError,
-    ReplyInterpreterMissingError,
     StoreError,
     StoreOutcomeUnknownError,
     StoreUnavailableError,
-    ThreadOwnerError,
     UnknownPauseError,
 )
-from agboss.inputs import InputLimits, check_depth, check_text
-from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit
-from agboss.observability._logs import log_event
-from agboss.records._outputs import ExecutionOutput
-from agboss.records._pauses import (
-    ExecutionResumeEvent,
-    PauseAnswer,
-    PauseRecord,
-    shown_pause_id,
+from agboss.pauses._answers import (
+    AnswerReceipt,
+    Recorded,
+    check_not_owner,
+    check_owner,
+    check_shape,
+    closed_as,
+    credential,
+    expired,
+    read_decision,
+    shown,
+    tell_answered,
+    validated,
 )
+from agboss.pauses._voting import Vote, record_vote
+from agboss.records._outputs import ExecutionOutput
+from agboss.records._pauses import PauseAnswer, PauseRecord, shown_pause_id
 from agboss.store.protocol import ExecutionRow, Store
 from agboss.store.writes import AppendStep, ResolvePause
 
@@ -55,115 +51,6 @@ if TYPE_CHECKING:
     from agboss.engine._engine import Engine
 
 __all__ = ["AnswerReceipt", "Recorded", "move_answered", "record_answer"]
-
-
-def _check_shape(decision: object, reply: object, limits: InputLimits) -> None:
-    if (decision is None) == (reply is None):
-        raise DtoValidationError(
-            "a resume takes exactly one of decision= or reply=",
-            hint="pass decision=ToolCallApprovalDecisionDto(...) or reply='the answer in words'",
-        )
-    if reply is None:
-        # Before anything reads it: the lookup's repeat check, the masks, the validation.
-        if isinstance(decision, ToolCallApprovalDecisionDto):
-            check_depth(decision.override_arguments, "override_arguments")
-        else:
-            check_depth(decision, "decision")
-        return
-    check_text(reply, "reply", limits.reply_length, "reply_length")
-    assert isinstance(reply, str)
-    if not reply.strip():
-        raise DtoValidationError(
-            "the reply is empty", hint="pass the person's words, or answer with decision="
-        )
-
-
-def _check_answerer(
-    pause: PauseRecord, row: ExecutionRow, owner_id: str | None, answered_by: str | None
-) -> str:
-    """Who answers, once the credential fits the pause; raises otherwise."""
-    if pause.answered_by is PauseAnswerer.THREAD_OWNER:
-        if answered_by is not None or owner_id is None:
-            instead = ", not answered_by=" if answered_by is not None else ""
-            raise PauseAnswererError(
-                "this pause is answered by the thread's owner",
-                hint=f"pass owner_id=<the thread's owner>{instead}",
-            )
-        if owner_id != row.owner_id:
-            raise ThreadOwnerError("owner_id is not the owner of the pause's thread")
-        return owner_id
-    if owner_id is not None or answered_by is None:
-        instead = ", not owner_id=" if owner_id is not None else ""
-        raise PauseAnswererError(
-            "this pause is answered through its channel",
-            hint="pass answered_by=<who answered, as the channel authenticated them>" + instead,
-        )
-    return answered_by
-
-
-def _unmasked(
-    engine: Engine, decision: object, pause: PauseRecord, row: ExecutionRow, dto: type[BaseModel]
-) -> object:
-    """The decision with its override arguments handed back as ``pending`` showed them turned
-    back into the real values (see `PiiOutside.unmasked`)."""
-    if isinstance(decision, ToolCallApprovalDecisionDto):
-        overrides: object = decision.override_arguments
-    elif isinstance(decision, Mapping):
-        overrides = decision.get("override_arguments")
-    else:
-        return decision
-    if not isinstance(overrides, Mapping):
-        return decision
-    assembly = engine.runtime.assembly
-    kept = assembly.pii_outside.unmasked(
-        overrides, pause.ask.arguments, dto, assembly.pii_policy(row.workflow)
-    )
-    if kept is overrides:
-        return decision
-    if isinstance(decision, ToolCallApprovalDecisionDto):
-        return decision.model_copy(update={"override_arguments": kept})
-    return {**decision, "override_arguments": kept}
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerReceipt:
-    """An answer recorded: what `App.answer` returns at once, before the tree moves.
-
-    Attributes:
-        pause_id: The pause answered, as results may show it (``None`` for a channel pause).
-        execution_id: The root execution it waits in; `App.get` reads where it stands.
-        thread_id: Its thread.
-        decision: The decision recorded (validated; read from the reply for ``reply=``),
-            masked like the audit trail: the tool gets the real values.
-        responder: Who answered.
-        repeated: This answer repeats one already recorded (a retried webhook: the same
-            answerer, the same decision or words); nothing new was recorded.
-    """
-
-    pause_id: str | None
-    execution_id: str
-    thread_id: str
-    decision: ToolCallApprovalDecisionDto
-    responder: str
-    repeated: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Recorded:
-    """What the first phase of an answer recorded, and the tree's lease it took for the
-    second (``None``: not taken — held elsewhere, not asked for, or nothing to move)."""
-
-    receipt: AnswerReceipt
-    taken: Taken | None = None
-    in_doubt: bool = False
-    """The commit's outcome was learnt by reading the pause back: whether it also took the
-    tree's lease is not known, so this call does not move the tree (the recovery sweep does,
-    once a lease it may hold expired)."""
-
-    @property
-    def to_move(self) -> bool:
-        """Whether this call moves the tree: a new answer whose commit is known."""
-        return not (self.receipt.repeated or self.in_doubt)
 
 
 async def move_answered(engine: Engine, recorded: Recorded, *, record: bool) -> ExecutionOutput:
@@ -176,6 +63,8 @@ async def move_answered(engine: Engine, recorded: Recorded, *, record: bool) -> 
             was refused).
     """
     execution_id = recorded.receipt.execution_id
+    if recorded.undecided:  # a vote that left its question waiting: the tree stays as it is
+        return await engine.get(execution_id, tenant_id=recorded.tenant_id, record=record)
     if recorded.in_doubt:
         raise AnswerNotMovedError(
             "the answer was recorded, but the store failed as it committed, so this call "
@@ -192,23 +81,6 @@ async def move_answered(engine: Engine, recorded: Recorded, *, record: bool) -> 
         ) from error
 
 
-def _closed_as(pause: PauseRecord) -> str:
-    """How a closed pause is said to a late answer: ``escalated`` for a question asked of
-    another role (under a new id), else its status."""
-    if pause.resolution is PauseResolution.ESCALATED:
-        return "escalated"
-    return pause.status.value
-
-
-def _expired(pause: PauseRecord, now: datetime) -> bool:
-    """Whether a waiting pause's deadline has passed: no answer is taken after it."""
-    return (
-        pause.status is PauseStatus.PENDING
-        and pause.expires_at is not None
-        and pause.expires_at <= now
-    )
-
-
 async def record_answer(
     engine: Engine,
     pause_id: str,
@@ -223,47 +95,43 @@ async def record_answer(
 ) -> Recorded:
     """The first phase of an answer: every check, then the decision recorded (with the
     tree's lease taken in the same commit when it is free, unless ``take_lease=False``: the
-    answer is then left for any instance's pass or sweep).
+    answer is then left for any instance's pass or sweep). On a question whose role takes
+    several approvals, the answer is a vote (`record_vote`).
 
     With ``repeat_ok``, an answer that repeats the one recorded gets its receipt again
     (``repeated=True``, nothing to move) instead of `NotPausedError`; checked before a reply
     is read, so a retried reply costs no second model call.
     """
     runtime = engine.runtime
-    limits = runtime.assembly.spec.limits
-    _check_shape(decision, reply, limits)
+    check_shape(decision, reply, runtime.assembly.spec.limits)
     store = runtime.store
     tenant = tenant_id or DEFAULT_TENANT_ID
     found = await store.pauses.find_with_execution(tenant, pause_id)
     if found is None:
         raise UnknownPauseError()
     pause, row = found
-    responder = _check_answerer(pause, row, owner_id, answered_by)
+    responder = credential(pause, owner_id, answered_by)
+    if pause.votes is not None:
+        vote = Vote(responder, decision, reply)
+        return await record_vote(
+            engine, pause, row, vote, take_lease=take_lease, repeat_ok=repeat_ok
+        )
+    check_owner(pause, row, responder)
+    check_not_owner(engine, pause, row, responder)
     repeated = _repeated(engine, pause, row, responder, decision, reply) if repeat_ok else None
     if repeated is not None:
         return Recorded(repeated)
     if pause.status is not PauseStatus.PENDING:  # closed: no reply is read for nothing
-        raise NotPausedError(_closed_as(pause))
-    if _expired(pause, runtime.clock.now()):
+        raise NotPausedError(closed_as(pause))
+    if expired(pause, runtime.clock.now()):
         raise NotPausedError("expired")  # its deadline passed: the tree's next pass decides
-    tool_spec, channel = tool_of(runtime, pause)
-    if reply is not None:
-        if channel.role is None or channel.role.reply_interpreter is None:
-            raise ReplyInterpreterMissingError(
-                f"{channel.name} has no reply interpreter to read a free-text reply",
-                hint="answer with decision=, or name a reply_interpreter= on the channel role",
-            )
-        interpretation = await interpret_reply(engine, pause, row, reply)
-        valid, usage = interpretation.decision, interpretation.usage
-    else:
-        given = _unmasked(engine, decision, pause, row, tool_spec.input)
-        valid = validate_decision(given, tool_spec.name, tool_spec.input, limits, pause.ask.kind)
-        usage = None
+    valid, usage = await read_decision(engine, pause, row, decision, reply)
     now = runtime.clock.now()
     answer = PauseAnswer(decision=valid, responder=responder, reply=reply, usage=usage)
     # The decision and its audit entry, and the tree's lease for the pass that takes it: one
     # commit.
     resolve = ResolvePause(pause, PauseStatus.RESOLVED, PauseResolution.REPLIED, answer, now)
+    tool_spec, _ = tool_of(runtime, pause)
     intents = _intents(pause, tool_spec, valid, now) if take_lease else ()
     in_doubt = False
     try:
@@ -276,48 +144,15 @@ async def record_answer(
             again = _repeated(engine, current, row, responder, decision, reply)
             if again is not None:
                 return Recorded(again)
-        if current is not None and _expired(current, runtime.clock.now()):
+        if current is not None and expired(current, runtime.clock.now()):
             raise NotPausedError("expired")
-        raise NotPausedError(_closed_as(current) if current else "gone")
-    log_event(
-        runtime.logger,
-        logging.INFO,
-        "run.answered",
-        "a question of execution %(execution_id)s was answered by %(answered_by)s: %(verdict)s",
-        execution_id=resolved.root_execution_id,
-        tenant_id=tenant,
-        answered_by=responder,
-        verdict="approved" if valid.approved else "rejected",
-    )
-    emit(
-        lambda: ExecutionEvent(
-            ExecutionEventKind.PAUSE_ANSWERED,
-            resolved.execution_id,
-            now,
-            agent=resolved.agent,
-            tool=resolved.ask.tool,
-            call_id=resolved.ask.call_id,
-            pause_id=shown_pause_id(resolved.pause_id, resolved.answered_by),
-            answered_by=responder,
-            approved=valid.approved,
-        )
-    )
-    await engine.hooks.on_resume(
-        ExecutionResumeEvent(
-            tenant_id=tenant,
-            thread_id=row.thread_id,
-            execution_id=resolved.root_execution_id,
-            pause_id=shown_pause_id(resolved.pause_id, resolved.answered_by),
-            answered_by=responder,
-            channel=resolved.channel,
-            decision=valid,
-        )
-    )
+        raise NotPausedError(closed_as(current) if current else "gone")
+    await tell_answered(engine, resolved, row, responder, valid, now)
     receipt = AnswerReceipt(
         pause_id=shown_pause_id(resolved.pause_id, resolved.answered_by),
         execution_id=resolved.root_execution_id,
         thread_id=row.thread_id,
-        decision=_shown(engine, resolved, row, valid),
+        decision=shown(engine, resolved, row, valid),
         responder=responder,
     )
     return Recorded(receipt, taken, in_doubt)
@@ -387,16 +222,8 @@ def _repeated(
         if recorded.reply != reply:
             return None
     else:
-        tool_spec, _ = tool_of(engine.runtime, pause)
         try:
-            given = _unmasked(engine, decision, pause, row, tool_spec.input)
-            valid = validate_decision(
-                given,
-                tool_spec.name,
-                tool_spec.input,
-                engine.runtime.assembly.spec.limits,
-                pause.ask.kind,
-            )
+            valid = validated(engine, decision, pause, row)
         except AgbossError:
             return None
         if recorded.reply is not None or valid != recorded.decision:
@@ -405,18 +232,7 @@ def _repeated(
         pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
         execution_id=pause.root_execution_id,
         thread_id=row.thread_id,
-        decision=_shown(engine, pause, row, recorded.decision),
+        decision=shown(engine, pause, row, recorded.decision),
         responder=responder,
         repeated=True,
-    )
-
-
-def _shown(
-    engine: Engine, pause: PauseRecord, row: ExecutionRow, decision: ToolCallApprovalDecisionDto
-) -> ToolCallApprovalDecisionDto:
-    """The decision as a receipt may show it: masked like the audit trail (a receipt leaves
-    the process, to a webhook's caller or a page)."""
-    outside = engine.runtime.assembly.pii_outside
-    return outside.decision(
-        decision, pause.agent, pause.ask.tool, pause.ask.arguments, outside.policy(row.workflow)
     )

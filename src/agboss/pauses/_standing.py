@@ -146,18 +146,30 @@ def _target(runtime: Runtime, target: object) -> tuple[str | None, str | None]:
     """The tool, or the role, a decision covers, by name: one of the application's."""
     assembly = runtime.assembly
     spec = assembly.components.get(target) if isinstance(target, type) else None
+    shown = getattr(target, "__qualname__", repr(target))
     if isinstance(spec, ToolSpec) and target in assembly.tool_channels:
+        _not_a_quorum(assembly.tool_channels[target].role, shown)
         return spec.name, None
     asked = {channel.named for channel in assembly.tool_channels.values()}
     if isinstance(spec, ChannelRoleSpec) and target in asked:
+        _not_a_quorum(spec, shown)
         return None, spec.name
-    shown = getattr(target, "__qualname__", repr(target))
     raise DtoValidationError(
         f"app.allow({shown}): it is not a tool that asks a channel, nor a channel role a tool "
         "of this application asks",
         hint="pass the @tool class whose calls need an approval (channel=...), or the "
         "@channel_role class its tools name",
     )
+
+
+def _not_a_quorum(role: ChannelRoleSpec | None, shown: str) -> None:
+    """A role whose questions take several approvals is not decided ahead of time by one."""
+    if role is not None and role.quorum is not None:
+        raise DtoValidationError(
+            f"app.allow({shown}): the questions of {role.name} take several approvals "
+            "(approvals=), which one standing decision does not stand in for",
+            hint="let its voters vote; a standing decision approves calls one person may",
+        )
 
 
 def _scope(scope: object) -> StandingScope:

@@ -19,6 +19,7 @@ from agboss.pii._policy import PiiPolicy, _marks, marked_values
 from agboss.records._model import StepRecord
 from agboss.records._outputs import PendingPause
 from agboss.records._pauses import PauseAnswerRecord
+from agboss.records._votes import PauseVotes
 
 __all__ = ["PiiOutside"]
 
@@ -99,7 +100,35 @@ class PiiOutside:
         ask = pause.ask.model_copy(
             update={"arguments": policy.outside_value(pause.ask.arguments, dto)}
         )
-        return dataclasses.replace(pause, ask=ask)
+        votes = pause.votes
+        if votes is not None:
+            votes = self.votes(votes, pause.agent, pause.ask.tool, pause.ask.arguments, policy)
+        return dataclasses.replace(pause, ask=ask, votes=votes)
+
+    def votes(
+        self,
+        votes: PauseVotes,
+        agent: str,
+        tool: str | None,
+        arguments: Mapping[str, Any] | None,
+        policy: PiiPolicy,
+    ) -> PauseVotes:
+        """A question's votes as they may be shown: each vote's reason and words masked like
+        a decision's."""
+        dto = self._input(agent, tool)
+        if not votes.votes or not self._needed(policy, dto):
+            return votes
+        values = [] if not arguments else marked_values(dict(arguments), dto)
+        shown = tuple(
+            vote.model_copy(
+                update={
+                    "reason": None if vote.reason is None else policy.outside(vote.reason, values),
+                    "reply": None if vote.reply is None else policy.outside(vote.reply, values),
+                }
+            )
+            for vote in votes.votes
+        )
+        return votes.model_copy(update={"votes": shown})
 
     def step(self, record: StepRecord, policy: PiiPolicy) -> StepRecord:
         call = record.tool_call
@@ -157,4 +186,10 @@ class PiiOutside:
             )
         if entry.reply is not None:
             update["reply"] = policy.outside(entry.reply, values)
+        if entry.votes:
+            tool = None if call is None else call.tool
+            arguments = None if call is None else call.arguments
+            counted = PauseVotes(needed=len(entry.votes), votes=entry.votes)
+            shown = self.votes(counted, entry.step.agent.name, tool, arguments, policy)
+            update["votes"] = shown.votes
         return entry.model_copy(update=update)

@@ -13,6 +13,7 @@ from agboss.dto import ToolCallApprovalAskDto
 from agboss.enums import ExecutionStatus, PauseAnswerer
 from agboss.errors import DtoValidationError
 from agboss.records._model import ExecutionRecord, Spend
+from agboss.records._votes import PauseVotes
 
 __all__ = ["ExecutionOutput", "PendingPause"]
 
@@ -34,6 +35,7 @@ class PendingPause:
             ``None`` outside one.
         child_execution_id: The child execution it waits in, ``None`` in the root.
         ask: The question: the tool call and its arguments.
+        votes: Its quorum and the votes cast so far, when its role takes several approvals.
     """
 
     pause_id: str | None
@@ -43,6 +45,7 @@ class PendingPause:
     item_index: int | None
     child_execution_id: str | None
     ask: ToolCallApprovalAskDto
+    votes: PauseVotes | None = None
 
 
 @dataclass(frozen=True, slots=True)

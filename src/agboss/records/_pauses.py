@@ -17,6 +17,7 @@ from agboss.enums import PauseAnswerer, PauseKind, PauseResolution, PauseStatus
 from agboss.models._messages import Usage
 from agboss.records._model import StepRecord
 from agboss.records._outputs import PendingPause
+from agboss.records._votes import PauseVote, PauseVotes
 
 __all__ = [
     "ExecutionPauseEvent",
@@ -101,6 +102,8 @@ class PauseRecord:
             left).
         escalation: How many times its question was escalated before it was asked here (0:
             as first asked).
+        votes: Its quorum and the votes cast so far, when its role takes several approvals
+            (``None``: the first answer decides).
     """
 
     pause_id: str
@@ -129,6 +132,7 @@ class PauseRecord:
     ladder_step: int = 0
     next_step_at: datetime | None = None
     escalation: int = 0
+    votes: PauseVotes | None = None
 
 
 class PauseAnswerRecord(BaseModel):
@@ -153,6 +157,8 @@ class PauseAnswerRecord(BaseModel):
             for one the ``n``-th `App.retry` asked again (a failure had withdrawn it).
         escalation: How many times the question was escalated before it was asked of
             ``role`` (its role's ladder, `Escalate`): 0 as first asked.
+        votes: Each vote cast on the question, in the order cast, when its role takes several
+            approvals (each kept as its own entry the moment it was cast).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -172,6 +178,7 @@ class PauseAnswerRecord(BaseModel):
     kind: PauseKind = PauseKind.APPROVAL
     generation: int = 0
     escalation: int = 0
+    votes: tuple[PauseVote, ...] = ()
 
     @classmethod
     def of(

@@ -32,8 +32,9 @@ from agboss.errors import (
     ThreadOwnerError,
     UninterpretableReplyError,
 )
-from agboss.pauses._answering import AnswerReceipt
+from agboss.pauses._answers import AnswerReceipt
 from agboss.pauses._describing import PauseDescription
+from agboss.records._votes import PauseVotes
 from agboss.slack._blocks import (
     APPROVE,
     EDIT,
@@ -338,7 +339,11 @@ class _Interactions:
     ) -> None:
         if isinstance(outcome, BaseException):
             await self._refused(app, answer, outcome)
-        elif not outcome.repeated:  # a repeated answer was shown by the first
+        elif outcome.repeated:  # a repeated answer was shown by the first
+            return
+        elif outcome.votes is not None and outcome.votes.outcome() is None:
+            await self._tell(app, answer, _counted(outcome.votes))  # the others still vote
+        else:
             await self._show(app, answer)
 
     async def _show(self, app: App, answer: _Answer) -> None:
@@ -371,12 +376,25 @@ class _Interactions:
     async def _refused(self, app: App, answer: _Answer, error: BaseException) -> None:
         """The refusal, shown to the user who clicked alone; the message untouched."""
         log_failure(error)  # the server's own failures (an answerer that crashed) are logged
+        await self._tell(app, answer, _sentence(error))
+
+    async def _tell(self, app: App, answer: _Answer, text: str) -> None:
+        """A sentence shown to the user who clicked alone; the message untouched."""
         try:
             await self._slack(app).client.chat_postEphemeral(
-                channel=answer.where.channel_id, user=answer.user.id, text=_sentence(error)
+                channel=answer.where.channel_id, user=answer.user.id, text=text
             )
         except (AgbossError, SlackClientError) as failed:
-            log.warning("slack.ephemeral-failed: a refusal was not shown: %s", failed)
+            log.warning("slack.ephemeral-failed: a sentence was not shown: %s", failed)
+
+
+def _counted(votes: PauseVotes) -> str:
+    """What a voter whose vote left the question waiting reads."""
+    rejected = f", {votes.rejections} rejected" if votes.rejections else ""
+    return (
+        f"Your vote is counted: {votes.approvals} of the {votes.needed} approvals it needs"
+        f"{rejected}. The question waits for the other voters."
+    )
 
 
 def _sentence(error: BaseException) -> str:

@@ -11,6 +11,7 @@ from agboss.models._messages import Usage
 from agboss.records._model import StepRecord
 from agboss.records._outputs import PendingPause
 from agboss.records._pauses import PauseAnswer, PauseRecord, shown_pause_id
+from agboss.records._votes import PauseVotes
 from agboss.store._times import from_micros
 from agboss.store.protocol import ExecutionRow, StepEntry
 
@@ -97,7 +98,7 @@ PAUSE_COLUMNS = (
     "pause_id, tenant_id, step_key, root_execution_id, execution_id, seq, status, resolution, "
     "is_sent, answered_by, channel, agent, ask_json, step_json, answer_json, asked_at, "
     "resolved_at, branch_path, item_index, generation, sent_reference, expires_at, "
-    "ladder_step, next_step_at, escalation"
+    "ladder_step, next_step_at, escalation, votes_json"
 )
 
 
@@ -138,6 +139,7 @@ def pause_of(row: Any) -> PauseRecord:
         ladder_step=int(row[22]),
         next_step_at=None if row[23] is None else from_micros(int(row[23])),
         escalation=int(row[24]),
+        votes=None if row[25] is None else PauseVotes.model_validate_json(row[25]),
     )
 
 
@@ -149,7 +151,9 @@ PENDING_IDS = (
 thread owner's first, then the channels', each in the order asked (a partial index serves it
 without a sort)."""
 
-PENDING_COLUMNS = "pause_id, answered_by, agent, channel, item_index, execution_id, ask_json"
+PENDING_COLUMNS = (
+    "pause_id, answered_by, agent, channel, item_index, execution_id, ask_json, votes_json"
+)
 
 
 def pending_of(row: Any, root_execution_id: str) -> PendingPause:
@@ -164,6 +168,7 @@ def pending_of(row: Any, root_execution_id: str) -> PendingPause:
         item_index=None if row[4] is None else int(row[4]),
         child_execution_id=None if execution_id == root_execution_id else execution_id,
         ask=_ask_of(row[6]),
+        votes=None if row[7] is None else PauseVotes.model_validate_json(row[7]),
     )
 
 
@@ -185,4 +190,5 @@ def pending_pause(pause: PauseRecord) -> PendingPause:
         item_index=pause.item_index,
         child_execution_id=pause.child_execution_id,
         ask=pause.ask,
+        votes=pause.votes,
     )

@@ -28,6 +28,7 @@ from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.models._messages import Usage
 from agboss.records._pauses import PauseAnswer, PauseRecord
 from agboss.records._standing import StandingDecision
+from agboss.records._votes import PauseVote, PauseVotes
 from agboss.store.protocol import BranchRow, ExecutionRow, Fence, Signal, SignalKind, StepEntry
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ __all__ = [
     "CancelExecutions",
     "CancelPause",
     "CancelPendingUnder",
+    "CastVote",
     "ClimbLadder",
     "EscalatePause",
     "Escalated",
@@ -69,6 +71,7 @@ __all__ = [
     "StartLaunch",
     "TakePause",
     "TakeResolvedUnder",
+    "Voted",
     "Write",
     "write_one",
 ]
@@ -311,6 +314,40 @@ class ResolvePause(Write[PauseRecord | None]):
     status: PauseStatus
     resolution: PauseResolution
     answer: PauseAnswer
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Voted:
+    """What `CastVote` did.
+
+    Attributes:
+        votes: The question's votes after it (``None``: the question was not Pending, or its
+            deadline had passed: nothing was written).
+        counted: The vote was added; ``False`` when its voter had voted already (their vote
+            is in ``votes``) or nothing was written.
+        resolved: The pause as this vote resolved it — the quorum reached, or no longer
+            reachable — else ``None``.
+    """
+
+    votes: PauseVotes | None
+    counted: bool = False
+    resolved: PauseRecord | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CastVote(Write[Voted]):
+    """A vote on a Pending question whose role takes several approvals, with its own audit
+    entry; under the pause row's lock, so that concurrent voters count each other: the vote
+    that reaches the quorum, or makes it unreachable, resolves the pause in the same
+    transaction (Pending → Resolved, its audit entry with the decision the votes made).
+
+    ``pause`` is the record as the store gave it: its fields other than its state and its
+    votes never change, and the votes are read again under the lock.
+    """
+
+    pause: PauseRecord
+    vote: PauseVote
     now: datetime
 
 

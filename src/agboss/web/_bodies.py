@@ -20,7 +20,8 @@ from agboss.dto import (
 from agboss.enums import PauseAnswerer, StandingScope
 from agboss.errors import DtoValidationError
 from agboss.inputs import MAX_DEPTH
-from agboss.pauses._answering import AnswerReceipt
+from agboss.pauses._answers import AnswerReceipt
+from agboss.records._votes import PauseVotes
 from agboss.web._problems import RequestTooLargeError, UnreadableRequestError
 
 __all__ = [
@@ -64,10 +65,16 @@ class ReceiptBody(BaseModel):
     decision: ToolCallApprovalDecisionDto
     responder: str
     repeated: bool
+    votes: PauseVotes | None = None
+    """For a question that takes several approvals: its votes after this one."""
+    decided: bool = True
+    """Whether the question is decided: ``false`` for a vote that left it waiting for the
+    other voters (nothing moved)."""
 
     @classmethod
     def of(cls, receipt: AnswerReceipt) -> ReceiptBody:
-        return cls(**fields_of(receipt))
+        votes = receipt.votes
+        return cls(**fields_of(receipt), decided=votes is None or votes.outcome() is not None)
 
 
 class InboxEntryBody(BaseModel):
@@ -80,6 +87,9 @@ class InboxEntryBody(BaseModel):
     item_index: int | None
     child_execution_id: str | None
     ask: ToolCallApprovalAskDto
+    votes: PauseVotes | None = None
+    """For a question that takes several approvals: how many it needs, who may vote, and the
+    votes so far."""
     execution_id: str
     thread_id: str
     asked_at: datetime

@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse
 
 from agboss.errors import (
     AgbossError,
+    AlreadyVotedError,
     BudgetExceededError,
     ConfigurationError,
     DtoValidationError,
@@ -105,6 +106,7 @@ _STATUSES: Final[tuple[tuple[type[AgbossError], int], ...]] = (
     (UnknownThreadError, 404),
     (UnknownStandingDecisionError, 404),
     (NotPausedError, 409),
+    (AlreadyVotedError, 409),
     (RequestTooLargeError, 413),
     (UnreadableRequestError, 400),
     (DtoValidationError, 422),

@@ -269,6 +269,23 @@ def _standing_decisions(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _votes(dialect: Dialect) -> list[Sql]:
+    """Several approvers on one question: its quorum and the votes so far, kept on the pause
+    (read with it, changed under its row's lock), and each vote as its own audit entry, kept
+    like the pause's (keyed by the question's place in its tree, and by the voter: a voter votes
+    once)."""
+    keyed = ' COLLATE "C"' if dialect.name == "postgres" else ""
+    return [
+        Sql("ALTER TABLE pauses ADD COLUMN votes_json TEXT"),
+        Sql(
+            "CREATE TABLE pause_votes (tenant_id TEXT NOT NULL, "
+            f"root_execution_id TEXT{keyed} NOT NULL, seq BIGINT NOT NULL, "
+            "voter TEXT NOT NULL, place INTEGER NOT NULL, voted_at BIGINT NOT NULL, "
+            "entry_json TEXT NOT NULL, PRIMARY KEY (tenant_id, root_execution_id, seq, voter))"
+        ),
+    ]
+
+
 STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _frozen,
     _data_not_pickles,
@@ -285,6 +302,7 @@ STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _escalations,
     _owners_waiting,
     _standing_decisions,
+    _votes,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from agboss.enums import PauseResolution, PauseStatus
 from agboss.records._pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
+from agboss.records._votes import PauseVotes
 from agboss.store._rows import PAUSE_COLUMNS, by_seq, pause_of
 from agboss.store._times import to_micros
 from agboss.store.sql._dialect import KEY_END, Deferred, Sql, computed
@@ -18,6 +19,7 @@ from agboss.store.sql._statements import Ops, do, many, many_later, one, one_lat
 from agboss.store.writes import (
     CancelPause,
     CancelPendingUnder,
+    CastVote,
     ClimbLadder,
     Escalated,
     EscalatePause,
@@ -28,6 +30,7 @@ from agboss.store.writes import (
     ResolvePause,
     TakePause,
     TakeResolvedUnder,
+    Voted,
     Write,
 )
 
@@ -40,7 +43,7 @@ def _insert_pause(write: InsertPause) -> Ops:
         f"INSERT INTO pauses ({PAUSE_COLUMNS}, withdrawal) "
         "VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM pauses "
         "WHERE root_execution_id = ?), ?, NULL, FALSE, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, "
-        "NULL, ?, ?, ?, ?, NULL) RETURNING seq",
+        "NULL, ?, ?, ?, ?, ?, NULL) RETURNING seq",
         pause.pause_id,
         pause.tenant_id,
         pause.step_key,
@@ -61,6 +64,7 @@ def _insert_pause(write: InsertPause) -> Ops:
         pause.ladder_step,
         None if pause.next_step_at is None else to_micros(pause.next_step_at),
         pause.escalation,
+        None if pause.votes is None else pause.votes.model_dump_json(),
     )
     return when(row, lambda numbered: replace(pause, seq=int(numbered[0])))
 
@@ -151,6 +155,58 @@ def _resolve_pause(write: ResolvePause) -> Ops:
         )
 
     return when(row, resolved)
+
+
+def _cast_vote(write: CastVote) -> Ops:
+    pause, vote = write.pause, write.vote
+    at = to_micros(write.now)
+    # An update that changes nothing takes the row's lock and reads its votes under it: a
+    # concurrent vote waits, then reads this one's (both dialects, any isolation level).
+    row = yield one(
+        "UPDATE pauses SET votes_json = votes_json "
+        "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
+        "AND (expires_at IS NULL OR expires_at > ?) AND votes_json IS NOT NULL "
+        "RETURNING votes_json",
+        pause.tenant_id,
+        pause.pause_id,
+        at,  # a vote at or past the deadline is not taken, as an answer is not
+    )
+    if row is None:
+        return Voted(None)
+    votes = PauseVotes.model_validate_json(row[0])
+    if votes.of(vote.voter) is not None:
+        return Voted(votes)  # a voter votes once: theirs stands
+    votes = votes.adding(vote)
+    yield do(
+        "UPDATE pauses SET votes_json = ? WHERE tenant_id = ? AND pause_id = ?",
+        votes.model_dump_json(),
+        pause.tenant_id,
+        pause.pause_id,
+    )
+    yield do(
+        "INSERT INTO pause_votes (tenant_id, root_execution_id, seq, voter, place, voted_at, "
+        "entry_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        pause.tenant_id,
+        pause.root_execution_id,
+        pause.seq,
+        vote.voter,
+        len(votes.votes),  # its place in the order cast
+        at,
+        vote.model_dump_json(),
+    )
+    decision = votes.outcome()
+    if decision is None:
+        return Voted(votes, counted=True)
+    answer = PauseAnswer(decision=decision, responder=votes.deciders(), usage=votes.usage())
+    resolve = ResolvePause(
+        replace(pause, votes=votes),
+        PauseStatus.RESOLVED,
+        PauseResolution.REPLIED,
+        answer,
+        write.now,
+    )
+    resolved = yield from _resolve_pause(resolve)
+    return Deferred(lambda: Voted(votes, counted=True, resolved=computed(resolved)))
 
 
 def _take_pause(write: TakePause) -> Ops:
@@ -330,6 +386,7 @@ def _delete_resolved_pauses(write: DeleteResolvedPauses) -> Ops:
 PAUSE_OPS: dict[type[Any], Callable[[Any], Ops]] = {
     CancelPause: _cancel_pause,
     CancelPendingUnder: _cancel_pending_under,
+    CastVote: _cast_vote,
     ClimbLadder: _climb_ladder,
     DeleteResolvedPauses: _delete_resolved_pauses,
     EscalatePause: _escalate_pause,

@@ -16,6 +16,7 @@ from agboss.enums import ExecutionStatus, PauseStatus
 from agboss.models._messages import Usage
 from agboss.records._outputs import PendingPause
 from agboss.records._pauses import PauseAnswerRecord, PauseRecord
+from agboss.records._votes import PauseVote
 from agboss.store._rows import (
     EXECUTION_READ,
     PAUSE_COLUMNS,
@@ -373,6 +374,7 @@ _PAUSE_WITH_EXECUTION = (
     "WHERE p.tenant_id = ? AND p.pause_id = ?"
 )
 _PAUSE_WIDTH = PAUSE_COLUMNS.count(",") + 1
+_PENDING_WIDTH = PENDING_COLUMNS.count(",") + 1
 
 
 class SqlPausedExecutionRepository(_Repository):
@@ -384,7 +386,10 @@ class SqlPausedExecutionRepository(_Repository):
 
     def remember(self, pause: PauseRecord) -> None:
         """Keeps a pause this instance just inserted as `list_pending` lists it: the result
-        that lists it next reads only its id."""
+        that lists it next reads only its id (not one that takes votes: they change while it
+        waits)."""
+        if pause.votes is not None:
+            return
         cache = self._pending
         cache[(pause.root_execution_id, pause.pause_id)] = pending_pause(pause)
         if len(cache) > _PENDING_CACHE:
@@ -458,11 +463,18 @@ class SqlPausedExecutionRepository(_Repository):
             root_execution_id,
             missing,
         )
+        read: dict[str, PendingPause] = {}
         for row in full:
-            cache[(root_execution_id, str(row[0]))] = pending_of(row, root_execution_id)
+            pending = pending_of(row, root_execution_id)
+            read[str(row[0])] = pending
+            if pending.votes is None:  # a question's votes change while it waits: read anew
+                cache[(root_execution_id, str(row[0]))] = pending
         while len(cache) > _PENDING_CACHE:
             cache.popitem(last=False)
-        return [cache[(root_execution_id, pause_id)] for pause_id in ids]
+        return [
+            read[pause_id] if pause_id in read else cache[(root_execution_id, pause_id)]
+            for pause_id in ids
+        ]
 
     async def list_waiting(self, query: WaitingQuery) -> list[WaitingPause]:
         where, params = _waiting_where(query)
@@ -482,19 +494,20 @@ class SqlPausedExecutionRepository(_Repository):
                 query.limit,
             )
         )
+        width = _PENDING_WIDTH
         return [
             WaitingPause(
-                pause=pending_of(row, str(row[7])),
-                root_execution_id=str(row[7]),
-                workflow=str(row[8]),
-                thread_id=str(row[9]),
-                owner_id=str(row[10]),
-                asked_at=from_micros(int(row[11])),
-                seq=int(row[12]),
-                input_json=None if row[13] is None else str(row[13]),
-                expires_at=None if row[14] is None else from_micros(int(row[14])),
-                ladder_step=int(row[15]),
-                next_step_at=None if row[16] is None else from_micros(int(row[16])),
+                pause=pending_of(row, str(row[width])),
+                root_execution_id=str(row[width]),
+                workflow=str(row[width + 1]),
+                thread_id=str(row[width + 2]),
+                owner_id=str(row[width + 3]),
+                asked_at=from_micros(int(row[width + 4])),
+                seq=int(row[width + 5]),
+                input_json=None if row[width + 6] is None else str(row[width + 6]),
+                expires_at=None if row[width + 7] is None else from_micros(int(row[width + 7])),
+                ladder_step=int(row[width + 8]),
+                next_step_at=None if row[width + 9] is None else from_micros(int(row[width + 9])),
             )
             for row in rows
         ]
@@ -536,15 +549,29 @@ class SqlExecutionRecordRepository(_Repository):
     async def find_pause_answers_by_tenant_id_and_root_execution_id(
         self, tenant_id: str, root_execution_id: str
     ) -> list[PauseAnswerRecord]:
+        # A question's votes come with its entry, in the one read: a row per vote (or one
+        # with no vote), in the order asked, then cast.
         rows = await self._driver.read(
             _all(
-                "SELECT entry_json FROM pause_answers "
-                "WHERE tenant_id = ? AND root_execution_id = ? ORDER BY seq",
+                "SELECT a.entry_json, v.entry_json FROM pause_answers a "
+                "LEFT JOIN pause_votes v ON v.tenant_id = a.tenant_id "
+                "AND v.root_execution_id = a.root_execution_id AND v.seq = a.seq "
+                "WHERE a.tenant_id = ? AND a.root_execution_id = ? "
+                "ORDER BY a.seq, v.place",
                 tenant_id,
                 root_execution_id,
             )
         )
-        return [PauseAnswerRecord.model_validate_json(row[0]) for row in rows]
+        entries: dict[str, PauseAnswerRecord] = {}
+        votes: dict[str, list[PauseVote]] = {}
+        for entry_json, vote_json in rows:
+            entries.setdefault(entry_json, PauseAnswerRecord.model_validate_json(entry_json))
+            if vote_json is not None:
+                votes.setdefault(entry_json, []).append(PauseVote.model_validate_json(vote_json))
+        return [
+            entry.model_copy(update={"votes": tuple(votes[key])}) if key in votes else entry
+            for key, entry in entries.items()
+        ]
 
 
 class SqlBudgetLedgerRepository(_Repository):

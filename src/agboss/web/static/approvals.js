@@ -48,6 +48,18 @@
     return seconds > 0 ? `${step} in ${waited(seconds)}` : `${step} due`;
   }
 
+  // A question several approve, as a card says it: "1 of 2 approvals (fin-1)".
+  function tally(entry) {
+    const votes = entry.votes;
+    if (!votes) return "";
+    const approving = votes.votes.filter((vote) => vote.approved).map((vote) => vote.voter);
+    const rejecting = votes.votes.filter((vote) => !vote.approved).map((vote) => vote.voter);
+    let said = `${approving.length} of ${votes.needed} approvals`;
+    if (approving.length) said += ` (${approving.join(", ")})`;
+    if (rejecting.length) said += `, rejected by ${rejecting.join(", ")}`;
+    return said;
+  }
+
   function shown(value) {
     return typeof value === "string" ? value : JSON.stringify(value);
   }
@@ -107,6 +119,14 @@
       return;
     }
     const reply = await response.json().catch(() => ({}));
+    if (response.ok && reply.decided === false) {
+      // A vote: the question waits for the other voters, this one has voted.
+      const votes = card.querySelector(".votes");
+      if (votes) votes.textContent = tally(reply);
+      note(card, `Your vote is recorded (${decided(entry, reply.decision)}); it waits for the other voters.`, "ok");
+      settle(card, "voted");
+      return;
+    }
     if (response.ok) {
       note(card, `${decided(entry, reply.decision)} — recorded.`, "ok");
       settle(card, "done");
@@ -238,10 +258,11 @@
       ? null
       : el("span", { class: "expires", text: left(entry.expires_in_seconds) });
     const next = el("span", { class: "next-step", text: nextStep(entry) });
+    const votes = entry.votes ? el("span", { class: "votes", text: tally(entry) }) : null;
     const kind = entry.ask.kind || "approval";
     const item = el("li", { class: "pause", "data-key": keyOf(entry), "data-tool": entry.ask.tool, "data-kind": kind, "data-state": "waiting" },
       heading(entry, kind),
-      el("p", { class: "meta" }, el("span", { text: `channel: ${entry.channel}` }), waitedFor, expires, next,
+      el("p", { class: "meta" }, el("span", { text: `channel: ${entry.channel}` }), waitedFor, expires, next, votes,
         entry.item_index === null ? null : el("span", { text: `item ${entry.item_index}` })),
       el("table", { class: "arguments" }, ...rows));
     if (!entry.pause_id) {
@@ -317,6 +338,8 @@
         const expires = existing.querySelector(".expires");
         if (expires && entry.expires_in_seconds !== null) expires.textContent = left(entry.expires_in_seconds);
         existing.querySelector(".next-step").textContent = nextStep(entry);
+        const votes = existing.querySelector(".votes");
+        if (votes) votes.textContent = tally(entry);
         continue;
       }
       const made = card(entry);

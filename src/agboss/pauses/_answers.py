@@ -1,0 +1,340 @@
+"""What every answer to a pause shares, whether it decides the pause or is one vote of
+several: the shape and credential checks, the decision read as the tool's input gave it, and
+the receipt."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from agboss.dto import ToolCallApprovalDecisionDto
+from agboss.engine._channels import tool_of
+from agboss.engine._decisions import validate_decision
+from agboss.engine._interpreting import interpret_reply
+from agboss.engine._lease import Taken
+from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
+from agboss.errors import (
+    DtoValidationError,
+    NotAnAnswererError,
+    PauseAnswererError,
+    ReplyInterpreterMissingError,
+    ThreadOwnerError,
+)
+from agboss.inputs import InputLimits, check_depth, check_text
+from agboss.models._messages import Usage
+from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit
+from agboss.observability._logs import log_event
+from agboss.records._pauses import ExecutionResumeEvent, PauseRecord, shown_pause_id
+from agboss.records._votes import PauseVotes
+from agboss.store.protocol import ExecutionRow
+
+if TYPE_CHECKING:
+    from agboss.engine._engine import Engine
+
+__all__ = [
+    "AnswerReceipt",
+    "Recorded",
+    "check_not_owner",
+    "check_owner",
+    "check_shape",
+    "closed_as",
+    "credential",
+    "expired",
+    "read_decision",
+    "shown",
+    "shown_votes",
+    "tell",
+    "tell_answered",
+    "unmasked",
+    "validated",
+]
+
+
+def check_shape(decision: object, reply: object, limits: InputLimits) -> None:
+    """Exactly one of a decision and a reply, each within the limits; raises otherwise."""
+    if (decision is None) == (reply is None):
+        raise DtoValidationError(
+            "a resume takes exactly one of decision= or reply=",
+            hint="pass decision=ToolCallApprovalDecisionDto(...) or reply='the answer in words'",
+        )
+    if reply is None:
+        # Before anything reads it: the lookup's repeat check, the masks, the validation.
+        if isinstance(decision, ToolCallApprovalDecisionDto):
+            check_depth(decision.override_arguments, "override_arguments")
+        else:
+            check_depth(decision, "decision")
+        return
+    check_text(reply, "reply", limits.reply_length, "reply_length")
+    assert isinstance(reply, str)
+    if not reply.strip():
+        raise DtoValidationError(
+            "the reply is empty", hint="pass the person's words, or answer with decision="
+        )
+
+
+def credential(pause: PauseRecord, owner_id: str | None, answered_by: str | None) -> str:
+    """Who answers, by the credential the pause takes: ``owner_id`` for a thread-owner
+    pause, ``answered_by`` for a channel pause; raises when the other (or neither) is given."""
+    if pause.answered_by is PauseAnswerer.THREAD_OWNER:
+        if answered_by is not None or owner_id is None:
+            instead = ", not answered_by=" if answered_by is not None else ""
+            raise PauseAnswererError(
+                "this pause is answered by the thread's owner",
+                hint=f"pass owner_id=<the thread's owner>{instead}",
+            )
+        return owner_id
+    if owner_id is not None or answered_by is None:
+        instead = ", not owner_id=" if owner_id is not None else ""
+        raise PauseAnswererError(
+            "this pause is answered through its channel",
+            hint="pass answered_by=<who answered, as the channel authenticated them>" + instead,
+        )
+    return answered_by
+
+
+def check_owner(pause: PauseRecord, row: ExecutionRow, responder: str) -> None:
+    """A thread-owner pause's one answerer is the thread's owner; raises otherwise."""
+    if pause.answered_by is PauseAnswerer.THREAD_OWNER and responder != row.owner_id:
+        raise ThreadOwnerError("owner_id is not the owner of the pause's thread")
+
+
+def unmasked(
+    engine: Engine, decision: object, pause: PauseRecord, row: ExecutionRow, dto: type[BaseModel]
+) -> object:
+    """The decision with its override arguments handed back as ``pending`` showed them turned
+    back into the real values (see `PiiOutside.unmasked`)."""
+    if isinstance(decision, ToolCallApprovalDecisionDto):
+        overrides: object = decision.override_arguments
+    elif isinstance(decision, Mapping):
+        overrides = decision.get("override_arguments")
+    else:
+        return decision
+    if not isinstance(overrides, Mapping):
+        return decision
+    assembly = engine.runtime.assembly
+    kept = assembly.pii_outside.unmasked(
+        overrides, pause.ask.arguments, dto, assembly.pii_policy(row.workflow)
+    )
+    if kept is overrides:
+        return decision
+    if isinstance(decision, ToolCallApprovalDecisionDto):
+        return decision.model_copy(update={"override_arguments": kept})
+    return {**decision, "override_arguments": kept}
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerReceipt:
+    """An answer recorded: what `App.answer` returns at once, before the tree moves.
+
+    Attributes:
+        pause_id: The pause answered, as results may show it (``None`` for a channel pause).
+        execution_id: The root execution it waits in; `App.get` reads where it stands.
+        thread_id: Its thread.
+        decision: The decision recorded (validated; read from the reply for ``reply=``),
+            masked like the audit trail: the tool gets the real values.
+        responder: Who answered.
+        repeated: This answer repeats one already recorded (a retried webhook: the same
+            answerer, the same decision or words); nothing new was recorded.
+    """
+
+    pause_id: str | None
+    execution_id: str
+    thread_id: str
+    decision: ToolCallApprovalDecisionDto
+    responder: str
+    repeated: bool = False
+    votes: PauseVotes | None = None
+    """For a question that takes several approvals: its votes after this one (this answer
+    was a vote; ``votes.outcome()`` is the question's decision once they decided it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What the first phase of an answer recorded, and the tree's lease it took for the
+    second (``None``: not taken — held elsewhere, not asked for, or nothing to move)."""
+
+    receipt: AnswerReceipt
+    taken: Taken | None = None
+    in_doubt: bool = False
+    """The commit's outcome was learnt by reading the pause back: whether it also took the
+    tree's lease is not known, so this call does not move the tree (the recovery sweep does,
+    once a lease it may hold expired)."""
+    tenant_id: str | None = None
+    """The tenant of the pause, when a vote left it waiting: its tree is read, not moved."""
+
+    @property
+    def undecided(self) -> bool:
+        """The answer was a vote that left its question waiting: there is nothing to move."""
+        votes = self.receipt.votes
+        return votes is not None and votes.outcome() is None
+
+    @property
+    def to_move(self) -> bool:
+        """Whether this call moves the tree: a new answer whose commit is known, that decided
+        its question."""
+        return not (self.receipt.repeated or self.in_doubt or self.undecided)
+
+
+def closed_as(pause: PauseRecord) -> str:
+    """How a closed pause is said to a late answer: ``escalated`` for a question asked of
+    another role (under a new id), else its status."""
+    if pause.resolution is PauseResolution.ESCALATED:
+        return "escalated"
+    return pause.status.value
+
+
+def expired(pause: PauseRecord, now: datetime) -> bool:
+    """Whether a waiting pause's deadline has passed: no answer is taken after it."""
+    return (
+        pause.status is PauseStatus.PENDING
+        and pause.expires_at is not None
+        and pause.expires_at <= now
+    )
+
+
+def shown(
+    engine: Engine, pause: PauseRecord, row: ExecutionRow, decision: ToolCallApprovalDecisionDto
+) -> ToolCallApprovalDecisionDto:
+    """The decision as a receipt may show it: masked like the audit trail (a receipt leaves
+    the process, to a webhook's caller or a page)."""
+    outside = engine.runtime.assembly.pii_outside
+    return outside.decision(
+        decision, pause.agent, pause.ask.tool, pause.ask.arguments, outside.policy(row.workflow)
+    )
+
+
+def validated(
+    engine: Engine,
+    decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
+    pause: PauseRecord,
+    row: ExecutionRow,
+) -> ToolCallApprovalDecisionDto:
+    """A decision given with ``decision=``, validated as the pause's tool takes it (masked
+    override arguments turned back into the real values first)."""
+    tool_spec, _ = tool_of(engine.runtime, pause)
+    given = unmasked(engine, decision, pause, row, tool_spec.input)
+    return validate_decision(
+        given, tool_spec.name, tool_spec.input, engine.runtime.assembly.spec.limits, pause.ask.kind
+    )
+
+
+async def read_decision(
+    engine: Engine,
+    pause: PauseRecord,
+    row: ExecutionRow,
+    decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
+    reply: str | None,
+) -> tuple[ToolCallApprovalDecisionDto, Usage | None]:
+    """The decision an answer gives — validated, or read from a reply by the role's reply
+    interpreter — and what reading it cost.
+
+    Raises:
+        ReplyInterpreterMissingError: A reply for a role without a reply interpreter.
+    """
+    if reply is None:
+        return validated(engine, decision, pause, row), None
+    _, channel = tool_of(engine.runtime, pause)
+    if channel.role is None or channel.role.reply_interpreter is None:
+        raise ReplyInterpreterMissingError(
+            f"{channel.name} has no reply interpreter to read a free-text reply",
+            hint="answer with decision=, or name a reply_interpreter= on the channel role",
+        )
+    interpretation = await interpret_reply(engine, pause, row, reply)
+    return interpretation.decision, interpretation.usage
+
+
+def check_not_owner(engine: Engine, pause: PauseRecord, row: ExecutionRow, responder: str) -> None:
+    """Under its role's ``distinct_from_owner``, the thread's owner may not answer; raises."""
+    _, channel = tool_of(engine.runtime, pause)
+    if channel.role is not None and channel.role.distinct_from_owner and responder == row.owner_id:
+        raise NotAnAnswererError(
+            f"{responder} owns the thread whose request asks, and {channel.name} takes its "
+            "answers from someone else (distinct_from_owner)",
+            hint="answer as another person who may approve it",
+        )
+
+
+_TOLD = {
+    ExecutionEventKind.PAUSE_ANSWERED: (
+        "run.answered",
+        "a question of execution %(execution_id)s was answered by %(answered_by)s: %(verdict)s",
+    ),
+    ExecutionEventKind.PAUSE_VOTED: (
+        "run.voted",
+        "%(answered_by)s voted on a question of execution %(execution_id)s: %(verdict)s",
+    ),
+}
+"""The log line of each event an answer emits."""
+
+
+def tell(
+    engine: Engine,
+    pause: PauseRecord,
+    kind: ExecutionEventKind,
+    responder: str,
+    approved: bool,
+    now: datetime,
+) -> None:
+    """Says that a question was answered (or voted on): its log line and its event."""
+    event, message = _TOLD[kind]
+    log_event(
+        engine.runtime.logger,
+        logging.INFO,
+        event,
+        message,
+        execution_id=pause.root_execution_id,
+        tenant_id=pause.tenant_id,
+        answered_by=responder,
+        verdict="approved" if approved else "rejected",
+    )
+    emit(
+        lambda: ExecutionEvent(
+            kind,
+            pause.execution_id,
+            now,
+            agent=pause.agent,
+            tool=pause.ask.tool,
+            call_id=pause.ask.call_id,
+            pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
+            answered_by=responder,
+            approved=approved,
+        )
+    )
+
+
+async def tell_answered(
+    engine: Engine,
+    resolved: PauseRecord,
+    row: ExecutionRow,
+    responder: str,
+    decision: ToolCallApprovalDecisionDto,
+    now: datetime,
+) -> None:
+    """Says that a question was answered: the log, the event, the ``on_resume`` hook."""
+    tell(engine, resolved, ExecutionEventKind.PAUSE_ANSWERED, responder, decision.approved, now)
+    await engine.hooks.on_resume(
+        ExecutionResumeEvent(
+            tenant_id=resolved.tenant_id,
+            thread_id=row.thread_id,
+            execution_id=resolved.root_execution_id,
+            pause_id=shown_pause_id(resolved.pause_id, resolved.answered_by),
+            answered_by=responder,
+            channel=resolved.channel,
+            decision=decision,
+        )
+    )
+
+
+def shown_votes(
+    engine: Engine, pause: PauseRecord, row: ExecutionRow, votes: PauseVotes
+) -> PauseVotes:
+    """A question's votes as a receipt may show them: masked like the audit trail."""
+    outside = engine.runtime.assembly.pii_outside
+    return outside.votes(
+        votes, pause.agent, pause.ask.tool, pause.ask.arguments, outside.policy(row.workflow)
+    )

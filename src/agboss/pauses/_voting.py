@@ -1,0 +1,244 @@
+"""A vote on a question whose role takes several approvals (``approvals=``).
+
+Each voter's answer is checked as any answer is — the credential, the decision or the reply
+read — and then whether they may vote: named among the question's voters, not the thread's
+owner under ``distinct_from_owner``. It is recorded with `CastVote`, under the pause row's
+lock, with its own audit entry; the vote that reaches the quorum, or makes it unreachable,
+resolves the pause in the same commit, and the tree then moves as after any answer. The same
+voter again is a repeat (its receipt again) or, voting otherwise, `AlreadyVotedError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agboss.dto import ToolCallApprovalDecisionDto
+from agboss.enums import PauseAnswerer, PauseStatus
+from agboss.errors import (
+    AgbossError,
+    AlreadyVotedError,
+    DtoValidationError,
+    NotAnAnswererError,
+    NotPausedError,
+    StoreError,
+    StoreOutcomeUnknownError,
+    StoreUnavailableError,
+)
+from agboss.observability._events import ExecutionEventKind
+from agboss.pauses._answers import (
+    AnswerReceipt,
+    Recorded,
+    check_not_owner,
+    check_owner,
+    closed_as,
+    expired,
+    read_decision,
+    shown,
+    shown_votes,
+    tell,
+    tell_answered,
+    validated,
+)
+from agboss.records._pauses import PauseRecord, shown_pause_id
+from agboss.records._votes import PauseVote, PauseVotes
+from agboss.store.protocol import ExecutionRow, Signal, SignalKind, Store
+from agboss.store.writes import Announce, CastVote, Voted, Write
+
+if TYPE_CHECKING:
+    from agboss.engine._engine import Engine
+
+__all__ = ["Vote", "record_vote"]
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    """An answer given as a vote: who, and exactly one of a decision and a reply."""
+
+    voter: str
+    decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None
+    reply: str | None
+
+
+async def record_vote(
+    engine: Engine,
+    pause: PauseRecord,
+    row: ExecutionRow,
+    vote: Vote,
+    *,
+    take_lease: bool,
+    repeat_ok: bool,
+) -> Recorded:
+    """Records a vote; see the module's docstring. The tree moves only after the vote that
+    decided its question (``Recorded.to_move``), waiting for its lease like an answer that
+    found it held.
+
+    Raises:
+        NotAnAnswererError: The voter may not vote on this question.
+        AlreadyVotedError: The voter voted already, otherwise (or again, without
+            ``repeat_ok``).
+        DtoValidationError: The vote carries ``override_arguments``: a quorum approves the
+            call as asked.
+        NotPausedError: The question no longer waits.
+    """
+    votes = pause.votes
+    assert votes is not None
+    _check_voter(engine, pause, row, votes, vote.voter)
+    cast = votes.of(vote.voter)
+    if cast is not None:
+        return _again(engine, pause, row, vote, cast, votes, repeat_ok=repeat_ok)
+    if pause.status is not PauseStatus.PENDING:  # closed: no reply is read for nothing
+        raise NotPausedError(closed_as(pause))
+    runtime = engine.runtime
+    if expired(pause, runtime.clock.now()):
+        raise NotPausedError("expired")
+    valid, usage = await read_decision(engine, pause, row, vote.decision, vote.reply)
+    if valid.override_arguments is not None:
+        raise DtoValidationError(
+            "a vote approves or rejects the call as asked; it cannot change its arguments",
+            hint="vote without override_arguments (several approvers approve one call)",
+        )
+    now = runtime.clock.now()
+    ballot = PauseVote(
+        voter=vote.voter,
+        approved=valid.approved,
+        reason=valid.reason,
+        reply=vote.reply,
+        voted_at=now.isoformat(),
+        usage=usage,
+    )
+    write = CastVote(pause, ballot, now)
+    # An instance that hears it moves the tree once a vote decided (a hint: a vote that did
+    # not finds nothing to take).
+    due = Announce(Signal(SignalKind.DUE, pause.root_execution_id, runtime.holder))
+    writes: list[Write[Any]] = [write] if take_lease else [write, due]
+    in_doubt = False
+    try:
+        voted = (await runtime.store.write(writes))[write]
+    except StoreOutcomeUnknownError as unknown:
+        voted, in_doubt = await _settled(runtime.store, write, unknown), True
+    if voted.votes is None:  # closed, or its deadline passed, since it was read
+        current = await runtime.store.pauses.find_by_tenant_id_and_pause_id(
+            pause.tenant_id, pause.pause_id
+        )
+        if current is not None and expired(current, runtime.clock.now()):
+            raise NotPausedError("expired")
+        raise NotPausedError(closed_as(current) if current else "gone")
+    theirs = voted.votes.of(vote.voter)
+    if not voted.counted and theirs is not None:  # the same voter, counted meanwhile
+        return _again(engine, pause, row, vote, theirs, voted.votes, repeat_ok=repeat_ok)
+    tell(engine, pause, ExecutionEventKind.PAUSE_VOTED, vote.voter, ballot.approved, now)
+    if voted.resolved is not None:
+        outcome = voted.votes.outcome()
+        assert outcome is not None
+        assert voted.resolved.answer is not None
+        responder = voted.resolved.answer.responder or vote.voter
+        await tell_answered(engine, voted.resolved, row, responder, outcome, now)
+    receipt = _receipt(engine, pause, row, vote.voter, valid, voted.votes)
+    return Recorded(receipt, None, in_doubt, tenant_id=pause.tenant_id)
+
+
+def _receipt(
+    engine: Engine,
+    pause: PauseRecord,
+    row: ExecutionRow,
+    voter: str,
+    decision: ToolCallApprovalDecisionDto,
+    votes: PauseVotes,
+    *,
+    repeated: bool = False,
+) -> AnswerReceipt:
+    """A vote's receipt: the voter's decision and the votes, masked as a receipt shows them."""
+    return AnswerReceipt(
+        pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
+        execution_id=pause.root_execution_id,
+        thread_id=row.thread_id,
+        decision=shown(engine, pause, row, decision),
+        responder=voter,
+        repeated=repeated,
+        votes=shown_votes(engine, pause, row, votes),
+    )
+
+
+def _check_voter(
+    engine: Engine, pause: PauseRecord, row: ExecutionRow, votes: PauseVotes, voter: str
+) -> None:
+    """Whether ``voter`` may vote: named among the question's voters (the thread's owner
+    alone when a thread-owner role named none), and not the owner under
+    ``distinct_from_owner``; raises otherwise."""
+    check_not_owner(engine, pause, row, voter)
+    if votes.eligible is None:
+        if pause.answered_by is PauseAnswerer.THREAD_OWNER:
+            check_owner(pause, row, voter)
+    elif voter not in votes.eligible:
+        raise NotAnAnswererError(
+            f"{voter} is not among the voters named for this question",
+            hint="answer as one of the voters its role's Quorum(of=...) named when it was asked",
+        )
+
+
+def _again(
+    engine: Engine,
+    pause: PauseRecord,
+    row: ExecutionRow,
+    vote: Vote,
+    cast: PauseVote,
+    votes: PauseVotes,
+    *,
+    repeat_ok: bool,
+) -> Recorded:
+    """A voter who voted already: their vote's receipt again when this repeats it (a
+    retried webhook, with ``repeat_ok``), else `AlreadyVotedError`."""
+    if repeat_ok and _repeats(engine, pause, row, vote, cast):
+        decision = ToolCallApprovalDecisionDto(approved=cast.approved, reason=cast.reason)
+        receipt = _receipt(engine, pause, row, vote.voter, decision, votes, repeated=True)
+        return Recorded(receipt, tenant_id=pause.tenant_id)
+    verdict = "approved" if cast.approved else "rejected"
+    raise AlreadyVotedError(
+        f"{vote.voter} already voted on this question ({verdict} it); a vote stands as cast"
+    )
+
+
+def _repeats(
+    engine: Engine, pause: PauseRecord, row: ExecutionRow, vote: Vote, cast: PauseVote
+) -> bool:
+    """Whether an answer repeats the vote cast: the same words, or the same decision once
+    validated."""
+    if vote.reply is not None:
+        return cast.reply == vote.reply
+    if cast.reply is not None:
+        return False
+    try:
+        valid = validated(engine, vote.decision, pause, row)
+    except AgbossError:
+        return False
+    return (
+        valid.approved == cast.approved
+        and valid.reason == cast.reason
+        and valid.override_arguments is None
+    )
+
+
+async def _settled(store: Store, write: CastVote, unknown: StoreOutcomeUnknownError) -> Voted:
+    """Whether a vote whose commit's outcome is unknown was recorded, asked of the store once
+    more.
+
+    Raises:
+        StoreUnavailableError: It was not recorded and the question still waits.
+        StoreOutcomeUnknownError: The store cannot be asked either.
+    """
+    pause = write.pause
+    try:
+        current = await store.pauses.find_by_tenant_id_and_pause_id(pause.tenant_id, pause.pause_id)
+    except StoreError as error:
+        raise unknown from error
+    votes = None if current is None else current.votes
+    if votes is not None and votes.of(write.vote.voter) == write.vote:
+        return Voted(votes, counted=True)
+    if current is None or current.status is not PauseStatus.PENDING:
+        return Voted(None)
+    raise StoreUnavailableError(
+        f"the store failed before it recorded the vote: {unknown.message}",
+        hint="nothing was recorded and the question still waits: vote again",
+    ) from unknown

@@ -1,0 +1,623 @@
+"""Several approvers on one question (issue 28): a role's ``approvals=`` counts votes on one
+pause — each recorded with its own audit entry, the same voter twice a repeat — and resolves
+it once the quorum is reached or can no longer be; ``distinct_from_owner`` keeps the person
+who asked out. On both stores, through the public API, with two instances voting at once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from pydantic import BaseModel
+from starlette.requests import Request
+
+from agboss import (
+    AgentFailedError,
+    AlreadyVotedError,
+    AssemblyError,
+    ChannelAsk,
+    ChannelOf,
+    ChannelOutcome,
+    DtoValidationError,
+    ExecutionStatus,
+    NotAnAnswererError,
+    NotPausedError,
+    OnExpiry,
+    PauseAnswerer,
+    PauseAnswererError,
+    PauseResolution,
+    Pii,
+    PiiKind,
+    Quorum,
+    QuorumAsk,
+    StandingScope,
+    ToolHandler,
+    WorkflowFinishTextDto,
+    WorkflowStartTextDto,
+    agent,
+    application,
+    channel,
+    channel_role,
+    tool,
+    workflow,
+)
+from agboss.cli._main import cli
+from agboss.records._outputs import ExecutionOutput
+from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
+from agboss.web import Caller, pause_router
+from tests.office_parts import DeskDoneDto, office_flow
+from tests.stores import STORE_KINDS, command_url, env_on
+from tests.test_web import serve
+
+SENT: dict[str, str] = {}
+"""The ids the desk channel was sent (a channel pause's id stays with its channel), by the
+order of the call that asked."""
+
+RUNS: list[str] = []
+"""The calls that ran, as ``<tool> <order>``."""
+
+DONE = reply_with(WorkflowFinishTextDto, text="Done.")
+
+
+IBAN = "DE89370400440532013000"
+
+
+class PayDto(BaseModel):
+    order_id: str
+    amount: int
+    iban: Annotated[str, Pii(kind=PiiKind.IBAN)] = IBAN
+
+
+def finance_team(ask: QuorumAsk[PayDto]) -> list[str]:
+    """The voters on a payment: the finance team, by the amount; the owner is listed too, so
+    that ``distinct_from_owner`` is seen to take them out."""
+    if ask.value.arguments.amount > 1_000_000:
+        return ["cfo"]  # one voter for two approvals: nobody could approve it
+    return ["fin-1", "fin-2", "fin-3", ask.owner_id]
+
+
+@channel_role(
+    name="payment-approval-channel",
+    description="Two of the finance team approve a payment",
+    approves=PayDto,
+    answered_by=PauseAnswerer.CHANNEL,
+    approvals=Quorum(2, of=finance_team),
+    distinct_from_owner=True,
+    expires_after=timedelta(days=2),
+    on_expiry=OnExpiry.REJECT,
+)
+class PaymentApprovalChannel(ChannelOf[PayDto]): ...
+
+
+@channel_role(
+    name="veto-approval-channel",
+    description="Two approve a wire; any one rejection stops it",
+    approves=PayDto,
+    answered_by=PauseAnswerer.CHANNEL,
+    approvals=Quorum(2, rejection_decides=True),
+)
+class VetoApprovalChannel(ChannelOf[PayDto]): ...
+
+
+@channel_role(
+    name="partners-approval-channel",
+    description="Two of the partners approve a write-off, signed in",
+    approves=PayDto,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+    approvals=Quorum(2, of=["ada", "bo", "cy"]),
+)
+class PartnersApprovalChannel(ChannelOf[PayDto]): ...
+
+
+@channel_role(
+    name="refund-approval-channel",
+    description="Someone other than the asker approves a refund",
+    approves=PayDto,
+    answered_by=PauseAnswerer.CHANNEL,
+    distinct_from_owner=True,
+)
+class RefundApprovalChannel(ChannelOf[PayDto]): ...
+
+
+class _Desk:
+    async def send(self, ask: ChannelAsk[PayDto]) -> ChannelOutcome:
+        SENT[f"{ask.value.tool} {ask.value.arguments.order_id}"] = ask.pause_id
+        return ChannelOutcome.await_reply()
+
+
+@channel(name="desk-payment-approval-channel", description="Asks the finance desk")
+class DeskPaymentChannel(_Desk, PaymentApprovalChannel): ...
+
+
+@channel(name="desk-veto-approval-channel", description="Asks the wire desk")
+class DeskVetoChannel(_Desk, VetoApprovalChannel): ...
+
+
+@channel(name="desk-partners-approval-channel", description="Shows the partners' inbox")
+class DeskPartnersChannel(_Desk, PartnersApprovalChannel): ...
+
+
+@channel(name="desk-refund-approval-channel", description="Asks the refund desk")
+class DeskRefundChannel(_Desk, RefundApprovalChannel): ...
+
+
+class _Recorded(ToolHandler[PayDto, DeskDoneDto]):
+    name = ""
+
+    async def run(self, args: PayDto) -> DeskDoneDto:
+        RUNS.append(f"{self.name} {args.order_id}")
+        return DeskDoneDto(status="done")
+
+
+def _tool(name: str, role: type[Any]) -> Any:
+    return tool(
+        name=name, description=f"{name} an order", input=PayDto, output=DeskDoneDto, channel=role
+    )
+
+
+@_tool("pay-tool", PaymentApprovalChannel)
+class PayTool(_Recorded):
+    name = "pay-tool"
+
+
+@_tool("wire-tool", VetoApprovalChannel)
+class WireTool(_Recorded):
+    name = "wire-tool"
+
+
+@_tool("write-off-tool", PartnersApprovalChannel)
+class WriteOffTool(_Recorded):
+    name = "write-off-tool"
+
+
+@_tool("refund-tool", RefundApprovalChannel)
+class RefundTool(_Recorded):
+    name = "refund-tool"
+
+
+@agent(
+    name="treasury-agent",
+    description="Pays, wires, writes off and refunds",
+    model="gpt-4o",
+    tools=[PayTool, WireTool, WriteOffTool, RefundTool],
+    prompt="Do what you are asked to.",
+)
+class TreasuryAgent: ...
+
+
+@workflow(
+    name="treasury-workflow", description="Payments", version="1", flow=office_flow(TreasuryAgent)
+)
+class TreasuryWorkflow: ...
+
+
+@application(
+    name="treasury-application",
+    workflows=[TreasuryWorkflow],
+    channels=[DeskPaymentChannel, DeskVetoChannel, DeskPartnersChannel, DeskRefundChannel],
+)
+class TreasuryApplication: ...
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
+    SENT.clear()
+    RUNS.clear()
+    async with env_on(request.param, tmp_path, TreasuryApplication, instances=2) as made:
+        yield made
+
+
+async def _call(
+    env: TestEnv, tool_class: type[Any], order: str, *, amount: int = 500, owner: str = "ada"
+) -> ExecutionOutput:
+    """One execution whose agent calls ``tool_class`` once; paused on its question."""
+    request = WorkflowStartTextDto(text=f"{tool_class.__name__} {order}")
+    env.mock_llm(TreasuryAgent).when(input=request).then_return(
+        call_tools(tool_call(tool_class, order_id=order, amount=amount)), DONE
+    )
+    return await env.app.execute(TreasuryWorkflow, request, owner_id=owner, thread_id=order)
+
+
+async def _paid(env: TestEnv, order: str = "o-1") -> tuple[ExecutionOutput, str]:
+    paused = await _call(env, PayTool, order)
+    assert paused.status is ExecutionStatus.PAUSED
+    return paused, SENT[f"pay-tool {order}"]
+
+
+async def test_a_question_waits_for_its_quorum_and_resolves_approved_when_it_is_reached(
+    env: TestEnv,
+) -> None:
+    paused, pause_id = await _paid(env)
+    [pending] = paused.pending
+    assert pending.votes is not None
+    assert (pending.votes.needed, pending.votes.eligible) == (2, ("fin-1", "fin-2", "fin-3"))
+    first = await env.app.answer(
+        pause_id, decision={"approved": True, "reason": "budgeted"}, answered_by="fin-1"
+    )
+    assert first.votes is not None
+    assert (first.votes.approvals, first.votes.outcome()) == (1, None)
+    assert (first.responder, first.decision.approved, first.repeated) == ("fin-1", True, False)
+    waiting = await env.app.get(paused.execution_id)
+    assert waiting.status is ExecutionStatus.PAUSED
+    [still] = waiting.pending
+    assert still.votes is not None
+    assert [(v.voter, v.approved, v.reason) for v in still.votes.votes] == [
+        ("fin-1", True, "budgeted")
+    ]
+    [listed] = (await env.app.pending(owner_id="ada")).entries
+    assert listed.pause.votes == still.votes  # the inbox shows the votes so far
+    assert RUNS == []
+    done = await env.apps[1].resume(
+        pause_id, decision={"approved": True}, answered_by="fin-3", record=True
+    )
+    assert done.status is ExecutionStatus.COMPLETED
+    assert RUNS == ["pay-tool o-1"]
+    assert done.record is not None
+    [entry] = done.record.pauses
+    assert entry.resolution is PauseResolution.REPLIED
+    assert entry.responder == "fin-1, fin-3"
+    assert entry.decision is not None
+    assert entry.decision.approved
+    assert [(v.voter, v.approved) for v in entry.votes] == [("fin-1", True), ("fin-3", True)]
+
+
+async def test_a_question_is_rejected_with_the_reasons_once_its_quorum_cannot_be_reached(
+    env: TestEnv,
+) -> None:
+    _, pause_id = await _paid(env)
+    await env.app.resume(
+        pause_id, decision={"approved": False, "reason": "over budget"}, answered_by="fin-2"
+    )
+    await env.app.resume(pause_id, decision={"approved": True}, answered_by="fin-1")
+    done = await env.app.resume(
+        pause_id, decision={"approved": False}, answered_by="fin-3", record=True
+    )
+    assert done.status is ExecutionStatus.COMPLETED  # the model read the rejection
+    assert RUNS == []
+    assert done.record is not None
+    [entry] = done.record.pauses
+    assert entry.decision is not None
+    assert not entry.decision.approved
+    assert entry.decision.reason is not None
+    assert "fin-2 (over budget)" in entry.decision.reason
+    assert "2 approvals were needed" in entry.decision.reason
+    assert entry.responder == "fin-2, fin-3"
+    assert [v.voter for v in entry.votes] == ["fin-2", "fin-1", "fin-3"]
+
+
+async def test_one_rejection_decides_at_once_under_rejection_decides(env: TestEnv) -> None:
+    paused = await _call(env, WireTool, "w-1")
+    pause_id = SENT["wire-tool w-1"]
+    [pending] = paused.pending
+    assert pending.votes is not None
+    assert pending.votes.eligible is None  # anyone the channel authenticates
+    await env.app.resume(pause_id, decision={"approved": True}, answered_by="anyone-1")
+    done = await env.app.resume(
+        pause_id,
+        decision={"approved": False, "reason": "sanctioned country"},
+        answered_by="anyone-2",
+        record=True,
+    )
+    assert done.status is ExecutionStatus.COMPLETED
+    assert RUNS == []
+    assert done.record is not None
+    [entry] = done.record.pauses
+    assert entry.decision is not None
+    assert entry.decision.reason == "rejected by anyone-2 (sanctioned country)"
+    assert entry.responder == "anyone-2"
+
+
+async def test_the_same_voter_twice_is_a_repeat_not_a_second_vote(env: TestEnv) -> None:
+    paused, pause_id = await _paid(env)
+    vote = {"approved": True, "reason": "ok"}
+    await env.app.answer(pause_id, decision=vote, answered_by="fin-1")
+    again = await env.app.answer(pause_id, decision=vote, answered_by="fin-1")
+    assert again.repeated
+    assert again.votes is not None
+    assert again.votes.approvals == 1
+    with pytest.raises(AlreadyVotedError) as changed:
+        await env.app.answer(pause_id, decision={"approved": False}, answered_by="fin-1")
+    assert changed.value.code == "pause.already-voted"
+    assert "fin-1 already voted on this question (approved it)" in changed.value.message
+    with pytest.raises(AlreadyVotedError):  # resume takes no repeat: nothing would move
+        await env.app.resume(pause_id, decision=vote, answered_by="fin-1")
+    waiting = await env.app.get(paused.execution_id)
+    [still] = waiting.pending
+    assert still.votes is not None
+    assert [v.voter for v in still.votes.votes] == ["fin-1"]
+    assert RUNS == []
+
+
+async def test_the_owner_and_anyone_not_named_are_refused_and_the_question_keeps_waiting(
+    env: TestEnv,
+) -> None:
+    paused, pause_id = await _paid(env)
+    with pytest.raises(NotAnAnswererError) as owner:
+        await env.app.answer(pause_id, decision={"approved": True}, answered_by="ada")
+    assert owner.value.code == "pause.not-an-answerer"
+    assert "distinct_from_owner" in owner.value.message
+    with pytest.raises(NotAnAnswererError) as stranger:
+        await env.app.answer(pause_id, decision={"approved": True}, answered_by="mallory")
+    assert "mallory is not among the voters" in stranger.value.message
+    with pytest.raises(PauseAnswererError):  # the credential a channel pause takes
+        await env.app.answer(pause_id, decision={"approved": True}, owner_id="fin-1")
+    with pytest.raises(DtoValidationError) as overridden:
+        await env.app.answer(
+            pause_id,
+            decision={"approved": True, "override_arguments": {"order_id": "o-1", "amount": 1}},
+            answered_by="fin-1",
+        )
+    assert "cannot change its arguments" in overridden.value.message
+    waiting = await env.app.get(paused.execution_id)
+    [still] = waiting.pending
+    assert still.votes is not None
+    assert still.votes.votes == ()
+
+
+async def test_a_role_that_refuses_the_owner_takes_anyone_else_as_its_one_answer(
+    env: TestEnv,
+) -> None:
+    paused = await _call(env, RefundTool, "r-1", owner="ada")
+    pause_id = SENT["refund-tool r-1"]
+    [pending] = paused.pending
+    assert pending.votes is None  # no quorum: the first answer decides
+    with pytest.raises(NotAnAnswererError):
+        await env.app.resume(pause_id, decision={"approved": True}, answered_by="ada")
+    done = await env.app.resume(pause_id, decision={"approved": True}, answered_by="bo")
+    assert done.status is ExecutionStatus.COMPLETED
+    assert RUNS == ["refund-tool r-1"]
+
+
+async def test_a_thread_owner_role_takes_votes_from_the_named_owners_signed_in(
+    env: TestEnv,
+) -> None:
+    paused = await _call(env, WriteOffTool, "x-1", owner="dan")
+    [pending] = paused.pending
+    pause_id = pending.pause_id
+    assert pause_id is not None  # a thread-owner pause's id is shown
+    with pytest.raises(NotAnAnswererError):
+        await env.app.resume(pause_id, decision={"approved": True}, owner_id="dan")
+    with pytest.raises(PauseAnswererError):
+        await env.app.resume(pause_id, decision={"approved": True}, answered_by="bo")
+    await env.app.resume(pause_id, decision={"approved": True}, owner_id="bo")
+    done = await env.app.resume(pause_id, decision={"approved": True}, owner_id="cy")
+    assert done.status is ExecutionStatus.COMPLETED
+    assert RUNS == ["write-off-tool x-1"]
+    with pytest.raises(NotPausedError):  # a late voter finds it decided
+        await env.app.resume(pause_id, decision={"approved": True}, owner_id="ada")
+
+
+async def test_two_instances_voting_at_once_count_each_other_and_the_call_runs_once(
+    env: TestEnv,
+) -> None:
+    orders = [f"o-{index}" for index in range(6)]
+    for order in orders:
+        await _paid(env, order)
+    votes = [
+        env.apps[index % 2].resume(
+            SENT[f"pay-tool {order}"], decision={"approved": True}, answered_by=voter
+        )
+        for order in orders
+        for index, voter in enumerate(("fin-1", "fin-2"))
+    ]
+    outputs = await asyncio.gather(*votes, return_exceptions=True)
+    assert not [o for o in outputs if isinstance(o, BaseException)], outputs
+    assert sorted(RUNS) == sorted(f"pay-tool {order}" for order in orders)  # each ran once
+    assert (await env.app.pending(owner_id="ada")).entries == []
+    for output in outputs:
+        assert isinstance(output, ExecutionOutput)
+        record = (await env.app.get(output.execution_id, record=True)).record
+        assert record is not None
+        [entry] = record.pauses
+        assert sorted(v.voter for v in entry.votes) == ["fin-1", "fin-2"]
+
+
+async def test_the_same_voter_on_two_instances_at_once_counts_once(env: TestEnv) -> None:
+    paused, pause_id = await _paid(env)
+    vote = {"approved": True}
+    receipts = await asyncio.gather(
+        *(app.answer(pause_id, decision=vote, answered_by="fin-1") for app in env.apps)
+    )
+    assert sorted(receipt.repeated for receipt in receipts) == [False, True]
+    waiting = await env.app.get(paused.execution_id)
+    [still] = waiting.pending
+    assert still.votes is not None
+    assert [v.voter for v in still.votes.votes] == ["fin-1"]
+
+
+async def test_votes_are_kept_across_a_restart_and_the_deadline_decides_if_they_do_not(
+    env: TestEnv,
+) -> None:
+    paused, pause_id = await _paid(env)
+    await env.app.answer(pause_id, decision={"approved": True}, answered_by="fin-2")
+    await env.restart()
+    waiting = await env.app.get(paused.execution_id)
+    [still] = waiting.pending
+    assert still.votes is not None
+    assert [v.voter for v in still.votes.votes] == ["fin-2"]
+    await env.clock.advance(timedelta(days=2))
+    done = await env.app.get(paused.execution_id, record=True)
+    assert done.status is ExecutionStatus.COMPLETED
+    assert RUNS == []
+    assert done.record is not None
+    [entry] = done.record.pauses
+    assert entry.resolution is PauseResolution.EXPIRED
+    assert [v.voter for v in entry.votes] == ["fin-2"]  # the vote cast stays in the audit
+    with pytest.raises(NotPausedError):
+        await env.app.answer(pause_id, decision={"approved": True}, answered_by="fin-1")
+
+
+async def test_a_quorum_that_names_too_few_voters_fails_the_step_when_asked(
+    env: TestEnv,
+) -> None:
+    with pytest.raises(AgentFailedError) as failed:
+        await _call(env, PayTool, "big-1", amount=2_000_000)
+    assert "needs 2 approvals of pay-tool, but its quorum named 1 voter(s)" in str(failed.value)
+    assert RUNS == []
+
+
+async def test_a_standing_decision_does_not_stand_in_for_a_quorum(env: TestEnv) -> None:
+    for target in (PayTool, PaymentApprovalChannel):
+        with pytest.raises(DtoValidationError) as refused:
+            await env.app.allow(target, scope=StandingScope.TENANT, granted_by="admin")
+        assert "take several approvals" in refused.value.message
+    assert await env.app.standing() == []
+
+
+async def test_a_votes_words_are_masked_wherever_they_are_shown(env: TestEnv) -> None:
+    paused, pause_id = await _paid(env)
+    receipt = await env.app.answer(
+        pause_id,
+        decision={"approved": True, "reason": f"paid to {IBAN} before"},
+        answered_by="fin-1",
+    )
+    assert receipt.votes is not None
+    shown = [receipt.votes.votes[0].reason]
+    [pending] = (await env.app.get(paused.execution_id)).pending
+    assert pending.votes is not None
+    shown.append(pending.votes.votes[0].reason)
+    done = await env.app.resume(
+        pause_id, decision={"approved": True}, answered_by="fin-2", record=True
+    )
+    assert done.record is not None
+    shown.append(done.record.pauses[0].votes[0].reason)
+    for reason in shown:
+        assert reason is not None
+        assert IBAN not in reason
+        assert reason.startswith("paid to ")
+
+
+TOKENS = {
+    "tok-fin-1": Caller(answered_by="fin-1"),
+    "tok-fin-2": Caller(answered_by="fin-2"),
+}
+
+
+async def _bearer(request: Request) -> Caller | None:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return TOKENS.get(token) if scheme == "Bearer" else None
+
+
+async def test_votes_over_http_each_get_a_receipt_with_the_votes_so_far(env: TestEnv) -> None:
+    paused, pause_id = await _paid(env)
+    server, task, port = await serve(pause_router(env.app, authenticate=_bearer, page=False))
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+
+            async def vote(token: str, approved: bool) -> httpx.Response:
+                return await http.post(
+                    f"/pauses/{pause_id}",
+                    json={"decision": {"approved": approved}},
+                    headers={"Authorization": f"Bearer {token}"},
+                )
+
+            first = await vote("tok-fin-1", True)
+            assert first.status_code == 202, first.text
+            assert first.json()["votes"]["needed"] == 2
+            assert [v["voter"] for v in first.json()["votes"]["votes"]] == ["fin-1"]
+            repeat = await vote("tok-fin-1", True)
+            assert (repeat.status_code, repeat.json()["repeated"]) == (200, True)
+            changed = await vote("tok-fin-1", False)
+            assert (changed.status_code, changed.json()["code"]) == (409, "pause.already-voted")
+            second = await vote("tok-fin-2", True)
+            assert second.status_code == 202, second.text
+            assert second.json()["votes"]["votes"][1]["voter"] == "fin-2"
+    finally:
+        server.should_exit = True
+        await task
+    await env.app.sweep()  # the second vote's tree moved in the background; here, at the latest
+    done = await env.app.get(paused.execution_id)
+    assert done.status is ExecutionStatus.COMPLETED
+    assert RUNS == ["pay-tool o-1"]
+
+
+def _role(**options: Any) -> type[Any]:
+    @channel_role(
+        name="bad-approval-channel",
+        description="Approves",
+        approves=PayDto,
+        **{"answered_by": PauseAnswerer.CHANNEL, **options},
+    )
+    class BadApprovalChannel(ChannelOf[PayDto]): ...
+
+    return BadApprovalChannel
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({"approvals": 0}, "Quorum(needed=0) is not a whole number of at least 1"),
+        ({"approvals": Quorum(3, of=["a", "b"])}, "names 2 voter(s), fewer than the 3"),
+        ({"approvals": Quorum(2, of="ab")}, "is neither a list of answerer ids"),
+        (
+            {"approvals": 2, "answered_by": PauseAnswerer.THREAD_OWNER},
+            "so its quorum names who votes",
+        ),
+        (
+            {"distinct_from_owner": True, "answered_by": PauseAnswerer.THREAD_OWNER},
+            "so nobody could answer",
+        ),
+        ({"approvals": "2"}, "approvals='2' is a str"),
+    ],
+)
+async def test_a_quorum_that_could_never_approve_is_refused_at_assembly(
+    options: dict[str, Any], said: str, tmp_path: Path
+) -> None:
+    role = _role(**options)
+
+    @channel(name="desk-bad-approval-channel", description="Asks")
+    class DeskBadChannel(_Desk, role): ...  # type: ignore[valid-type,misc]  # a role made here
+
+    @_tool("bad-tool", role)
+    class BadTool(_Recorded): ...
+
+    @agent(name="bad-agent", description="Pays", model="gpt-4o", tools=[BadTool], prompt="Pay.")
+    class BadAgent: ...
+
+    @workflow(name="bad-workflow", description="Pays", version="1", flow=office_flow(BadAgent))
+    class BadWorkflow: ...
+
+    @application(name="bad-application", workflows=[BadWorkflow], channels=[DeskBadChannel])
+    class BadApplication: ...
+
+    with pytest.raises(AssemblyError) as refused:
+        async with test_with(BadApplication, store=tmp_path / "agboss.db"):
+            pass
+    assert said in str(refused.value)
+
+
+@pytest.fixture(params=STORE_KINDS)
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A store URL the commands open themselves (each in its own event loop)."""
+    with command_url(request.param, tmp_path) as made:
+        yield made
+
+
+async def _paused_on_wire(url: str) -> str:
+    SENT.clear()  # a question with no deadline: the command line reads the system's clock
+    async with test_with(TreasuryApplication, store=url) as env:
+        await _call(env, WireTool, "w-1")
+        return SENT["wire-tool w-1"]
+
+
+def test_a_vote_from_the_command_line_says_what_it_waits_for(url: str) -> None:
+    pause_id = asyncio.run(_paused_on_wire(url))
+    runner = CliRunner()
+    where = ["--app", "tests.test_quorum:TreasuryApplication", "--store", url]
+    voted = runner.invoke(cli, ["resume", pause_id, *where, "--answered-by", "fin-1", "--approve"])
+    assert voted.exit_code == 0, voted.output
+    assert "a vote, recorded. 1 of the 2 approvals it needs" in " ".join(voted.output.split())
+    changed = runner.invoke(cli, ["resume", pause_id, *where, "--answered-by", "fin-1", "--reject"])
+    assert changed.exit_code == 1
+    assert "pause.already-voted" in changed.output
+    listed = runner.invoke(cli, ["pauses", "list", *where, "--json"])
+    [shown] = [json.loads(line) for line in listed.output.splitlines()]
+    assert [v["voter"] for v in shown["votes"]["votes"]] == ["fin-1"]
+    assert shown["votes"]["needed"] == 2
