@@ -52,11 +52,12 @@ from agboss.testing.store_contract._support import (
     make_pause,
     make_row,
 )
+from agboss.testing.store_contract._votes import VoteContract
 
 __all__ = ["StoreContract"]
 
 
-class StoreContract(PauseContract, RetryContract, SignalContract, StandingContract):
+class StoreContract(PauseContract, RetryContract, SignalContract, StandingContract, VoteContract):
     """Every store passes these; subclass it with a ``store`` fixture."""
 
     # ---- schema ---------------------------------------------------------------------
