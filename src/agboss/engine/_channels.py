@@ -119,9 +119,16 @@ def warn_failed(
     )
 
 
-def emit_pause_event(kind: ExecutionEventKind, pause: PauseRecord, at: datetime) -> None:
-    """An event about a pause (asked, reminded, escalated, expired): its call, and its id
-    unless it is a channel's."""
+def emit_pause_event(
+    kind: ExecutionEventKind,
+    pause: PauseRecord,
+    at: datetime,
+    *,
+    answered_by: str | None = None,
+    approved: bool | None = None,
+) -> None:
+    """An event about a pause (asked, answered, voted on, reminded, escalated, expired): its
+    call, its id unless it is a channel's, and who answered what."""
     emit(
         lambda: ExecutionEvent(
             kind,
@@ -131,6 +138,8 @@ def emit_pause_event(kind: ExecutionEventKind, pause: PauseRecord, at: datetime)
             tool=pause.ask.tool,
             call_id=pause.ask.call_id,
             pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
+            answered_by=answered_by,
+            approved=approved,
         )
     )
 

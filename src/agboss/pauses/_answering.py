@@ -36,6 +36,7 @@ from agboss.pauses._answers import (
     closed_as,
     credential,
     expired,
+    read_back,
     read_decision,
     shown,
     tell_answered,
@@ -185,10 +186,7 @@ async def _settled(
         StoreOutcomeUnknownError: The store cannot be asked either.
     """
     pause = resolve.pause
-    try:
-        current = await store.pauses.find_by_tenant_id_and_pause_id(pause.tenant_id, pause.pause_id)
-    except StoreError as error:
-        raise unknown from error
+    current = await read_back(store, pause, unknown)
     if current is None or current.status is PauseStatus.PENDING:
         raise StoreUnavailableError(
             f"the store failed before it recorded the answer: {unknown.message}",

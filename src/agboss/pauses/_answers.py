@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.engine._channels import tool_of
+from agboss.engine._channels import emit_pause_event, tool_of
 from agboss.engine._decisions import validate_decision
 from agboss.engine._interpreting import interpret_reply
 from agboss.engine._lease import Taken
@@ -23,15 +23,17 @@ from agboss.errors import (
     NotAnAnswererError,
     PauseAnswererError,
     ReplyInterpreterMissingError,
+    StoreError,
+    StoreOutcomeUnknownError,
     ThreadOwnerError,
 )
 from agboss.inputs import InputLimits, check_depth, check_text
 from agboss.models._messages import Usage
-from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit
+from agboss.observability._events import ExecutionEventKind
 from agboss.observability._logs import log_event
 from agboss.records._pauses import ExecutionResumeEvent, PauseRecord, shown_pause_id
 from agboss.records._votes import PauseVotes
-from agboss.store.protocol import ExecutionRow
+from agboss.store.protocol import ExecutionRow, Store
 
 if TYPE_CHECKING:
     from agboss.engine._engine import Engine
@@ -45,6 +47,7 @@ __all__ = [
     "closed_as",
     "credential",
     "expired",
+    "read_back",
     "read_decision",
     "shown",
     "shown_votes",
@@ -208,6 +211,20 @@ def shown(
     )
 
 
+async def read_back(
+    store: Store, pause: PauseRecord, unknown: StoreOutcomeUnknownError
+) -> PauseRecord | None:
+    """A pause as the store has it now, after a commit whose outcome is unknown.
+
+    Raises:
+        StoreOutcomeUnknownError: The store cannot be asked either.
+    """
+    try:
+        return await store.pauses.find_by_tenant_id_and_pause_id(pause.tenant_id, pause.pause_id)
+    except StoreError as error:
+        raise unknown from error
+
+
 def validated(
     engine: Engine,
     decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
@@ -292,19 +309,7 @@ def tell(
         answered_by=responder,
         verdict="approved" if approved else "rejected",
     )
-    emit(
-        lambda: ExecutionEvent(
-            kind,
-            pause.execution_id,
-            now,
-            agent=pause.agent,
-            tool=pause.ask.tool,
-            call_id=pause.ask.call_id,
-            pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
-            answered_by=responder,
-            approved=approved,
-        )
-    )
+    emit_pause_event(kind, pause, now, answered_by=responder, approved=approved)
 
 
 async def tell_answered(

@@ -22,7 +22,6 @@ from agboss.errors import (
     DtoValidationError,
     NotAnAnswererError,
     NotPausedError,
-    StoreError,
     StoreOutcomeUnknownError,
     StoreUnavailableError,
 )
@@ -34,6 +33,7 @@ from agboss.pauses._answers import (
     check_owner,
     closed_as,
     expired,
+    read_back,
     read_decision,
     shown,
     shown_votes,
@@ -229,10 +229,7 @@ async def _settled(store: Store, write: CastVote, unknown: StoreOutcomeUnknownEr
         StoreOutcomeUnknownError: The store cannot be asked either.
     """
     pause = write.pause
-    try:
-        current = await store.pauses.find_by_tenant_id_and_pause_id(pause.tenant_id, pause.pause_id)
-    except StoreError as error:
-        raise unknown from error
+    current = await read_back(store, pause, unknown)
     votes = None if current is None else current.votes
     if votes is not None and votes.of(write.vote.voter) == write.vote:
         return Voted(votes, counted=True)
