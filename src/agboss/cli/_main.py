@@ -463,7 +463,7 @@ def resume(
             "responder": receipt.responder,
             "repeated": receipt.repeated,
             "votes": None if receipt.votes is None else receipt.votes.model_dump(mode="json"),
-            "decided": receipt.votes is None or receipt.votes.outcome() is not None,
+            "decided": receipt.decided,
         }
 
     done = _with_app(target, store, action)

@@ -155,6 +155,12 @@ class AnswerReceipt:
     """For a question that takes several approvals: its votes after this one (this answer
     was a vote; ``votes.outcome()`` is the question's decision once they decided it)."""
 
+    @property
+    def decided(self) -> bool:
+        """Whether the question is decided: ``False`` for a vote that left it waiting for the
+        other voters."""
+        return self.votes is None or self.votes.outcome() is not None
+
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
@@ -173,8 +179,7 @@ class Recorded:
     @property
     def undecided(self) -> bool:
         """The answer was a vote that left its question waiting: there is nothing to move."""
-        votes = self.receipt.votes
-        return votes is not None and votes.outcome() is None
+        return not self.receipt.decided
 
     @property
     def to_move(self) -> bool:

@@ -19,7 +19,7 @@ from agboss.pii._policy import PiiPolicy, _marks, marked_values
 from agboss.records._model import StepRecord
 from agboss.records._outputs import PendingPause
 from agboss.records._pauses import PauseAnswerRecord
-from agboss.records._votes import PauseVotes
+from agboss.records._votes import PauseVote, PauseVotes
 
 __all__ = ["PiiOutside"]
 
@@ -115,20 +115,30 @@ class PiiOutside:
     ) -> PauseVotes:
         """A question's votes as they may be shown: each vote's reason and words masked like
         a decision's."""
+        shown = self._votes(votes.votes, agent, tool, arguments, policy)
+        return votes if shown is votes.votes else votes.model_copy(update={"votes": shown})
+
+    def _votes(
+        self,
+        votes: tuple[PauseVote, ...],
+        agent: str,
+        tool: str | None,
+        arguments: Mapping[str, Any] | None,
+        policy: PiiPolicy,
+    ) -> tuple[PauseVote, ...]:
         dto = self._input(agent, tool)
-        if not votes.votes or not self._needed(policy, dto):
+        if not votes or not self._needed(policy, dto):
             return votes
         values = [] if not arguments else marked_values(dict(arguments), dto)
-        shown = tuple(
+        return tuple(
             vote.model_copy(
                 update={
                     "reason": None if vote.reason is None else policy.outside(vote.reason, values),
                     "reply": None if vote.reply is None else policy.outside(vote.reply, values),
                 }
             )
-            for vote in votes.votes
+            for vote in votes
         )
-        return votes.model_copy(update={"votes": shown})
 
     def step(self, record: StepRecord, policy: PiiPolicy) -> StepRecord:
         call = record.tool_call
@@ -187,9 +197,7 @@ class PiiOutside:
         if entry.reply is not None:
             update["reply"] = policy.outside(entry.reply, values)
         if entry.votes:
-            tool = None if call is None else call.tool
-            arguments = None if call is None else call.arguments
-            counted = PauseVotes(needed=len(entry.votes), votes=entry.votes)
-            shown = self.votes(counted, entry.step.agent.name, tool, arguments, policy)
-            update["votes"] = shown.votes
+            tool, arguments = (None, None) if call is None else (call.tool, call.arguments)
+            agent = entry.step.agent.name
+            update["votes"] = self._votes(entry.votes, agent, tool, arguments, policy)
         return entry.model_copy(update=update)

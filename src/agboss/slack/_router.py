@@ -341,7 +341,7 @@ class _Interactions:
             await self._refused(app, answer, outcome)
         elif outcome.repeated:  # a repeated answer was shown by the first
             return
-        elif outcome.votes is not None and outcome.votes.outcome() is None:
+        elif not outcome.decided and outcome.votes is not None:
             await self._tell(app, answer, _counted(outcome.votes))  # the others still vote
         else:
             await self._show(app, answer)

@@ -73,8 +73,7 @@ class ReceiptBody(BaseModel):
 
     @classmethod
     def of(cls, receipt: AnswerReceipt) -> ReceiptBody:
-        votes = receipt.votes
-        return cls(**fields_of(receipt), decided=votes is None or votes.outcome() is not None)
+        return cls(**fields_of(receipt), decided=receipt.decided)
 
 
 class InboxEntryBody(BaseModel):
