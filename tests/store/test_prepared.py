@@ -132,3 +132,73 @@ async def test_prepared_statements_survive_a_rolled_back_transaction(
         assert store.prepared_statements
     finally:
         await app.close()
+
+
+_AWKWARD = (
+    "plain",
+    "",
+    "it's",
+    "''",
+    "back\\slash \\' E'\\\\",
+    "-- not a comment",
+    "$1 %s ? {now}",
+    "ünïcödé ✓ \U0001f600",
+    "line\nbreak\ttab\r",
+    0,
+    1,
+    -1,
+    2**63 - 1,
+    -(2**63),
+    True,
+    False,
+    None,
+    1.5,
+)
+
+
+async def test_every_value_an_execute_carries_comes_back_as_it_went(schema: str) -> None:
+    # Values written into EXECUTE as literals by the store, not by psycopg: the same value is
+    # read back whether the statement went inline (its first send) or prepared (after).
+    from agboss.store.sql._dialect import Returns, Sql
+
+    assert POSTGRES_URL is not None
+    store = PostgresStore(POSTGRES_URL, schema, max_connections=1)
+    await store.open()
+    try:
+        for value in _AWKWARD:
+            kind = {bool: "boolean", int: "bigint", float: "float8"}.get(type(value), "text")
+            statement = Sql(f"SELECT ?::{kind}, ?::text", (value, "after"), Returns.ONE)
+
+            def work(statement: Sql = statement) -> Any:
+                row = yield statement
+                return row
+
+            for _ in range(3):  # inline, then prepared, then prepared again
+                assert await store.driver.transact(work) == (value, "after")
+        assert len(await _prepared_on(store)) >= 4
+    finally:
+        await store.close()
+
+
+async def test_the_lease_fence_goes_out_prepared(
+    schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(tmp_path / "runs.txt"))
+    assert POSTGRES_URL is not None
+    store = PostgresStore(POSTGRES_URL, schema, max_connections=1)
+    app = await _app(store)
+    try:
+        await _cycles(app, 3)
+        async with store.driver.pool.connection() as connection:  # type: ignore[attr-defined]
+            cursor = await connection.execute(
+                "SELECT count(*) FROM pg_prepared_statements "
+                "WHERE name LIKE 'agboss%' AND statement LIKE '%agboss_fence($1, $2, $3)%'"
+            )
+            assert await cursor.fetchone() == (1,)
+        with pytest.raises(LeaseLostError):  # and still says a lost lease as such
+            await store.write(
+                [ReleaseLease(Fence("ex-none", "a-holder-that-lost-it", 9))],
+                fence=Fence("ex-none", "a-holder-that-lost-it", 9),
+            )
+    finally:
+        await app.close()

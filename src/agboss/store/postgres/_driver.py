@@ -54,7 +54,7 @@ __all__ = ["PostgresDriver"]
 
 T = TypeVar("T")
 
-_FENCE = "SELECT agboss_fence(%s, %s, %s)"
+_FENCE = "SELECT agboss_fence(?, ?, ?)"
 
 _MIGRATION_LOCK = 4242424242
 """The advisory lock key that serializes migrations of one database."""
@@ -365,7 +365,7 @@ async def _batched(
     if not durable:  # its loss costs nothing: the commit need not wait for the disk
         held.append("SET LOCAL synchronous_commit = off")
     if fence is not None:
-        held.append(binder.mogrify(_FENCE, (fence.root_execution_id, fence.holder, fence.epoch)))
+        held.append(await prepared.text(connection, binder, _fenced(fence)))
     waiting: dict[int, tuple[Later, bool]] = {}  # a held statement's place → where its rows go
     steps = work()
     begun = False
@@ -405,6 +405,11 @@ async def _batched(
             raise _CommitLost() from error
         raise
     return result
+
+
+def _fenced(fence: Fence) -> Sql:
+    """The fence's check, a statement like the work's (prepared once sent often)."""
+    return Sql(_FENCE, (fence.root_execution_id, fence.holder, fence.epoch))
 
 
 class _CommitLost(Exception):
