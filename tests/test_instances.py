@@ -186,3 +186,58 @@ async def test_a_webhook_retried_many_times_at_once_records_its_answer_once(
     assert len(final.record.pauses) == 1
     lines = runs.read_text().splitlines()
     assert sum(line.startswith("tool") for line in lines) == 1
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_question_answered_by_another_instance_is_refused_by_the_one_that_asked_it(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The asking instance checks an answer against the question as it stored it, without a
+    # read: the answer's write, which finds it answered, decides, and nothing more is recorded.
+    runs = tmp_path / "runs.txt"
+    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
+    async with _one_pause_on_two_instances(kind, tmp_path) as (apps, paused, pause_id):
+        asker, other = apps
+        first = await other.resume(pause_id, decision={"approved": True}, owner_id="u")
+        assert first.status is ExecutionStatus.COMPLETED
+        with pytest.raises(NotPausedError) as refused:
+            await asker.resume(pause_id, decision={"approved": False}, owner_id="u")
+        assert "taken" in refused.value.message  # as a read would have said
+        final = await asker.get(paused.execution_id, record=True)
+    assert final.record is not None
+    [entry] = final.record.pauses
+    assert entry.decision is not None
+    assert entry.decision.approved
+    assert sum(line.startswith("tool") for line in runs.read_text().splitlines()) == 1
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_webhook_retried_on_the_asking_instance_after_another_recorded_it_is_a_repeat(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(tmp_path / "runs.txt"))
+    async with _one_pause_on_two_instances(kind, tmp_path) as (apps, _, pause_id):
+        asker, other = apps
+        first = await other.answer(pause_id, decision={"approved": True}, owner_id="u")
+        again = await asker.answer(pause_id, decision={"approved": True}, owner_id="u")
+    assert not first.repeated
+    assert again.repeated
+    assert again.decision == first.decision
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_question_withdrawn_by_another_instance_is_refused_by_the_one_that_asked_it(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = tmp_path / "runs.txt"
+    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
+    async with _one_pause_on_two_instances(kind, tmp_path) as (apps, paused, pause_id):
+        asker, other = apps
+        await other.cancel(paused.thread_id)
+        with pytest.raises(NotPausedError):
+            await asker.resume(pause_id, decision={"approved": True}, owner_id="u")
+        final = await asker.get(paused.execution_id)
+    assert final.status is ExecutionStatus.CANCELLED
+    assert not runs.exists() or not any(
+        line.startswith("tool") for line in runs.read_text().splitlines()
+    )

@@ -112,7 +112,7 @@ async def test_a_paused_result_lists_its_pauses_without_a_read_of_its_own(
         assert calls.queries == 2
 
 
-async def test_a_resume_reads_only_the_pause_it_answers(
+async def test_a_resume_of_a_question_this_instance_asked_reads_nothing_of_its_own(
     env: TestEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env.mock_llm(OfficeAgent).then_return(*[ASK, DONE] * 4)
@@ -125,12 +125,43 @@ async def test_a_resume_reads_only_the_pause_it_answers(
     done = await env.app.resume(pause_id, decision={"approved": True}, owner_id="user-1")
     assert done.status is ExecutionStatus.COMPLETED
     assert done.output == WorkflowFinishTextDto(text="Booked.")
-    # The pass replays the steps read with its lease, in the answer's commit; the tree ends
-    # without reading which pauses it closes (none waited when the lease was taken).
-    assert calls.reads == ["pauses"]
+    # The question is checked as this instance stored it, and its answer's write says whether
+    # it still waits; the pass replays the steps read with its lease, in the answer's commit;
+    # the tree ends without reading which pauses it closes (none waited when it was taken).
+    assert calls.reads == []
     assert calls.transactions == 3  # the answer with the lease, the tool ran, the end
     if calls.postgres:  # one query each
-        assert calls.queries == 4
+        assert calls.queries == 3
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_resume_of_a_question_another_instance_asked_reads_only_that_pause(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    desk.clear()
+    async with env_on(kind, tmp_path, OfficeApplication, instances=2) as env:
+        env.mock_llm(OfficeAgent).then_return(*[ASK, DONE] * 4)
+        asker, answerer = env.apps
+        for _ in range(3):  # the answering instance's connection prepares what it sends often
+            paused = await asker.execute(
+                OfficeWorkflow, WorkflowStartTextDto(text="Book the taxi"), owner_id="user-1"
+            )
+            pause_id = paused.pending[0].pause_id
+            assert pause_id is not None
+            await answerer.resume(pause_id, decision={"approved": True}, owner_id="user-1")
+        paused = await asker.execute(
+            OfficeWorkflow, WorkflowStartTextDto(text="Book the taxi"), owner_id="user-1"
+        )
+        pause_id = paused.pending[0].pause_id
+        assert pause_id is not None
+        calls = Calls()
+        calls.watch(answerer.store, monkeypatch)
+        done = await answerer.resume(pause_id, decision={"approved": True}, owner_id="user-1")
+        assert done.status is ExecutionStatus.COMPLETED
+        assert calls.reads == ["pauses"]
+        assert calls.transactions == 3
+        if calls.postgres:
+            assert calls.queries == 4
 
 
 async def test_a_tree_that_ends_with_a_question_asked_by_an_earlier_pass_closes_it(

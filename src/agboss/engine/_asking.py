@@ -162,6 +162,8 @@ async def ask_approval(
         results = await frame.writes.commit([insert] if find is None else [insert, find])
         pause = results[insert]
         standing, read = (None if find is None else results[find]), True
+        if standing is None:
+            runtime.asked.keep(pause, row)
         emit_pause_event(ExecutionEventKind.PAUSE_ASKED, pause, asked_at)
     channel = channel.asking(pause.channel)  # the role its ladder escalated it to, if any
     if pause.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN):

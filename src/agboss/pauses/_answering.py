@@ -107,7 +107,10 @@ async def record_answer(
     check_shape(decision, reply, runtime.assembly.spec.limits)
     store = runtime.store
     tenant = tenant_id or DEFAULT_TENANT_ID
-    found = await store.pauses.find_with_execution(tenant, pause_id)
+    # A question this instance asked is checked as stored (a reply, whose reading costs a
+    # model call, is checked against the pause as it is now): its write says if it waits.
+    kept = runtime.asked.take(tenant, pause_id) if reply is None else None
+    found = kept or await store.pauses.find_with_execution(tenant, pause_id)
     if found is None:
         raise UnknownPauseError()
     pause, row = found
@@ -145,6 +148,8 @@ async def record_answer(
             again = _repeated(engine, current, row, responder, decision, reply)
             if again is not None:
                 return Recorded(again)
+        if current is None and kept is not None:  # kept, then removed (retention)
+            raise UnknownPauseError()
         if current is not None and expired(current, runtime.clock.now()):
             raise NotPausedError("expired")
         raise NotPausedError(closed_as(current) if current else "gone")

@@ -126,8 +126,10 @@ class Results:
         self._writes = tuple(writes)  # kept: the ids below stay theirs
         self._values = tuple(values)
         self._by_write = {id(write): value for write, value in zip(writes, values, strict=True)}
-        given = Counter(id(write) for write in writes)
-        self._twice = {key for key, times in given.items() if times > 1}
+        self._twice: set[int] = set()
+        if len(self._by_write) < len(self._writes):  # rare: counted only then
+            given = Counter(id(write) for write in writes)
+            self._twice = {key for key, times in given.items() if times > 1}
 
     def __getitem__(self, write: Write[T]) -> T:
         key = id(write)

@@ -113,7 +113,7 @@ def _insert_execution(row: ExecutionRow) -> Sql:
 
 def _begin_execution(write: BeginExecution) -> Ops:
     # One round trip: the execution and its lease are written only if the thread is the
-    # owner's, and whose it is is read with them (nothing is written for another owner).
+    # owner's, and whether they were is returned with them (nothing is written for another).
     row = write.row
     owned = (row.tenant_id, row.thread_id, row.owner_id)
     yield do(
@@ -122,10 +122,10 @@ def _begin_execution(write: BeginExecution) -> Ops:
         *owned,
         to_micros(row.created_at),
     )
-    yield do(
+    inserted = yield one_later(
         f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
         "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
-        f"WHERE EXISTS ({_THREAD_OWNED})",
+        f"WHERE EXISTS ({_THREAD_OWNED}) RETURNING 1",
         *_execution_values(row),
         *owned,
     )
@@ -138,14 +138,9 @@ def _begin_execution(write: BeginExecution) -> Ops:
         _ttl(write.ttl),
         *owned,
     )
-    owner = yield one_later(
-        "SELECT owner_id FROM threads WHERE tenant_id = ? AND thread_id = ?",
-        row.tenant_id,
-        row.thread_id,
-    )
 
     def begun() -> Fence:
-        if owner.rows[0] != row.owner_id:
+        if inserted.rows is None:
             raise ThreadOwnerError(
                 f"thread {row.thread_id} belongs to another owner",
                 hint="pass the thread's owner as owner_id, or start a new thread",

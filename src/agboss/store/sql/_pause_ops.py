@@ -13,7 +13,7 @@ from agboss.enums import PauseResolution, PauseStatus
 from agboss.records._pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
 from agboss.records._votes import PauseVotes
 from agboss.store._rows import PAUSE_COLUMNS, by_seq, pause_of
-from agboss.store._times import to_micros
+from agboss.store._times import from_micros, to_micros
 from agboss.store.sql._dialect import KEY_END, Deferred, Sql, computed
 from agboss.store.sql._statements import Ops, do, many, many_later, one, one_later, when
 from agboss.store.writes import (
@@ -116,7 +116,8 @@ def _resolve_pause(write: ResolvePause) -> Ops:
     row = yield one_later(
         "UPDATE pauses SET status = ?, resolution = ?, answer_json = ?, resolved_at = ? "
         "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
-        "AND (expires_at IS NULL OR expires_at > ?) RETURNING is_sent",
+        "AND (expires_at IS NULL OR expires_at > ?) "
+        "RETURNING is_sent, sent_reference, ladder_step, next_step_at",
         write.status.value,
         write.resolution.value,
         answer.model_dump_json(),
@@ -143,6 +144,8 @@ def _resolve_pause(write: ResolvePause) -> Ops:
     )
 
     def resolved(found: Any) -> PauseRecord | None:
+        # What changes while a pause waits is read back: the record given may predate its
+        # send (a question this instance asked, answered without a read) or a reminder.
         if found is None:
             return None
         return replace(
@@ -152,6 +155,9 @@ def _resolve_pause(write: ResolvePause) -> Ops:
             answer=answer,
             resolved_at=write.now,
             is_sent=bool(found[0]),
+            sent_reference=None if found[1] is None else str(found[1]),
+            ladder_step=int(found[2]),
+            next_step_at=None if found[3] is None else from_micros(int(found[3])),
         )
 
     return when(row, resolved)
