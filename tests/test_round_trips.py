@@ -134,6 +134,27 @@ async def test_a_resume_of_a_question_this_instance_asked_reads_nothing_of_its_o
         assert calls.queries == 3
 
 
+async def test_a_resume_of_a_question_older_than_those_kept_reads_it(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agboss.engine import _asked
+
+    monkeypatch.setattr(_asked, "KEPT", 1)  # the instance keeps its last question only
+    env.mock_llm(OfficeAgent).then_return(*[ASK, DONE] * 3, ASK, ASK, DONE, DONE)
+    await _warm(env)
+    older = (await _paused(env)).pending[0].pause_id
+    newer = (await _paused(env)).pending[0].pause_id
+    assert older is not None
+    assert newer is not None
+    calls = Calls()
+    calls.watch(env.app.store, monkeypatch)
+    await env.app.resume(older, decision={"approved": True}, owner_id="user-1")
+    assert calls.reads == ["pauses"]
+    calls.clear()
+    await env.app.resume(newer, decision={"approved": True}, owner_id="user-1")
+    assert calls.reads == []
+
+
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_resume_of_a_question_another_instance_asked_reads_only_that_pause(
     kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -17,8 +17,9 @@ from agboss.store.protocol import ExecutionRow
 
 __all__ = ["AskedHere"]
 
-KEPT = 10_000
-"""The most questions kept (the oldest go first: answering those reads them, as before)."""
+KEPT = 1_000
+"""The most questions kept (a few kilobytes each; the oldest go first, and answering one
+of those reads it, as an answer to another instance's question does)."""
 
 
 class AskedHere:
