@@ -719,6 +719,17 @@ def test_a_misspelt_decorator_argument_is_refused_where_it_is_written() -> None:
         class Misspelt: ...
 
 
+def test_a_missing_decorator_argument_is_refused_where_it_is_written() -> None:
+    with pytest.raises(ConfigurationError, match=r"@workflow needs version=") as caught:
+
+        @workflow(name="unversioned-workflow", flow=[])  # type: ignore[call-arg]  # under test
+        class Unversioned: ...
+
+    assert "without a default are required" in str(caught.value.hint)
+    with pytest.raises(ConfigurationError, match=r"@agent needs description=, prompt="):
+        agent(name="bare-agent", model="openai/gpt")  # type: ignore[call-arg]  # under test
+
+
 def test_a_decorator_argument_given_by_position_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="@tool takes its arguments by name only"):
         tool("a-tool")  # type: ignore[misc]

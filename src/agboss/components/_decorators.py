@@ -68,9 +68,12 @@ R = TypeVar("R")
 
 
 def _keywords_checked(decorator: Callable[P, R]) -> Callable[P, R]:
-    """The decorator, with a misspelt or positional argument a `ConfigurationError` that says
-    which and suggests the nearest name (``nmae=`` → ``name=``), raised where it is written."""
-    names = list(inspect.signature(decorator).parameters)
+    """The decorator, with a misspelt, missing or positional argument a `ConfigurationError`
+    that says which (and suggests the nearest name: ``nmae=`` → ``name=``), raised where it is
+    written."""
+    parameters = inspect.signature(decorator).parameters
+    names = list(parameters)
+    required = [name for name, p in parameters.items() if p.default is inspect.Parameter.empty]
 
     @functools.wraps(decorator)
     def checked(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -88,6 +91,12 @@ def _keywords_checked(decorator: Callable[P, R]) -> Callable[P, R]:
                     f"{label} has no argument {given}={guess}",
                     hint=f"{label} takes {', '.join(names)}",
                 )
+        missing = [name for name in required if name not in kwargs]
+        if missing:
+            raise ConfigurationError(
+                f"{label} needs {', '.join(f'{name}=' for name in missing)}",
+                hint=f"{label} takes {', '.join(names)}; those without a default are required",
+            )
         return decorator(*args, **kwargs)
 
     return checked
