@@ -22,8 +22,8 @@ from agboss.dto import ToolCallApprovalDecisionDto, schema_of
 from agboss.engine._engine import Engine
 from agboss.engine._runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
 from agboss.enums import PauseKind, StandingScope
-from agboss.errors import ConfigurationError, DtoValidationError
-from agboss.inputs import InputLimits, check_id
+from agboss.errors import ConfigurationError
+from agboss.inputs import InputLimits, check_flag, check_id, check_optional_id
 from agboss.mcp._input import McpInputRequest
 from agboss.models._provider import ModelProvider, ModelResolver
 from agboss.observability._events import ExecutionEvent, ExecutionEventKind, streaming_to
@@ -44,19 +44,6 @@ if TYPE_CHECKING:
     from agboss.mcp._connection import McpConnections
 
 __all__ = ["App"]
-
-
-def _optional_id(value: object, name: str, limits: InputLimits) -> str | None:
-    return None if value is None else check_id(value, name, limits)
-
-
-def _flag(value: object, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise DtoValidationError(
-            f"{name} must be True or False, not {type(value).__name__}",
-            hint=f"pass {name}=True or {name}=False",
-        )
-    return value
 
 
 class App:
@@ -207,10 +194,10 @@ class App:
         return await self._engine.execute(
             workflow,
             input,
-            tenant_id=_optional_id(tenant_id, "tenant_id", limits),
+            tenant_id=check_optional_id(tenant_id, "tenant_id", limits),
             owner_id=check_id(owner_id, "owner_id", limits),
-            thread_id=_optional_id(thread_id, "thread_id", limits),
-            record=_flag(record, "record"),
+            thread_id=check_optional_id(thread_id, "thread_id", limits),
+            record=check_flag(record, "record"),
         )
 
     @overload
@@ -284,7 +271,7 @@ class App:
             UninterpretableReplyError: The reply could not be read; the pause keeps waiting.
             NotPausedError: The pause is no longer waiting (answered, withdrawn, cancelled).
         """
-        wanted = _flag(record, "record")
+        wanted = check_flag(record, "record")
         recorded = await record_answer(
             self._engine,
             decision=decision,
@@ -338,7 +325,7 @@ class App:
         Raises:
             The same errors as `resume`, before anything is recorded.
         """
-        moving = _flag(move, "move")
+        moving = check_flag(move, "move")
         recorded = await record_answer(
             self._engine,
             decision=decision,
@@ -362,9 +349,9 @@ class App:
         limits = self._limits
         return {
             "pause_id": check_id(pause_id, "pause_id", limits),
-            "tenant_id": _optional_id(tenant_id, "tenant_id", limits),
-            "owner_id": _optional_id(owner_id, "owner_id", limits),
-            "answered_by": _optional_id(answered_by, "answered_by", limits),
+            "tenant_id": check_optional_id(tenant_id, "tenant_id", limits),
+            "owner_id": check_optional_id(owner_id, "owner_id", limits),
+            "answered_by": check_optional_id(answered_by, "answered_by", limits),
         }
 
     def _inbox(
@@ -380,9 +367,9 @@ class App:
         """An inbox query, its arguments checked at the edge."""
         limits = self._limits
         return query_of(
-            tenant_id=_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
-            owner_id=_optional_id(owner_id, "owner_id", limits),
-            channel=_optional_id(channel, "channel", limits),
+            tenant_id=check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
+            owner_id=check_optional_id(owner_id, "owner_id", limits),
+            channel=check_optional_id(channel, "channel", limits),
             asked_before=asked_before,
             limit=limit,
             after=after,
@@ -460,7 +447,7 @@ class App:
         limits = self._limits
         return await describe_pause(
             self._runtime,
-            _optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
+            check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
             check_id(pause_id, "pause_id", limits),
         )
 
@@ -608,8 +595,8 @@ class App:
             self._runtime,
             check_id(decision_id, "decision_id", limits),
             revoked_by=check_id(revoked_by, "revoked_by", limits),
-            tenant_id=_optional_id(tenant_id, "tenant_id", limits),
-            owner_id=_optional_id(owner_id, "owner_id", limits),
+            tenant_id=check_optional_id(tenant_id, "tenant_id", limits),
+            owner_id=check_optional_id(owner_id, "owner_id", limits),
         )
 
     async def standing(
@@ -625,9 +612,9 @@ class App:
         limits = self._limits
         return await list_standing(
             self._runtime,
-            tenant_id=_optional_id(tenant_id, "tenant_id", limits),
-            owner_id=_optional_id(owner_id, "owner_id", limits),
-            revoked=_flag(revoked, "revoked"),
+            tenant_id=check_optional_id(tenant_id, "tenant_id", limits),
+            owner_id=check_optional_id(owner_id, "owner_id", limits),
+            revoked=check_flag(revoked, "revoked"),
         )
 
     async def cancel(
@@ -657,8 +644,8 @@ class App:
         return await cancel_thread(
             self._runtime,
             check_id(thread_id, "thread_id", limits),
-            tenant_id=_optional_id(tenant_id, "tenant_id", limits),
-            owner_id=_optional_id(owner_id, "owner_id", limits),
+            tenant_id=check_optional_id(tenant_id, "tenant_id", limits),
+            owner_id=check_optional_id(owner_id, "owner_id", limits),
         )
 
     async def get(
@@ -674,8 +661,8 @@ class App:
         limits = self._limits
         return await self._engine.get(
             check_id(execution_id, "execution_id", limits),
-            tenant_id=_optional_id(tenant_id, "tenant_id", limits),
-            record=_flag(record, "record"),
+            tenant_id=check_optional_id(tenant_id, "tenant_id", limits),
+            record=check_flag(record, "record"),
         )
 
     async def failed(
@@ -702,8 +689,8 @@ class App:
         """
         limits = self._limits
         query = failed_query(
-            tenant_id=_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
-            owner_id=_optional_id(owner_id, "owner_id", limits),
+            tenant_id=check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
+            owner_id=check_optional_id(owner_id, "owner_id", limits),
             limit=limit,
             after=after,
         )
@@ -752,9 +739,9 @@ class App:
         limits = self._limits
         return await self._engine.retry(
             check_id(execution_id, "execution_id", limits),
-            tenant_id=_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
-            retried_by=_optional_id(retried_by, "retried_by", limits),
-            record=_flag(record, "record"),
+            tenant_id=check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
+            retried_by=check_optional_id(retried_by, "retried_by", limits),
+            record=check_flag(record, "record"),
         )
 
     async def recover(self) -> list[ExecutionOutput]:

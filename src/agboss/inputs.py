@@ -22,7 +22,9 @@ __all__ = [
     "MAX_DEPTH",
     "InputLimits",
     "check_depth",
+    "check_flag",
     "check_id",
+    "check_optional_id",
     "check_text",
     "check_values",
     "has_non_finite",
@@ -100,6 +102,22 @@ def check_id(value: object, name: str, limits: InputLimits) -> str:
         raise DtoValidationError(
             f"{name} holds a NUL character or a lone surrogate, which cannot be stored",
             hint=f"pass {name} as valid Unicode text",
+        )
+    return value
+
+
+def check_optional_id(value: object, name: str, limits: InputLimits) -> str | None:
+    """``None``, or an id as `check_id` takes it."""
+    return None if value is None else check_id(value, name, limits)
+
+
+def check_flag(value: object, name: str) -> bool:
+    """A boolean argument; `DtoValidationError` for anything else (a ``"false"`` that would be
+    true)."""
+    if not isinstance(value, bool):
+        raise DtoValidationError(
+            f"{name} must be True or False, not {type(value).__name__}",
+            hint=f"pass {name}=True or {name}=False",
         )
     return value
 
