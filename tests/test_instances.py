@@ -24,12 +24,18 @@ from tests.waiting import eventually
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture
+def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where the test application's tool writes a line each time it runs."""
+    path = tmp_path / "runs.txt"
+    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(path))
+    return path
+
+
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_two_processes_answer_the_pauses_of_one_tree_and_each_decision_is_taken_once(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str, tmp_path: Path, runs: Path
 ) -> None:
-    runs = tmp_path / "runs.txt"
-    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
     async with store_url(kind, tmp_path) as url:
         await _two_processes(url, runs)
 
@@ -134,10 +140,8 @@ async def _one_pause_on_two_instances(
 
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_many_answers_to_one_pause_at_once_record_one_decision_and_one_audit_entry(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str, tmp_path: Path, runs: Path
 ) -> None:
-    runs = tmp_path / "runs.txt"
-    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
     async with _one_pause_on_two_instances(kind, tmp_path) as (apps, paused, pause_id):
         outcomes = await asyncio.gather(
             *(
@@ -163,10 +167,8 @@ async def test_many_answers_to_one_pause_at_once_record_one_decision_and_one_aud
 
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_webhook_retried_many_times_at_once_records_its_answer_once(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str, tmp_path: Path, runs: Path
 ) -> None:
-    runs = tmp_path / "runs.txt"
-    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
     async with _one_pause_on_two_instances(kind, tmp_path) as (apps, paused, pause_id):
         receipts = await asyncio.gather(
             *(
@@ -190,12 +192,10 @@ async def test_a_webhook_retried_many_times_at_once_records_its_answer_once(
 
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_question_answered_by_another_instance_is_refused_by_the_one_that_asked_it(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str, tmp_path: Path, runs: Path
 ) -> None:
     # The asking instance checks an answer against the question as it stored it, without a
     # read: the answer's write, which finds it answered, decides, and nothing more is recorded.
-    runs = tmp_path / "runs.txt"
-    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
     async with _one_pause_on_two_instances(kind, tmp_path) as (apps, paused, pause_id):
         asker, other = apps
         first = await other.resume(pause_id, decision={"approved": True}, owner_id="u")
@@ -208,14 +208,13 @@ async def test_a_question_answered_by_another_instance_is_refused_by_the_one_tha
     [entry] = final.record.pauses
     assert entry.decision is not None
     assert entry.decision.approved
-    assert sum(line.startswith("tool") for line in runs.read_text().splitlines()) == 1
+    assert _tools_run(runs) == 1
 
 
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_webhook_retried_on_the_asking_instance_after_another_recorded_it_is_a_repeat(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str, tmp_path: Path, runs: Path
 ) -> None:
-    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(tmp_path / "runs.txt"))
     async with _one_pause_on_two_instances(kind, tmp_path) as (apps, _, pause_id):
         asker, other = apps
         first = await other.answer(pause_id, decision={"approved": True}, owner_id="u")
@@ -227,10 +226,8 @@ async def test_a_webhook_retried_on_the_asking_instance_after_another_recorded_i
 
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_question_withdrawn_by_another_instance_is_refused_by_the_one_that_asked_it(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str, tmp_path: Path, runs: Path
 ) -> None:
-    runs = tmp_path / "runs.txt"
-    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
     async with _one_pause_on_two_instances(kind, tmp_path) as (apps, paused, pause_id):
         asker, other = apps
         await other.cancel(paused.thread_id)
@@ -238,6 +235,10 @@ async def test_a_question_withdrawn_by_another_instance_is_refused_by_the_one_th
             await asker.resume(pause_id, decision={"approved": True}, owner_id="u")
         final = await asker.get(paused.execution_id)
     assert final.status is ExecutionStatus.CANCELLED
-    assert not runs.exists() or not any(
-        line.startswith("tool") for line in runs.read_text().splitlines()
-    )
+    assert _tools_run(runs) == 0
+
+
+def _tools_run(runs: Path) -> int:
+    """How many times the test application's tool ran (the lines it wrote)."""
+    lines = runs.read_text().splitlines() if runs.exists() else []
+    return sum(line.startswith("tool") for line in lines)

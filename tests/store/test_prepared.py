@@ -48,6 +48,12 @@ async def test_statements_a_pass_sends_again_go_out_prepared(
     try:
         await _cycles(app, 3)
         assert len(await _prepared_on(store)) >= 5
+        async with store.driver.pool.connection() as connection:  # type: ignore[attr-defined]
+            cursor = await connection.execute(
+                "SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'agboss%' "
+                "AND statement LIKE '%agboss_fence($1, $2, $3)%'"
+            )
+            assert await cursor.fetchone() == (1,)  # the lease's fence too
     finally:
         await app.close()
 
@@ -178,27 +184,3 @@ async def test_every_value_an_execute_carries_comes_back_as_it_went(schema: str)
         assert len(await _prepared_on(store)) >= 4
     finally:
         await store.close()
-
-
-async def test_the_lease_fence_goes_out_prepared(
-    schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("AGBOSS_TEST_RUNS", str(tmp_path / "runs.txt"))
-    assert POSTGRES_URL is not None
-    store = PostgresStore(POSTGRES_URL, schema, max_connections=1)
-    app = await _app(store)
-    try:
-        await _cycles(app, 3)
-        async with store.driver.pool.connection() as connection:  # type: ignore[attr-defined]
-            cursor = await connection.execute(
-                "SELECT count(*) FROM pg_prepared_statements "
-                "WHERE name LIKE 'agboss%' AND statement LIKE '%agboss_fence($1, $2, $3)%'"
-            )
-            assert await cursor.fetchone() == (1,)
-        with pytest.raises(LeaseLostError):  # and still says a lost lease as such
-            await store.write(
-                [ReleaseLease(Fence("ex-none", "a-holder-that-lost-it", 9))],
-                fence=Fence("ex-none", "a-holder-that-lost-it", 9),
-            )
-    finally:
-        await app.close()
