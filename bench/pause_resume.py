@@ -193,6 +193,8 @@ class Counts:
         self.statements = 0
         self.commits = 0
         self.in_store = 0.0
+        self.cpu: list[float] = []
+        """This process's CPU time for each side's cycles (agboss first, then the peers)."""
         self._restore: tuple[Any, Any, Any] = (None, None, None)
 
     def watch(self, store: Any) -> None:
@@ -373,13 +375,18 @@ async def alternated(
     counts.watch(app.store)
     mine: list[float] = []
     theirs: list[list[float]] = [[] for _ in peers]
+    counts.cpu = [0.0] * (1 + len(peers))
     while len(mine) < cycles:
         block = min(BLOCK, cycles - len(mine))
+        began = time.process_time()
         for _ in range(block):
             mine.append(await ours())
-        for peer, times in zip(peers, theirs, strict=True):
+        counts.cpu[0] += time.process_time() - began
+        for place, (peer, times) in enumerate(zip(peers, theirs, strict=True), start=1):
+            began = time.process_time()
             for _ in range(block):
                 times.append(await peer())
+            counts.cpu[place] += time.process_time() - began
     counts.stop()
     return mine, theirs
 
@@ -414,6 +421,14 @@ def report(store: str, ours: list[float], peers: list[list[float]], counts: Coun
         f"{counts.in_store / cycles * 1000:.3f} ms in the store, "
         f"{outside * 1000:.3f} ms outside it (the engine's own: "
         f"{outside / statistics.median(lg_async):.3f} of LangGraph's cycle)"
+    )
+    # The client's CPU (this process), without the database server's: on PostgreSQL the rest
+    # of agboss's cycle is the server's work, which its commits wait for, while LangGraph's
+    # default durability writes a step's checkpoint as the next step runs.
+    mine_cpu, async_cpu, sync_cpu = (total / cycles * 1000 for total in counts.cpu)
+    print(
+        f"client CPU per cycle: agboss {mine_cpu:.3f} ms, LangGraph {async_cpu:.3f} ms "
+        f"(async) / {sync_cpu:.3f} ms (sync)"
     )
 
 
