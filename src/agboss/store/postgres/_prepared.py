@@ -64,7 +64,6 @@ class PreparedStatements:
         self._seen: dict[str, int] = {}
         self._refused: set[str] = set()
         self._names: dict[str, str] = {}
-        self._calls: dict[str, str] = {}  # a prepared name → "EXECUTE name("
         self._on: WeakKeyDictionary[AsyncConnection[Any], set[str]] = WeakKeyDictionary()
 
     async def text(
@@ -79,17 +78,11 @@ class PreparedStatements:
             name = await self._prepare(connection, statement)
             if name is None:
                 return binder.mogrify(POSTGRES.render(text), statement.params)
-        call = self._calls.get(name)
-        if call is None:
-            call = self._calls[name] = f"EXECUTE {name}("
-        values = []
-        for value in statement.params:
-            literal = _literal(value)
-            if literal is None:
-                marks = ", ".join(["%s"] * len(statement.params))
-                return binder.mogrify(f"EXECUTE {name}({marks})", statement.params)
-            values.append(literal)
-        return call + ", ".join(values) + ")"
+        values = _literals(statement.params)
+        if values is None:  # a value only psycopg's binding writes
+            marks = ", ".join(["%s"] * len(statement.params))
+            return binder.mogrify(f"EXECUTE {name}({marks})", statement.params)
+        return f"EXECUTE {name}({', '.join(values)})"
 
     async def _prepare(self, connection: AsyncConnection[Any], statement: Sql) -> str | None:
         text = statement.text
@@ -133,10 +126,20 @@ class PreparedStatements:
         self.enabled = False
         self._on = WeakKeyDictionary()
         self._names.clear()
-        self._calls.clear()
 
 
 _INT8 = 1 << 63
+
+
+def _literals(values: tuple[object, ...]) -> list[str] | None:
+    """Each value as `_literal` writes it; ``None`` if one is left to psycopg's binding."""
+    literals = []
+    for value in values:
+        literal = _literal(value)
+        if literal is None:
+            return None
+        literals.append(literal)
+    return literals
 
 
 def _literal(value: object) -> str | None:

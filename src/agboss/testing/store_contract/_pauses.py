@@ -149,6 +149,21 @@ class PauseContract(Contract):
         [due] = await store.pauses.find_due_withdrawals("ex-1")
         assert due.sent_reference == "C1/1712.5"
 
+    async def test_an_answer_given_the_pause_as_asked_returns_it_as_it_is_now(
+        self, store: Store
+    ) -> None:
+        # An instance answers a question it asked with the record it stored (no read): what
+        # changed since (its send) comes back with the resolved pause.
+        fence = await self._begin(store)
+        insert = InsertPause(make_pause())
+        asked = (await store.write([insert], fence=fence))[insert]
+        await write_one(store, MarkPauseSent("acme", "p" * 32, "C1/1712.5"))
+        resolve = ResolvePause(asked, PauseStatus.RESOLVED, PauseResolution.REPLIED, ANSWER, NOW)
+        resolved = await write_one(store, resolve)
+        assert resolved is not None
+        assert (resolved.is_sent, resolved.sent_reference) == (True, "C1/1712.5")
+        assert resolved.status is PauseStatus.RESOLVED
+
     async def test_closing_under_a_path_touches_only_that_branchs_pauses(
         self, store: Store
     ) -> None:
