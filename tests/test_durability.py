@@ -3,27 +3,35 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agboss import App, ExecutionStatus, FunctionProvider, WorkflowFinishTextDto
-from agboss.models import ChatRequest, ChatResponse
+from agboss import App, ExecutionStatus, FunctionProvider, LeaseLostError, WorkflowFinishTextDto
+from agboss.models import ChatRequest, ChatResponse, MessageRole
+from agboss.store.writes import AppendStep
 from agboss.testing import TestClock, call_tools, reply_with, test_with, tool_call
 from tests.durable_app import DurableApplication, DurableWorkflow, answer_turn
 from tests.durable_pause_app import RefundApplication, model
 from tests.office import (
+    RUNS,
     BookExpenseTool,
     DeskDoneDto,
     OfficeAgent,
     OfficeApplication,
     OfficeWorkflow,
+    ReturnDepositTool,
 )
+from tests.stores import STORE_KINDS, store_url
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -236,3 +244,129 @@ async def test_a_new_tree_whose_caller_goes_away_before_its_first_commit_leaves_
         later = env.clock.now() + timedelta(hours=1)
         assert await env.app.store.executions.find_interrupted(later, 10) == []
         assert await env.app.recover() == []
+
+
+class _HeldRow:
+    """Holds the commit that carries a tool's journal row (by the tool's name) until ``release``
+    or a second, and says what happened around it, in order."""
+
+    def __init__(self, store: Any, tool: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.events: list[str] = []
+        self.released = asyncio.Event()
+        self.before: Callable[[], Awaitable[None]] | None = None
+        """Run just before the held commit goes to the store."""
+        write = store.write
+
+        async def held_write(batch: Sequence[Any], **options: Any) -> Any:
+            if not any(_is_row_of(item, tool) for item in batch):
+                return await write(batch, **options)
+            self.events.append("row sent")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.released.wait(), 1.0)
+            if self.before is not None:
+                await self.before()
+            try:
+                return await write(batch, **options)
+            finally:
+                self.events.append(f"row committed ({', '.join(RUNS)})")
+
+        monkeypatch.setattr(store, "write", held_write)
+
+
+def _is_row_of(write: Any, tool: str) -> bool:
+    return (
+        isinstance(write, AppendStep)
+        and write.entry.kind == "tool-run"
+        and f'"tool":"{tool}"' in write.entry.record_json
+    )
+
+
+def _office_model(events: list[str], then: Callable[[], None]) -> FunctionProvider:
+    """Returns a deposit, then books an expense, then finishes; says when it is called after
+    the first tool."""
+
+    def model(request: ChatRequest) -> ChatResponse:
+        done = sum(message.role is MessageRole.TOOL for message in request.messages)
+        if done == 0:
+            return call_tools(tool_call(ReturnDepositTool, lease_id="L-7")).response(request)
+        if done == 1:
+            events.append(f"model called ({', '.join(RUNS)})")
+            then()
+            book = call_tools(tool_call(BookExpenseTool, purpose="taxi", amount=3))
+            return book.response(request)
+        return reply_with(WorkflowFinishTextDto, text="done").response(request)
+
+    return FunctionProvider(model)
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_the_model_call_after_a_tool_goes_on_while_its_row_commits_and_the_next_tool_waits(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    RUNS.clear()
+    events: list[str] = []
+    async with store_url(kind, tmp_path) as url:
+        loop = asyncio.get_running_loop()
+        held: list[_HeldRow] = []
+        provider = _office_model(events, lambda: loop.call_later(0.05, held[0].released.set))
+        app = await App.create(OfficeApplication, store=url, providers=[provider])
+        try:
+            held.append(_HeldRow(app.store, "return-deposit-tool", monkeypatch))
+            held[0].events = events
+            done = await app.execute(OfficeWorkflow, {"text": "go"}, owner_id="user-1")
+            again = await app.get(done.execution_id, record=True)
+        finally:
+            await app.close()
+    assert done.status is ExecutionStatus.COMPLETED
+    run = RUNS[0]
+    # The row went to the store at once; the model was called before its commit was
+    # acknowledged, and the next tool ran only after it.
+    assert events == ["row sent", f"model called ({run})", f"row committed ({run})"]
+    assert RUNS[1] == "book-expense taxi"
+    assert again.record is not None
+    assert [step.kind for step in again.record.steps] == [
+        "model-call",
+        "tool-run",
+        "model-call",
+        "tool-run",
+        "model-call",
+    ]
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_tools_row_refused_on_its_way_stops_the_pass_before_the_next_tool_runs(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    RUNS.clear()
+    events: list[str] = []
+    async with store_url(kind, tmp_path) as url:
+        app = await App.create(
+            OfficeApplication, store=url, providers=[_office_model(events, lambda: None)]
+        )
+        try:
+            held = _HeldRow(app.store, "return-deposit-tool", monkeypatch)
+            held.events = events
+            held.released.set()
+            # Another holder takes the tree while the row is on its way: the fence refuses it.
+            held.before = lambda: _take_every_lease(kind, url)
+            with pytest.raises(LeaseLostError):
+                await app.execute(OfficeWorkflow, {"text": "go"}, owner_id="user-1")
+        finally:
+            await app.close()
+    assert len(RUNS) == 1, "the tool after the refused row did not run"
+    assert RUNS[0].startswith("return-deposit L-7")
+
+
+async def _take_every_lease(kind: str, url: str) -> None:
+    """What a takeover does to the lease rows: another holder, the next epoch."""
+    statement = "UPDATE leases SET holder = 'elsewhere', epoch = epoch + 1"
+    if kind == "sqlite":
+        path = url.removeprefix("sqlite:///")
+        with contextlib.closing(sqlite3.connect(path)) as connection, connection:
+            connection.execute(statement)
+        return
+    from psycopg import AsyncConnection
+
+    base, _, schema = url.partition("?schema=")
+    async with await AsyncConnection.connect(base, autocommit=True) as connection:
+        await connection.execute(f"UPDATE {schema}.{statement.removeprefix('UPDATE ')}")

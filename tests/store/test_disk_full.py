@@ -82,7 +82,9 @@ async def test_an_answer_on_a_full_disk_is_refused_whole_or_said_to_be_recorded(
     desk.clear()
     store = f"sqlite:///{small_disk / uuid.uuid4().hex}.db"
     async with test_with(OfficeApplication, store=store) as env:
-        env.mock_llm(OfficeAgent).then_return(ASK, DONE)
+        # A second DONE: the model call after the tool is made while the tool's row commits,
+        # so a disk that refuses that row leaves the call to be made again.
+        env.mock_llm(OfficeAgent).then_return(ASK, DONE, DONE)
         paused = await env.app.execute(
             OfficeWorkflow, WorkflowStartTextDto(text="Book the taxi"), owner_id="u"
         )

@@ -253,8 +253,9 @@ class Engine:
             async with lease.kept():
                 try:
                     ended = await self._run(row, writes, state, resolved=start.resolved)
+                    await writes.settled()  # no commit the pass sent is still on its way
                 except LeaseLostError:
-                    writes.discard()  # the new holder redoes it
+                    await writes.discard()  # the new holder redoes it
                     raise
                 except BaseException:
                     # A caller that went away, or the store failing: let go of the tree (what
@@ -710,9 +711,10 @@ def _unexpected(row: ExecutionRow, error: Exception) -> ExecutionFailedError:
 
 async def _let_go(runtime: Runtime, writes: PassWrites) -> None:
     """Commits what a pass buffered and frees its lease, on the way out of a cut-off pass."""
-    if writes.released:
-        return
     try:
+        if writes.released:
+            await writes.settled()
+            return
         await writes.release()
     except Exception as error:  # the pass is already failing: its own error is the one raised
         runtime.logger.warning(

@@ -437,7 +437,7 @@ class ExecutionFrame:
         writes.add(AppendStep(self.row.execution_id, entry, self.runtime.clock.now()), *implies)
         self.journal[key] = entry
         if policy.commit:
-            await writes.flush()
+            await writes.send()  # awaited before anything else that cannot be taken back
         return result
 
     async def records(self) -> list[StepRecord]:

@@ -11,6 +11,7 @@ its next commit fails on the fence, and with nothing to commit `Lease.ensure` ch
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -315,6 +316,8 @@ class PassWrites:
         """The executions whose rows this pass's commits changed (``None``: not known)."""
         self._buffered: list[Write[Any]] = []
         self._lock = asyncio.Lock()
+        self._sent: asyncio.Future[Results] | None = None
+        """The last commit `send` started, until a commit waits for it."""
 
     def add(self, *writes: Write[Any]) -> None:
         """Buffers writes for the pass's next commit."""
@@ -336,6 +339,39 @@ class PassWrites:
         anything that cannot be taken back."""
         await self.commit(())
 
+    async def send(self) -> None:
+        """Commits what is buffered without waiting for the acknowledgement: the pass goes on
+        while the commit is on its way, and its next commit (every `flush` before something
+        that cannot be taken back, and the commit that ends the pass) waits for it first and
+        raises what it raised. A crash meanwhile leaves what a crash before or after the commit
+        would: the commit is sent at once, as `flush` sends it, only not awaited.
+        """
+        batch, self._buffered = self._buffered, []
+        self._sent = asyncio.ensure_future(self._after(self._sent, batch))
+        # Two turns of the loop: the commit takes the lock, then the store puts it on the wire.
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+
+    async def _after(
+        self, before: asyncio.Future[Results] | None, batch: list[Write[Any]]
+    ) -> Results:
+        """Commits ``batch`` once the commit sent before it (if any) is done."""
+        if before is not None:
+            await before
+        async with self._lock:
+            return await self._commit(batch)
+
+    async def settled(self) -> None:
+        """Waits for the commits `send` started; raises what one raised."""
+        sent = self._sent
+        if sent is None:
+            return
+        try:
+            await sent
+        finally:
+            if self._sent is sent:
+                self._sent = None
+
     async def commit_one(self, write: Write[T]) -> T:
         """Commits what is buffered and ``write``; the result of ``write``."""
         return (await self.commit([write]))[write]
@@ -347,37 +383,42 @@ class PassWrites:
         Raises:
             LeaseLostError: The lease was lost; nothing is written.
         """
+        await self.settled()
         async with self._lock:
-            if self.lease.lost:
-                raise self.lease.error()
             self._note_asked(writes)
             batch = [*self._buffered, *writes]
             self._buffered = []
-            begin, self._begin = self._begin, None
-            if not batch and begin is None:
-                await self.lease.ensure()
-                return Results((), ())
-            fence: Fence | None = self.lease.fence
-            if begin is not None:
-                # The tree is written with its lease in this commit: there is no lease to
-                # check yet, and no one else can have taken a tree that was not stored.
-                runtime = self.lease.runtime
-                at = Lease.moment(runtime)
-                begin = replace(begin, now=Lease.store_now(runtime))
-                batch, fence = [begin, *batch], None
-            # Shielded: a branch cancelled meanwhile must not cut off its siblings' writes.
-            writing = asyncio.ensure_future(self.lease.runtime.store.write(batch, fence=fence))
-            if begin is not None:
-                writing.add_done_callback(lambda done: self._begun(done, begin, at))
-            try:
-                results = await asyncio.shield(writing)
-            except LeaseLostError:
-                self.lease.lost = True
-                raise
-            for write, result in results.pairs():
-                if write is not begin:
-                    self._note(write, result)
-            return results
+            return await self._commit(batch)
+
+    async def _commit(self, batch: list[Write[Any]]) -> Results:
+        """Commits ``batch`` (the lock held): with the tree's beginning if it is not written."""
+        if self.lease.lost:
+            raise self.lease.error()
+        begin, self._begin = self._begin, None
+        if not batch and begin is None:
+            await self.lease.ensure()
+            return Results((), ())
+        fence: Fence | None = self.lease.fence
+        if begin is not None:
+            # The tree is written with its lease in this commit: there is no lease to
+            # check yet, and no one else can have taken a tree that was not stored.
+            runtime = self.lease.runtime
+            at = Lease.moment(runtime)
+            begin = replace(begin, now=Lease.store_now(runtime))
+            batch, fence = [begin, *batch], None
+        # Shielded: a branch cancelled meanwhile must not cut off its siblings' writes.
+        writing = asyncio.ensure_future(self.lease.runtime.store.write(batch, fence=fence))
+        if begin is not None:
+            writing.add_done_callback(lambda done: self._begun(done, begin, at))
+        try:
+            results = await asyncio.shield(writing)
+        except LeaseLostError:
+            self.lease.lost = True
+            raise
+        for write, result in results.pairs():
+            if write is not begin:
+                self._note(write, result)
+        return results
 
     def _begun(self, done: asyncio.Future[Any], begin: BeginExecution, at: float) -> None:
         """The commit that carried the tree's beginning ended: the lease is written, or the
@@ -423,12 +464,16 @@ class PassWrites:
     async def release(self) -> None:
         """Commits what is buffered and frees the lease — of a new tree not written yet,
         nothing: no one has its id, and nothing of it was promised."""
+        await self.settled()  # a beginning sent with it is written, or given back
         if self._begin is not None:
             self._buffered = []
             self.released = True
             return
         await self.commit([ReleaseLease(self.lease.fence)])
 
-    def discard(self) -> None:
-        """Forgets what is buffered (the lease was lost: the new holder redoes it)."""
+    async def discard(self) -> None:
+        """Forgets what is buffered (the lease was lost: the new holder redoes it), once a
+        commit still on its way is done (what it raised is the pass's error already)."""
         self._buffered = []
+        with contextlib.suppress(Exception):
+            await self.settled()
