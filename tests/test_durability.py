@@ -9,7 +9,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -299,24 +299,29 @@ def _office_model(events: list[str], then: Callable[[], None]) -> FunctionProvid
     return FunctionProvider(model)
 
 
-@pytest.mark.parametrize("kind", STORE_KINDS)
-async def test_the_model_call_after_a_tool_goes_on_while_its_row_commits_and_the_next_tool_waits(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture(params=STORE_KINDS)
+async def office_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """A fresh store's URL, of each kind, with the office's runs cleared."""
     RUNS.clear()
+    async with store_url(request.param, tmp_path) as url:
+        yield url
+
+
+async def test_the_model_call_after_a_tool_goes_on_while_its_row_commits_and_the_next_tool_waits(
+    office_store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     events: list[str] = []
-    async with store_url(kind, tmp_path) as url:
-        loop = asyncio.get_running_loop()
-        held: list[_HeldRow] = []
-        provider = _office_model(events, lambda: loop.call_later(0.05, held[0].released.set))
-        app = await App.create(OfficeApplication, store=url, providers=[provider])
-        try:
-            held.append(_HeldRow(app.store, "return-deposit-tool", monkeypatch))
-            held[0].events = events
-            done = await app.execute(OfficeWorkflow, {"text": "go"}, owner_id="user-1")
-            again = await app.get(done.execution_id, record=True)
-        finally:
-            await app.close()
+    loop = asyncio.get_running_loop()
+    held: list[_HeldRow] = []
+    provider = _office_model(events, lambda: loop.call_later(0.05, held[0].released.set))
+    app = await App.create(OfficeApplication, store=office_store, providers=[provider])
+    try:
+        held.append(_HeldRow(app.store, "return-deposit-tool", monkeypatch))
+        held[0].events = events
+        done = await app.execute(OfficeWorkflow, {"text": "go"}, owner_id="user-1")
+        again = await app.get(done.execution_id, record=True)
+    finally:
+        await app.close()
     assert done.status is ExecutionStatus.COMPLETED
     run = RUNS[0]
     # The row went to the store at once; the model was called before its commit was
@@ -333,34 +338,31 @@ async def test_the_model_call_after_a_tool_goes_on_while_its_row_commits_and_the
     ]
 
 
-@pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_tools_row_refused_on_its_way_stops_the_pass_before_the_next_tool_runs(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    office_store: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    RUNS.clear()
     events: list[str] = []
-    async with store_url(kind, tmp_path) as url:
-        app = await App.create(
-            OfficeApplication, store=url, providers=[_office_model(events, lambda: None)]
-        )
-        try:
-            held = _HeldRow(app.store, "return-deposit-tool", monkeypatch)
-            held.events = events
-            held.released.set()
-            # Another holder takes the tree while the row is on its way: the fence refuses it.
-            held.before = lambda: _take_every_lease(kind, url)
-            with pytest.raises(LeaseLostError):
-                await app.execute(OfficeWorkflow, {"text": "go"}, owner_id="user-1")
-        finally:
-            await app.close()
+    app = await App.create(
+        OfficeApplication, store=office_store, providers=[_office_model(events, lambda: None)]
+    )
+    try:
+        held = _HeldRow(app.store, "return-deposit-tool", monkeypatch)
+        held.events = events
+        held.released.set()
+        # Another holder takes the tree while the row is on its way: the fence refuses it.
+        held.before = lambda: _take_every_lease(office_store)
+        with pytest.raises(LeaseLostError):
+            await app.execute(OfficeWorkflow, {"text": "go"}, owner_id="user-1")
+    finally:
+        await app.close()
     assert len(RUNS) == 1, "the tool after the refused row did not run"
     assert RUNS[0].startswith("return-deposit L-7")
 
 
-async def _take_every_lease(kind: str, url: str) -> None:
+async def _take_every_lease(url: str) -> None:
     """What a takeover does to the lease rows: another holder, the next epoch."""
     statement = "UPDATE leases SET holder = 'elsewhere', epoch = epoch + 1"
-    if kind == "sqlite":
+    if url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:///")
         with contextlib.closing(sqlite3.connect(path)) as connection, connection:
             connection.execute(statement)
