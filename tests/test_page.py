@@ -529,3 +529,23 @@ async def test_a_vote_shows_the_votes_so_far_and_the_card_waits_for_the_other_vo
         owner_id="bo",
     )
     await expect(card.locator(".votes")).to_have_text("1 of 2 approvals (ada), rejected by bo")
+
+
+async def test_a_named_voter_sees_a_question_on_another_persons_thread_and_votes(
+    voting_site: Site,
+) -> None:
+    from tests import test_quorum
+
+    env = voting_site.env
+    env.mock_llm(test_quorum.TreasuryAgent).then_return(
+        call_tools(tool_call(test_quorum.WriteOffTool, order_id="x-2", amount=70)), DONE
+    )
+    await env.app.execute(test_quorum.TreasuryWorkflow, REQUEST, tenant_id="acme", owner_id="dan")
+    page = await voting_site.open()  # ada, whom the partners' quorum names
+    card = page.locator('li.pause[data-tool="write-off-tool"]')
+    await expect(card.locator(".votes")).to_have_text("0 of 2 approvals")
+    await card.get_by_role("button", name="Approve", exact=True).click()
+    await expect(card.locator(".note")).to_have_text(
+        "Your vote is recorded (Approved); it waits for the other voters."
+    )
+    assert test_quorum.RUNS == []

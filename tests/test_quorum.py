@@ -6,7 +6,9 @@ who asked out. On both stores, through the public API, with two instances voting
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -50,10 +52,11 @@ from agboss import (
 )
 from agboss.cli._main import cli
 from agboss.records._outputs import ExecutionOutput
+from agboss.store.sql._migrations import LATEST_VERSION
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
 from agboss.web import Caller, pause_router
 from tests.office_parts import DeskDoneDto, office_flow
-from tests.stores import STORE_KINDS, command_url, env_on
+from tests.stores import STORE_KINDS, command_url, env_on, store_url
 from tests.test_web import serve
 
 SENT: dict[str, str] = {}
@@ -394,6 +397,113 @@ async def test_a_thread_owner_role_takes_votes_from_the_named_owners_signed_in(
         await env.app.resume(pause_id, decision={"approved": True}, owner_id="ada")
 
 
+async def test_a_named_voter_finds_the_questions_on_other_peoples_threads_in_their_inbox(
+    env: TestEnv,
+) -> None:
+    await _call(env, WriteOffTool, "x-1", owner="dan")  # ada, bo and cy vote
+    await env.clock.advance(timedelta(seconds=1))
+    await _call(env, PayTool, "o-1", owner="ada")  # the finance desk votes, on its channel
+    await env.clock.advance(timedelta(seconds=1))
+    await _call(env, WriteOffTool, "x-2", owner="cy")
+    app = env.app
+
+    async def threads(**query: Any) -> list[str]:
+        page = await app.pending(**query)
+        assert await app.count_pending(**query) == len(page.entries)
+        return [entry.thread_id for entry in page.entries]
+
+    assert await threads(owner_id="ada") == ["o-1"]  # an owner's threads, as before
+    assert await threads(voter="ada") == ["x-1", "x-2"]
+    assert await threads(owner_id="ada", voter="ada") == ["x-1", "o-1", "x-2"]
+    assert await threads(owner_id="cy", voter="cy") == ["x-1", "x-2"]  # cy's own once
+    assert await threads(voter="dan") == []  # the asker is not named
+    assert await threads(voter="fin-1") == []  # a channel role's voters answer on its side
+    assert await threads(owner_id="ada", voter="ada", channel="partners-approval-channel") == [
+        "x-1",
+        "x-2",
+    ]
+    paged, after = [], None
+    for _ in range(4):
+        page = await app.pending(owner_id="ada", voter="ada", limit=1, after=after)
+        paged += [entry.thread_id for entry in page.entries]
+        after = page.next
+        if after is None:
+            break
+    assert paged == ["x-1", "o-1", "x-2"]
+    [entry] = (await app.pending(voter="bo", limit=1)).entries
+    assert (entry.owner_id, entry.pause.votes is not None) == ("dan", True)
+    pause_id = entry.pause.pause_id
+    assert pause_id is not None  # a thread-owner question's id: the voter answers with it
+    await app.resume(pause_id, decision={"approved": True}, owner_id="bo")
+    assert await threads(voter="bo") == ["x-1", "x-2"]  # voted: it waits on the others
+    await app.resume(pause_id, decision={"approved": True}, owner_id="ada")
+    assert await threads(voter="bo") == ["x-2"]  # decided
+    assert RUNS == ["write-off-tool x-1"]
+
+
+async def test_a_signed_in_voters_inbox_over_http_lists_what_they_may_vote_on(
+    env: TestEnv,
+) -> None:
+    await _call(env, WriteOffTool, "x-1", owner="dan")
+    people = {"tok-bo": Caller(owner_id="bo"), "tok-dan": Caller(owner_id="dan")}
+
+    async def signed_in(request: Request) -> Caller | None:
+        return people.get(request.headers.get("authorization", "").removeprefix("Bearer "))
+
+    server, task, port = await serve(pause_router(env.app, authenticate=signed_in, page=False))
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            listed = {
+                token: (await http.get("/pauses", headers={"Authorization": f"Bearer {token}"}))
+                for token in people
+            }
+    finally:
+        server.should_exit = True
+        await task
+    for token, response in listed.items():
+        assert response.status_code == 200, response.text
+        [entry] = response.json()["entries"]  # the voter's and the asker's alike
+        assert entry["thread_id"] == "x-1", token
+        assert entry["votes"]["eligible"] == ["ada", "bo", "cy"]
+        assert entry["pause_id"] is not None
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_questions_waiting_from_before_the_voters_index_are_found_by_their_voters(
+    kind: str, tmp_path: Path
+) -> None:
+    async with store_url(kind, tmp_path) as url:
+        async with test_with(TreasuryApplication, store=url) as env:
+            await _call(env, WriteOffTool, "x-1", owner="dan")
+        await _as_before_the_voters_index(kind, url)
+        async with test_with(TreasuryApplication, store=url) as env:
+            [entry] = (await env.app.pending(voter="bo")).entries
+            assert await env.app.count_pending(voter="cy") == 1
+            assert await env.app.count_pending(voter="dan") == 0
+    assert entry.thread_id == "x-1"
+
+
+async def _as_before_the_voters_index(kind: str, url: str) -> None:
+    """The store as the version before the voters' index left it."""
+    statements = [
+        "DROP TABLE pause_voters",
+        f"UPDATE agboss_schema SET version = {LATEST_VERSION - 1}",
+    ]
+    if kind == "sqlite":
+        path = url.removeprefix("sqlite:///")
+        with contextlib.closing(sqlite3.connect(path)) as connection, connection:
+            for statement in statements:
+                connection.execute(statement)
+        return
+    from psycopg import AsyncConnection
+
+    base, _, schema = url.partition("?schema=")
+    async with await AsyncConnection.connect(base, autocommit=True) as connection:
+        await connection.execute(f"SET search_path TO {schema}")
+        for statement in statements:
+            await connection.execute(statement)
+
+
 async def test_two_instances_voting_at_once_count_each_other_and_the_call_runs_once(
     env: TestEnv,
 ) -> None:
@@ -621,3 +731,20 @@ def test_a_vote_from_the_command_line_says_what_it_waits_for(url: str) -> None:
     [shown] = [json.loads(line) for line in listed.output.splitlines()]
     assert [v["voter"] for v in shown["votes"]["votes"]] == ["fin-1"]
     assert shown["votes"]["needed"] == 2
+
+
+async def _asked_of_partners(url: str) -> None:
+    async with test_with(TreasuryApplication, store=url) as env:
+        await _call(env, WriteOffTool, "x-1", owner="dan")
+
+
+def test_the_command_line_lists_the_questions_that_name_a_voter(url: str) -> None:
+    asyncio.run(_asked_of_partners(url))
+    runner = CliRunner()
+    where = ["--app", "tests.test_quorum:TreasuryApplication", "--store", url, "--json"]
+    found = runner.invoke(cli, ["pauses", "list", *where, "--voter", "bo"])
+    assert found.exit_code == 0, found.output
+    [shown] = [json.loads(line) for line in found.output.splitlines()]
+    assert (shown["thread_id"], shown["owner_id"]) == ("x-1", "dan")
+    not_named = runner.invoke(cli, ["pauses", "list", *where, "--voter", "dan"])
+    assert (not_named.exit_code, not_named.output) == (0, "")

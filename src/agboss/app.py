@@ -363,12 +363,14 @@ class App:
         limit: int = 50,
         after: str | None = None,
         expiring_before: datetime | None = None,
+        voter: object = None,
     ) -> WaitingQuery:
         """An inbox query, its arguments checked at the edge."""
         limits = self._limits
         return query_of(
             tenant_id=check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
             owner_id=check_optional_id(owner_id, "owner_id", limits),
+            voter=check_optional_id(voter, "voter", limits),
             channel=check_optional_id(channel, "channel", limits),
             asked_before=asked_before,
             limit=limit,
@@ -386,6 +388,7 @@ class App:
         limit: int = 50,
         after: str | None = None,
         expiring_before: datetime | None = None,
+        voter: str | None = None,
     ) -> InboxPage:
         """The pauses waiting across executions, oldest first: an approvals screen's list.
 
@@ -399,6 +402,9 @@ class App:
             channel: Only the pauses asked through this channel (a role's or a channel's name).
             asked_before: Only the pauses asked before this time (a reminder job's filter).
             limit: The most entries on the page, 1 to 500.
+            voter: Only the pauses that name this person among their voters, on anyone's thread
+                (a thread-owner role's ``Quorum(of=...)``); with ``owner_id``, those and the
+                owner's — a signed-in person's inbox (``owner_id=voter=`` their id).
             after: ``page.next`` of the page before; ``None`` for the first page.
             expiring_before: Only the pauses whose deadline (``expires_after``) comes before
                 this time: what is about to expire. Each entry carries its ``expires_at``.
@@ -407,7 +413,7 @@ class App:
             DtoValidationError: An argument is not one of the above.
         """
         query = self._inbox(
-            tenant_id, owner_id, channel, asked_before, limit, after, expiring_before
+            tenant_id, owner_id, channel, asked_before, limit, after, expiring_before, voter
         )
         return await list_inbox(self._runtime, query)
 
@@ -419,10 +425,11 @@ class App:
         channel: str | None = None,
         asked_before: datetime | None = None,
         expiring_before: datetime | None = None,
+        voter: str | None = None,
     ) -> int:
         """How many pauses `pending` would list with these filters, over every page."""
         query = self._inbox(
-            tenant_id, owner_id, channel, asked_before, expiring_before=expiring_before
+            tenant_id, owner_id, channel, asked_before, expiring_before=expiring_before, voter=voter
         )
         return await self._runtime.store.pauses.count_waiting(query)
 

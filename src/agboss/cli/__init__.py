@@ -1,7 +1,7 @@
 """``agboss``: the command line over an application's store.
 
     agboss migrate --store URL
-    agboss pauses list --app module:Application [--tenant T] [--owner O] [--channel C]
+    agboss pauses list --app module:Application [--tenant T] [--owner O] [--voter V] [--channel C]
                        [--older-than 4h] [--expiring-within 4h]
                        [--limit 50] [--json]
     agboss pauses show PAUSE_ID --app module:Application [--tenant T] [--json]

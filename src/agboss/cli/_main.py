@@ -251,6 +251,11 @@ def pauses() -> None:
 @_STORE
 @_TENANT
 @click.option("--owner", default=None, help="Only this owner's threads.")
+@click.option(
+    "--voter",
+    default=None,
+    help="Only those naming this person a voter, on anyone's thread (with --owner: and those).",
+)
 @click.option("--channel", default=None, help="Only this channel (a role's or a channel's name).")
 @click.option("--older-than", default=None, help="Only those asked longer ago (30m, 4h, 2d).")
 @click.option(
@@ -263,6 +268,7 @@ def list_pauses(
     store: str | None,
     tenant: str | None,
     owner: str | None,
+    voter: str | None,
     channel: str | None,
     older_than: str | None,
     expiring_within: str | None,
@@ -278,6 +284,7 @@ def list_pauses(
         page = await app.pending(
             tenant_id=tenant,
             owner_id=owner,
+            voter=voter,
             channel=channel,
             asked_before=None if age is None else now - age,
             expiring_before=None if within is None else now + within,

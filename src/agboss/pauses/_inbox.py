@@ -8,7 +8,7 @@ listed without its id, as everywhere outside its channel.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -78,6 +78,7 @@ def query_of(
     limit: int = 50,
     after: str | None = None,
     expiring_before: datetime | None = None,
+    voter: str | None = None,
 ) -> WaitingQuery:
     """The store's query for an inbox call; its arguments checked.
 
@@ -102,6 +103,7 @@ def query_of(
         after=None if after is None else _keyset(after),
         limit=limit,
         expiring_before=expiring_before,
+        voter=voter,
     )
 
 
@@ -131,17 +133,8 @@ def _next_step(runtime: Runtime, waiting: WaitingPause) -> LadderStep | None:
 
 async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
     """One page of waiting pauses, masked."""
-    found = await runtime.store.pauses.list_waiting(
-        WaitingQuery(
-            tenant_id=query.tenant_id,
-            owner_id=query.owner_id,
-            channel=query.channel,
-            asked_before=query.asked_before,
-            after=query.after,
-            limit=query.limit + 1,  # one more: whether there is a next page
-            expiring_before=query.expiring_before,
-        )
-    )
+    # One more: whether there is a next page.
+    found = await runtime.store.pauses.list_waiting(replace(query, limit=query.limit + 1))
     outside = runtime.assembly.pii_outside
     # A tree's pauses share its request: read (and masked) once per tree on the page.
     requests: dict[str, Any] = {}

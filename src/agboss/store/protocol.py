@@ -275,7 +275,9 @@ class WaitingQuery:
 
     Attributes:
         tenant_id: The tenant.
-        owner_id: Only the pauses of this owner's threads.
+        owner_id: Only the pauses of this owner's threads (and, with ``voter``, the voter's).
+        voter: Only the pauses that name this person among their voters, on anyone's thread
+            (a thread-owner role's quorum); with ``owner_id``, those and the owner's.
         channel: Only the pauses asked through this channel (a role's name, or a channel's).
         asked_before: Only the pauses asked before this time.
         after: The keyset of the last pause of the page before: ``(asked_at, root, seq)``.
@@ -290,6 +292,7 @@ class WaitingQuery:
     after: tuple[datetime, str, int] | None = None
     limit: int = 50
     expiring_before: datetime | None = None
+    voter: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

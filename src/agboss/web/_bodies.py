@@ -77,7 +77,8 @@ class ReceiptBody(BaseModel):
 
 
 class InboxEntryBody(BaseModel):
-    """A waiting pause of the caller's threads, masked; a channel pause has no ``pause_id``."""
+    """A waiting pause of the caller's threads, or one that names the caller a voter, masked; a
+    channel pause has no ``pause_id``."""
 
     pause_id: str | None
     answered_by: PauseAnswerer

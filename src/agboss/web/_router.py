@@ -167,6 +167,7 @@ class _Routes:
             page = await app.pending(
                 tenant_id=caller.tenant_id,
                 owner_id=owner_id,
+                voter=owner_id,  # and the questions on others' threads that name them a voter
                 channel=query.get("channel"),
                 asked_before=_moment(query.get("asked_before"), "asked_before"),
                 expiring_before=_moment(query.get("expiring_before"), "expiring_before"),

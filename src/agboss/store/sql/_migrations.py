@@ -286,6 +286,36 @@ def _votes(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _voters(dialect: Dialect) -> list[Sql]:
+    """Who may vote on a thread-owner role's question, a row each (`Quorum(of=...)`): a voter's
+    inbox finds the questions that name them, on anyone's thread, by an index rather than by
+    reading every question's votes; a question that waits from before gets its rows from them."""
+    if dialect.name == "postgres":
+        named = (
+            "FROM pauses p CROSS JOIN LATERAL jsonb_array_elements_text(CASE WHEN "
+            "jsonb_typeof(p.votes_json::jsonb -> 'eligible') = 'array' "
+            "THEN p.votes_json::jsonb -> 'eligible' ELSE '[]'::jsonb END) AS v(voter)"
+        )
+        voter = "v.voter"
+    else:
+        named = "FROM pauses p, json_each(p.votes_json, '$.eligible') v"
+        voter = "v.value"
+        named += " WHERE v.type = 'text'"
+    where = " AND " if dialect.name == "sqlite" else " WHERE "
+    return [
+        Sql(
+            "CREATE TABLE pause_voters (tenant_id TEXT NOT NULL, voter TEXT NOT NULL, "
+            "pause_id TEXT NOT NULL, PRIMARY KEY (tenant_id, voter, pause_id))"
+        ),
+        Sql(
+            f"INSERT INTO pause_voters (tenant_id, voter, pause_id) "
+            f"SELECT DISTINCT p.tenant_id, {voter}, p.pause_id {named}{where}"
+            "p.status = 'pending' AND p.answered_by = 'thread-owner' "
+            "AND p.votes_json IS NOT NULL"
+        ),
+    ]
+
+
 STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _frozen,
     _data_not_pickles,
@@ -303,6 +333,7 @@ STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _owners_waiting,
     _standing_decisions,
     _votes,
+    _voters,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from agboss.enums import PauseResolution, PauseStatus
+from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
 from agboss.records._pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
 from agboss.records._votes import PauseVotes
 from agboss.store._rows import PAUSE_COLUMNS, by_seq, pause_of
@@ -66,7 +66,22 @@ def _insert_pause(write: InsertPause) -> Ops:
         pause.escalation,
         None if pause.votes is None else pause.votes.model_dump_json(),
     )
+    voters = _named_voters(pause)
+    if voters:
+        yield do(
+            "INSERT INTO pause_voters (tenant_id, voter, pause_id) VALUES "
+            + ", ".join(["(?, ?, ?)"] * len(voters)),
+            *(value for voter in voters for value in (pause.tenant_id, voter, pause.pause_id)),
+        )
     return when(row, lambda numbered: replace(pause, seq=int(numbered[0])))
+
+
+def _named_voters(pause: PauseRecord) -> tuple[str, ...]:
+    """The voters a thread-owner role's question names, each once: they answer it signed in,
+    so their inboxes list it (a channel role's voters answer on its channel's side)."""
+    if pause.answered_by is not PauseAnswerer.THREAD_OWNER or pause.votes is None:
+        return ()
+    return tuple(dict.fromkeys(pause.votes.eligible or ()))
 
 
 def _mark_pause_sent(write: MarkPauseSent) -> Ops:
@@ -385,6 +400,11 @@ def _delete_resolved_pauses(write: DeleteResolvedPauses) -> Ops:
         "DELETE FROM pauses WHERE status IN ('taken', 'cancelled') AND resolved_at < ? "
         "AND (withdrawal IS NULL OR withdrawal = 'done') RETURNING 1",
         to_micros(write.cutoff),
+    )
+    # The voters of the questions gone (few: a thread-owner role's quorums').
+    yield do(
+        "DELETE FROM pause_voters WHERE NOT EXISTS (SELECT 1 FROM pauses p "
+        "WHERE p.tenant_id = pause_voters.tenant_id AND p.pause_id = pause_voters.pause_id)"
     )
     return when(rows, len)
 

@@ -91,27 +91,51 @@ def _nodes(rows: Sequence[Any]) -> list[TreeNode]:
     ]
 
 
-def _waiting_where(query: WaitingQuery) -> tuple[str, list[Any]]:
-    where = "p.tenant_id = ? AND p.status = 'pending'"
-    params: list[Any] = [query.tenant_id]
-    if query.owner_id is not None:
-        # Read from the owner's trees not over (`executions_open_by_owner`): a question waits
-        # only in such a tree, as one that ends closes its questions in the same commit.
-        where += (
-            " AND e.tenant_id = ? AND e.owner_id = ? "
-            "AND e.status IN ('running', 'paused', 'waiting')"
-        )
-        params += [query.tenant_id, query.owner_id]
+_WAITING = "FROM pauses p JOIN executions e ON e.execution_id = p.root_execution_id"
+_NAMING = (
+    "FROM pause_voters v JOIN pauses p ON p.tenant_id = v.tenant_id AND p.pause_id = v.pause_id "
+    "JOIN executions e ON e.execution_id = p.root_execution_id"
+)
+
+
+def _waiting_parts(query: WaitingQuery, *, keyset: bool) -> list[tuple[str, list[Any]]]:
+    """A listing's parts, each ``FROM … WHERE …`` with its values: the tenant's pauses (or the
+    owner's), and those that name the voter — two index reads, not one that walks both."""
+    narrowed = ""
+    values: list[Any] = []
     if query.channel is not None:
-        where += " AND p.channel = ?"
-        params.append(query.channel)
+        narrowed += " AND p.channel = ?"
+        values.append(query.channel)
     if query.asked_before is not None:
-        where += " AND p.asked_at < ?"
-        params.append(to_micros(query.asked_before))
+        narrowed += " AND p.asked_at < ?"
+        values.append(to_micros(query.asked_before))
     if query.expiring_before is not None:
-        where += " AND p.expires_at < ?"
-        params.append(to_micros(query.expiring_before))
-    return where, params
+        narrowed += " AND p.expires_at < ?"
+        values.append(to_micros(query.expiring_before))
+    if keyset and query.after is not None:
+        at, root, seq = query.after
+        narrowed += " AND (p.asked_at, p.root_execution_id, p.seq) > (?, ?, ?)"
+        values += [to_micros(at), root, seq]
+    parts: list[tuple[str, list[Any]]] = []
+    if query.owner_id is not None or query.voter is None:
+        where = "p.tenant_id = ? AND p.status = 'pending'"
+        params: list[Any] = [query.tenant_id]
+        if query.owner_id is not None:
+            # Read from the owner's trees not over (`executions_open_by_owner`): a question
+            # waits only in such a tree, as one that ends closes its questions in the same
+            # commit.
+            where += (
+                " AND e.tenant_id = ? AND e.owner_id = ? "
+                "AND e.status IN ('running', 'paused', 'waiting')"
+            )
+            params += [query.tenant_id, query.owner_id]
+        parts.append((f"{_WAITING} WHERE {where}{narrowed}", [*params, *values]))
+    if query.voter is not None:
+        where = "v.tenant_id = ? AND v.voter = ? AND p.status = 'pending'"
+        parts.append(
+            (f"{_NAMING} WHERE {where}{narrowed}", [query.tenant_id, query.voter, *values])
+        )
+    return parts
 
 
 def _one(text: str, *params: Any) -> Sql:
@@ -477,24 +501,27 @@ class SqlPausedExecutionRepository(_Repository):
         ]
 
     async def list_waiting(self, query: WaitingQuery) -> list[WaitingPause]:
-        where, params = _waiting_where(query)
-        if query.after is not None:
-            at, root, seq = query.after
-            where += " AND (p.asked_at, p.root_execution_id, p.seq) > (?, ?, ?)"
-            params += [to_micros(at), root, seq]
         columns = qualified(PENDING_COLUMNS, "p")
-        rows = await self._driver.read(
-            _all(
-                f"SELECT {columns}, p.root_execution_id, e.workflow, e.thread_id, e.owner_id, "
-                f"p.asked_at, p.seq, e.input_json, p.expires_at, p.ladder_step, p.next_step_at "
-                "FROM pauses p JOIN executions e "
-                f"ON e.execution_id = p.root_execution_id WHERE {where} "
-                "ORDER BY p.asked_at, p.root_execution_id, p.seq LIMIT ?",
-                *params,
-                query.limit,
-            )
+        select = (
+            f"SELECT {columns}, p.root_execution_id, e.workflow, e.thread_id, e.owner_id, "
+            "p.asked_at, p.seq, e.input_json, p.expires_at, p.ladder_step, p.next_step_at"
         )
+        order = "ORDER BY p.asked_at, p.root_execution_id, p.seq LIMIT ?"
         width = _PENDING_WIDTH
+        parts = _waiting_parts(query, keyset=True)
+        if len(parts) == 1:
+            [(found, params)] = parts
+            text, values = f"{select} {found} {order}", [*params, query.limit]
+        else:
+            # Each part's first page, then theirs merged: the order by the columns' places.
+            text = " UNION ".join(
+                f"SELECT * FROM ({select} {found} {order}) AS part{place}"
+                for place, (found, _) in enumerate(parts)
+            )
+            text += f" ORDER BY {width + 5}, {width + 1}, {width + 6} LIMIT ?"
+            values = [value for _, params in parts for value in (*params, query.limit)]
+            values.append(query.limit)
+        rows = await self._driver.read(_all(text, *values))
         return [
             WaitingPause(
                 pause=pending_of(row, str(row[width])),
@@ -513,14 +540,14 @@ class SqlPausedExecutionRepository(_Repository):
         ]
 
     async def count_waiting(self, query: WaitingQuery) -> int:
-        where, params = _waiting_where(query)
-        row = await self._driver.read(
-            _one(
-                "SELECT COUNT(*) FROM pauses p JOIN executions e "
-                f"ON e.execution_id = p.root_execution_id WHERE {where}",
-                *params,
-            )
-        )
+        parts = _waiting_parts(query, keyset=False)
+        values = [value for _, params in parts for value in params]
+        if len(parts) == 1:
+            text = f"SELECT COUNT(*) {parts[0][0]}"
+        else:  # a question both the owner's and naming the voter counts once
+            each = " UNION ".join(f"SELECT p.tenant_id, p.pause_id {found}" for found, _ in parts)
+            text = f"SELECT COUNT(*) FROM ({each}) AS counted"
+        row = await self._driver.read(_one(text, *values))
         return 0 if row is None else int(row[0])
 
     async def find_due_withdrawals(self, root_execution_id: str) -> list[PauseRecord]:

@@ -8,6 +8,7 @@ from datetime import timedelta
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from agboss.records._pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
+from agboss.records._votes import PauseVotes
 from agboss.store.protocol import (
     Store,
     WaitingQuery,
@@ -262,6 +263,54 @@ class PauseContract(Contract):
         assert await store.pauses.count_waiting(WaitingQuery("other")) == 0
         elsewhere = WaitingQuery("acme", channel="another-channel")
         assert await store.pauses.list_waiting(elsewhere) == []
+
+    async def test_an_inbox_lists_the_questions_that_name_a_voter_on_anyones_thread(
+        self, store: Store
+    ) -> None:
+        first = await self._begin(store)  # u's thread
+        second = await self._begin(store, make_row("ex-2", thread_id="th-2", owner_id="v"))
+        named = PauseVotes(needed=2, eligible=("v", "w", "v"))
+        await store.write(
+            [
+                InsertPause(replace(make_pause("a" * 32, "k1"), votes=named)),
+                InsertPause(  # a channel role's voters answer on its side: not listed
+                    replace(
+                        make_pause("b" * 32, "k2", answered_by=PauseAnswerer.CHANNEL),
+                        votes=named,
+                    )
+                ),
+            ],
+            fence=first,
+        )
+        own = replace(
+            make_pause("c" * 32, "k1"),
+            root_execution_id="ex-2",
+            execution_id="ex-2",
+            asked_at=NOW + timedelta(minutes=1),
+        )
+        await store.write([InsertPause(own)], fence=second)
+
+        async def listed(asked: WaitingQuery) -> list[str | None]:
+            found = [w.pause.pause_id for w in await store.pauses.list_waiting(asked)]
+            if asked.after is None and asked.limit > len(found):  # a count is of every page
+                assert await store.pauses.count_waiting(asked) == len(found)
+            return found
+
+        assert await listed(WaitingQuery("acme", voter="w")) == ["a" * 32]
+        assert await listed(WaitingQuery("acme", owner_id="v", voter="v")) == ["a" * 32, "c" * 32]
+        assert await listed(WaitingQuery("acme", owner_id="v", voter="v", limit=1)) == ["a" * 32]
+        after = (NOW, "ex-1", 1)
+        assert await listed(WaitingQuery("acme", owner_id="v", voter="v", after=after)) == [
+            "c" * 32
+        ]
+        assert await listed(WaitingQuery("acme", owner_id="u", voter="u")) == ["a" * 32, None]
+        assert await listed(WaitingQuery("acme", voter="x")) == []
+        assert await listed(WaitingQuery("acme", voter="w", channel="another-channel")) == []
+        await store.write(
+            [await answer_of(store, "a" * 32)],
+            fence=first,
+        )
+        assert await listed(WaitingQuery("acme", voter="w")) == []
 
     async def test_the_inbox_gives_each_deadline_and_lists_what_expires_before_a_time(
         self, store: Store
