@@ -36,12 +36,25 @@ class Clock(Protocol):
         """Runs ``callback`` once this clock reaches ``when``."""
 
 
-class _TaskTimer:
-    def __init__(self, task: asyncio.Task[None]) -> None:
-        self._task = task
+class _LoopTimer:
+    """A callback on the event loop's timer: no task until it is due (a pass arms and cancels
+    one for its lease each time), then a task that `cancel` cuts off too."""
+
+    def __init__(self, delay: float, callback: Callable[[], Awaitable[None]]) -> None:
+        self._callback = callback
+        self._task: asyncio.Task[None] | None = None
+        self._handle = asyncio.get_running_loop().call_later(delay, self._fire)
+
+    def _fire(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        await self._callback()
 
     def cancel(self) -> None:
-        self._task.cancel()
+        self._handle.cancel()
+        if self._task is not None:
+            self._task.cancel()
 
 
 class SystemClock:
@@ -54,8 +67,4 @@ class SystemClock:
         await asyncio.sleep(max(delay.total_seconds(), 0.0))
 
     def call_at(self, when: datetime, callback: Callable[[], Awaitable[None]]) -> TimerHandle:
-        async def run() -> None:
-            await self.sleep(when - self.now())
-            await callback()
-
-        return _TaskTimer(asyncio.get_running_loop().create_task(run()))
+        return _LoopTimer(max((when - self.now()).total_seconds(), 0.0), callback)

@@ -14,13 +14,12 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
-from agboss.clock import SystemClock
+from agboss.clock import SystemClock, TimerHandle
 from agboss.engine._runtime import Runtime
 from agboss.enums import ExecutionStatus, PauseStatus
 from agboss.errors import LeaseLostError, StoreError
@@ -125,39 +124,69 @@ class Lease:
         if not self.surely_held() and not await self.renew():
             raise self.error()
 
-    @asynccontextmanager
-    async def kept(self) -> AsyncIterator[None]:
-        """Keeps the lease renewed in the background while the block runs (`keep`)."""
-        keeper = asyncio.ensure_future(self.keep())
-        try:
-            yield
-        finally:
-            keeper.cancel()
-            await asyncio.wait([keeper])
+    def kept(self) -> _Kept:
+        """Keeps the lease renewed while the block (``async with``) runs: every third of its
+        time to live, on the clock's timer, until the block ends or the lease is lost."""
+        return _Kept(self)
 
-    async def keep(self) -> None:
-        """Renews the lease every third of its time to live until cancelled or lost."""
-        interval = self.runtime.lease_ttl / 3
-        while not self.lost:
-            await self.runtime.clock.sleep(interval)
-            try:
-                held = await self.renew()
-            except StoreError as error:  # the next renewal tries again; the fence guards
-                self.runtime.logger.warning(
-                    "run.renew-failed: the lease on execution tree %s could not be renewed: %s",
-                    self.fence.root_execution_id,
-                    error.message,
-                )
-                continue
-            if not held:
-                self.runtime.logger.info(
-                    "run.lease-lost: execution tree %s was taken over while this instance "
-                    "(%s) ran a pass on it",
-                    self.fence.root_execution_id,
-                    self.fence.holder,
-                    extra={"event": "run.lease-lost", "execution_id": self.fence.root_execution_id},
-                )
-                return
+    async def keep_renewed(self) -> bool:
+        """One renewal of `kept`; whether to go on (the lease still held, or unsure)."""
+        try:
+            held = await self.renew()
+        except StoreError as error:  # the next renewal tries again; the fence guards
+            self.runtime.logger.warning(
+                "run.renew-failed: the lease on execution tree %s could not be renewed: %s",
+                self.fence.root_execution_id,
+                error.message,
+            )
+            return True
+        if not held:
+            self.runtime.logger.info(
+                "run.lease-lost: execution tree %s was taken over while this instance "
+                "(%s) ran a pass on it",
+                self.fence.root_execution_id,
+                self.fence.holder,
+                extra={"event": "run.lease-lost", "execution_id": self.fence.root_execution_id},
+            )
+        return held
+
+
+class _Kept:
+    """`Lease.kept`'s block: a timer armed for the next renewal, no task until it is due (a
+    pass enters and leaves one; a task per pass cost more than the pass's renewals)."""
+
+    def __init__(self, lease: Lease) -> None:
+        self._lease = lease
+        self._timer: TimerHandle | None = None
+        self._renewing: asyncio.Task[Any] | None = None
+
+    async def __aenter__(self) -> None:
+        self._arm()
+
+    async def __aexit__(self, *_: object) -> None:
+        timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+        renewing = self._renewing
+        if renewing is not None:  # cut off, as the block is over
+            renewing.cancel()
+            await asyncio.wait([renewing])
+
+    def _arm(self) -> None:
+        clock = self._lease.runtime.clock
+        self._timer = clock.call_at(clock.now() + self._lease.runtime.lease_ttl / 3, self._due)
+
+    async def _due(self) -> None:
+        lease = self._lease
+        if self._timer is None or lease.lost:
+            return
+        self._renewing = asyncio.current_task()
+        try:
+            going_on = await lease.keep_renewed()
+        finally:
+            self._renewing = None
+        if going_on and self._timer is not None:
+            self._arm()
 
 
 @dataclass(frozen=True, slots=True)
