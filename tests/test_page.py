@@ -499,30 +499,37 @@ async def voting_site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIt
         yield made
 
 
-async def test_a_vote_shows_the_votes_so_far_and_the_card_waits_for_the_other_voters(
-    voting_site: Site,
-) -> None:
+async def _voted_on_write_off(site: Site, owner: str) -> tuple[Any, Any]:
+    """ada signed in approves the write-off asked on ``owner``'s thread (the partners' quorum
+    names her): the run and its card."""
     from tests import test_quorum
 
-    env = voting_site.env
+    env = site.env
     env.mock_llm(test_quorum.TreasuryAgent).then_return(
         call_tools(tool_call(test_quorum.WriteOffTool, order_id="x-1", amount=70)), DONE
     )
     paused = await env.app.execute(
-        test_quorum.TreasuryWorkflow, REQUEST, tenant_id="acme", owner_id="ada"
+        test_quorum.TreasuryWorkflow, REQUEST, tenant_id="acme", owner_id=owner
     )
-    page = await voting_site.open()
+    page = await site.open()
     card = page.locator('li.pause[data-tool="write-off-tool"]')
     await expect(card.locator(".votes")).to_have_text("0 of 2 approvals")
     await card.get_by_role("button", name="Approve", exact=True).click()
     await expect(card.locator(".note")).to_have_text(
         "Your vote is recorded (Approved); it waits for the other voters."
     )
-    await expect(card.locator(".votes")).to_have_text("1 of 2 approvals (ada)")
     assert test_quorum.RUNS == []
+    return paused, card
+
+
+async def test_a_vote_shows_the_votes_so_far_and_the_card_waits_for_the_other_voters(
+    voting_site: Site,
+) -> None:
+    paused, card = await _voted_on_write_off(voting_site, "ada")
+    await expect(card.locator(".votes")).to_have_text("1 of 2 approvals (ada)")
     [pending] = paused.pending
     assert pending.pause_id is not None
-    await env.app.resume(
+    await voting_site.env.app.resume(
         pending.pause_id,
         decision={"approved": False},
         tenant_id="acme",
@@ -534,18 +541,5 @@ async def test_a_vote_shows_the_votes_so_far_and_the_card_waits_for_the_other_vo
 async def test_a_named_voter_sees_a_question_on_another_persons_thread_and_votes(
     voting_site: Site,
 ) -> None:
-    from tests import test_quorum
-
-    env = voting_site.env
-    env.mock_llm(test_quorum.TreasuryAgent).then_return(
-        call_tools(tool_call(test_quorum.WriteOffTool, order_id="x-2", amount=70)), DONE
-    )
-    await env.app.execute(test_quorum.TreasuryWorkflow, REQUEST, tenant_id="acme", owner_id="dan")
-    page = await voting_site.open()  # ada, whom the partners' quorum names
-    card = page.locator('li.pause[data-tool="write-off-tool"]')
-    await expect(card.locator(".votes")).to_have_text("0 of 2 approvals")
-    await card.get_by_role("button", name="Approve", exact=True).click()
-    await expect(card.locator(".note")).to_have_text(
-        "Your vote is recorded (Approved); it waits for the other voters."
-    )
-    assert test_quorum.RUNS == []
+    _, card = await _voted_on_write_off(voting_site, "dan")  # ada votes on dan's question
+    await expect(card.locator(".votes")).to_have_text("1 of 2 approvals (ada)")
