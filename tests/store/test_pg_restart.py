@@ -144,5 +144,8 @@ async def test_a_rerun_tool_whose_server_restarted_mid_call_runs_again_with_the_
         assert (await app.get(root.execution_id)).status is ExecutionStatus.COMPLETED
     finally:
         await app.close()
-    first, second = ran(tmp_path)
-    assert first["key"] == second["key"]
+    runs = ran(tmp_path)
+    # Once more at most, by the first instance: its listener, connecting again after the
+    # restart, sweeps, and may take the tree once its 600 ms lease expired, before it closes.
+    assert len(runs) in (2, 3), runs
+    assert {run["key"] for run in runs} == {runs[0]["key"]}  # each run with the same key
