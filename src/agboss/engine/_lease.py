@@ -159,14 +159,16 @@ class _Kept:
         self._lease = lease
         self._timer: TimerHandle | None = None
         self._renewing: asyncio.Task[Any] | None = None
+        self._over = False
+        """The block ended: no renewal is armed again."""
 
     async def __aenter__(self) -> None:
         self._arm()
 
     async def __aexit__(self, *_: object) -> None:
-        timer, self._timer = self._timer, None
-        if timer is not None:
-            timer.cancel()
+        self._over = True
+        if self._timer is not None:
+            self._timer.cancel()
         renewing = self._renewing
         if renewing is not None:  # cut off, as the block is over
             renewing.cancel()
@@ -178,14 +180,14 @@ class _Kept:
 
     async def _due(self) -> None:
         lease = self._lease
-        if self._timer is None or lease.lost:
+        if self._over or lease.lost:
             return
         self._renewing = asyncio.current_task()
         try:
             going_on = await lease.keep_renewed()
         finally:
             self._renewing = None
-        if going_on and self._timer is not None:
+        if going_on and not self._over:
             self._arm()
 
 
