@@ -485,11 +485,17 @@ async def _round(url: str, count: int, seconds: float, rate: float, unmoved: int
 
 def _report_reads(measured: Round) -> None:
     reads = measured.reads
+    # With none left open, the size is the round's own schema, not a cost per question.
+    size = (
+        f"database {reads['size per open question']:.0f} bytes per open question"
+        if measured.opened
+        else f"database {reads['size per open question']:.0f} bytes (none left open)"
+    )
     print(
         f"    with {measured.opened} other questions open: inbox first page "
         f"{reads['inbox first page'] * 1000:.2f} ms | count_pending "
         f"{reads['count_pending'] * 1000:.2f} ms | sweep {reads['sweep'] * 1000:.2f} ms | "
-        f"database {reads['size per open question']:.0f} bytes per open question",
+        f"{size}",
         flush=True,
     )
 

@@ -51,6 +51,7 @@ from agboss import (
 )
 from agboss.agents import ANSWER_TOOL
 from agboss.models import ChatRequest, ChatResponse, MessageRole, ToolCall
+from bench._floor import recorded, replayed
 
 if TYPE_CHECKING:
     from langgraph.types import Durability
@@ -401,8 +402,9 @@ def describe(name: str, times: list[float]) -> str:
 
 
 def report(store: str, ours: list[float], peers: list[list[float]], counts: Counts) -> None:
-    """Prints both sides, the ratios, and what an agboss cycle costs in and out of its store."""
-    lg_async, lg_sync = peers
+    """Prints both sides, the ratios, and what an agboss cycle costs in and out of its store
+    (and, when it was measured as a third peer, the cycle's floor: `bench._floor`)."""
+    lg_async, lg_sync, *floor = peers
     print(describe(f"agboss, {store}", ours))
     print(describe(f"LangGraph on {store} (durability async)", lg_async))
     print(describe(f"LangGraph on {store} (durability sync)", lg_sync))
@@ -425,11 +427,20 @@ def report(store: str, ours: list[float], peers: list[list[float]], counts: Coun
     # The client's CPU (this process), without the database server's: on PostgreSQL the rest
     # of agboss's cycle is the server's work, which its commits wait for, while LangGraph's
     # default durability writes a step's checkpoint as the next step runs.
-    mine_cpu, async_cpu, sync_cpu = (total / cycles * 1000 for total in counts.cpu)
+    mine_cpu, async_cpu, sync_cpu, *floor_cpu = (total / cycles * 1000 for total in counts.cpu)
     print(
         f"client CPU per cycle: agboss {mine_cpu:.3f} ms, LangGraph {async_cpu:.3f} ms "
         f"(async) / {sync_cpu:.3f} ms (sync)"
     )
+    if floor:
+        least = statistics.median(floor[0])
+        print(
+            f"the cycle's own transactions replayed without the engine (its floor): median "
+            f"{least * 1000:.3f} ms, {least / statistics.median(lg_async):.3f} of LangGraph's "
+            f"cycle (async), client CPU {floor_cpu[0]:.3f} ms; agboss's Python above it: "
+            f"{(mine - least) * 1000:.3f} ms, {(mine - least) / statistics.median(lg_async):.3f} "
+            "of LangGraph's cycle"
+        )
 
 
 GOALS = {"SQLite": 0.07, "PostgreSQL": 0.5}
@@ -467,8 +478,12 @@ async def main(
             agboss_cycle(f"{postgres}?schema={schema}_agboss", rerun) as (cycle, app),
             postgres_saver(postgres, f"{schema}_langgraph") as saver,
         ):
-            peers = [langgraph_cycle(saver), langgraph_cycle(saver, "sync")]
-            ours, theirs = await alternated(cycle, peers, cycles, warmup, counts, app)
+            for _ in range(2):  # its statements prepared, as in every cycle after it
+                await cycle()
+            transactions = await recorded(cycle)
+            async with replayed(app, postgres, f"{schema}_agboss", transactions) as floor:
+                peers = [langgraph_cycle(saver), langgraph_cycle(saver, "sync"), floor]
+                ours, theirs = await alternated(cycle, peers, cycles, warmup, counts, app)
     finally:
         await drop_schema(postgres, f"{schema}_agboss")
     report("PostgreSQL", ours, theirs, counts)
