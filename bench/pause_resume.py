@@ -478,10 +478,8 @@ async def main(
             agboss_cycle(f"{postgres}?schema={schema}_agboss", rerun) as (cycle, app),
             postgres_saver(postgres, f"{schema}_langgraph") as saver,
         ):
-            for _ in range(2):  # its statements prepared, as in every cycle after it
-                await cycle()
-            transactions = await recorded(cycle)
-            async with replayed(app, postgres, f"{schema}_agboss", transactions) as floor:
+            recording = await recorded(cycle)  # its first cycles: before any other
+            async with replayed(postgres, f"{schema}_agboss", recording) as floor:
                 peers = [langgraph_cycle(saver), langgraph_cycle(saver, "sync"), floor]
                 ours, theirs = await alternated(cycle, peers, cycles, warmup, counts, app)
     finally:
