@@ -4,7 +4,7 @@ Each instance is a process running an `App` and its pause router (``agboss.web``
 uvicorn on loopback, with one route of the benchmark's own that begins an execution (which
 pauses on an approval). The driver, in this process, keeps a steady arrival of new executions
 (``--rate`` a second, to the instances in turn) and answers each question by ``POST
-/pauses/{id}`` to *another* instance than the one that asked it, at once. Each tool run is
+/answers`` to *another* instance than the one that asked it, at once. Each tool run is
 stamped by the process that ran it (``time.monotonic``, one clock for every process here).
 
 A second phase records answers the way the command line does — ``App.answer(move=False)`` in
@@ -176,7 +176,7 @@ async def serve(url: str, port: int) -> None:
         order = request.query_params["order"]
         output = await app.execute(LoadWorkflow, WorkflowStartTextDto(text=order), owner_id=OWNER)
         assert output.status is ExecutionStatus.PAUSED, output.status
-        return JSONResponse({"pause_id": output.pending[0].pause_id})
+        return JSONResponse({"pause_ref": output.pending[0].pause_ref})
 
     async def runs(request: Request) -> JSONResponse:
         return JSONResponse({"runs": RUNS, "cpu": time.process_time()})
@@ -271,11 +271,12 @@ async def _cycle(
     asking = instances[index % len(instances)]
     answering = instances[(index + 1) % len(instances)]
     begun = await client.post(f"{asking.base}/begin", params={"order": order})
-    pause_id = begun.json()["pause_id"]
+    ref = begun.json()["pause_ref"]
     sent = time.monotonic()
     measured.asked[order] = sent
     answered = await client.post(
-        f"{answering.base}/agboss/pauses/{pause_id}", json={"decision": {"approved": True}}
+        f"{answering.base}/agboss/answers",
+        json={"pause_ref": ref, "decision": {"approved": True}},
     )
     measured.acknowledged.append(time.monotonic() - sent)
     assert answered.status_code == 202, answered.text
@@ -310,7 +311,7 @@ async def _unmoved(
             begun = await client.post(
                 f"{instances[index % len(instances)].base}/begin", params={"order": order}
             )
-            pause_id = begun.json()["pause_id"]
+            pause_id = await recorder.pause_id_of(begun.json()["pause_ref"], owner_id=OWNER)
             await recorder.answer(pause_id, decision={"approved": True}, owner_id=OWNER, move=False)
             into.unmoved_sent[order] = time.monotonic()
             await asyncio.sleep(0.01)

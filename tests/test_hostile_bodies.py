@@ -74,7 +74,7 @@ async def test_a_body_nested_deeply_is_a_problem_with_a_code_and_the_pause_waits
     pause_id = await served.paused_on(EXPENSE)
     for depth in DEPTHS:
         response = await served.http.post(
-            f"/agboss/pauses/{pause_id}",
+            "/agboss/answers",
             content=shape(depth).encode(),
             headers={"Authorization": "Bearer tok-owner", "Content-Type": "application/json"},
         )
@@ -87,9 +87,9 @@ async def test_a_body_nested_deeply_is_a_problem_with_a_code_and_the_pause_waits
 
 
 async def test_brackets_inside_a_string_are_text(served: Served) -> None:
-    pause_id = await served.paused_on(EXPENSE)
+    await served.paused_on(EXPENSE)
     response = await served.http.post(
-        f"/agboss/pauses/{pause_id}",
+        "/agboss/answers",
         content=in_a_string(1_000).encode(),
         headers={"Authorization": "Bearer tok-owner", "Content-Type": "application/json"},
     )

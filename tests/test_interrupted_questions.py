@@ -18,6 +18,7 @@ from agboss import (
     PendingPause,
     UninterpretableReplyError,
     WorkflowStartTextDto,
+    pause_ref,
 )
 from agboss.testing import TestEnv
 from agboss.web import pause_router
@@ -87,15 +88,20 @@ async def test_the_router_lists_it_with_its_kind_and_runs_it_again_once_approved
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
             listed = (await http.get("/agboss/pauses", headers=headers)).json()
             [entry] = listed["entries"]
-            assert entry["pause_id"] == question.pause_id
+            assert question.pause_id is not None
+            assert entry["pause_ref"] == pause_ref(question.pause_id)
             assert entry["ask"]["kind"] == "interrupted"
             assert entry["arguments_schema"] == {}  # nothing to edit
-            path = f"/agboss/pauses/{question.pause_id}"
+            named = {"pause_ref": entry["pause_ref"]}
             edited = {"approved": True, "override_arguments": {"purpose": "bus", "amount": 1}}
-            refused = await http.post(path, json={"decision": edited}, headers=headers)
+            refused = await http.post(
+                "/agboss/answers", json={**named, "decision": edited}, headers=headers
+            )
             assert refused.status_code == 422
             assert refused.json()["code"] == "dto.invalid"
-            answered = await http.post(path, json={"decision": {"approved": True}}, headers=headers)
+            answered = await http.post(
+                "/agboss/answers", json={**named, "decision": {"approved": True}}, headers=headers
+            )
             assert answered.status_code == 202
     finally:
         server.should_exit = True

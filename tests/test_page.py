@@ -92,7 +92,12 @@ class Site:
 
 
 async def site_for(
-    kind: str, folder: Path, poll_ms: int, application: type[Any] = OfficeApplication
+    kind: str,
+    folder: Path,
+    poll_ms: int,
+    application: type[Any] = OfficeApplication,
+    *,
+    access_log: bool = False,
 ) -> AsyncIterator[Site]:
     desk.clear()
     travel_app.BOOKED.clear()
@@ -103,7 +108,7 @@ async def site_for(
     ):
         api = FastAPI()
         api.mount("/agboss", pause_router(env.app, authenticate=by_cookie, poll_ms=poll_ms))
-        server, task, port = await serve(api)
+        server, task, port = await serve(api, access_log=access_log)
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         site = Site(env, browser, f"http://127.0.0.1:{port}")
         try:

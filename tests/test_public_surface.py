@@ -141,6 +141,7 @@ PUBLIC = [
     "channel_role",
     "join",
     "mask",
+    "pause_ref",
     "provide",
     "replace_with_token",
     "reply_interpreter",

@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from openapi_spec_validator import validate
 from starlette.requests import Request
 
-from agboss import ExecutionStatus, PauseStatus, ToolCallApprovalDecisionDto
+from agboss import ExecutionStatus, PauseStatus, ToolCallApprovalDecisionDto, pause_ref
 from agboss.errors import (
     BudgetExceededError,
     ConfigurationError,
@@ -66,8 +66,14 @@ class Served:
     http: httpx.AsyncClient
 
     async def post(self, pause_id: str, body: object, token: str = "tok-owner") -> httpx.Response:
+        """Answers as a person does, by the pause's reference; a channel's side by its id."""
+        named = (
+            {"pause_id": pause_id} if token == "tok-manager" else {"pause_ref": pause_ref(pause_id)}
+        )
         return await self.http.post(
-            f"/agboss/pauses/{pause_id}", json=body, headers={"Authorization": f"Bearer {token}"}
+            "/agboss/answers",
+            json={**named, **body} if isinstance(body, dict) else body,
+            headers={"Authorization": f"Bearer {token}"},
         )
 
     async def inbox(self, token: str = "tok-owner", **query: str) -> httpx.Response:
@@ -97,8 +103,17 @@ class Served:
         return pause_id
 
 
-async def serve(asgi: Any) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
-    config = uvicorn.Config(asgi, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+async def serve(
+    asgi: Any, *, access_log: bool = False
+) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
+    """Serves ``asgi`` with uvicorn on loopback; with ``access_log``, as deployed: every
+    request's line logged (on the standard loggers, which the test's ``caplog`` reads)."""
+    if access_log:
+        config = uvicorn.Config(
+            asgi, host="127.0.0.1", port=0, log_config=None, log_level="debug", lifespan="off"
+        )
+    else:
+        config = uvicorn.Config(asgi, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:
@@ -132,7 +147,8 @@ async def test_a_post_records_the_owners_decision_and_the_tree_moves(served: Ser
     response = await served.post(pause_id, {"decision": {"approved": True, "reason": "fine"}})
     assert response.status_code == 202
     receipt = response.json()
-    assert receipt["pause_id"] == pause_id
+    assert receipt["pause_ref"] == pause_ref(pause_id)
+    assert "pause_id" not in receipt  # the id stays on the server
     assert receipt["responder"] == "user-1"
     assert receipt["decision"] == {"approved": True, "reason": "fine", "override_arguments": None}
     assert receipt["repeated"] is False
@@ -146,7 +162,8 @@ async def test_a_channels_side_answers_with_a_reply_its_interpreter_reads(served
     )
     response = await served.post(pause_id, {"reply": "yes, go ahead"}, token="tok-manager")
     assert response.status_code == 202
-    assert response.json()["pause_id"] is None  # a channel pause's id is never shown back
+    assert "pause_id" not in response.json()  # a pause's id is never shown back
+    assert response.json()["pause_ref"] == pause_ref(pause_id)
     assert response.json()["responder"] == "manager-17"
     assert response.json()["decision"]["reason"] == "ok from Slack"
 
@@ -190,12 +207,42 @@ async def test_a_retried_reply_is_not_read_again(served: Served) -> None:
 
 
 async def test_an_unknown_pause_is_404(served: Served) -> None:
-    response = await served.post("no-such-pause", {"decision": {"approved": True}})
-    assert response.status_code == 404
-    problem = response.json()
-    assert problem["code"] == "pause.unknown"
-    assert problem["status"] == 404
-    assert problem["hint"]
+    for token in ("tok-owner", "tok-manager"):  # by a reference, and by an id
+        response = await served.post("no-such-pause", {"decision": {"approved": True}}, token)
+        assert response.status_code == 404
+        problem = response.json()
+        assert problem["code"] == "pause.unknown"
+        assert problem["status"] == 404
+        assert problem["hint"]
+
+
+async def test_an_answer_names_its_pause_by_exactly_one_of_its_reference_and_its_id(
+    served: Served,
+) -> None:
+    pause_id = await served.paused_on(EXPENSE)
+    for named in ({}, {"pause_id": pause_id, "pause_ref": pause_ref(pause_id)}):
+        response = await served.http.post(
+            "/agboss/answers",
+            json={**named, "decision": {"approved": True}},
+            headers={"Authorization": "Bearer tok-owner"},
+        )
+        assert response.status_code == 422
+        assert response.json()["code"] == "dto.invalid"
+    assert await served.status(pause_id) is PauseStatus.PENDING
+
+
+async def test_a_channels_side_answers_by_the_id_it_was_sent_not_by_a_reference(
+    served: Served,
+) -> None:
+    pause_id = await served.paused_on(REFUND)
+    response = await served.http.post(
+        "/agboss/answers",
+        json={"pause_ref": pause_ref(pause_id), "decision": {"approved": True}},
+        headers={"Authorization": "Bearer tok-manager"},
+    )
+    assert response.status_code == 403
+    assert response.json()["code"] == "pause.wrong-answerer"
+    assert await served.status(pause_id) is PauseStatus.PENDING
 
 
 async def test_an_invalid_decision_is_422_and_the_pause_keeps_waiting(served: Served) -> None:
@@ -215,11 +262,18 @@ async def test_a_reply_that_cannot_be_read_is_422(served: Served) -> None:
     assert await served.status(pause_id) is PauseStatus.PENDING
 
 
-async def test_another_owner_is_403(served: Served) -> None:
+async def test_another_owners_pause_is_refused_as_if_it_were_not_there(served: Served) -> None:
     pause_id = await served.paused_on(EXPENSE)
+    unknown = await served.post("no-such-pause", {"decision": {"approved": True}}, "tok-other")
     response = await served.post(pause_id, {"decision": {"approved": True}}, token="tok-other")
-    assert response.status_code == 403
-    assert response.json()["code"] == "thread.wrong-owner"
+    assert response.status_code == 404
+    assert response.json() == unknown.json()  # "not yours" says what "not there" says
+    by_id = await served.http.post(
+        "/agboss/answers",
+        json={"pause_id": pause_id, "decision": {"approved": True}},
+        headers={"Authorization": "Bearer tok-other"},
+    )
+    assert (by_id.status_code, by_id.json()) == (404, unknown.json())
     assert await served.status(pause_id) is PauseStatus.PENDING
 
 
@@ -243,7 +297,7 @@ async def test_a_name_in_the_body_is_refused_never_trusted(served: Served) -> No
 async def test_no_credential_is_401(served: Served) -> None:
     pause_id = await served.paused_on(EXPENSE)
     response = await served.http.post(
-        f"/agboss/pauses/{pause_id}", json={"decision": {"approved": True}}
+        "/agboss/answers", json={"pause_ref": pause_ref(pause_id), "decision": {"approved": True}}
     )
     assert response.status_code == 401
     assert response.json()["code"] == "web.not-authenticated"
@@ -282,9 +336,9 @@ async def test_a_body_over_the_limit_is_413(served: Served) -> None:
 async def test_a_body_that_is_not_a_json_object_is_400(
     served: Served, content: bytes, media: str
 ) -> None:
-    pause_id = await served.paused_on(EXPENSE)
+    await served.paused_on(EXPENSE)
     response = await served.http.post(
-        f"/agboss/pauses/{pause_id}",
+        "/agboss/answers",
         content=content,
         headers={"Authorization": "Bearer tok-owner", "Content-Type": media},
     )
@@ -299,7 +353,8 @@ async def test_the_inbox_lists_the_authenticated_owners_pauses_only(served: Serv
     pause_id = await served.paused_on(EXPENSE)
     mine = (await served.inbox()).json()
     [entry] = mine["entries"]
-    assert entry["pause_id"] == pause_id
+    assert entry["pause_ref"] == pause_ref(pause_id)
+    assert "pause_id" not in entry
     assert entry["ask"]["arguments"] == {"purpose": "taxi", "amount": 12.5}
     assert entry["accepts_reply"] is True
     assert set(entry["arguments_schema"]["properties"]) == {"purpose", "amount"}
@@ -309,11 +364,13 @@ async def test_the_inbox_lists_the_authenticated_owners_pauses_only(served: Serv
     assert (await served.inbox("tok-manager")).status_code == 403
 
 
-async def test_the_inbox_lists_a_channel_pause_without_its_id(served: Served) -> None:
+async def test_the_inbox_lists_a_channel_pause_by_its_reference_without_its_id(
+    served: Served,
+) -> None:
     secret = await served.paused_on(REFUND)
     response = await served.inbox()
     [entry] = response.json()["entries"]
-    assert entry["pause_id"] is None
+    assert (entry["pause_ref"], entry["answered_by"]) == (pause_ref(secret), "channel")
     assert entry["channel"] == "refund-approval-channel"
     assert secret not in response.text
 
@@ -340,12 +397,13 @@ async def test_the_openapi_schema_is_valid_and_names_the_mount(served: Served) -
     assert document["servers"] == [{"url": "/agboss"}]
     assert set(document["paths"]) == {
         "/pauses",
-        "/pauses/{pause_id}",
+        "/answers",
         "/executions/failed",
         "/standing",
         "/standing/{decision_id}",
     }
-    responses = document["paths"]["/pauses/{pause_id}"]["post"]["responses"]
+    assert "{pause" not in str(document["paths"])  # no route takes a pause in its path
+    responses = document["paths"]["/answers"]["post"]["responses"]
     assert {"202", "404", "409", "422", "403", "429", "503"} <= set(responses)
 
 
@@ -379,7 +437,9 @@ async def test_an_authenticator_that_returns_no_caller_is_a_500_not_an_answer(
         server, task, port = await serve(router)
         try:
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
-                response = await http.post("/pauses/p-1", json={"decision": {"approved": True}})
+                response = await http.post(
+                    "/answers", json={"pause_id": "p-1", "decision": {"approved": True}}
+                )
         finally:
             server.should_exit = True
             await task

@@ -127,6 +127,7 @@ from agboss.records import (
     ToolCallRecord,
 )
 from agboss.records._outputs import ExecutionOutput, PendingPause
+from agboss.records._refs import pause_ref
 
 __all__ = [
     "AbortSignal",
@@ -258,6 +259,7 @@ __all__ = [
     "channel_role",
     "join",
     "mask",
+    "pause_ref",
     "provide",
     "replace_with_token",
     "reply_interpreter",

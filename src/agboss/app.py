@@ -30,7 +30,7 @@ from agboss.observability._events import ExecutionEvent, ExecutionEventKind, str
 from agboss.pauses._answering import move_answered, record_answer
 from agboss.pauses._answers import AnswerReceipt
 from agboss.pauses._cancelling import cancel_thread
-from agboss.pauses._describing import PauseDescription, describe_pause
+from agboss.pauses._describing import PauseDescription, describe_pause, pause_id_of
 from agboss.pauses._failed import FailedPage, failed_query, list_failed
 from agboss.pauses._inbox import InboxPage, list_inbox, query_of
 from agboss.pauses._prompts import load_prompts
@@ -456,6 +456,37 @@ class App:
             self._runtime,
             check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
             check_id(pause_id, "pause_id", limits),
+        )
+
+    async def pause_id_of(
+        self, pause_ref: str, *, tenant_id: str | None = None, owner_id: str | None = None
+    ) -> str:
+        """The id of the pause a reference names (`PendingPause.pause_ref`), for a door that
+        authenticated its caller: what it then answers or describes by.
+
+        A reference travels where the id must not — a screen's list, a Slack button, a link —
+        and is no right to answer: a door maps it back only once it knows who calls, and never
+        hands the id on. A signed-in person's door passes their ``owner_id``: only a pause of
+        their threads, or one that names them a voter, is found. A channel's own door (a
+        signed Slack click, a signed link) passes none: it authenticated its caller as the
+        channel's side, which the id was sent to.
+
+        Args:
+            pause_ref: The reference a screen, a button or a link carried.
+            tenant_id: The tenant it was asked in; the default tenant when ``None``.
+            owner_id: The signed-in person the door answers for, if it is one.
+
+        Raises:
+            UnknownPauseError: No pause of this tenant has this reference, or (with
+                ``owner_id``) none that is theirs: "not yours" and "not there" alike.
+            DtoValidationError: An argument is not an id.
+        """
+        limits = self._limits
+        return await pause_id_of(
+            self._runtime,
+            check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
+            check_id(pause_ref, "pause_ref", limits),
+            check_optional_id(owner_id, "owner_id", limits),
         )
 
     def accepts_reply(self, pause: PendingPause) -> bool:

@@ -112,6 +112,9 @@ async def test_a_0_1_0_store_is_migrated_and_its_pauses_resumed_to_completion(
             assert paused.status is ExecutionStatus.PAUSED
             result = paused
             for pending in paused.pending:
+                # Its reference was computed by the migration: a screen's answer finds it.
+                found = await app.pause_id_of(pending.pause_ref, tenant_id=tenant, owner_id="u")
+                assert found == pending.pause_id
                 result = await app.resume(
                     str(pending.pause_id),
                     decision={"approved": True},

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.enums import PauseAnswerer, PauseKind, PauseResolution
 from agboss.errors import ConfigurationError
+from agboss.records._refs import pause_ref
 
 __all__ = [
     "ApprovalAsk",
@@ -51,7 +52,8 @@ class ChannelAsk(Generic[ArgsT]):
 
     Attributes:
         pause_id: The pause's secret id: the right to answer it, and a safe idempotency key
-            towards the system that shows the question (the same on a retried send).
+            towards the system that shows the question (the same on a retried send). It stays
+            on the server: what is posted carries `pause_ref` instead.
         value: The question: the tool call and its arguments.
         channel: The name of the channel asked (a role's name, or a concrete channel's).
         answered_by: Who may answer.
@@ -69,6 +71,12 @@ class ChannelAsk(Generic[ArgsT]):
     agent: str
     accepts_reply: bool = False
     expires_at: datetime | None = None
+
+    @property
+    def pause_ref(self) -> str:
+        """The pause's reference (`agboss.pause_ref`): what a message, a button or a link
+        carries in the id's place; the channel's door maps it back (`App.pause_id_of`)."""
+        return pause_ref(self.pause_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +96,12 @@ class ChannelWithdrawal(Generic[ArgsT]):
     value: ApprovalAsk[ArgsT]
     resolution: PauseResolution
     reference: str | None = None
+
+    @property
+    def pause_ref(self) -> str:
+        """The pause's reference (`agboss.pause_ref`): what a message, a button or a link
+        carries in the id's place; the channel's door maps it back (`App.pause_id_of`)."""
+        return pause_ref(self.pause_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +125,12 @@ class ChannelReminder(Generic[ArgsT]):
     reminder: int
     asked_at: datetime
     expires_at: datetime | None = None
+
+    @property
+    def pause_ref(self) -> str:
+        """The pause's reference (`agboss.pause_ref`): what a message, a button or a link
+        carries in the id's place; the channel's door maps it back (`App.pause_id_of`)."""
+        return pause_ref(self.pause_id)
 
 
 MAX_REFERENCE_LENGTH = 1000

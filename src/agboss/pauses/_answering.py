@@ -45,6 +45,7 @@ from agboss.pauses._answers import (
 from agboss.pauses._voting import Vote, record_vote
 from agboss.records._outputs import ExecutionOutput
 from agboss.records._pauses import PauseAnswer, PauseRecord, shown_pause_id
+from agboss.records._refs import pause_ref
 from agboss.store.protocol import ExecutionRow, Store
 from agboss.store.writes import AppendStep, ResolvePause
 
@@ -156,6 +157,7 @@ async def record_answer(
     await tell_answered(engine, resolved, row, responder, valid, now)
     receipt = AnswerReceipt(
         pause_id=shown_pause_id(resolved.pause_id, resolved.answered_by),
+        pause_ref=pause_ref(resolved.pause_id),
         execution_id=resolved.root_execution_id,
         thread_id=row.thread_id,
         decision=shown(engine, resolved, row, valid),
@@ -233,6 +235,7 @@ def _repeated(
             return None
     return AnswerReceipt(
         pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
+        pause_ref=pause_ref(pause.pause_id),
         execution_id=pause.root_execution_id,
         thread_id=row.thread_id,
         decision=shown(engine, pause, row, recorded.decision),

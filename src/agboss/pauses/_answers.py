@@ -136,6 +136,8 @@ class AnswerReceipt:
 
     Attributes:
         pause_id: The pause answered, as results may show it (``None`` for a channel pause).
+        pause_ref: Its reference (`agboss.pause_ref`), for every pause: what may leave the
+            server in the id's place.
         execution_id: The root execution it waits in; `App.get` reads where it stands.
         thread_id: Its thread.
         decision: The decision recorded (validated; read from the reply for ``reply=``),
@@ -146,6 +148,7 @@ class AnswerReceipt:
     """
 
     pause_id: str | None
+    pause_ref: str
     execution_id: str
     thread_id: str
     decision: ToolCallApprovalDecisionDto

@@ -19,7 +19,7 @@ from agboss.records._outputs import PendingPause
 from agboss.records._pauses import PauseAnswerRecord
 from agboss.store._rows import pending_pause
 
-__all__ = ["PauseDescription", "describe_pause"]
+__all__ = ["PauseDescription", "describe_pause", "pause_id_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,3 +90,25 @@ async def describe_pause(runtime: Runtime, tenant_id: str, pause_id: str) -> Pau
         decision=decision,
         reply=reply,
     )
+
+
+async def pause_id_of(
+    runtime: Runtime, tenant_id: str, pause_ref: str, owner_id: str | None
+) -> str:
+    """The id of the pause a reference names; see `App.pause_id_of`.
+
+    Raises:
+        UnknownPauseError: No pause of this tenant has this reference — or, with
+            ``owner_id``, none that is that person's to see: the same error, so that a door
+            says no the same way for "not yours" and "not there".
+    """
+    found = await runtime.store.pauses.find_with_execution_by_ref(tenant_id, pause_ref)
+    if found is None:
+        raise UnknownPauseError()
+    pause, row = found
+    if owner_id is None:  # a channel's own door, which authenticated its caller itself
+        return pause.pause_id
+    voters = () if pause.votes is None else pause.votes.eligible or ()
+    if owner_id != row.owner_id and owner_id not in voters:
+        raise UnknownPauseError()
+    return pause.pause_id

@@ -42,6 +42,7 @@ from agboss.pauses._answers import (
     validated,
 )
 from agboss.records._pauses import PauseRecord, shown_pause_id
+from agboss.records._refs import pause_ref
 from agboss.records._votes import PauseVote, PauseVotes
 from agboss.store.protocol import ExecutionRow, Signal, SignalKind, Store
 from agboss.store.writes import Announce, CastVote, Voted, Write
@@ -152,6 +153,7 @@ def _receipt(
     """A vote's receipt: the voter's decision and the votes, masked as a receipt shows them."""
     return AnswerReceipt(
         pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
+        pause_ref=pause_ref(pause.pause_id),
         execution_id=pause.root_execution_id,
         thread_id=row.thread_id,
         decision=shown(engine, pause, row, decision),

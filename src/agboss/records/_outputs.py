@@ -27,6 +27,8 @@ class PendingPause:
     Attributes:
         pause_id: What `App.resume` takes; ``None`` for a `PauseAnswerer.CHANNEL` pause, whose
             id only its channel was sent.
+        pause_ref: Its reference (`agboss.pause_ref`): what may leave the server in the id's
+            place — a screen's list, a link, a button — for every pause, a channel's too.
         answered_by: Who may answer it.
         agent: The agent whose tool call waits.
         channel: The channel asked: a role's name, or a concrete channel's.
@@ -39,6 +41,7 @@ class PendingPause:
     """
 
     pause_id: str | None
+    pause_ref: str
     answered_by: PauseAnswerer
     agent: str
     channel: str

@@ -17,6 +17,7 @@ from agboss.enums import PauseAnswerer, PauseKind, PauseResolution, PauseStatus
 from agboss.models._messages import Usage
 from agboss.records._model import StepRecord
 from agboss.records._outputs import PendingPause
+from agboss.records._refs import pause_ref
 from agboss.records._votes import PauseVote, PauseVotes
 
 __all__ = [
@@ -159,6 +160,8 @@ class PauseAnswerRecord(BaseModel):
             ``role`` (its role's ladder, `Escalate`): 0 as first asked.
         votes: Each vote cast on the question, in the order cast, when its role takes several
             approvals (each kept as its own entry the moment it was cast).
+        pause_ref: Its reference (`agboss.pause_ref`), a channel pause's too: what a screen,
+            a message or a link showed of it (``None`` in entries stored before references).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -179,6 +182,7 @@ class PauseAnswerRecord(BaseModel):
     generation: int = 0
     escalation: int = 0
     votes: tuple[PauseVote, ...] = ()
+    pause_ref: str | None = None
 
     @classmethod
     def of(
@@ -191,6 +195,7 @@ class PauseAnswerRecord(BaseModel):
         """The audit entry of a pause resolved now."""
         return cls(
             pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
+            pause_ref=pause_ref(pause.pause_id),
             execution_id=pause.execution_id,
             step=pause.step,
             role=pause.channel,

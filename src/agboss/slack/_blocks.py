@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from agboss.enums import PauseAnswerer, PauseKind
+from agboss.records._refs import pause_ref
 
 __all__ = [
     "ACTIONS_BLOCK",
@@ -43,31 +44,37 @@ _MAX_TEXT: Final = 2900  # under a section's 3,000 characters
 class Token:
     """What a question's buttons carry: which pause, in which tenant, answered by whom.
 
+    The pause is named by its reference, never its id: a button's value travels through Slack
+    and its client's logs, and the route maps it back once Slack's signature is checked.
+
     Attributes:
-        pause_id: The pause's secret id.
+        pause_ref: The pause's reference (`agboss.pause_ref`).
         tenant_id: Its execution's tenant.
         answered_by: Who may answer it: the thread's owner, or the channel's side.
     """
 
-    pause_id: str
+    pause_ref: str
     tenant_id: str
     answered_by: PauseAnswerer
 
     def dumps(self) -> str:
         """As a button's ``value`` (at most 2,000 characters: about 100 here)."""
         return json.dumps(
-            {"p": self.pause_id, "t": self.tenant_id, "a": self.answered_by.value},
+            {"r": self.pause_ref, "t": self.tenant_id, "a": self.answered_by.value},
             separators=(",", ":"),
         )
 
     @classmethod
     def loads(cls, text: object) -> Token | None:
-        """A button's ``value`` read back; ``None`` when it is not one of ours."""
+        """A button's ``value`` read back; ``None`` when it is not one of ours. A button
+        posted by an earlier agboss carries the id itself (``"p"``): read as its reference,
+        so that it keeps working until its question closes."""
         if not isinstance(text, str):
             return None
         try:
             raw = json.loads(text)
-            token = cls(str(raw["p"]), str(raw["t"]), PauseAnswerer(raw["a"]))
+            ref = str(raw["r"]) if "r" in raw else pause_ref(str(raw["p"]))
+            token = cls(ref, str(raw["t"]), PauseAnswerer(raw["a"]))
         except (ValueError, KeyError, TypeError):
             return None
         return token

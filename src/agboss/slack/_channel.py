@@ -71,8 +71,10 @@ class SlackChannel(ChannelHandler[ArgsT]):
         class SlackRefundApprovalChannel(SlackChannel[RefundDto], RefundApprovalChannel):
             conversation = "C0FINANCE"
 
-    The pause's id travels only in the buttons' ``value``; the message's conversation and
-    ``ts`` are kept with the pause, so that whichever instance closes it updates the message.
+    The pause's id never leaves the server: the buttons' ``value`` carries its reference
+    (`ChannelAsk.pause_ref`), which the route maps back once Slack's signature is checked. The
+    message's conversation and ``ts`` are kept with the pause, so that whichever instance
+    closes it updates the message.
 
     Attributes:
         conversation: Where its questions go (a channel's id); the workspace's when ``None``.
@@ -107,7 +109,7 @@ class SlackChannel(ChannelHandler[ArgsT]):
             _question(ask.value, ask.agent, ask.channel, ask.accepts_reply),
             expires_at=ask.expires_at,
         )
-        token = Token(ask.pause_id, self.context.tenant.tenant_id, ask.answered_by)
+        token = Token(ask.pause_ref, self.context.tenant.tenant_id, ask.answered_by)
         posted: Any = await self.workspace.client.chat_postMessage(
             channel=self.conversation_for(ask),
             text=question_text(question),

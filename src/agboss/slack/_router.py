@@ -237,7 +237,7 @@ class _Interactions:
         return Response(status_code=200)
 
     async def _view(self, app: App, action_id: str, where: Where) -> dict[str, Any]:
-        found = await app.describe_pause(where.token.pause_id, tenant_id=where.token.tenant_id)
+        found = await _described(app, where.token)
         if found.status is not PauseStatus.PENDING:
             raise NotPausedError(found.status.value)
         question = _question(app, found)
@@ -265,7 +265,7 @@ class _Interactions:
                 return _errors({WORDS_BLOCK: "Write an answer first."})
             return await self._answered(app, _Answer(where, user, reply=words), (WORDS_BLOCK,))
         try:
-            found = await app.describe_pause(where.token.pause_id, tenant_id=where.token.tenant_id)
+            found = await _described(app, where.token)
         except AgbossError as error:
             return _ack(BackgroundTask(self._refused, app, _Answer(where, user), error))
         schema = app.arguments_schema(found.pause)
@@ -301,7 +301,7 @@ class _Interactions:
             token = answer.where.token
             owner = token.answered_by is PauseAnswerer.THREAD_OWNER
             return await app.answer(
-                token.pause_id,
+                await app.pause_id_of(token.pause_ref, tenant_id=token.tenant_id),
                 decision=answer.decision,
                 reply=answer.reply,
                 tenant_id=token.tenant_id,
@@ -350,7 +350,7 @@ class _Interactions:
         """The message, answered: who decided what, when; its buttons gone."""
         where = answer.where
         try:
-            found = await app.describe_pause(where.token.pause_id, tenant_id=where.token.tenant_id)
+            found = await _described(app, where.token)
             if found.decision is None or found.resolved_at is None:
                 return
             question = _question(app, found)
@@ -386,6 +386,13 @@ class _Interactions:
             )
         except (AgbossError, SlackClientError) as failed:
             log.warning("slack.ephemeral-failed: a sentence was not shown: %s", failed)
+
+
+async def _described(app: App, token: Token) -> PauseDescription:
+    """The pause a button names, once Slack's signature said the click is Slack's: the route
+    is the channel's own door, so the reference is mapped back without an owner."""
+    pause_id = await app.pause_id_of(token.pause_ref, tenant_id=token.tenant_id)
+    return await app.describe_pause(pause_id, tenant_id=token.tenant_id)
 
 
 def _counted(votes: PauseVotes) -> str:

@@ -11,6 +11,7 @@ from agboss.models._messages import Usage
 from agboss.records._model import StepRecord
 from agboss.records._outputs import PendingPause
 from agboss.records._pauses import PauseAnswer, PauseRecord, shown_pause_id
+from agboss.records._refs import pause_ref
 from agboss.records._votes import PauseVotes
 from agboss.store._times import from_micros
 from agboss.store.protocol import ExecutionRow, StepEntry
@@ -160,8 +161,10 @@ def pending_of(row: Any, root_execution_id: str) -> PendingPause:
     """A row of `PENDING_COLUMNS` as a `PendingPause`, read without the record's detail."""
     answered_by = PauseAnswerer(row[1])
     execution_id = str(row[5])
+    pause_id = str(row[0])
     return PendingPause(
-        pause_id=shown_pause_id(str(row[0]), answered_by),
+        pause_id=shown_pause_id(pause_id, answered_by),
+        pause_ref=pause_ref(pause_id),
         answered_by=answered_by,
         agent=str(row[2]),
         channel=str(row[3]),
@@ -184,6 +187,7 @@ def pending_pause(pause: PauseRecord) -> PendingPause:
     """A pause just inserted as `pending_of` would read it back."""
     return PendingPause(
         pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
+        pause_ref=pause_ref(pause.pause_id),
         answered_by=pause.answered_by,
         agent=pause.agent,
         channel=pause.channel,

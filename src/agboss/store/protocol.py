@@ -496,6 +496,13 @@ class PausedExecutionRepository(Protocol):
         (an answer's checks need both), or ``None``."""
         ...
 
+    async def find_with_execution_by_ref(
+        self, tenant_id: str, pause_ref: str
+    ) -> tuple[PauseRecord, ExecutionRow] | None:
+        """This tenant's pause whose reference (`pause_ref`) this is and the execution it waits
+        in, in one read, or ``None`` (unknown, another tenant's, or past retention)."""
+        ...
+
     async def find_by_root(
         self, root_execution_id: str, statuses: tuple[PauseStatus, ...]
     ) -> list[PauseRecord]:

@@ -7,7 +7,7 @@ import dataclasses
 import json
 import re
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
 from starlette.requests import Request
@@ -47,10 +47,18 @@ def fields_of(value: Any) -> dict[str, Any]:
 
 
 class AnswerBody(BaseModel):
-    """``POST /pauses/{pause_id}``: exactly one of a decision and a reply."""
+    """``POST /answers``: which pause — exactly one of its reference and its id — and exactly
+    one of a decision and a reply.
+
+    The pause is named in the body, never in the URL, which access logs and proxies record.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    pause_ref: StrictStr | None = None
+    """The pause's reference, as the inbox lists it: a signed-in person's answer."""
+    pause_id: StrictStr | None = None
+    """The pause's id: a channel's side answers a channel pause by the id it was sent."""
     decision: ToolCallApprovalDecisionDto | None = None
     reply: StrictStr | None = None
 
@@ -59,7 +67,7 @@ class ReceiptBody(BaseModel):
     """An answer recorded (``202``), or a retried answer's first receipt (``200``,
     ``repeated``)."""
 
-    pause_id: str | None
+    pause_ref: str
     execution_id: str
     thread_id: str
     decision: ToolCallApprovalDecisionDto
@@ -73,14 +81,17 @@ class ReceiptBody(BaseModel):
 
     @classmethod
     def of(cls, receipt: AnswerReceipt) -> ReceiptBody:
-        return cls(**fields_of(receipt), decided=receipt.decided)
+        fields = fields_of(receipt)
+        del fields["pause_id"]  # the id stays on the server: the reference names the pause
+        return cls(**fields, decided=receipt.decided)
 
 
 class InboxEntryBody(BaseModel):
-    """A waiting pause of the caller's threads, or one that names the caller a voter, masked; a
-    channel pause has no ``pause_id``."""
+    """A waiting pause of the caller's threads, or one that names the caller a voter, masked,
+    named by its reference (never its id); one whose ``answered_by`` is ``channel`` is
+    answered through its channel, not here."""
 
-    pause_id: str | None
+    pause_ref: str
     answered_by: PauseAnswerer
     agent: str
     channel: str
@@ -231,8 +242,7 @@ async def read_answer(request: Request, limit: int) -> AnswerBody:
     raw = await read_body(request, limit)
     if _nests_deeper(raw, MAX_DEPTH):
         raise UnreadableRequestError(
-            f"the body nests deeper than {MAX_DEPTH} levels",
-            hint='send {"decision": {"approved": true, "reason": "…"}} or {"reply": "…"}',
+            f"the body nests deeper than {MAX_DEPTH} levels", hint=_ANSWER_HINT
         )
     try:
         value = json.loads(raw, parse_constant=_no_constants)
@@ -241,10 +251,20 @@ async def read_answer(request: Request, limit: int) -> AnswerBody:
     if not isinstance(value, dict):
         raise UnreadableRequestError("the body is JSON, but not an object")
     try:
-        return AnswerBody.model_validate(value)
+        body = AnswerBody.model_validate(value)
     except ValidationError as error:
         raise DtoValidationError(
-            "the answer is not valid",
-            errors=validation_errors(error),
-            hint='send {"decision": {"approved": true, "reason": "…"}} or {"reply": "…"}',
+            "the answer is not valid", errors=validation_errors(error), hint=_ANSWER_HINT
         ) from error
+    if (body.pause_ref is None) == (body.pause_id is None):
+        raise DtoValidationError(
+            "an answer names its pause by exactly one of pause_ref and pause_id",
+            hint=_ANSWER_HINT,
+        )
+    return body
+
+
+_ANSWER_HINT: Final = (
+    'send {"pause_ref": "ref_…", "decision": {"approved": true, "reason": "…"}} or '
+    '{"pause_ref": "ref_…", "reply": "…"} (a channel\'s side: "pause_id" instead of "pause_ref")'
+)

@@ -1,9 +1,11 @@
 """Signed answer links: a channel that mails a question sends one link per answer, and the
 route it opens checks that the server signed it and that it has not expired.
 
-A link is ``<payload>.<signature>``, both URL-safe base64: the payload is the pause, its
-tenant, the answer and the expiry; the signature is HMAC-SHA256 over it with the server's
-secret. The pause itself makes the link single-use: a second answer is `NotPausedError`.
+A link is ``<payload>.<signature>``, both URL-safe base64: the payload is the pause's reference
+(never its id: a link is read in URLs, mail and logs), its tenant, the answer and the expiry;
+the signature is HMAC-SHA256 over it with the server's secret. The route maps the reference back
+(`App.pause_id_of`) once the signature is checked. The pause itself makes the link single-use:
+a second answer is `NotPausedError`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 
 from agboss.clock import Clock, SystemClock
 from agboss.errors import AgbossError, ConfigurationError
+from agboss.records._refs import is_pause_ref
 
 __all__ = ["AnswerLink", "AnswerLinkError", "AnswerLinks"]
 
@@ -37,13 +40,13 @@ class AnswerLink:
     """What a valid link answers.
 
     Attributes:
-        pause_id: The pause it answers.
+        pause_ref: The reference of the pause it answers (`agboss.pause_ref`).
         tenant_id: The pause's tenant.
         approved: The answer it carries.
         expires_at: When it stops being valid.
     """
 
-    pause_id: str
+    pause_ref: str
     tenant_id: str
     approved: bool
     expires_at: datetime
@@ -81,15 +84,25 @@ class AnswerLinks:
     def _signature(self, payload: str) -> str:
         return _encoded(hmac.new(self._key, payload.encode("ascii"), hashlib.sha256).digest())
 
-    def sign(self, pause_id: str, *, tenant_id: str, approved: bool, valid_for: timedelta) -> str:
-        """A link's token that answers ``pause_id`` with ``approved`` until ``valid_for``
-        from now; a secret like the pause's id."""
+    def sign(self, pause_ref: str, *, tenant_id: str, approved: bool, valid_for: timedelta) -> str:
+        """A link's token that answers the pause ``pause_ref`` names with ``approved`` until
+        ``valid_for`` from now: a right to give that one answer, to send only to who may.
+
+        Raises:
+            ConfigurationError: ``pause_ref`` is not a reference (``ask.pause_ref``; the id
+                itself must not travel in a link), or ``valid_for`` is not positive.
+        """
+        if not is_pause_ref(pause_ref):
+            raise ConfigurationError(
+                "a link names its pause by its reference, not by its id",
+                hint="sign(ask.pause_ref, …): the id stays on the server",
+            )
         if valid_for <= timedelta(0):
             raise ConfigurationError(
                 f"valid_for={valid_for!r} must be positive", hint="e.g. timedelta(days=3)"
             )
         expires = int((self._clock.now() + valid_for).timestamp())
-        body = {"p": pause_id, "t": tenant_id, "a": bool(approved), "e": expires}
+        body = {"r": pause_ref, "t": tenant_id, "a": bool(approved), "e": expires}
         payload = _encoded(json.dumps(body, separators=(",", ":")).encode())
         return f"{payload}.{self._signature(payload)}"
 
@@ -105,7 +118,7 @@ class AnswerLinks:
         try:
             body = json.loads(_decoded(payload))
             found = AnswerLink(
-                str(body["p"]),
+                str(body["r"]),
                 str(body["t"]),
                 body["a"] is True,
                 datetime.fromtimestamp(int(body["e"]), UTC),

@@ -67,7 +67,8 @@ def _document() -> dict[str, Any]:
         "info": {
             "title": "agboss pauses",
             "version": "1",
-            "description": "Answer a pause by its id, list a signed-in owner's inbox, "
+            "description": "Answer a pause (named in the body, never in the URL), list a "
+            "signed-in owner's inbox, "
             "their failed executions and their standing decisions, and revoke one. "
             "Who calls comes from the application's authenticator, never from the body.",
         },
@@ -151,18 +152,11 @@ def _document() -> dict[str, Any]:
                     },
                 }
             },
-            "/pauses/{pause_id}": {
+            "/answers": {
                 "post": {
                     "operationId": "answerPause",
-                    "summary": "Answer a pause: recorded at once, the tree moved after",
-                    "parameters": [
-                        {
-                            "name": "pause_id",
-                            "in": "path",
-                            "required": True,
-                            "schema": {"type": "string"},
-                        }
-                    ],
+                    "summary": "Answer a pause, named in the body (its pause_ref, or a channel's "
+                    "side: its pause_id): recorded at once, the tree moved after",
                     "requestBody": {
                         "required": True,
                         "content": {"application/json": {"schema": {"$ref": _ref("AnswerBody")}}},
@@ -173,7 +167,9 @@ def _document() -> dict[str, Any]:
                         "400": _problem("Not a JSON object (web.unreadable)"),
                         "401": unauthenticated,
                         "403": _problem("Not who may answer this pause"),
-                        "404": _problem("No such pause for this tenant (pause.unknown)"),
+                        "404": _problem(
+                            "No such pause for this tenant, or none of the caller's (pause.unknown)"
+                        ),
                         "409": _problem("The pause no longer waits (run.not-paused)"),
                         "413": _problem("The body is over the limit (web.too-large)"),
                         "422": _problem("An invalid decision, or a reply that cannot be read"),

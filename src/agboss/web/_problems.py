@@ -80,8 +80,8 @@ class NotFoundError(AgbossError):
     code = "web.not-found"
     default_message = "the router has no such route"
     default_hint = (
-        "GET /pauses, POST /pauses/{pause_id}, GET /standing, DELETE /standing/{decision_id}, "
-        "GET /openapi.json, GET / (the page)"
+        "GET /pauses, POST /answers (the pause named in the body), GET /executions/failed, "
+        "GET /standing, DELETE /standing/{decision_id}, GET /openapi.json, GET / (the page)"
     )
 
 

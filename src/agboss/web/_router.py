@@ -1,4 +1,5 @@
-"""The webhook router: answer a pause by its id over HTTP, and list a signed-in owner's inbox."""
+"""The webhook router: answer a pause over HTTP — named in the body, never in the URL — and list
+a signed-in owner's inbox."""
 
 from __future__ import annotations
 
@@ -15,7 +16,14 @@ from starlette.routing import BaseRoute, Route, Router
 from starlette.types import Receive, Scope, Send
 
 from agboss.app import App
-from agboss.errors import AgbossError, ConfigurationError, DtoValidationError, PauseAnswererError
+from agboss.errors import (
+    AgbossError,
+    ConfigurationError,
+    DtoValidationError,
+    PauseAnswererError,
+    ThreadOwnerError,
+    UnknownPauseError,
+)
 from agboss.pauses._inbox import InboxEntry
 from agboss.records._standing import StandingDecision
 from agboss.web._bodies import (
@@ -143,14 +151,17 @@ class _Routes:
         try:
             caller = await self.caller(request)
             body: AnswerBody = await read_answer(request, self.max_body)
-            receipt = await self.opened().answer(
-                request.path_params["pause_id"],
+            app = self.opened()
+            receipt = await app.answer(
+                await _pause_id(app, caller, body),
                 decision=body.decision,
                 reply=body.reply,
                 tenant_id=caller.tenant_id,
                 owner_id=caller.owner_id,
                 answered_by=caller.answered_by,
             )
+        except ThreadOwnerError:  # another's pause: refused as one that is not there
+            return problem(UnknownPauseError())
         except Exception as error:  # every error becomes a problem body (see problems.py)
             return problem(error)
         return JSONResponse(
@@ -263,6 +274,23 @@ def _refused(error: BaseException) -> Response:
     )
 
 
+async def _pause_id(app: App, caller: Caller, body: AnswerBody) -> str:
+    """The pause an answer's body names: by its id (a channel's side, which was sent it), or by
+    its reference, mapped back for a signed-in person alone (a reference is no credential)."""
+    if body.pause_id is not None:
+        return body.pause_id
+    assert body.pause_ref is not None  # read_answer: exactly one of the two
+    if caller.owner_id is None:
+        raise PauseAnswererError(
+            "a channel's side answers a channel pause by the id its channel was sent, "
+            "not by its reference",
+            hint='send "pause_id" in the body instead of "pause_ref"',
+        )
+    return await app.pause_id_of(
+        body.pause_ref, tenant_id=caller.tenant_id, owner_id=caller.owner_id
+    )
+
+
 def _person(caller: Caller, what: str) -> str:
     """A signed-in owner's id: a channel's side has no ``what`` of its own."""
     if caller.owner_id is None:
@@ -303,8 +331,10 @@ def _moment(text: str | None, name: str) -> datetime | None:
 
 def _entry(app: App, entry: InboxEntry, now: datetime) -> InboxEntryBody:
     pause = entry.pause
+    fields = fields_of(pause)
+    del fields["pause_id"]  # the id stays on the server: the reference names the pause
     return InboxEntryBody(
-        **fields_of(pause),
+        **fields,
         execution_id=entry.execution_id,
         thread_id=entry.thread_id,
         asked_at=entry.asked_at,
@@ -334,8 +364,11 @@ def pause_router(
 ) -> Router:
     """The HTTP face of an application's pauses, to mount in a Starlette or FastAPI app.
 
-    ``POST /pauses/{pause_id}`` answers a pause (`App.answer`: recorded, then moved in the
-    background; ``202``, or ``200`` with ``repeated`` for a retried answer);
+    ``POST /answers`` answers a pause (`App.answer`: recorded, then moved in the background;
+    ``202``, or ``200`` with ``repeated`` for a retried answer), the pause named in the JSON
+    body — a signed-in person by its ``pause_ref`` as the inbox lists it, a channel's side by
+    the ``pause_id`` it was sent — never in the URL: no route takes a pause's id in its path or
+    query, and no body the router sends carries one;
     ``GET /pauses`` lists the caller's inbox (`App.pending`); ``GET /executions/failed`` the
     caller's failed execution trees (`App.failed`); ``GET /standing`` the caller's standing
     decisions (`App.standing`, ``?revoked=true`` with the revoked) and ``DELETE
@@ -378,7 +411,7 @@ def pause_router(
     table: list[BaseRoute] = [
         Route("/pauses", routes.inbox, methods=["GET"]),
         Route("/executions/failed", routes.failed, methods=["GET"]),
-        Route("/pauses/{pause_id}", routes.answer, methods=["POST"]),
+        Route("/answers", routes.answer, methods=["POST"]),
         Route("/standing", routes.standing, methods=["GET"]),
         Route("/standing/{decision_id}", routes.revoke, methods=["DELETE"]),
         Route("/openapi.json", routes.openapi, methods=["GET"]),

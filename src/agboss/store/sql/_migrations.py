@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from importlib import resources
-from typing import Any
+from typing import Any, TypeAlias
 
 from agboss.errors import ExecutionFailedError, StoreSchemaError
+from agboss.records._refs import pause_ref
 from agboss.store._failures import encode_failure
 from agboss.store.sql._dialect import Dialect, Returns, Sql
 
@@ -316,7 +317,25 @@ def _voters(dialect: Dialect) -> list[Sql]:
     ]
 
 
-STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
+def _pause_refs(dialect: Dialect) -> Generator[Sql, Any, None]:
+    """A pause's reference (`pause_ref`: a one-way digest of its id), kept and indexed, so that
+    a door maps what a screen, a Slack button or a link carried back to the pause: each pause
+    kept from before gets its own, computed here (SQLite has no SHA-256 of its own)."""
+    yield Sql("ALTER TABLE pauses ADD COLUMN pause_ref TEXT")
+    rows = yield Sql("SELECT tenant_id, pause_id FROM pauses", (), Returns.ALL)
+    for tenant_id, pause_id in rows or ():
+        yield Sql(
+            "UPDATE pauses SET pause_ref = ? WHERE tenant_id = ? AND pause_id = ?",
+            (pause_ref(str(pause_id)), tenant_id, pause_id),
+        )
+    yield Sql("CREATE INDEX pauses_by_ref ON pauses (tenant_id, pause_ref)")
+
+
+Step: TypeAlias = Callable[[Dialect], "list[Sql] | Generator[Sql, Any, None]"]
+"""A schema step: its statements, or a generator of them that reads what a statement returned
+(a row's value computed in Python)."""
+
+STEPS: tuple[Step, ...] = (
     _frozen,
     _data_not_pickles,
     _pending_in_order,
@@ -334,6 +353,7 @@ STEPS: tuple[Callable[[Dialect], list[Sql]], ...] = (
     _standing_decisions,
     _votes,
     _voters,
+    _pause_refs,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 
@@ -364,8 +384,12 @@ def migration(dialect: Dialect) -> Generator[Sql, Any, int]:
         yield Sql("CREATE TABLE IF NOT EXISTS agboss_schema (version INTEGER NOT NULL)")
         yield Sql("INSERT INTO agboss_schema (version) VALUES (0)")
     for step in STEPS[version:]:
-        for statement in step(dialect):
-            _ = yield statement  # DDL: no rows (a list is not a generator: no yield from)
+        statements = step(dialect)
+        if isinstance(statements, list):
+            for statement in statements:
+                _ = yield statement  # DDL: no rows (a list is not a generator: no yield from)
+        else:
+            yield from statements
     yield Sql("UPDATE agboss_schema SET version = ?", (LATEST_VERSION,))
     return LATEST_VERSION
 

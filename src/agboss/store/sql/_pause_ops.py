@@ -11,6 +11,7 @@ from typing import Any
 
 from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
 from agboss.records._pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
+from agboss.records._refs import pause_ref
 from agboss.records._votes import PauseVotes
 from agboss.store._rows import PAUSE_COLUMNS, by_seq, pause_of
 from agboss.store._times import from_micros, to_micros
@@ -40,10 +41,10 @@ __all__ = ["PAUSE_OPS", "DeleteResolvedPauses", "SavePauseAnswer"]
 def _insert_pause(write: InsertPause) -> Ops:
     pause = write.pause
     row = yield one_later(
-        f"INSERT INTO pauses ({PAUSE_COLUMNS}, withdrawal) "
+        f"INSERT INTO pauses ({PAUSE_COLUMNS}, withdrawal, pause_ref) "
         "VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM pauses "
         "WHERE root_execution_id = ?), ?, NULL, FALSE, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, "
-        "NULL, ?, ?, ?, ?, ?, NULL) RETURNING seq",
+        "NULL, ?, ?, ?, ?, ?, NULL, ?) RETURNING seq",
         pause.pause_id,
         pause.tenant_id,
         pause.step_key,
@@ -65,6 +66,7 @@ def _insert_pause(write: InsertPause) -> Ops:
         None if pause.next_step_at is None else to_micros(pause.next_step_at),
         pause.escalation,
         None if pause.votes is None else pause.votes.model_dump_json(),
+        pause_ref(pause.pause_id),
     )
     voters = _named_voters(pause)
     if voters:

@@ -397,6 +397,7 @@ _PAUSE_WITH_EXECUTION = (
     "FROM pauses p JOIN executions e ON e.execution_id = p.execution_id "
     "WHERE p.tenant_id = ? AND p.pause_id = ?"
 )
+_PAUSE_WITH_EXECUTION_BY_REF = _PAUSE_WITH_EXECUTION.replace("p.pause_id = ?", "p.pause_ref = ?")
 _PAUSE_WIDTH = PAUSE_COLUMNS.count(",") + 1
 _PENDING_WIDTH = PENDING_COLUMNS.count(",") + 1
 
@@ -452,6 +453,14 @@ class SqlPausedExecutionRepository(_Repository):
                 pause_id,
             )
         )
+        if row is None:
+            return None
+        return pause_of(row[:_PAUSE_WIDTH]), execution_of(row[_PAUSE_WIDTH:])
+
+    async def find_with_execution_by_ref(
+        self, tenant_id: str, pause_ref: str
+    ) -> tuple[PauseRecord, ExecutionRow] | None:
+        row = await self._driver.read(_one(_PAUSE_WITH_EXECUTION_BY_REF, tenant_id, pause_ref))
         if row is None:
             return None
         return pause_of(row[:_PAUSE_WIDTH]), execution_of(row[_PAUSE_WIDTH:])

@@ -8,6 +8,7 @@ from datetime import timedelta
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from agboss.records._pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
+from agboss.records._refs import pause_ref
 from agboss.records._votes import PauseVotes
 from agboss.store.protocol import (
     Store,
@@ -527,6 +528,19 @@ class PauseContract(Contract):
         assert at_root[1].execution_id == "ex-1"
         assert await store.pauses.find_with_execution("other", "a" * 32) is None
         assert await store.pauses.find_with_execution("acme", "c" * 32) is None
+
+    async def test_a_pause_is_found_by_its_reference_in_its_tenant_alone(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        await store.write([InsertPause(make_pause("a" * 32, "k1"))], fence=fence)
+        found = await store.pauses.find_with_execution_by_ref("acme", pause_ref("a" * 32))
+        assert found == await store.pauses.find_with_execution("acme", "a" * 32)
+        assert found is not None
+        by_ref = store.pauses.find_with_execution_by_ref
+        assert await by_ref("other", pause_ref("a" * 32)) is None
+        assert await by_ref("acme", pause_ref("b" * 32)) is None
+        assert await by_ref("acme", "a" * 32) is None  # an id is no reference
 
     async def test_an_answer_to_a_pause_answered_before_adds_no_audit_entry(
         self, store: Store

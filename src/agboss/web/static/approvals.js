@@ -1,5 +1,6 @@
 // The approvals page: the signed-in owner's waiting pauses, answered through the router's
-// JSON routes (GET pauses, POST pauses/{id}). Everything shown is set as text, never as HTML.
+// JSON routes (GET pauses, POST answers). A pause is named by its reference, in the body: never
+// its id, never in a URL. Everything shown is set as text, never as HTML.
 "use strict";
 
 (() => {
@@ -19,11 +20,14 @@
     return node;
   }
 
-  // A channel pause has no id here (only its channel was sent it): keyed by where it waits.
+  // Every pause, a channel's too, is keyed by its reference.
   function keyOf(entry) {
-    return entry.pause_id
-      ? `pause:${entry.pause_id}`
-      : `channel:${entry.execution_id}:${entry.child_execution_id}:${entry.agent}:${entry.ask.call_id}:${entry.item_index}`;
+    return `pause:${entry.pause_ref}`;
+  }
+
+  // A channel pause is answered through its channel: the page shows it, without buttons.
+  function answeredHere(entry) {
+    return entry.answered_by === "thread-owner";
   }
 
   function waited(seconds) {
@@ -107,11 +111,11 @@
     note(card, "Sending…", "");
     let response;
     try {
-      response = await fetch(`pauses/${encodeURIComponent(entry.pause_id)}`, {
+      response = await fetch("answers", {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "application/json" },
         credentials: "same-origin",
-        body: JSON.stringify(body),
+        body: JSON.stringify({ pause_ref: entry.pause_ref, ...body }),
       });
     } catch (error) {
       note(card, "The server cannot be reached; nothing was recorded. Try again.", "error");
@@ -265,7 +269,7 @@
       el("p", { class: "meta" }, el("span", { text: `channel: ${entry.channel}` }), waitedFor, expires, next, votes,
         entry.item_index === null ? null : el("span", { text: `item ${entry.item_index}` })),
       el("table", { class: "arguments" }, ...rows));
-    if (!entry.pause_id) {
+    if (!answeredHere(entry)) {
       item.append(el("p", { class: "elsewhere", text: `Answered through ${entry.channel}, not here.` }), el("p", { class: "note" }));
       item.dataset.state = "elsewhere";
       return item;
@@ -403,7 +407,7 @@
       return;
     }
     show(read.entries); // a failure here is the page's own: it surfaces as an error, not as "offline"
-    const mine = read.entries.filter((entry) => entry.pause_id).length;
+    const mine = read.entries.filter(answeredHere).length;
     const theirs = read.entries.length - mine;
     status.textContent = theirs
       ? `${read.entries.length} waiting: ${mine} for you, ${theirs} through their channels`
