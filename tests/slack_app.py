@@ -95,6 +95,9 @@ class RefundReplyInterpreter(ReplyInterpreterHandler[RefundDto]):
 class LeadRefundApprovalChannel(ChannelOf[RefundDto]): ...
 
 
+FINANCE_GROUP = "S0FINANCE"
+"""The Slack user group of the finance managers, who may vote on a large refund."""
+
 ESCALATION = timedelta(hours=24)
 """When a refund nobody answered is asked of the finance leads instead."""
 
@@ -126,6 +129,7 @@ class SlackRefundApprovalChannel(SlackChannel[RefundDto], RefundApprovalChannel)
 )
 class SlackLeadRefundApprovalChannel(SlackChannel[RefundDto], LeadRefundApprovalChannel):
     conversation = LEADS
+    allowed_users = frozenset({"U0MANAGER"})  # the lead alone, of the mapped managers
 
 
 @channel_role(
@@ -145,6 +149,7 @@ class LargeRefundApprovalChannel(ChannelOf[RefundDto]): ...
 )
 class SlackLargeRefundApprovalChannel(SlackChannel[RefundDto], LargeRefundApprovalChannel):
     conversation = FINANCE
+    allowed_user_groups = frozenset({FINANCE_GROUP})  # not the desk clerks the route maps
 
 
 @channel_role(

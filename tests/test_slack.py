@@ -24,6 +24,7 @@ from agboss import (
     ExecutionOutput,
     ExecutionStatus,
     PauseAnswerer,
+    PauseKind,
     PauseStatus,
     WorkflowFinishTextDto,
     WorkflowStartTextDto,
@@ -52,7 +53,9 @@ from tests.waiting import eventually
 
 REQUEST = WorkflowStartTextDto(text="Refund order o-1")
 DONE = reply_with(WorkflowFinishTextDto, text="Done.")
-MANAGERS = {"U0MANAGER": "manager-17", "U0DEPUTY": "manager-4"}
+MANAGERS = {"U0MANAGER": "manager-17", "U0DEPUTY": "manager-4", "U0CLERK": "clerk-3"}
+"""Who the route maps (the desk clerk too: roles say which of them may answer what)."""
+GROUPS = {slack_app.FINANCE_GROUP: ["U0MANAGER", "U0DEPUTY"]}
 OWNERS = {"U0ADA": "ada", "U0BOB": "bob"}
 
 
@@ -61,10 +64,14 @@ ASKED: list[SlackAnswering] = []
 
 
 def answerer(asking: SlackAnswering) -> str | None:
-    """Managers answer the refund role's (channel) pauses; people their own threads'."""
+    """Managers answer the refund roles' (channel) pauses; people their own threads'. The desk
+    clerk answers the small refunds' role alone: told the question, the mapping refuses them
+    any other."""
     ASKED.append(asking)
     if asking.answered_by is PauseAnswerer.THREAD_OWNER:
         return OWNERS.get(asking.user.id)
+    if asking.user.id == "U0CLERK" and asking.role != "refund-approval-channel":
+        return None
     return MANAGERS.get(asking.user.id)
 
 
@@ -127,7 +134,7 @@ async def served_desk(
     environment, as `SlackWorkspace.from_env` reads it), each instance's route served."""
     slack_app.clear()
     ASKED.clear()
-    with FakeSlack() as slack:
+    with FakeSlack(user_groups=GROUPS) as slack:
         monkeypatch.setenv("SLACK_BOT_TOKEN", slack.token)
         monkeypatch.setenv("SLACK_API_URL", slack.base_url)
         async with env_on(kind, tmp_path, SlackApplication, instances=instances) as env:
@@ -190,6 +197,30 @@ async def test_what_a_model_wrote_is_shown_as_text_never_as_a_mention_or_a_link(
     shown = message.text_of_blocks()
     assert "&lt;!channel&gt; &amp; &lt;https://evil.example|pay&gt;" in shown
     assert "<!channel>" not in shown
+
+
+async def test_an_answer_given_elsewhere_is_shown_on_the_message_by_the_recovery_sweep(
+    desk: Desk,
+) -> None:
+    desk.env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(BookExpenseTool, purpose="taxi", amount=12.5)), DONE
+    )
+    result = await desk.env.app.execute(RefundWorkflow, REQUEST, owner_id="ada")
+    [message] = desk.slack.messages()
+    [pending] = result.pending
+    assert pending.pause_id is not None
+    done = await desk.env.app.resume(
+        pending.pause_id, decision={"approved": True}, owner_id="ada"
+    )  # on the approvals page, say: not in Slack
+    assert done.status is ExecutionStatus.COMPLETED
+    assert desk.slack.message(message.ts).updates == 0
+    await desk.env.app.sweep()
+    answered = desk.slack.message(message.ts)
+    assert answered.updates == 1
+    assert answered.buttons() == []
+    assert "*Approved* by ada" in answered.text_of_blocks()
+    await desk.env.app.sweep()
+    assert desk.slack.message(message.ts).updates == 1  # told once
 
 
 async def test_a_channel_chooses_the_conversation_per_question_from_its_frame(
@@ -441,6 +472,95 @@ async def test_a_vote_that_leaves_the_question_waiting_is_told_to_the_voter_alon
     await eventually(lambda: desk.slack.message(message.ts).updates == 1, "the update")
     assert "*Approved* by <@U0DEPUTY>" in desk.slack.message(message.ts).text_of_blocks()
     assert len(desk.slack.ephemerals) == 1
+
+
+async def test_the_answerer_is_told_the_question_and_may_refuse_a_user_for_it(
+    desk: Desk,
+) -> None:
+    message = await desk.refund_asked()
+    await desk.slack.click(desk.url, message, "Approve", user="U0CLERK")
+    asking = ASKED[-1]
+    assert (asking.role, asking.channel, asking.tool, asking.owner_id, asking.kind) == (
+        "refund-approval-channel",
+        "refund-approval-channel",
+        "refund-card-tool",
+        "ada",
+        PauseKind.APPROVAL,
+    )
+    assert (await desk.outcome()).status is ExecutionStatus.COMPLETED  # the clerk's to answer
+    desk.env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(LargeRefundTool, order_id="o-9", amount=9000)), DONE
+    )
+    await desk.env.app.execute(RefundWorkflow, REQUEST, owner_id="ada")
+    large = desk.slack.messages(FINANCE)[-1]
+    desk.slack.user_groups[slack_app.FINANCE_GROUP].append("U0CLERK")  # let past the group
+    await desk.slack.click(desk.url, large, "Approve", user="U0CLERK")
+    await eventually(lambda: len(desk.slack.ephemerals) == 1, "the refusal")
+    assert ASKED[-1].role == "large-refund-approval-channel"
+    [told] = desk.slack.ephemerals
+    assert told["user"] == "U0CLERK"
+    assert "not allowed to answer this question" in told["text"]
+    assert await desk.status_of(large) is PauseStatus.PENDING
+    assert large.buttons()[:2] == ["Approve", "Reject"]
+
+
+async def test_a_role_names_who_in_slack_may_vote_and_a_clerk_casts_no_vote(
+    desk: Desk,
+) -> None:
+    desk.env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(LargeRefundTool, order_id="o-9", amount=9000)), DONE
+    )
+    desk.results.append(await desk.env.app.execute(RefundWorkflow, REQUEST, owner_id="ada"))
+    [message] = desk.slack.messages(FINANCE)
+    await desk.slack.click(desk.url, message, "Approve", user="U0MANAGER")
+    asked = len(ASKED)
+    # The clerk is mapped by the route, but not in the role's group: refused before the
+    # answerer is asked, nothing recorded — the deciding vote is not theirs to cast.
+    clicked = await desk.slack.click(desk.url, message, "Approve", user="U0CLERK")
+    assert clicked.status_code == 200
+    await eventually(lambda: len(desk.slack.ephemerals) == 2, "the refusal")
+    told = desk.slack.ephemerals[-1]
+    assert told["user"] == "U0CLERK"
+    assert "answered by the people its channel names, not by you" in told["text"].lower()
+    assert len(ASKED) == asked
+    found = await desk.env.app.store.pauses.find_with_execution_by_ref(
+        "default", json.loads(_buttons(message)[0]["value"])["r"]
+    )
+    assert found is not None
+    votes = found[0].votes
+    assert votes is not None
+    assert [vote.voter for vote in votes.votes] == ["manager-17"]
+    assert desk.slack.message(message.ts).updates == 0  # its buttons stay for the others
+    # A form is refused before it opens, too.
+    await desk.slack.click(desk.url, message, "Reject with reason", user="U0CLERK")
+    await eventually(lambda: len(desk.slack.ephemerals) == 3, "the second refusal")
+    assert desk.slack.views == []
+    await desk.slack.click(desk.url, message, "Approve", user="U0DEPUTY")
+    await eventually(lambda: RUNS == ["large refund o-9 9000.0"], "the refund")
+    outcome = await desk.outcome()
+    assert outcome.record is not None
+    [entry] = outcome.record.pauses
+    assert [vote.voter for vote in entry.votes] == ["manager-17", "manager-4"]
+
+
+async def test_a_role_that_names_users_refuses_another_mapped_manager(desk: Desk) -> None:
+    message = await desk.refund_asked()
+    await desk.env.clock.advance(ESCALATION)  # asked of the leads: the lead alone answers
+    [asked] = desk.slack.messages(LEADS)
+    await desk.slack.click(desk.url, asked, "Approve", user="U0DEPUTY")
+    await eventually(lambda: len(desk.slack.ephemerals) == 1, "the refusal")
+    assert desk.slack.ephemerals[0]["user"] == "U0DEPUTY"
+    assert await desk.status_of(asked) is PauseStatus.PENDING
+    await desk.slack.click(desk.url, asked, "Approve", user="U0MANAGER")
+    assert (await desk.outcome()).status is ExecutionStatus.COMPLETED
+    assert message.ts != asked.ts
+
+
+def test_a_slack_channels_answerers_are_checked_where_they_are_written() -> None:
+    with pytest.raises(ConfigurationError, match="allowed_users must be a set of Slack ids"):
+
+        class Wrong(slack_app.SlackRefundApprovalChannel):
+            allowed_users = "U0MANAGER"  # type: ignore[assignment]
 
 
 async def test_an_unmapped_user_is_refused_alone_and_the_question_keeps_waiting(

@@ -7,9 +7,12 @@ import inspect
 from collections.abc import Awaitable, Callable
 
 
-async def eventually(check: Callable[[], bool | Awaitable[bool]], what: str) -> None:
-    """Returns once ``check`` holds; fails after five seconds, naming ``what`` did not happen."""
-    for _ in range(500):
+async def eventually(
+    check: Callable[[], bool | Awaitable[bool]], what: str, *, seconds: float = 5.0
+) -> None:
+    """Returns once ``check`` holds; fails after ``seconds`` (five) of checks every 10 ms,
+    naming ``what`` did not happen."""
+    for _ in range(int(seconds * 100)):
         held = check()
         if inspect.isawaitable(held):
             held = await held

@@ -6,6 +6,7 @@ from agboss.clock import Clock, SystemClock
 from agboss.components import (
     ApprovalAsk,
     BranchResult,
+    ChannelAnswered,
     ChannelAsk,
     ChannelHandler,
     ChannelOf,
@@ -145,6 +146,7 @@ __all__ = [
     "BranchResult",
     "Budget",
     "BudgetExceededError",
+    "ChannelAnswered",
     "ChannelAsk",
     "ChannelHandler",
     "ChannelOf",

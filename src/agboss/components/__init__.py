@@ -2,6 +2,7 @@
 
 from agboss.components._channels import (
     ApprovalAsk,
+    ChannelAnswered,
     ChannelAsk,
     ChannelHandler,
     ChannelOf,
@@ -30,6 +31,7 @@ from agboss.components._specs import ComponentKind, spec_of
 __all__ = [
     "ApprovalAsk",
     "BranchResult",
+    "ChannelAnswered",
     "ChannelAsk",
     "ChannelHandler",
     "ChannelOf",

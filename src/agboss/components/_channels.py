@@ -16,6 +16,7 @@ from agboss.records._refs import pause_ref
 
 __all__ = [
     "ApprovalAsk",
+    "ChannelAnswered",
     "ChannelAsk",
     "ChannelHandler",
     "ChannelOf",
@@ -133,6 +134,39 @@ class ChannelReminder(Generic[ArgsT]):
         return pause_ref(self.pause_id)
 
 
+@dataclass(frozen=True, slots=True)
+class ChannelAnswered(Generic[ArgsT]):
+    """What a channel's ``answered`` gets: a question it posted was answered.
+
+    Attributes:
+        pause_id: The id the question was sent with.
+        value: The question that was sent.
+        reference: What ``send`` kept of the question it posted, ``None`` if nothing.
+        decision: What was decided, masked as the audit trail shows it.
+        responder: Who answered, as recorded (``answered_by`` or the thread's owner; the
+            deciding voter of a question several approve).
+        resolved_at: When the answer was recorded, on the application's Clock.
+        channel: The name of the channel asked (a role's name, or a concrete channel's).
+        agent: The agent whose call waited.
+        reply: The answerer's words the decision was read from, masked, if any.
+    """
+
+    pause_id: str
+    value: ApprovalAsk[ArgsT]
+    reference: str | None
+    decision: ToolCallApprovalDecisionDto
+    responder: str | None
+    resolved_at: datetime
+    channel: str
+    agent: str
+    reply: str | None = None
+
+    @property
+    def pause_ref(self) -> str:
+        """The pause's reference (`agboss.pause_ref`), as ``send`` was given it."""
+        return pause_ref(self.pause_id)
+
+
 MAX_REFERENCE_LENGTH = 1000
 """The longest reference a channel may keep of a question it posted, in characters."""
 
@@ -214,6 +248,17 @@ class ChannelHandler(Generic[ArgsT]):
     def remind(self, reminder: ChannelReminder[ArgsT]) -> Awaitable[None] | None:
         """Reminds whoever was asked of a question still waiting, at a `Remind` step of its
         role's ladder (a no-op by default)."""
+        return None
+
+    def answered(self, answered: ChannelAnswered[ArgsT]) -> Awaitable[None] | None:
+        """Shows a question it posted as answered (a no-op by default).
+
+        Owed durably, like ``withdraw``: a channel that overrides it is told once its answer
+        is recorded, by any instance — the one whose pass takes the answer after another died
+        before telling it — so that a message is never left asking what was decided (the
+        Slack route, which shows an answer at once, marks it shown, and the channel is then
+        not told again). Best-effort: a throw is one warning.
+        """
         return None
 
 

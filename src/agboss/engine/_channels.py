@@ -18,7 +18,7 @@ from opentelemetry.trace import Span
 from pydantic import BaseModel
 
 from agboss.assembly._definitions import ToolChannel
-from agboss.components._channels import ApprovalAsk
+from agboss.components._channels import ApprovalAsk, ChannelHandler
 from agboss.components._specs import ToolSpec
 from agboss.context import ExecutionContext
 from agboss.engine._frame import execution_context, maybe_await, step_context
@@ -41,6 +41,7 @@ __all__ = [
     "pause_kind",
     "question_spec",
     "shown_error",
+    "shows_answers",
     "tool_of",
     "warn_failed",
 ]
@@ -74,6 +75,13 @@ def tool_of(runtime: Runtime, pause: PauseRecord) -> tuple[ToolSpec, ToolChannel
         question = McpInputRequest.model_validate(pause.ask.arguments)
         tool_spec = question_spec(tool_spec, question)
     return tool_spec, assembly.tool_channels[tool_cls].asking(pause.channel)
+
+
+def shows_answers(channel: ToolChannel) -> bool:
+    """Whether a channel shows its questions' answers (overrides ``answered``): a sent
+    question's answer then owes it that word, durably."""
+    answered = getattr(channel.implementation, "answered", None)
+    return answered is not None and answered is not ChannelHandler.answered
 
 
 def question_spec(tool: ToolSpec, question: McpInputRequest) -> ToolSpec:

@@ -1,22 +1,24 @@
-"""Telling channels that their questions were closed without an answer (`withdraw`).
+"""Telling channels how their questions closed: without an answer (`withdraw`), or answered
+(`answered`, for a channel that shows answers).
 
 A pause closed after its ``send`` returned is marked in the same commit as owing its channel a
-withdraw (``withdrawal = 'due'``), and marked told once ``withdraw`` returned, failed or timed out
-(best-effort: one ``channel.withdraw-failed`` warning). Whoever closed it tells the channel while
-holding the tree's lease; one cut off before is found by the recovery sweep, which tells it then
-— so every channel is told, and told once per pass that closed its pause.
+withdraw (``withdrawal = 'due'``) — an answered one too when its channel shows answers — and
+marked told once the channel's method returned, failed or timed out (best-effort: one
+``channel.withdraw-failed`` warning). Whoever closed it tells the channel while holding the
+tree's lease; one cut off before is found by the recovery sweep, which tells it then — so every
+channel is told, and told once per pass that closed its pause.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from agboss.components._channels import ChannelWithdrawal
+from agboss.components._channels import ChannelAnswered, ChannelWithdrawal
 from agboss.engine._channels import ChannelCall, tool_of, warn_failed
 from agboss.engine._lease import take_lease
 from agboss.engine._runtime import Runtime
 from agboss.enums import PauseResolution
-from agboss.records._pauses import PauseRecord
+from agboss.records._pauses import PauseAnswerRecord, PauseRecord
 from agboss.store.protocol import ExecutionRow
 from agboss.store.writes import (
     MarkWithdrawn,
@@ -33,6 +35,9 @@ async def withdraw(
     Best-effort: a throw or a timeout is one ``channel.withdraw-failed`` warning, nothing else.
     """
     tool, channel = tool_of(runtime, pause)
+    if resolution is PauseResolution.REPLIED:
+        await _answered(runtime, row, pause)
+        return
     try:
         call = ChannelCall.of(runtime, row, pause, "channel-withdraw", tool=tool, channel=channel)
         withdrawal = ChannelWithdrawal(
@@ -45,6 +50,38 @@ async def withdraw(
             await call.bounded(call.handler.withdraw(withdrawal), "withdraw")
     except Exception as error:
         warn_failed(runtime, row, pause, channel.name, "withdraw", error)
+
+
+async def _answered(runtime: Runtime, row: ExecutionRow, pause: PauseRecord) -> None:
+    """Calls the channel's ``answered`` once, with the answer masked as the audit trail shows
+    it; best-effort, as ``withdraw``."""
+    tool, channel = tool_of(runtime, pause)
+    if pause.answer is None or pause.resolved_at is None:
+        return
+    try:
+        call = ChannelCall.of(runtime, row, pause, "channel-answered", tool=tool, channel=channel)
+        outside = runtime.assembly.pii_outside
+        entry = outside.answer(
+            PauseAnswerRecord.of(pause, PauseResolution.REPLIED, pause.resolved_at, pause.answer),
+            outside.policy(row.workflow),
+        )
+        if entry.decision is None:
+            return
+        answered = ChannelAnswered(
+            pause_id=pause.pause_id,
+            value=call.ask,
+            reference=pause.sent_reference,
+            decision=entry.decision,
+            responder=entry.responder,
+            resolved_at=pause.resolved_at,
+            channel=pause.channel,
+            agent=pause.agent,
+            reply=entry.reply,
+        )
+        with call.traced("channel-answered"):
+            await call.bounded(call.handler.answered(answered), "answered")
+    except Exception as error:
+        warn_failed(runtime, row, pause, channel.name, "answered", error)
 
 
 async def withdraw_closed(

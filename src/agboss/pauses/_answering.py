@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from agboss.components._specs import ToolSpec
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.engine._channels import tool_of
+from agboss.engine._channels import shows_answers, tool_of
 from agboss.engine._frame import TOOL_STEP, intent_of
 from agboss.enums import OnInterrupted, PauseResolution, PauseStatus
 from agboss.errors import (
@@ -135,8 +135,15 @@ async def record_answer(
     answer = PauseAnswer(decision=valid, responder=responder, reply=reply, usage=usage)
     # The decision and its audit entry, and the tree's lease for the pass that takes it: one
     # commit.
-    resolve = ResolvePause(pause, PauseStatus.RESOLVED, PauseResolution.REPLIED, answer, now)
-    tool_spec, _ = tool_of(runtime, pause)
+    tool_spec, channel = tool_of(runtime, pause)
+    resolve = ResolvePause(
+        pause,
+        PauseStatus.RESOLVED,
+        PauseResolution.REPLIED,
+        answer,
+        now,
+        tell=shows_answers(channel),
+    )
     intents = _intents(pause, tool_spec, valid, now) if take_lease else ()
     in_doubt = False
     try:

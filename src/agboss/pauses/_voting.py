@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agboss.dto import ToolCallApprovalDecisionDto
+from agboss.engine._channels import shows_answers, tool_of
 from agboss.enums import PauseAnswerer, PauseStatus
 from agboss.errors import (
     AgbossError,
@@ -109,7 +110,7 @@ async def record_vote(
         voted_at=now.isoformat(),
         usage=usage,
     )
-    write = CastVote(pause, ballot, now)
+    write = CastVote(pause, ballot, now, tell=shows_answers(tool_of(runtime, pause)[1]))
     # An instance that hears it moves the tree once a vote decided (a hint: a vote that did
     # not finds nothing to take).
     due = Announce(Signal(SignalKind.DUE, pause.root_execution_id, runtime.holder))

@@ -32,6 +32,7 @@ except ModuleNotFoundError as missing:
 
 from agboss.slack._channel import SlackChannel
 from agboss.slack._errors import (
+    SlackNotAllowedError,
     SlackSignatureError,
     SlackStaleRequestError,
     SlackUnmappedUserError,
@@ -43,6 +44,7 @@ __all__ = [
     "SlackAnswerer",
     "SlackAnswering",
     "SlackChannel",
+    "SlackNotAllowedError",
     "SlackSignatureError",
     "SlackStaleRequestError",
     "SlackUnmappedUserError",

@@ -213,7 +213,7 @@ class Decided:
 
     Attributes:
         approved: Whether the call was approved.
-        user_id: The Slack user who answered.
+        by: Who answered, as the message says it (mrkdwn: ``<@U…>``, or an escaped name).
         at: When the answer was recorded, on the application's Clock.
         reason: The rejection's reason, if one was given.
         changed: The arguments an edit changed: name → (before, after), both masked.
@@ -221,7 +221,7 @@ class Decided:
     """
 
     approved: bool
-    user_id: str
+    by: str
     at: datetime
     reason: str | None = None
     changed: Mapping[str, tuple[Any, Any]] | None = None
@@ -232,7 +232,7 @@ def decided_blocks(question: Question, decided: Decided) -> list[dict[str, Any]]
     """An answered question: the call as it was asked, and who decided what, when — no
     buttons left."""
     verb = "Approved" if decided.approved else "Rejected"
-    lines = [f"*{verb}* by <@{escaped(decided.user_id)}> · {slack_time(decided.at)}"]
+    lines = [f"*{verb}* by {decided.by} · {slack_time(decided.at)}"]
     if decided.reply is not None:
         lines.append(f"In their words: “{escaped(decided.reply)}”")
     if decided.reason:
@@ -249,6 +249,11 @@ def decided_blocks(question: Question, decided: Decided) -> list[dict[str, Any]]
 def closed_blocks(question: Question, why: str) -> list[dict[str, Any]]:
     """A question taken back (withdrawn, cancelled): the call, and why — no buttons left."""
     return [_heading(question), *_arguments(question.arguments), *_asked(question), _section(why)]
+
+
+def mention(user_id: str) -> str:
+    """A Slack user as a message names them (each reader sees the name they know)."""
+    return f"<@{escaped(user_id)}>"
 
 
 def changed_arguments(

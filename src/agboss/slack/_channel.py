@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from agboss.components import (
     ApprovalAsk,
+    ChannelAnswered,
     ChannelAsk,
     ChannelHandler,
     ChannelOutcome,
@@ -20,9 +21,13 @@ from agboss.context import ExecutionContext
 from agboss.enums import PauseResolution
 from agboss.errors import ConfigurationError
 from agboss.slack._blocks import (
+    Decided,
     Question,
     Token,
+    changed_arguments,
     closed_blocks,
+    decided_blocks,
+    escaped,
     question_blocks,
     question_text,
     slack_time,
@@ -79,9 +84,30 @@ class SlackChannel(ChannelHandler[ArgsT]):
     Attributes:
         conversation: Where its questions go (a channel's id); the workspace's when ``None``.
             Override `conversation_for` to choose one per question.
+        allowed_users: Who in Slack may answer its questions, by user id (``U…``).
+        allowed_user_groups: … and the members of these user groups (``S…``, read with
+            ``usergroups.users.list`` at each click; the app needs ``usergroups:read``). When
+            either names anyone, any other user who clicks is refused — a message only they
+            see, nothing recorded — before `slack_router`'s answerer is asked; when both are
+            empty, anyone the answerer maps may answer.
     """
 
     conversation: ClassVar[str | None] = None
+    allowed_users: ClassVar[frozenset[str]] = frozenset()
+    allowed_user_groups: ClassVar[frozenset[str]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in ("allowed_users", "allowed_user_groups"):
+            value = getattr(cls, name)
+            if isinstance(value, str) or not all(
+                isinstance(each, str) and each.strip() for each in value
+            ):
+                raise ConfigurationError(
+                    f"{cls.__name__}.{name} must be a set of Slack ids, not {value!r}",
+                    hint=f'{name} = frozenset({{"U0123ABCD"}})',
+                )
+            setattr(cls, name, frozenset(value))
 
     def __init__(self, workspace: SlackWorkspace, context: ExecutionContext) -> None:
         self.workspace = workspace
@@ -135,6 +161,33 @@ class SlackChannel(ChannelHandler[ArgsT]):
             text=reminder_text(reminder),
             unfurl_links=False,
             unfurl_media=False,
+        )
+
+    async def answered(self, answered: ChannelAnswered[ArgsT]) -> None:
+        """Shows the question as answered — who (as recorded), what, when — its buttons gone:
+        for an answer whose clicking instance stopped before it showed it (`slack_router`
+        shows an answer at once, naming the Slack user, and marks it shown)."""
+        found = read_reference(answered.reference)
+        if found is None:
+            return  # posted by an earlier build that kept nothing: nothing to update
+        conversation, ts = found
+        question = _question(answered.value, answered.agent, answered.channel, False)
+        decision = answered.decision
+        decided = Decided(
+            approved=decision.approved,
+            by=escaped(answered.responder or "its channel"),
+            at=answered.resolved_at,
+            reason=decision.reason,
+            changed=changed_arguments(
+                answered.value.arguments.model_dump(mode="json"), decision.override_arguments
+            ),
+            reply=answered.reply,
+        )
+        await self.workspace.client.chat_update(
+            channel=conversation,
+            ts=ts,
+            text=question_text(question),
+            blocks=decided_blocks(question, decided),
         )
 
     async def withdraw(self, withdrawal: ChannelWithdrawal[ArgsT]) -> None:

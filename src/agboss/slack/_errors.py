@@ -5,7 +5,12 @@ from __future__ import annotations
 from agboss.errors import PauseAnswererError
 from agboss.web._problems import NotAuthenticatedError
 
-__all__ = ["SlackSignatureError", "SlackStaleRequestError", "SlackUnmappedUserError"]
+__all__ = [
+    "SlackNotAllowedError",
+    "SlackSignatureError",
+    "SlackStaleRequestError",
+    "SlackUnmappedUserError",
+]
 
 
 class SlackSignatureError(NotAuthenticatedError):
@@ -33,3 +38,14 @@ class SlackUnmappedUserError(PauseAnswererError):
     code = "slack.unmapped-user"
     default_message = "your Slack account is not allowed to answer this question"
     default_hint = "ask an administrator to map your Slack user to an answerer"
+
+
+class SlackNotAllowedError(PauseAnswererError):
+    """The question's channel names who in Slack may answer it, and the user who clicked is
+    none of them (shown to them alone; nothing is recorded)."""
+
+    code = "slack.not-allowed"
+    default_message = "this question is answered by the people its channel names, not by you"
+    default_hint = (
+        "leave it to them; if you should answer it, ask to be added to its channel's list"
+    )

@@ -22,8 +22,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
 from agboss.app import App
+from agboss.assembly._definitions import ToolChannel
 from agboss.clock import Clock
-from agboss.enums import PauseAnswerer, PauseStatus
+from agboss.enums import PauseAnswerer, PauseKind, PauseStatus
 from agboss.errors import (
     AgbossError,
     ConfigurationError,
@@ -34,6 +35,7 @@ from agboss.errors import (
 )
 from agboss.pauses._answers import AnswerReceipt
 from agboss.pauses._describing import PauseDescription
+from agboss.records._outputs import PendingPause
 from agboss.records._votes import PauseVotes
 from agboss.slack._blocks import (
     APPROVE,
@@ -46,9 +48,12 @@ from agboss.slack._blocks import (
     Token,
     changed_arguments,
     decided_blocks,
+    mention,
     question_text,
 )
+from agboss.slack._channel import SlackChannel
 from agboss.slack._errors import (
+    SlackNotAllowedError,
     SlackSignatureError,
     SlackStaleRequestError,
     SlackUnmappedUserError,
@@ -68,6 +73,7 @@ from agboss.slack._forms import (
     words_view,
 )
 from agboss.slack._workspace import SlackWorkspace
+from agboss.store.writes import MarkWithdrawn
 from agboss.web._bodies import read_body
 from agboss.web._problems import UnreadableRequestError, log_failure, problem
 from agboss.web._router import app_function, opened_app
@@ -92,6 +98,15 @@ class _FormFailedError(AgbossError):
 
 _FORM_FAILED = _FormFailedError()
 
+_RECORDING = (
+    "Recording your answer… The question shows it once it is recorded. If the question still "
+    "shows its buttons in a minute, your answer was not recorded: click again."
+)
+"""What the user who clicked reads when their answer is not recorded within ``ack_within``."""
+
+SLACK_GIVES_UP: Final = 3.0
+"""Seconds Slack waits for a request's acknowledgement before it shows the user an error."""
+
 
 @dataclass(frozen=True, slots=True)
 class SlackUser:
@@ -110,7 +125,7 @@ class SlackUser:
 
 @dataclass(frozen=True, slots=True)
 class SlackAnswering:
-    """Who asks to answer which question: what an answerer function maps.
+    """Who asks to answer which question: what an answerer function maps, and may refuse.
 
     Attributes:
         user: The Slack user.
@@ -118,11 +133,24 @@ class SlackAnswering:
         answered_by: Who may answer the pause: for `PauseAnswerer.THREAD_OWNER` return the
             thread owner's id the user is; for `PauseAnswerer.CHANNEL`, the name to record
             as who answered (``answered_by``).
+        channel: The channel asked, as pauses name it (a role's name, or a concrete
+            channel's; an escalated question's, the role it was escalated to).
+        role: The role's name, when the tool names a role (``None``: a concrete channel, or
+            a tool this build no longer has).
+        tool: The tool whose call the question is about.
+        owner_id: The thread's owner.
+        kind: What is asked (`PauseKind`): approve a call, answer a tool's question, run
+            again a call that may have run.
     """
 
     user: SlackUser
     tenant_id: str
     answered_by: PauseAnswerer
+    channel: str
+    role: str | None
+    tool: str
+    owner_id: str
+    kind: PauseKind
 
 
 SlackAnswerer: TypeAlias = (
@@ -160,6 +188,12 @@ class _Interactions:
     answerer: SlackAnswerer
     ack_within: float
     max_body: int
+
+    @property
+    def tell_within(self) -> float:
+        """How long telling the user an answer is still being recorded may take, within what
+        Slack leaves after ``ack_within``."""
+        return max(0.1, SLACK_GIVES_UP - 0.1 - self.ack_within)
 
     # ---- the request ----------------------------------------------------------------------
 
@@ -224,8 +258,9 @@ class _Interactions:
             return Response(status_code=200)  # the first delivery opened the modal
         opening = _Answer(where, user)
         try:
-            await self._identify(opening)  # before the form is filled in for nothing
-            view = await self._view(app, action_id, where)
+            # Who may answer, before the form is filled in for nothing.
+            _, _, found = await self._identify(app, opening)
+            view = _view(app, action_id, where, found)
             await self._slack(app).client.views_open(
                 trigger_id=str(payload.get("trigger_id")), view=view
             )
@@ -235,15 +270,6 @@ class _Interactions:
         except Exception as error:  # shown to the user who clicked (see _refused)
             return _ack(BackgroundTask(self._refused, app, opening, error))
         return Response(status_code=200)
-
-    async def _view(self, app: App, action_id: str, where: Where) -> dict[str, Any]:
-        found = await _described(app, where.token)
-        if found.status is not PauseStatus.PENDING:
-            raise NotPausedError(found.status.value)
-        question = _question(app, found)
-        if action_id == EDIT:
-            return edit_view(where, question, app.arguments_schema(found.pause))
-        return _OPENS[action_id](where, question)
 
     # ---- modals ---------------------------------------------------------------------------
 
@@ -282,11 +308,18 @@ class _Interactions:
         self, app: App, answer: _Answer, fields: tuple[str, ...] | None
     ) -> Response:
         """Answers, and acknowledges within ``ack_within``: at once with what is known then,
-        the message updated (or the refusal shown) after the response; an answer still being
-        read then (a model reading words) is shown when it is done."""
+        the message updated (or the refusal shown) after the response.
+
+        An answer not recorded by then (a slow store, a model reading words) is acknowledged
+        only once the user who clicked was told so — that the message shows their answer once
+        it is recorded, and that buttons still there mean it was not: this instance may stop
+        before the commit, and nothing else would tell them. One recorded and then left
+        unshown is shown by whichever instance moves the tree (`SlackChannel.answered`)."""
         recording = asyncio.ensure_future(self._record(app, answer))
         done, _ = await asyncio.wait({recording}, timeout=self.ack_within)
         if not done:
+            told = self._tell(app, answer, _RECORDING)
+            await asyncio.wait({asyncio.ensure_future(told)}, timeout=self.tell_within)
             return _ack(BackgroundTask(self._settle_later, app, answer, recording))
         outcome = recording.result()
         if fields and isinstance(outcome, DtoValidationError | UninterpretableReplyError):
@@ -297,11 +330,11 @@ class _Interactions:
 
     async def _record(self, app: App, answer: _Answer) -> AnswerReceipt | BaseException:
         try:
-            who = await self._identify(answer)
+            who, pause_id, _ = await self._identify(app, answer)
             token = answer.where.token
             owner = token.answered_by is PauseAnswerer.THREAD_OWNER
             return await app.answer(
-                await app.pause_id_of(token.pause_ref, tenant_id=token.tenant_id),
+                pause_id,
                 decision=answer.decision,
                 reply=answer.reply,
                 tenant_id=token.tenant_id,
@@ -311,23 +344,47 @@ class _Interactions:
         except Exception as error:  # shown to the user who clicked (see _refused)
             return error
 
-    async def _identify(self, answer: _Answer) -> str:
+    async def _identify(self, app: App, answer: _Answer) -> tuple[str, str, PauseDescription]:
+        """Who the user who clicked answers as, the pause's id and the pause — once the
+        question's channel let them (`SlackChannel.allowed_users`) and the answerer mapped
+        them, told what is asked.
+
+        Raises:
+            SlackNotAllowedError: The question's channel names who may answer it, and the user
+                is none of them.
+            SlackUnmappedUserError: The answerer maps the user to no one for this question.
+        """
         token = answer.where.token
-        asking = SlackAnswering(answer.user, token.tenant_id, token.answered_by)
+        pause_id = await app.pause_id_of(token.pause_ref, tenant_id=token.tenant_id)
+        found = await app.describe_pause(pause_id, tenant_id=token.tenant_id)
+        pause = found.pause
+        channel = _channel_of(app, pause)
+        if channel is not None and issubclass(channel.implementation, SlackChannel):
+            await _check_allowed(self._slack(app), channel.implementation, answer.user)
+        asking = SlackAnswering(
+            answer.user,
+            token.tenant_id,
+            pause.answered_by,
+            channel=pause.channel,
+            role=None if channel is None or channel.role is None else channel.role.name,
+            tool=pause.ask.tool,
+            owner_id=found.owner_id,
+            kind=pause.ask.kind,
+        )
         if isinstance(self.answerer, Mapping):
-            found: Any = self.answerer.get(answer.user.id)
+            who: Any = self.answerer.get(answer.user.id)
         else:
-            found = self.answerer(asking)
-            if inspect.isawaitable(found):
-                found = await found
-        if found is None:
+            who = self.answerer(asking)
+            if inspect.isawaitable(who):
+                who = await who
+        if who is None:
             raise SlackUnmappedUserError()
-        if not isinstance(found, str) or not found:
+        if not isinstance(who, str) or not who:
             raise ConfigurationError(
-                f"slack_router's answerer returned {found!r}, not an id or None",
+                f"slack_router's answerer returned {who!r}, not an id or None",
                 hint="return the answerer's id as text, or None to refuse the user",
             )
-        return found
+        return who, pause_id, found
 
     async def _settle_later(
         self, app: App, answer: _Answer, recording: asyncio.Future[AnswerReceipt | BaseException]
@@ -347,16 +404,20 @@ class _Interactions:
             await self._show(app, answer)
 
     async def _show(self, app: App, answer: _Answer) -> None:
-        """The message, answered: who decided what, when; its buttons gone."""
+        """The message, answered: who decided what, when; its buttons gone. Marked shown, so
+        that the channel is not told again (`SlackChannel.answered`, owed to it durably in
+        case this instance stops first)."""
         where = answer.where
+        token = where.token
         try:
-            found = await _described(app, where.token)
+            pause_id = await app.pause_id_of(token.pause_ref, tenant_id=token.tenant_id)
+            found = await app.describe_pause(pause_id, tenant_id=token.tenant_id)
             if found.decision is None or found.resolved_at is None:
                 return
             question = _question(app, found)
             decided = Decided(
                 approved=found.decision.approved,
-                user_id=answer.user.id,
+                by=mention(answer.user.id),
                 at=found.resolved_at,
                 reason=found.decision.reason,
                 changed=changed_arguments(
@@ -370,6 +431,7 @@ class _Interactions:
                 text=question_text(question),
                 blocks=decided_blocks(question, decided),
             )
+            await app.store.write([MarkWithdrawn(token.tenant_id, pause_id)])
         except (AgbossError, SlackClientError) as error:
             log.warning("slack.update-failed: the answered question's message: %s", error)
 
@@ -386,6 +448,48 @@ class _Interactions:
             )
         except (AgbossError, SlackClientError) as failed:
             log.warning("slack.ephemeral-failed: a sentence was not shown: %s", failed)
+
+
+def _view(app: App, action_id: str, where: Where, found: PauseDescription) -> dict[str, Any]:
+    """The form a button opens, for a question that still waits."""
+    if found.status is not PauseStatus.PENDING:
+        raise NotPausedError(found.status.value)
+    question = _question(app, found)
+    if action_id == EDIT:
+        return edit_view(where, question, app.arguments_schema(found.pause))
+    return _OPENS[action_id](where, question)
+
+
+def _channel_of(app: App, pause: PendingPause) -> ToolChannel | None:
+    """The channel a pause's question was asked through, as this build declares it (``None``
+    for a tool it no longer has)."""
+    assembly = app.assembly
+    tool = assembly.tool_named(pause.agent, pause.ask.tool)
+    declared = None if tool is None else assembly.tool_channels.get(tool[0])
+    return None if declared is None else declared.asking(pause.channel)
+
+
+async def _check_allowed(
+    slack: SlackWorkspace, channel: type[SlackChannel[Any]], user: SlackUser
+) -> None:
+    """Refuses a user the question's channel does not name, when it names anyone.
+
+    Raises:
+        SlackNotAllowedError: It names users or user groups, and the user is none of them
+            and in none of them.
+    """
+    users, groups = channel.allowed_users, channel.allowed_user_groups
+    if (not users and not groups) or user.id in users:
+        return
+    for group in groups:
+        try:
+            listed: Any = await slack.client.usergroups_users_list(usergroup=group)
+        except SlackClientError as error:  # unreadable: refused, never let through
+            log.warning("slack.group-unread: the user group %s: %s", group, error)
+            continue
+        if user.id in (listed.get("users") or ()):
+            return
+    raise SlackNotAllowedError()
 
 
 async def _described(app: App, token: Token) -> PauseDescription:

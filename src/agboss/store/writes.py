@@ -310,6 +310,9 @@ class ResolvePause(Write[PauseRecord | None]):
     ``pause`` is the record as the store gave it (read, or returned by `InsertPause`): a
     pause's fields other than its state never change, so its audit entry is made from it and
     the write needs no read of its own.
+
+    ``tell``: the pause's channel shows answers (``answered``): a sent pause is marked, in the
+    same commit, as owing it that word (``withdrawal = 'due'``, as a withdraw is owed).
     """
 
     pause: PauseRecord
@@ -317,6 +320,7 @@ class ResolvePause(Write[PauseRecord | None]):
     resolution: PauseResolution
     answer: PauseAnswer
     now: datetime
+    tell: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,6 +355,8 @@ class CastVote(Write[Voted]):
     pause: PauseRecord
     vote: PauseVote
     now: datetime
+    tell: bool = False
+    """As `ResolvePause.tell`, for the vote that decides."""
 
 
 @dataclass(frozen=True, slots=True)

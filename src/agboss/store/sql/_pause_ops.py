@@ -131,7 +131,8 @@ def _resolve_pause(write: ResolvePause) -> Ops:
     pause, answer = write.pause, write.answer
     at = to_micros(write.now)
     row = yield one_later(
-        "UPDATE pauses SET status = ?, resolution = ?, answer_json = ?, resolved_at = ? "
+        "UPDATE pauses SET status = ?, resolution = ?, answer_json = ?, resolved_at = ?, "
+        "withdrawal = CASE WHEN ? AND is_sent THEN 'due' ELSE withdrawal END "
         "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
         "AND (expires_at IS NULL OR expires_at > ?) "
         "RETURNING is_sent, sent_reference, ladder_step, next_step_at",
@@ -139,6 +140,7 @@ def _resolve_pause(write: ResolvePause) -> Ops:
         write.resolution.value,
         answer.model_dump_json(),
         at,
+        write.tell,
         pause.tenant_id,
         pause.pause_id,
         at,  # an answer at or past the deadline is not taken: the deadline decides
@@ -227,6 +229,7 @@ def _cast_vote(write: CastVote) -> Ops:
         PauseResolution.REPLIED,
         answer,
         write.now,
+        write.tell,
     )
     resolved = yield from _resolve_pause(resolve)
     return Deferred(lambda: Voted(votes, counted=True, resolved=computed(resolved)))

@@ -143,6 +143,8 @@ class FakeSlack:
         team_id: The workspace's id in payloads.
         clock: The time interactions are signed at, and trigger ids expire by (the
             application's, so that a test clock agrees with the router's check).
+        user_groups: The workspace's user groups (``S…``) and their members, as
+            ``usergroups.users.list`` lists them (``no_such_subteam`` for another).
     """
 
     def __init__(
@@ -152,14 +154,17 @@ class FakeSlack:
         token: str = "xoxb-fake-token",
         team_id: str = "T0AGBOSS",
         clock: Clock | None = None,
+        user_groups: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.signing_secret = signing_secret
+        self.user_groups = {group: list(users) for group, users in (user_groups or {}).items()}
         self.token = token
         self.team_id = team_id
         self.clock = clock or SystemClock()
         self._state = _State()
         self._lock = threading.Lock()
         self._numbers = itertools.count(1)
+        self._stalls: dict[str, threading.Event] = {}
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -173,9 +178,22 @@ class FakeSlack:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
                 raw = self.rfile.read(length)
+                if fake._stalled_until_released(self.path):
+                    self._reply(200, {"ok": False, "error": "fatal_error"})
+                    return
                 status, body = fake._serve(
                     self.path, self.headers.get("authorization", ""), self.headers, raw
                 )
+                self._reply(status, body)
+
+            def do_GET(self) -> None:  # the SDK reads some methods with a query string
+                _, _, query = self.path.partition("?")
+                status, body = fake._serve(
+                    self.path, self.headers.get("authorization", ""), {}, query.encode()
+                )
+                self._reply(status, body)
+
+            def _reply(self, status: int, body: dict[str, Any]) -> None:
                 payload = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json; charset=utf-8")
@@ -194,8 +212,30 @@ class FakeSlack:
         self._thread.start()
         return self
 
+    def stall(self, method: str) -> None:
+        """Holds every call of ``method`` (``chat.update``) until `release`, then fails it
+        without doing it (``fatal_error``): a Slack that hangs while a caller dies."""
+        with self._lock:
+            self._stalls.setdefault(method, threading.Event())
+
+    def release(self) -> None:
+        """Lets the calls `stall` holds fail, and serves the later ones again."""
+        with self._lock:
+            stalls, self._stalls = self._stalls, {}
+        for event in stalls.values():
+            event.set()
+
+    def _stalled_until_released(self, path: str) -> bool:
+        with self._lock:
+            event = self._stalls.get(path.removeprefix("/api/").split("?")[0])
+        if event is None:
+            return False
+        event.wait(timeout=60)
+        return True
+
     def close(self) -> None:
         """Stops serving."""
+        self.release()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -516,7 +556,15 @@ def _check_blocks(blocks: Sequence[Any], most: int) -> None:
             raise _SlackError("invalid_blocks")
 
 
+def _group_users(fake: FakeSlack, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    group = _required(arguments, "usergroup")
+    if group not in fake.user_groups:
+        raise _SlackError("no_such_subteam")
+    return {"users": list(fake.user_groups[group])}
+
+
 _METHODS = {
+    "usergroups.users.list": _group_users,
     "chat.postMessage": FakeSlack._post_message,
     "chat.update": FakeSlack._update,
     "chat.postEphemeral": FakeSlack._post_ephemeral,
