@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -31,20 +32,39 @@ from agboss import (
     WorkflowFinishTextDto,
 )
 from tests.interrupted_app import open_app
-from tests.stores import needs_postgres, store_url
+from tests.stores import POSTGRES_URL, needs_postgres, store_url
 
 pytestmark = needs_postgres
 
 
+_LOCAL = {"", "localhost", "127.0.0.1", "::1"}
+
+
+def cluster_of(url: str | None, listed: str) -> tuple[str, str] | None:
+    """The version and name of the cluster ``url`` names, among ``pg_lsclusters -h``'s lines:
+    a local one on the URL's port; ``None`` when the URL names a server elsewhere, or one no
+    listed cluster serves — never another cluster than the tests use."""
+    if url is None:
+        return None
+    where = urlsplit(url)
+    if (where.hostname or "") not in _LOCAL:
+        return None
+    port = str(where.port or 5432)
+    for line in listed.splitlines():
+        fields = line.split()
+        if len(fields) >= 3 and fields[2] == port:
+            return fields[0], fields[1]
+    return None
+
+
 def _cluster() -> tuple[str, str] | None:
-    """The local cluster's version and name, if this process may restart it."""
+    """The cluster the test URL names, if this process may restart it."""
     if shutil.which("pg_lsclusters") is None or shutil.which("pg_ctlcluster") is None:
         return None
     if os.geteuid() != 0:
         return None
     listed = subprocess.run(["pg_lsclusters", "-h"], capture_output=True, text=True, check=False)
-    fields = listed.stdout.split()
-    return (fields[0], fields[1]) if len(fields) >= 2 else None
+    return cluster_of(POSTGRES_URL, listed.stdout)
 
 
 CLUSTER = _cluster()
@@ -149,3 +169,38 @@ async def test_a_rerun_tool_whose_server_restarted_mid_call_runs_again_with_the_
     # restart, sweeps, and may take the tree once its 600 ms lease expired, before it closes.
     assert len(runs) in (2, 3), runs
     assert {run["key"] for run in runs} == {runs[0]["key"]}  # each run with the same key
+
+
+def test_only_the_cluster_the_test_url_names_is_restarted() -> None:
+    listed = (
+        "14 main 5432 online postgres /var/lib/postgresql/14/main /var/log/a.log\n"
+        "15 main 5433 online postgres /var/lib/postgresql/15/main /var/log/b.log\n"
+    )
+    assert cluster_of("postgresql://u:p@127.0.0.1:5433/db", listed) == ("15", "main")
+    assert cluster_of("postgresql://u:p@localhost/db", listed) == ("14", "main")
+    assert cluster_of("postgresql://u:p@127.0.0.1:6543/db", listed) is None  # none serves it
+    assert cluster_of("postgresql://u:p@db.example:5432/db", listed) is None  # another host
+    assert cluster_of(None, listed) is None
+
+
+async def test_a_live_instance_answers_at_once_after_its_server_restarted(
+    url: str, tmp_path: Path
+) -> None:
+    app = await open_app(url, lease_ttl=timedelta(milliseconds=600))
+    try:
+        # Several pooled connections, idle when the server restarts under them.
+        await asyncio.gather(*(app.pending(owner_id=f"u-{n}") for n in range(4)))
+        assert CLUSTER is not None
+        version, name = CLUSTER
+        await asyncio.to_thread(
+            subprocess.run, ["pg_ctlcluster", version, name, "restart"], check=True
+        )
+        # The server answers again: no request may fail on a connection it ended.
+        for _ in range(6):
+            await asyncio.gather(*(app.pending(owner_id=f"u-{n}") for n in range(4)))
+        await app.sweep()
+        workflow = app.assembly.workflows_by_name["payment-workflow"].cls
+        started = await app.execute(workflow, {"text": "asked-pay-tool"}, owner_id="u-1")
+        assert started.status is ExecutionStatus.PAUSED
+    finally:
+        await app.close()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import select
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -204,6 +205,7 @@ class PostgresDriver:
                 # psycopg's own (its reads'): off with ours, behind a pooler in transaction mode.
                 "prepare_threshold": 5 if self._prepared.enabled else None,
             },
+            check=_checked,
             open=False,
         )
         try:
@@ -460,6 +462,26 @@ async def _drive(connection: AsyncConnection[Any], work: Work[T]) -> T:
     except StopIteration as done:
         result: T = done.value
         return result
+
+
+async def _checked(connection: AsyncConnection[Any]) -> None:
+    """Checks a connection as the pool hands it out: one the server ended (a restart, a
+    crash, an administrator's terminate) is discarded and another handed out, so that the
+    first request after the server is back never fails on it.
+
+    An idle connection has nothing to read; one whose server ended it has (the server's
+    farewell, or the end of the stream): only then is it asked, with a round trip, whether it
+    still works — the pass's round trips cost nothing more.
+
+    Raises:
+        PsycopgError: It does not work (the pool discards it).
+    """
+    try:
+        readable, _, _ = select.select([connection.fileno()], [], [], 0)
+    except (OSError, ValueError):  # its socket is gone already
+        readable = [True]
+    if readable:
+        await AsyncConnectionPool.check_connection(connection)
 
 
 def _server_reason(said: str) -> str:
