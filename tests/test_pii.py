@@ -179,7 +179,7 @@ async def test_the_inbox_shows_what_was_asked_masked(env: TestEnv) -> None:
     )
     await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
     [entry] = (await env.app.pending(owner_id="u")).entries
-    assert entry.request == {"order_id": "o-7", "iban": "****3000", "note": ""}
+    assert entry.request == {"order_id": "o-7", "iban": "****3000", "note": "", "name": ""}
 
 
 async def refund_paused(env: TestEnv) -> str:
@@ -240,7 +240,45 @@ async def test_pending_events_channels_and_records_show_the_value_masked(env: Te
     assert stored.ask.arguments["iban"] == IBAN
 
 
-# ---- reply interpreters ---------------------------------------------------------------------
+async def test_a_custom_kinds_value_quoted_in_a_reason_or_a_reply_is_masked_wherever_shown(
+    env: TestEnv, tmp_path: Path
+) -> None:
+    name = "Zebulon Quartermaine"  # marked in the request, in no call's arguments
+    customer = CustomerDto(order_id="o-7", iban=IBAN, name=name)
+    env.mock_llm(RefundAgent).then_return(
+        call_tools(tool_call(RefundTool, order_id="o-7", iban="<IBAN_1>")),
+        call_tools(tool_call(RefundTool, order_id="o-8", iban="<IBAN_1>")),
+        DONE,
+    )
+    paused = await env.app.execute(RefundWorkflow, customer, owner_id="u")
+    [first] = paused.pending
+    assert first.pause_id is not None
+    receipt = await env.app.answer(
+        first.pause_id,
+        decision={"approved": False, "reason": f"{name} asked us to wait"},
+        owner_id="u",
+    )
+    described = await env.app.describe_pause(first.pause_id)
+    await eventually(lambda: len(pii_app.ASKED) == 2, "the agent's next call asked")
+    [then] = (await env.app.get(paused.execution_id)).pending
+    assert then.pause_id is not None
+    env.mock_llm(RefundReplyInterpreter).then_return(
+        reply_with(ToolCallApprovalDecisionDto, approved=False, reason=f"no, {name} says")
+    )
+    worded = await env.app.answer(then.pause_id, reply=f"no: {name} said so", owner_id="u")
+
+    async def finished() -> bool:
+        found = await env.app.get(paused.execution_id)
+        return found.status is ExecutionStatus.COMPLETED
+
+    await eventually(finished, "the tree finished")
+    done = await env.app.get(paused.execution_id, record=True)
+    assert done.record is not None
+    # The model read it masked; outside, it is masked as a built-in kind would be.
+    assert name not in sent(env.mock_llm(RefundAgent).requests)
+    for shown in (receipt, described, worded, done.record.pauses, done.record.steps):
+        assert name not in str(shown), shown
+    assert "asked us to wait" in str(receipt.decision.reason)  # the rest is as written
 
 
 async def test_an_interpreters_model_reads_the_ask_with_tokens_and_a_stray_token_declines(

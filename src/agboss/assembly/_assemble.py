@@ -124,6 +124,11 @@ class _Assembler(FlowRules, ChannelRules, McpRules):
                     for agent, tools in agent_tools.items()
                 },
                 pii,
+                {
+                    d.spec.name: d.graph.start_node.input
+                    for d in self.definitions.values()
+                    if d is not None
+                },
             ),
             declares_budgets=app_spec.budget is not None
             or any(d is not None and d.spec.budget is not None for d in self.definitions.values()),

@@ -336,7 +336,12 @@ class TreeReader:
             trail = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
                 row.tenant_id, row.root_execution_id
             )
-            pauses = [self.outside.answer(entry, policy) for entry in trail]
+            # What a reason, a reply or a tool error may quote of the tree: its input's marked
+            # values and its calls' (a kind of one's own is found by no detector).
+            known = self.outside.input_values(row.workflow, row.input_json)
+            for entry in trail:
+                known += self.outside.call_values(entry.step)
+            pauses = [self.outside.answer(entry, policy, known) for entry in trail]
             ledger = [
                 LedgerRecord(
                     caller=entry.caller,
@@ -346,7 +351,7 @@ class TreeReader:
                 )
                 for entry in await store.ledger.entries(row.root_execution_id)
             ]
-            records = [await self._child_record(kid, tree, pauses) for kid in kids]
+            records = [await self._child_record(kid, tree, pauses, known) for kid in kids]
             retries = [
                 RetryRecord(
                     generation=retry.generation,
@@ -360,7 +365,7 @@ class TreeReader:
                 execution_id=row.execution_id,
                 workflow=row.workflow,
                 workflow_version=row.workflow_version,
-                steps=await self._steps(row.execution_id, row.workflow),
+                steps=await self._steps(row.execution_id, row.workflow, known),
                 pauses=pauses,
                 spend=tree.spend(node),
                 ledger=ledger,
@@ -421,20 +426,30 @@ class TreeReader:
             spend=tree.spend(node),
         )
 
-    async def _steps(self, execution_id: str, workflow: str) -> list[StepRecord]:
+    async def _steps(
+        self, execution_id: str, workflow: str, known: list[tuple[str, str]]
+    ) -> list[StepRecord]:
+        """An execution's steps as a record shows them: masked by the marked values its tree
+        holds (``known``) and its own calls'."""
         entries = await self.runtime.store.journal.load(execution_id)
         ordered = sorted(entries.values(), key=lambda entry: entry.seq)
         policy = self.outside.policy(workflow)
-        return [
-            self.outside.step(StepRecord.model_validate_json(entry.record_json), policy)
+        steps = [
+            StepRecord.model_validate_json(entry.record_json)
             for entry in ordered
             if entry.kind not in (ATTEMPT, ATTEMPT_FAILED)  # not steps that ran
         ]
+        values = [*known, *(value for step in steps for value in self.outside.call_values(step))]
+        return [self.outside.step(step, policy, values) for step in steps]
 
     async def _child_record(
-        self, row: TreeNode, tree: _Tree, tree_pauses: list[PauseAnswerRecord]
+        self,
+        row: TreeNode,
+        tree: _Tree,
+        tree_pauses: list[PauseAnswerRecord],
+        known: list[tuple[str, str]],
     ) -> ChildExecutionRecord:
-        steps = await self._steps(row.execution_id, row.workflow)
+        steps = await self._steps(row.execution_id, row.workflow, known)
         item_index = next((s.item_index for s in steps if s.item_index is not None), None)
         return ChildExecutionRecord(
             execution_id=row.execution_id,
@@ -451,7 +466,7 @@ class TreeReader:
                 model_calls=row.calls,
             ),
             children=[
-                await self._child_record(child, tree, tree_pauses)
+                await self._child_record(child, tree, tree_pauses, known)
                 for child in tree.children.get(row.execution_id, ())
             ],
         )

@@ -64,6 +64,7 @@ async def _answered(runtime: Runtime, row: ExecutionRow, pause: PauseRecord) -> 
         entry = outside.answer(
             PauseAnswerRecord.of(pause, PauseResolution.REPLIED, pause.resolved_at, pause.answer),
             outside.policy(row.workflow),
+            outside.input_values(row.workflow, row.input_json),
         )
         if entry.decision is None:
             return

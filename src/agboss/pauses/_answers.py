@@ -215,7 +215,12 @@ def shown(
     the process, to a webhook's caller or a page)."""
     outside = engine.runtime.assembly.pii_outside
     return outside.decision(
-        decision, pause.agent, pause.ask.tool, pause.ask.arguments, outside.policy(row.workflow)
+        decision,
+        pause.agent,
+        pause.ask.tool,
+        pause.ask.arguments,
+        outside.policy(row.workflow),
+        outside.input_values(row.workflow, row.input_json),
     )
 
 
@@ -349,5 +354,10 @@ def shown_votes(
     """A question's votes as a receipt may show them: masked like the audit trail."""
     outside = engine.runtime.assembly.pii_outside
     return outside.votes(
-        votes, pause.agent, pause.ask.tool, pause.ask.arguments, outside.policy(row.workflow)
+        votes,
+        pause.agent,
+        pause.ask.tool,
+        pause.ask.arguments,
+        outside.policy(row.workflow),
+        outside.input_values(row.workflow, row.input_json),
     )

@@ -65,14 +65,18 @@ async def describe_pause(runtime: Runtime, tenant_id: str, pause_id: str) -> Pau
     if found is None:
         raise UnknownPauseError()
     pause, row = found
+    outside = runtime.assembly.pii_outside
+    known = outside.input_values(row.workflow, row.input_json)
     if row.execution_id != pause.root_execution_id:  # a child's: masked by its root's rules
         row = await store.executions.find_by_id(pause.root_execution_id) or row
-    outside = runtime.assembly.pii_outside
+        known += outside.input_values(row.workflow, row.input_json)
     policy = outside.policy(row.workflow)
     answer = pause.answer
     if pause.resolution is not None and pause.resolved_at is not None:
         entry = outside.answer(
-            PauseAnswerRecord.of(pause, pause.resolution, pause.resolved_at, answer), policy
+            PauseAnswerRecord.of(pause, pause.resolution, pause.resolved_at, answer),
+            policy,
+            known,
         )
         decision, reply = entry.decision, entry.reply
     else:

@@ -9,7 +9,8 @@ real values.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -33,13 +34,16 @@ class PiiOutside:
         self,
         tool_inputs: dict[str, dict[str, type[BaseModel]]],
         policies: dict[str, PiiPolicy],
+        workflow_inputs: dict[str, type[BaseModel]] | None = None,
     ) -> None:
         """Args:
         tool_inputs: Each agent's tools by name, each with its input DTO.
         policies: Each workflow's PII policy.
+        workflow_inputs: Each workflow's input DTO (its start's), by name.
         """
         self.tool_inputs = tool_inputs
         self.policies = policies
+        self.workflow_inputs = workflow_inputs or {}
         self.masks = any(policy.active for policy in policies.values()) or any(
             _marks(dto) for tools in tool_inputs.values() for dto in tools.values()
         )
@@ -52,6 +56,25 @@ class PiiOutside:
 
     def _needed(self, policy: PiiPolicy, dto: type[BaseModel] | None) -> bool:
         return policy.active or (dto is not None and bool(_marks(dto)))
+
+    def input_values(self, workflow: str, input_json: str | None) -> list[tuple[str, str]]:
+        """The marked values of an execution's input (its workflow's start DTO): what a free
+        text (a reason, a reply, a tool error) may quote and must not show — a kind of one's
+        own (``detect=False``) is masked only where its value is known."""
+        dto = self.workflow_inputs.get(workflow)
+        if input_json is None or dto is None or not _marks(dto):
+            return []
+        try:
+            return marked_values(json.loads(input_json), dto)
+        except ValueError:
+            return []
+
+    def call_values(self, step: StepRecord) -> list[tuple[str, str]]:
+        """The marked values of a step's tool call's arguments."""
+        call = step.tool_call
+        if call is None or call.arguments is None:
+            return []
+        return marked_values(call.arguments, self._input(step.agent.name, call.tool))
 
     def policy(self, workflow: str) -> PiiPolicy:
         """The policy of a workflow's executions."""
@@ -112,10 +135,11 @@ class PiiOutside:
         tool: str | None,
         arguments: Mapping[str, Any] | None,
         policy: PiiPolicy,
+        known: Sequence[tuple[str, str]] = (),
     ) -> PauseVotes:
         """A question's votes as they may be shown: each vote's reason and words masked like
-        a decision's."""
-        shown = self._votes(votes.votes, agent, tool, arguments, policy)
+        a decision's (``known``: the marked values its tree holds besides the call's)."""
+        shown = self._votes(votes.votes, agent, tool, arguments, policy, known)
         return votes if shown is votes.votes else votes.model_copy(update={"votes": shown})
 
     def _votes(
@@ -125,11 +149,12 @@ class PiiOutside:
         tool: str | None,
         arguments: Mapping[str, Any] | None,
         policy: PiiPolicy,
+        known: Sequence[tuple[str, str]] = (),
     ) -> tuple[PauseVote, ...]:
         dto = self._input(agent, tool)
         if not votes or not self._needed(policy, dto):
             return votes
-        values = [] if not arguments else marked_values(dict(arguments), dto)
+        values = [*known, *([] if not arguments else marked_values(dict(arguments), dto))]
         return tuple(
             vote.model_copy(
                 update={
@@ -140,12 +165,16 @@ class PiiOutside:
             for vote in votes
         )
 
-    def step(self, record: StepRecord, policy: PiiPolicy) -> StepRecord:
+    def step(
+        self, record: StepRecord, policy: PiiPolicy, known: Sequence[tuple[str, str]] = ()
+    ) -> StepRecord:
+        """A journaled step as it may be shown: its call's arguments masked, and its tool
+        error by them, by ``known`` (the marked values its tree holds) and by detection."""
         call = record.tool_call
         dto = self._input(record.agent.name, None if call is None else call.tool)
         if not self._needed(policy, dto):
             return record
-        values = [] if call is None else marked_values(call.arguments, dto)
+        values = [*known, *([] if call is None else marked_values(call.arguments, dto))]
         update: dict[str, Any] = {}
         if call is not None:
             update["tool_call"] = call.model_copy(
@@ -162,13 +191,15 @@ class PiiOutside:
         tool: str | None,
         arguments: Mapping[str, Any] | None,
         policy: PiiPolicy,
+        known: Sequence[tuple[str, str]] = (),
     ) -> ToolCallApprovalDecisionDto:
         """A decision on a call of ``agent``'s ``tool`` (asked with ``arguments``) as it may be
-        shown: its reason and other arguments masked."""
+        shown: its reason and other arguments masked (``known``: the marked values its tree
+        holds besides the call's, which its reason may quote)."""
         dto = self._input(agent, tool)
         if not self._needed(policy, dto):
             return decision
-        values = [] if not arguments else marked_values(dict(arguments), dto)
+        values = [*known, *([] if not arguments else marked_values(dict(arguments), dto))]
         reason = decision.reason
         return decision.model_copy(
             update={
@@ -179,13 +210,17 @@ class PiiOutside:
             }
         )
 
-    def answer(self, entry: PauseAnswerRecord, policy: PiiPolicy) -> PauseAnswerRecord:
+    def answer(
+        self, entry: PauseAnswerRecord, policy: PiiPolicy, known: Sequence[tuple[str, str]] = ()
+    ) -> PauseAnswerRecord:
+        """An audit entry as it may be shown: its step, decision, words and votes masked —
+        by the call's marked values, ``known`` (the others its tree holds) and detection."""
         call = entry.step.tool_call
         dto = self._input(entry.step.agent.name, None if call is None else call.tool)
         if not self._needed(policy, dto):
             return entry
-        values = [] if call is None else marked_values(call.arguments, dto)
-        update: dict[str, Any] = {"step": self.step(entry.step, policy)}
+        values = [*known, *([] if call is None else marked_values(call.arguments, dto))]
+        update: dict[str, Any] = {"step": self.step(entry.step, policy, known)}
         if entry.decision is not None:
             update["decision"] = self.decision(
                 entry.decision,
@@ -193,11 +228,12 @@ class PiiOutside:
                 None if call is None else call.tool,
                 None if call is None else call.arguments,
                 policy,
+                known,
             )
         if entry.reply is not None:
             update["reply"] = policy.outside(entry.reply, values)
         if entry.votes:
             tool, arguments = (None, None) if call is None else (call.tool, call.arguments)
             agent = entry.step.agent.name
-            update["votes"] = self._votes(entry.votes, agent, tool, arguments, policy)
+            update["votes"] = self._votes(entry.votes, agent, tool, arguments, policy, known)
         return entry.model_copy(update=update)
