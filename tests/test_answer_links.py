@@ -37,7 +37,8 @@ def test_a_link_changed_cut_off_or_signed_elsewhere_is_refused() -> None:
         REF, tenant_id="acme", approved=True, valid_for=timedelta(hours=1)
     )
     approving = other.split(".")[0]
-    for bad in (f"{approving}.{signature}", payload, token[:-3], other, "", "..", "a.b"):
+    odd = (f"{payload}.{signature}é", f"é{payload}.{signature}", "ü.ß", "\ud800.x")
+    for bad in (f"{approving}.{signature}", payload, token[:-3], other, "", "..", "a.b", *odd):
         with pytest.raises(AnswerLinkError) as caught:
             links.read(bad)
         assert caught.value.code == "web.bad-link"

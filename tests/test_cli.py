@@ -189,3 +189,18 @@ def test_a_question_whether_to_run_a_call_again_is_listed_with_its_kind(url: str
     assert "interrupted" in table.output
     show = ["pauses", "show", pause_id, "--app", APP, "--store", url, "--json"]
     assert json.loads(runner.invoke(cli, show).output)["kind"] == "interrupted"
+
+
+def test_a_duration_past_a_hundred_years_or_in_other_digits_is_a_usage_error(
+    tmp_path: Path,
+) -> None:
+    runner = CliRunner()
+    store = f"sqlite:///{tmp_path / 'agboss.db'}"
+    for given in ("99999999999999999999h", "999999999d", "٣h", "36501d"):
+        for option in ("--older-than", "--expiring-within"):
+            command = ["pauses", "list", "--app", APP, "--store", store, option, given]
+            result = runner.invoke(cli, command)
+            assert result.exit_code == 2, (given, result.output)
+            assert "Traceback" not in result.output
+            assert "Error: Invalid value" in result.output
+            assert result.exception is None or isinstance(result.exception, SystemExit)

@@ -12,9 +12,10 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from agboss import PauseStatus, ToolCallApprovalDecisionDto
+from agboss import PauseStatus, ToolCallApprovalDecisionDto, pause_ref
 from agboss.errors import DtoValidationError
 from agboss.web import pause_router
 from tests import replies_app
@@ -136,3 +137,101 @@ async def test_a_decision_nested_deeply_is_a_dto_validation_error_and_the_pause_
         with pytest.raises(DtoValidationError):
             await getattr(app, answer)(pause_id, reply=listed(depth), owner_id="user-1")
     assert await served.status(pause_id) is PauseStatus.PENDING
+
+
+# ---- what a client may send that is not an answer (issue 53, item 6) --------------------------
+
+
+async def _raw(served: Served, content: bytes, media: str = "application/json") -> Any:
+    return await served.http.post(
+        "/agboss/answers",
+        content=content,
+        headers={"Authorization": "Bearer tok-owner", "Content-Type": media},
+    )
+
+
+async def test_a_name_given_twice_in_one_object_is_refused_not_read_either_way(
+    served: Served,
+) -> None:
+    pause_id = await served.paused_on(EXPENSE)
+    ref = pause_ref(pause_id)
+    for body in (
+        f'{{"pause_ref": "{ref}", "decision": {{"approved": false, "approved": true}}}}',
+        f'{{"pause_ref": "{ref}", "pause_ref": "{ref}", "decision": {{"approved": true}}}}',
+    ):
+        response = await _raw(served, body.encode())
+        assert response.status_code == 400, response.text
+        problem = response.json()
+        assert problem["code"] == "web.unreadable"
+        assert "twice" in problem["detail"]
+    assert await served.status(pause_id) is PauseStatus.PENDING
+
+
+async def test_a_body_in_utf16_or_with_a_byte_order_mark_is_refused_as_not_utf8(
+    served: Served,
+) -> None:
+    pause_id = await served.paused_on(EXPENSE)
+    body = f'{{"pause_ref": "{pause_ref(pause_id)}", "decision": {{"approved": true}}}}'
+    for raw in (b"\xef\xbb\xbf" + body.encode(), body.encode("utf-16"), body.encode("utf-32")):
+        response = await _raw(served, raw)
+        assert response.status_code == 400, response.text
+        assert response.json()["code"] == "web.unreadable"
+    assert await served.status(pause_id) is PauseStatus.PENDING
+    assert (await _raw(served, body.encode())).status_code == 202  # UTF-8 as RFC 8259 says
+
+
+@pytest.mark.parametrize("path", ["/agboss/pauses", "/agboss/executions/failed"])
+async def test_a_limit_that_is_no_whole_number_is_a_422(served: Served, path: str) -> None:
+    for limit in ("²", "٣", "9" * 5000, "-1", "1e3"):
+        response = await served.http.get(
+            path, params={"limit": limit}, headers={"Authorization": "Bearer tok-owner"}
+        )
+        assert response.status_code == 422, (limit[:10], response.text[:200])
+        assert response.json()["code"] == "dto.invalid"
+
+
+async def test_a_method_a_route_does_not_take_is_a_405_problem_with_allow(
+    served: Served,
+) -> None:
+    for method, path, allowed in (
+        ("PUT", "/agboss/pauses", "GET, HEAD"),
+        ("GET", "/agboss/answers", "POST"),
+        ("POST", "/agboss/standing", "GET, HEAD"),
+        ("PATCH", "/agboss/standing/d-1", "DELETE"),
+    ):
+        response = await served.http.request(
+            method, path, headers={"Authorization": "Bearer tok-owner"}
+        )
+        assert response.status_code == 405, (method, path)
+        assert response.headers["content-type"] == "application/problem+json"
+        assert response.headers["allow"] == allowed
+        assert response.json()["code"] == "web.method-not-allowed"
+
+
+async def test_mounted_with_mount_the_bare_path_is_the_page_never_a_redirect(
+    tmp_path: Path,
+) -> None:
+    from fastapi import FastAPI
+
+    from agboss.web import mount
+
+    replies_app.clear()
+    async with env_on("sqlite", tmp_path, replies_app.OfficeApplication) as env:
+        api = FastAPI()  # the documented host: its own redirect_slashes on
+        mount(api, "/agboss", pause_router(env.app, authenticate=bearer))
+        server, task, port = await serve(api)
+        try:
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+                headers = {"Host": "evil.example", "Authorization": "Bearer tok-owner"}
+                bare = await http.get("/agboss", headers=headers, follow_redirects=False)
+                slashed = await http.get("/agboss/", headers=headers)
+                listed = await http.get("/agboss/pauses", headers=headers)
+        finally:
+            server.should_exit = True
+            await task
+    assert bare.status_code == 200
+    assert "location" not in bare.headers
+    assert "evil.example" not in bare.text
+    assert '<base href="/agboss/">' in bare.text  # its links resolve under the mount
+    assert bare.text == slashed.text
+    assert listed.status_code == 200

@@ -397,6 +397,16 @@ async def test_the_demo_serves_the_page_on_loopback_and_finishes_when_it_is_answ
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
             page = await browser.new_page(viewport={"width": 1000, "height": 760})
             await page.goto(url)  # the login link: a session cookie, then the page
+            # The link is spent: opened again (a forwarded mail, a browser's history) it signs
+            # in no one, and the cookie it set is not the link's token.
+            again = await browser.new_page()
+            refused = await again.goto(url)
+            assert refused is not None
+            assert refused.status == 403
+            await again.close()
+            [cookie] = await page.context.cookies()
+            assert cookie["value"] not in url
+            assert cookie["httpOnly"]
             deposit = page.locator('li.pause[data-tool="return-deposit-tool"]')
             await expect(deposit).to_contain_text("****3000")  # the IBAN, masked
             assert "DE89 3704" not in await page.content()

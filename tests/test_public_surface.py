@@ -190,6 +190,7 @@ WEB = [
     "NotAuthenticatedError",
     "RequestTooLargeError",
     "UnreadableRequestError",
+    "mount",
     "pause_router",
 ]
 

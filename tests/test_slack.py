@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from slack_sdk.errors import SlackApiError
@@ -644,6 +646,47 @@ async def test_a_body_that_is_no_interaction_is_a_problem_and_another_apps_click
     assert unreadable.json()["code"] == "web.unreadable"
     other = await desk.slack.post(desk.url, {"type": "shortcut", "callback_id": "theirs"})
     assert other.status_code == 200
+
+
+async def test_every_hostile_request_is_a_problem_with_a_code_never_a_500(
+    desk: Desk, caplog: pytest.LogCaptureFixture
+) -> None:
+    import httpx
+
+    message = await desk.refund_asked()
+    payload = json.dumps(desk.slack.click_payload(message, "Approve", user="U0MANAGER"))
+    good = urlencode({"payload": payload}).encode()
+    signed = desk.slack.signed(good)
+    deep = urlencode({"payload": "[" * 5000 + "]" * 5000}).encode()
+    nested = {
+        "type": "view_submission",
+        "user": {"id": "U0MANAGER"},
+        "view": {"callback_id": "agboss.reason", "private_metadata": "[" * 2900 + "]" * 2900},
+    }
+    deep_metadata = urlencode({"payload": json.dumps(nested)}).encode()
+    sent: list[tuple[bytes, dict[str, str]]] = [
+        (good, {**signed, "X-Slack-Request-Timestamp": "²³"}),  # digits to str.isdigit
+        (good, {**signed, "X-Slack-Request-Timestamp": "9" * 5000}),
+        (good, {**signed, "X-Slack-Signature": "v0=é" + "0" * 60}),
+        (b"\xff\xfe" + good, desk.slack.signed(b"")),  # not UTF-8
+        (deep, desk.slack.signed(deep)),
+        (deep_metadata, desk.slack.signed(deep_metadata)),
+    ]
+    caplog.set_level(logging.ERROR)
+    async with httpx.AsyncClient() as http:
+        for body, headers in sent:
+            sent_headers = {"Content-Type": "application/x-www-form-urlencoded", **headers}
+            response = await http.post(
+                desk.url,
+                content=body,
+                headers={name: value.encode() for name, value in sent_headers.items()},
+            )
+            assert response.status_code in (200, 400, 401), (headers, response.text)
+            if response.status_code != 200:  # a modal that is not ours is acknowledged
+                assert response.headers["content-type"] == "application/problem+json"
+                assert response.json()["code"].startswith(("slack.", "web.unreadable"))
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+    assert await desk.status_of(message) is PauseStatus.PENDING
 
 
 # ---- taken back ----------------------------------------------------------------------------

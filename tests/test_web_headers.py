@@ -65,3 +65,20 @@ async def test_the_pages_500_carries_them_too(served: Served) -> None:  # noqa: 
     assert "session store" not in failed.text  # the cause stays in the log
     for header in _PROTECTIONS:
         assert header in failed.headers, header
+
+
+async def test_the_demos_sign_in_link_works_once_and_its_cookie_is_secure_over_https() -> None:
+    from examples.flow_patterns.approvals.web import COOKIE, site
+
+    demo = site(lambda: None, "ada", "link-token")  # type: ignore[arg-type]
+    transport = httpx.ASGITransport(app=demo)
+    async with httpx.AsyncClient(transport=transport, base_url="https://demo.example") as http:
+        first = await http.get("/login?token=link-token")
+        again = await http.get("/login?token=link-token")
+    assert first.status_code == 303
+    cookie = first.headers["set-cookie"]
+    assert cookie.startswith(f"{COOKIE}=")
+    assert "link-token" not in cookie  # the session is not the spent link's token
+    assert "Secure" in cookie
+    assert "HttpOnly" in cookie
+    assert again.status_code == 403

@@ -1,8 +1,9 @@
 """The approvals example's ``--web`` mode: the approvals page of `agboss.web`, on 127.0.0.1.
 
-The page is signed in by a one-time link: the example prints ``/login?token=…``, which sets a
-session cookie (HttpOnly, SameSite=Strict) that the authenticator reads. A real application
-reads its own sign-in here instead; the router never trusts a name the browser sends.
+The page is signed in by a one-time link: the example prints ``/login?token=…``, which works
+once — it sets a session cookie of its own (HttpOnly, SameSite=Strict, and Secure when served
+over https) that the authenticator reads, and is then spent. A real application reads its own
+sign-in here instead; the router never trusts a name the browser sends.
 """
 
 from __future__ import annotations
@@ -26,17 +27,27 @@ COOKIE = "agboss_demo_session"
 
 
 def site(app: App, owner: str, token: str) -> Starlette:
-    """The example's web application: the login link, and the page mounted at /approvals."""
+    """The example's web application: the one-time login link, and the page mounted at
+    /approvals."""
+    link = [token]  # the link's token until it is used, then nothing
+    session = secrets.token_urlsafe(24)  # the cookie's: not the link's, which is spent
 
     async def authenticate(request: Request) -> Caller | None:
         given = request.cookies.get(COOKIE, "")
-        return Caller(owner_id=owner) if secrets.compare_digest(given, token) else None
+        return Caller(owner_id=owner) if secrets.compare_digest(given, session) else None
 
     async def login(request: Request) -> Response:
-        if not secrets.compare_digest(request.query_params.get("token", ""), token):
-            return PlainTextResponse("this link is not the one the example printed", 403)
+        given = request.query_params.get("token", "")
+        if not link or not secrets.compare_digest(given, link[0]):
+            return PlainTextResponse(
+                "this link is not the one the example printed, or it was used already: "
+                "restart the example for a new one",
+                403,
+            )
+        link.clear()
         response = RedirectResponse("/approvals/", status_code=303)
-        response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
+        secure = request.url.scheme == "https"
+        response.set_cookie(COOKIE, session, httponly=True, samesite="strict", secure=secure)
         return response
 
     return Starlette(

@@ -178,17 +178,30 @@ def _with_app(
     return _run(work)
 
 
-_DURATION = re.compile(r"^(\d+)([smhd])$")
+_DURATION = re.compile(r"^([0-9]{1,9})([smhd])$")
+_LONGEST = timedelta(days=100 * 365)
+"""A duration past this reaches before any pause or after any deadline: refused as a typo."""
 
 
 def _duration(text: str | None) -> timedelta | None:
+    """A duration option (``30m``, ``4h``, ``2d``).
+
+    Raises:
+        click.BadParameter: It is not one, or longer than a hundred years (a usage error,
+            never a traceback).
+    """
     if text is None:
         return None
     found = _DURATION.match(text.strip())
     if found is None:
-        raise click.BadParameter(f"{text!r} is not a duration like 30m, 4h or 2d")
+        raise click.BadParameter(f"{text[:40]!r} is not a duration like 30m, 4h or 2d")
     amount, unit = int(found.group(1)), found.group(2)
-    return timedelta(**{{"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[unit]: amount})
+    duration = timedelta(
+        **{{"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[unit]: amount}
+    )
+    if duration > _LONGEST:
+        raise click.BadParameter(f"{text!r} is longer than a hundred years")
+    return duration
 
 
 def _pause_json(pause: PendingPause) -> dict[str, Any]:

@@ -75,7 +75,7 @@ class Token:
             raw = json.loads(text)
             ref = str(raw["r"]) if "r" in raw else pause_ref(str(raw["p"]))
             token = cls(ref, str(raw["t"]), PauseAnswerer(raw["a"]))
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):  # not ours, however odd
             return None
         return token
 

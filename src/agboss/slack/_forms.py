@@ -73,7 +73,7 @@ class Where:
             raw = json.loads(text)
             token = Token.loads(raw["k"])
             where = cls(token, str(raw["c"]), str(raw["ts"])) if token is not None else None
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):  # not ours, however odd
             return None
         return where
 

@@ -33,6 +33,7 @@ from agboss.errors import (
     ThreadOwnerError,
     UninterpretableReplyError,
 )
+from agboss.inputs import MAX_DEPTH
 from agboss.pauses._answers import AnswerReceipt
 from agboss.pauses._describing import PauseDescription
 from agboss.records._outputs import PendingPause
@@ -74,7 +75,7 @@ from agboss.slack._forms import (
 )
 from agboss.slack._workspace import SlackWorkspace
 from agboss.store.writes import MarkWithdrawn
-from agboss.web._bodies import read_body
+from agboss.web._bodies import nests_deeper, read_body
 from agboss.web._problems import UnreadableRequestError, log_failure, problem
 from agboss.web._router import app_function, opened_app
 
@@ -217,14 +218,25 @@ class _Interactions:
         return opened_app(self.app_of, "slack_router")
 
     def _verify(self, app: App, body: bytes, headers: Mapping[str, str]) -> None:
+        """Checks Slack's signature and timestamp; anything else than what Slack sends — a
+        timestamp that is no short run of ASCII digits, a signature that is not ASCII, a body
+        that is not UTF-8 — is refused as unsigned, never read further."""
         stamp = headers.get("x-slack-request-timestamp", "")
         signature = headers.get("x-slack-signature")
-        if not stamp.isdigit() or signature is None:
+        if not (stamp.isascii() and stamp.isdigit() and len(stamp) <= 12) or signature is None:
             raise SlackSignatureError("the request carries no Slack signature and timestamp")
         if abs(app.clock.now().timestamp() - int(stamp)) > WINDOW_SECONDS:
             raise SlackStaleRequestError()
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise SlackSignatureError(
+                "the request's body is not UTF-8: Slack signs text"
+            ) from error
+        if not signature.isascii():
+            raise SlackSignatureError()
         verifier = SignatureVerifier(self.signing_secret, clock=_AppClock(app.clock))
-        if not verifier.is_valid(body, stamp, signature):
+        if not verifier.is_valid(text, stamp, signature):
             raise SlackSignatureError()
 
     def _slack(self, app: App) -> SlackWorkspace:
@@ -544,8 +556,11 @@ def _payload(body: bytes) -> Mapping[str, Any]:
     """The ``payload`` field of a form-encoded interaction, as JSON."""
     try:
         fields = parse_qs(body.decode("utf-8"), strict_parsing=True)
-        payload = json.loads(fields["payload"][0])
-    except (UnicodeDecodeError, ValueError, KeyError, IndexError) as error:
+        raw = fields["payload"][0]
+        if nests_deeper(raw.encode(), MAX_DEPTH):  # the decoder recurses once per level
+            raise ValueError(f"the payload nests deeper than {MAX_DEPTH} levels")
+        payload = json.loads(raw)
+    except (UnicodeDecodeError, ValueError, KeyError, IndexError, RecursionError) as error:
         raise UnreadableRequestError(
             "the body is not a Slack interaction (a form with a JSON payload field)",
             hint="point only the Slack app's Interactivity Request URL here",

@@ -1,12 +1,12 @@
 """``agboss.web``: answering pauses over HTTP, on Starlette (mountable in FastAPI).
 
-    from agboss.web import Caller, pause_router
+    from agboss.web import Caller, mount, pause_router
 
     async def authenticate(request):           # the application's own sign-in
         user = await sessions.user_of(request)
         return None if user is None else Caller(owner_id=user.id, tenant_id=user.tenant)
 
-    api.mount("/agboss", pause_router(app, authenticate=authenticate))
+    mount(api, "/agboss", pause_router(app, authenticate=authenticate))
 
 Needs the ``web`` extra: ``pip install 'agboss[web]'``.
 """
@@ -26,7 +26,7 @@ from agboss.web._problems import (
     RequestTooLargeError,
     UnreadableRequestError,
 )
-from agboss.web._router import Authenticator, Caller, pause_router
+from agboss.web._router import Authenticator, Caller, mount, pause_router
 
 __all__ = [
     "AnswerLink",
@@ -38,5 +38,6 @@ __all__ = [
     "NotAuthenticatedError",
     "RequestTooLargeError",
     "UnreadableRequestError",
+    "mount",
     "pause_router",
 ]

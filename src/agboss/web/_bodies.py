@@ -35,8 +35,10 @@ __all__ = [
     "StandingBody",
     "StandingListBody",
     "fields_of",
+    "nests_deeper",
     "read_answer",
     "read_body",
+    "read_json",
 ]
 
 
@@ -188,7 +190,7 @@ _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
 """A JSON text's strings (to the end, if one is not closed) and brackets, in one linear scan."""
 
 
-def _nests_deeper(raw: bytes, limit: int) -> bool:
+def nests_deeper(raw: bytes, limit: int) -> bool:
     """Whether a JSON text opens more than ``limit`` arrays or objects at once, brackets in
     strings not counted: read before the decoder, which recurses once per level."""
     depth = 0
@@ -205,6 +207,50 @@ def _nests_deeper(raw: bytes, limit: int) -> bool:
 
 def _no_constants(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
+
+
+class _DuplicateKeyError(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's members, refused when a name repeats: ``{"approved": false, "approved":
+    true}`` means something else to each reader (RFC 8259 leaves it open), so it means
+    nothing here."""
+    found: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in found:
+            raise _DuplicateKeyError(f"the name {name[:40]!r} is given twice in one object")
+        found[name] = value
+    return found
+
+
+def read_json(raw: bytes) -> Any:
+    """A request body as JSON: UTF-8 without a byte order mark (RFC 8259's exchange format;
+    UTF-16 and a BOM are refused, not guessed at), no NaN or Infinity, no name twice in one
+    object. Check its depth first (`nests_deeper`): the decoder recurses once per level.
+
+    Raises:
+        UnreadableRequestError: It is none of that.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UnreadableRequestError(
+            "the body is not UTF-8", hint="send the JSON text as UTF-8, without a byte order mark"
+        ) from error
+    if text.startswith("\ufeff"):
+        raise UnreadableRequestError(
+            "the body starts with a byte order mark", hint="send UTF-8 without a byte order mark"
+        )
+    try:
+        return json.loads(text, parse_constant=_no_constants, object_pairs_hook=_unique_keys)
+    except _DuplicateKeyError as error:
+        raise UnreadableRequestError(
+            f"the body is ambiguous: {error}", hint="give each name once in each object"
+        ) from error
+    except ValueError as error:
+        raise UnreadableRequestError() from error
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -240,14 +286,11 @@ async def read_answer(request: Request, limit: int) -> AnswerBody:
     if media != "application/json":
         raise UnreadableRequestError(f"the body is sent as {media or 'nothing'!r}")
     raw = await read_body(request, limit)
-    if _nests_deeper(raw, MAX_DEPTH):
+    if nests_deeper(raw, MAX_DEPTH):
         raise UnreadableRequestError(
             f"the body nests deeper than {MAX_DEPTH} levels", hint=_ANSWER_HINT
         )
-    try:
-        value = json.loads(raw, parse_constant=_no_constants)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise UnreadableRequestError() from error
+    value = read_json(raw)
     if not isinstance(value, dict):
         raise UnreadableRequestError("the body is JSON, but not an object")
     try:

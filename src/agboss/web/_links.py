@@ -112,7 +112,10 @@ class AnswerLinks:
         Raises:
             AnswerLinkError: It was not signed with this secret, is damaged, or has expired.
         """
-        payload, _, signature = str(link).partition(".")
+        text = str(link)
+        if not text.isascii():  # a link this server signed is URL-safe base64
+            raise AnswerLinkError()
+        payload, _, signature = text.partition(".")
         if not payload or not hmac.compare_digest(self._signature(payload), signature):
             raise AnswerLinkError()
         try:

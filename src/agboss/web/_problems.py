@@ -36,6 +36,7 @@ from agboss.errors import (
 
 __all__ = [
     "AppNotOpenError",
+    "MethodNotAllowedError",
     "NotAuthenticatedError",
     "NotFoundError",
     "RequestTooLargeError",
@@ -85,6 +86,14 @@ class NotFoundError(AgbossError):
     )
 
 
+class MethodNotAllowedError(AgbossError):
+    """A route of the router's, asked with a method it does not take (``405``)."""
+
+    code = "web.method-not-allowed"
+    default_message = "the route does not take this method"
+    default_hint = "see GET /openapi.json for each route's method"
+
+
 class UnreadableRequestError(AgbossError):
     """The request's body is not JSON, or not sent as ``application/json``."""
 
@@ -100,6 +109,7 @@ class UnreadableRequestError(AgbossError):
 _STATUSES: Final[tuple[tuple[type[AgbossError], int], ...]] = (
     (NotAuthenticatedError, 401),
     (NotFoundError, 404),
+    (MethodNotAllowedError, 405),
     (AppNotOpenError, 503),
     (UnknownPauseError, 404),
     (UnknownExecutionError, 404),

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, TypeAlias
 
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route, Router
@@ -42,6 +43,7 @@ from agboss.web._openapi import openapi_schema
 from agboss.web._page import PAGE_HEADERS, page, static
 from agboss.web._problems import (
     AppNotOpenError,
+    MethodNotAllowedError,
     NotAuthenticatedError,
     NotFoundError,
     log_failure,
@@ -49,10 +51,18 @@ from agboss.web._problems import (
     status_of,
 )
 
-__all__ = ["Authenticator", "Caller", "app_function", "opened_app", "pause_router"]
+__all__ = [
+    "Authenticator",
+    "Caller",
+    "app_function",
+    "mount",
+    "opened_app",
+    "pause_router",
+]
 
 DEFAULT_MAX_BODY: Final = 64 * 1024
 DEFAULT_POLL_MS: Final = 2000
+_METHODS: Final = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,11 +318,13 @@ def _standing(decision: StandingDecision) -> StandingBody:
 
 
 def _whole(text: str | None, default: int) -> int:
+    """A query's whole number: ASCII digits only (``²`` is a digit to `str.isdigit`, not to
+    `int`), and short enough to read (a 5,000-digit one is refused, not converted)."""
     if text is None:
         return default
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit() and len(text) <= 9):
         raise DtoValidationError(
-            f"limit={text!r} is not a whole number", hint="pass e.g. ?limit=50 (1 to 500)"
+            f"limit={text[:20]!r} is not a whole number", hint="pass e.g. ?limit=50 (1 to 500)"
         )
     return int(text)
 
@@ -421,9 +433,84 @@ def pause_router(
             Route("/", routes.page, methods=["GET"]),
             Route("/static/{name}", routes.static, methods=["GET"]),
         ]
+    # Any other method of a route's path is a problem with a code, not Starlette's text/plain
+    # 405: a route that takes every method, after the route it stands behind.
+    table += [Route(path, _not_allowed(table, path), methods=_METHODS) for path in _paths(table)]
     # No trailing-slash redirects: Starlette builds their Location from the client's Host
     # header (an open redirect); a path with a slash too many is a 404 like any unknown one.
     return Router(routes=table, redirect_slashes=False, default=_not_found)
+
+
+def _paths(table: list[BaseRoute]) -> list[str]:
+    """The paths of a table's routes, each once, in order."""
+    return list(dict.fromkeys(route.path for route in table if isinstance(route, Route)))
+
+
+def _not_allowed(table: list[BaseRoute], path: str) -> Callable[[Request], Awaitable[Response]]:
+    """The answer to a method no route of ``path`` takes: ``405`` with a problem body and the
+    ``Allow`` header."""
+    allowed = sorted(
+        {
+            method
+            for route in table
+            if isinstance(route, Route) and route.path == path
+            for method in route.methods or ()
+        }
+    )
+
+    async def refuse(request: Request) -> Response:
+        response = problem(
+            MethodNotAllowedError(
+                f"{request.method} is not a method of {path}",
+                hint=f"use {' or '.join(allowed)}",
+            )
+        )
+        response.headers["Allow"] = ", ".join(allowed)
+        return response
+
+    return refuse
+
+
+def mount(host: Starlette, path: str, router: Router) -> None:
+    """Mounts a router (`pause_router`) on a host application at ``path`` — as
+    ``host.mount(path, router)`` does — and serves ``path`` itself, without its slash, as
+    the router's root.
+
+    ``host.mount`` alone leaves ``GET /agboss`` to the host, whose trailing-slash redirect
+    builds its ``Location`` from the client's ``Host`` header (``http://evil.example/agboss/``).
+    Here it is the page, served as at ``/agboss/`` (its links are relative to its base).
+
+    Args:
+        host: The Starlette or FastAPI application.
+        path: Where the router answers (``/agboss``).
+        router: The router.
+
+    Raises:
+        ConfigurationError: ``path`` does not start with ``/`` or ends with one.
+    """
+    if not path.startswith("/") or path.endswith("/"):
+        raise ConfigurationError(
+            f"mount path {path!r} must start with '/' and not end with one",
+            hint='mount(api, "/agboss", pause_router(app, authenticate=...))',
+        )
+
+    host.router.routes.append(Route(path, _BareRoot(path, router), methods=_METHODS))
+    host.mount(path, router)
+
+
+@dataclass(frozen=True, slots=True)
+class _BareRoot:
+    """The mount's path without its slash, served by the router as its root (an ASGI app:
+    a class, so that Starlette does not take it for an endpoint of a request)."""
+
+    path: str
+    router: Router
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        base = scope.get("root_path", "")
+        inner = {**scope, "path": f"{base}{self.path}/", "root_path": f"{base}{self.path}"}
+        inner["raw_path"] = inner["path"].encode()
+        await self.router(inner, receive, send)
 
 
 async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:
