@@ -188,6 +188,48 @@ async def test_an_answer_before_the_deadline_wins_and_the_deadline_then_changes_
     assert TOLD == ["send o-1"]
 
 
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_wake_at_is_the_earliest_deadline_of_the_questions_still_waiting(
+    kind: str, tmp_path: Path
+) -> None:
+    deadline_app.clear()
+    async with env_on(kind, tmp_path, DeadlineApplication, instances=2) as env:
+        await _earliest_deadline_of_those_waiting(env)
+
+
+async def _earliest_deadline_of_those_waiting(env: TestEnv) -> None:
+    began = env.clock.now()
+    both = call_tools(
+        tool_call(UrgentRefundTool, order_id="o-1"), tool_call(RejectRefundTool, order_id="o-2")
+    )
+    env.mock_llm(RefundAgent).then_return(both, DONE)
+    result = await env.app.execute(RefundWorkflow, REQUEST, owner_id="ada")
+    assert result.wake_at == began + timedelta(hours=1)  # the urgent one's
+    urgent, other = deadline_app.PAUSE_IDS
+    after = await env.app.resume(urgent, decision={"approved": True}, answered_by="m-17")
+    assert after.status is ExecutionStatus.PAUSED
+    assert after.wake_at == began + DAYS_2  # only the 48-hour question waits
+    # As stored: what another instance (or this one after a restart) reads.
+    assert (await env.apps[1].get(result.execution_id)).wake_at == began + DAYS_2
+    await env.clock.advance(timedelta(hours=2))  # past the answered one's deadline: nothing
+    assert TOLD == ["send o-1", "send o-2"]
+    assert other in deadline_app.PAUSE_IDS
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_an_answer_after_the_deadline_decided_is_expired_on_every_instance(
+    kind: str, tmp_path: Path
+) -> None:
+    deadline_app.clear()
+    async with env_on(kind, tmp_path, DeadlineApplication, instances=2) as env:
+        await asked(env, RejectRefundTool)
+        await env.clock.advance(DAYS_2)  # the deadline decided, on the first instance
+        for app in env.apps:  # the one that asked the question, and the other
+            with pytest.raises(NotPausedError) as caught:
+                await app.resume(pause_id_of(env), decision={"approved": True}, answered_by="m-17")
+            assert caught.value.status == "expired"
+
+
 async def test_an_answer_at_the_deadline_is_refused_and_the_deadline_decides(
     env: TestEnv,
 ) -> None:

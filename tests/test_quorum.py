@@ -486,6 +486,10 @@ async def _as_before_the_voters_index(kind: str, url: str) -> None:
     """The store as the version before the voters' index (step 17) left it: the steps
     since undone."""
     statements = [
+        "DROP INDEX standing_decisions_standing",  # step 19
+        "ALTER TABLE standing_decisions DROP COLUMN granted_seq",
+        "CREATE INDEX standing_decisions_standing ON standing_decisions "
+        "(tenant_id, granted_at) WHERE revoked_at IS NULL",
         "DROP INDEX pauses_by_ref",  # step 18
         "ALTER TABLE pauses DROP COLUMN pause_ref",
         "DROP TABLE pause_voters",

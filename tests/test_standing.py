@@ -192,6 +192,29 @@ async def test_a_call_a_standing_decision_covers_is_decided_at_once_and_the_audi
     assert entry.decision.approved
 
 
+async def test_decisions_granted_at_one_instant_follow_the_order_they_were_granted_in(
+    env: TestEnv,
+) -> None:
+    granted = [
+        await env.app.allow(
+            StandingRefundTool,
+            scope=StandingScope.THREAD,
+            thread_id="t-1",
+            granted_by=who,
+            reason=f"fine by {who}",
+        )
+        for who in ("ada", "bo", "cy", "dan", "eve")
+    ]  # the test clock stands still: one instant, ids in no order of their own
+    assert len({d.granted_at for d in granted}) == 1
+    listed = await env.app.standing()
+    assert [d.decision_id for d in listed] == [d.decision_id for d in granted]  # oldest first
+    result = await _call(env, StandingRefundTool, thread="t-1")
+    done = await env.app.get(result.execution_id, record=True)
+    assert done.record is not None
+    [entry] = done.record.pauses
+    assert entry.responder == granted[0].responder  # the first granted decided
+
+
 async def test_a_decision_holds_only_in_its_scope(env: TestEnv) -> None:
     await env.app.allow(
         StandingRefundTool, scope=StandingScope.THREAD, thread_id="t-1", granted_by="ada"

@@ -358,7 +358,7 @@ class Engine:
                     check = None
                 # A pass that re-entered every branch knows every step that rests; another
                 # keeps the wake-up of those it did not re-enter (read with its lease).
-                wake = _earliest(state.wake_at, None if state.recovering else row.wake_at)
+                wake = _earliest(state.wake_at, await self._kept_wake(row, state))
                 rested = await writes.commit_one(
                     RestTree(writes.lease.fence, runtime.clock.now(), check, wake)
                 )
@@ -391,6 +391,25 @@ class Engine:
             if not results[completed]:  # cancelled meanwhile (app.cancel): it stays cancelled
                 return _Ended(ExecutionStatus.CANCELLED, None, due=True)
             return _Ended(ExecutionStatus.COMPLETED, outcome, due=writes.withdrawals_due)
+
+    async def _kept_wake(self, row: ExecutionRow, state: PassState) -> datetime | None:
+        """The wake-up a pass keeps of the branches it did not re-enter: the tree's, as read
+        with its lease — unless that was the deadline or ladder step of a question this pass
+        took the answer of, which no longer waits: then the earliest of the questions still
+        waiting (a read, only then)."""
+        kept = None if state.recovering else row.wake_at
+        if kept is None:
+            return None
+        answered = state.resolved.values()
+        if not any(kept in (pause.expires_at, pause.next_step_at) for pause in answered):
+            return kept
+        waiting = await self.runtime.store.pauses.find_by_root(
+            row.root_execution_id, (PauseStatus.PENDING,)
+        )
+        return _earliest(
+            *(pause.expires_at for pause in waiting),
+            *(pause.next_step_at for pause in waiting),
+        )
 
     async def _resolved(self, root: ExecutionRow) -> list[PauseRecord]:
         """The tree's resolved pauses, which no step has taken yet (a step takes its pause in

@@ -192,8 +192,11 @@ class Recorded:
 
 
 def closed_as(pause: PauseRecord) -> str:
-    """How a closed pause is said to a late answer: ``escalated`` for a question asked of
-    another role (under a new id), else its status."""
+    """How a closed pause is said to a late answer: ``expired`` when its deadline decided
+    (whatever it decided, and on any instance), ``escalated`` for a question asked of another
+    role (under a new id), else its status."""
+    if pause.resolution is PauseResolution.EXPIRED:
+        return "expired"
     if pause.resolution is PauseResolution.ESCALATED:
         return "escalated"
     return pause.status.value

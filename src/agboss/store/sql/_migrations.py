@@ -331,6 +331,20 @@ def _pause_refs(dialect: Dialect) -> Generator[Sql, Any, None]:
     yield Sql("CREATE INDEX pauses_by_ref ON pauses (tenant_id, pause_ref)")
 
 
+def _granting_order(dialect: Dialect) -> list[Sql]:
+    """Standing decisions in the order they were granted, even at one instant (a test clock,
+    a batch): each is numbered in its tenant as it is granted; those granted before keep
+    their order by time alone (numbered 0)."""
+    return [
+        Sql("ALTER TABLE standing_decisions ADD COLUMN granted_seq BIGINT NOT NULL DEFAULT 0"),
+        Sql("DROP INDEX standing_decisions_standing"),
+        Sql(
+            "CREATE INDEX standing_decisions_standing ON standing_decisions "
+            "(tenant_id, granted_at, granted_seq) WHERE revoked_at IS NULL"
+        ),
+    ]
+
+
 Step: TypeAlias = Callable[[Dialect], "list[Sql] | Generator[Sql, Any, None]"]
 """A schema step: its statements, or a generator of them that reads what a statement returned
 (a row's value computed in Python)."""
@@ -354,6 +368,7 @@ STEPS: tuple[Step, ...] = (
     _votes,
     _voters,
     _pause_refs,
+    _granting_order,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

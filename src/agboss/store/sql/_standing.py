@@ -44,8 +44,9 @@ def _decision_of(row: Any) -> StandingDecision:
 def _grant(write: GrantStanding) -> Ops:
     decision = write.decision
     yield do(
-        f"INSERT INTO standing_decisions ({_COLUMNS}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)",
+        f"INSERT INTO standing_decisions ({_COLUMNS}, granted_seq) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, (SELECT COALESCE(MAX(granted_seq), "
+        "0) + 1 FROM standing_decisions WHERE tenant_id = ?))",
         decision.decision_id,
         decision.tenant_id,
         decision.tool,
@@ -57,6 +58,7 @@ def _grant(write: GrantStanding) -> Ops:
         decision.reason,
         to_micros(decision.granted_at),
         None if decision.until is None else to_micros(decision.until),
+        decision.tenant_id,  # numbered in the order granted: ties at one instant keep it
     )
 
 
@@ -81,7 +83,7 @@ def _covering(find: FindStanding, returns: Returns) -> Sql:
         "AND (until_at IS NULL OR until_at > ?) AND (tool = ? OR role = ?) "
         "AND (scope = 'tenant' OR (scope = 'thread' AND thread_id = ?) "
         "OR (scope = 'owner' AND owner_id = ?)) "
-        "ORDER BY granted_at, decision_id LIMIT 1",
+        "ORDER BY granted_at, granted_seq, decision_id LIMIT 1",
         (
             find.tenant_id,
             to_micros(find.now),
@@ -142,7 +144,7 @@ class SqlStandingDecisionRepository:
         rows = await self._driver.read(
             Sql(
                 f"SELECT {_COLUMNS} FROM standing_decisions WHERE tenant_id = ?{standing} "
-                "ORDER BY granted_at, decision_id",
+                "ORDER BY granted_at, granted_seq, decision_id",
                 (tenant_id,),
                 Returns.ALL,
             )

@@ -98,7 +98,7 @@ class StandingContract(Contract):
         await write_one(
             store, GrantStanding(_decision("sd-0", granted_at=NOW + timedelta(seconds=1)))
         )
-        assert await _covering(store) == "sd-a"  # granted together: by id
+        assert await _covering(store) == "sd-b"  # granted at one instant: the first granted
 
     async def test_a_revoked_or_lapsed_decision_covers_nothing(self, store: Store) -> None:
         await write_one(store, GrantStanding(_decision("sd-1")))
@@ -132,3 +132,11 @@ class StandingContract(Contract):
         assert [d.decision_id for d in await store.standing.list("acme")] == ["sd-c", "sd-b"]
         listed = await store.standing.list("acme", revoked=True)
         assert [d.decision_id for d in listed] == ["sd-c", "sd-a", "sd-b"]
+
+    async def test_decisions_granted_at_one_instant_are_listed_in_the_order_granted(
+        self, store: Store
+    ) -> None:
+        names = ["sd-m", "sd-z", "sd-a", "sd-q"]  # not in the order of their ids
+        for name in names:
+            await write_one(store, GrantStanding(_decision(name, granted_at=NOW)))
+        assert [d.decision_id for d in await store.standing.list("acme")] == names
