@@ -3,6 +3,7 @@ naming itself and printing where it waited."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import time
@@ -83,3 +84,46 @@ def test_every_postgresql_test_is_skipped_for_one_reason_the_last_line_counts() 
         and any(mark in path.read_text() for mark in own_marks)
     ]
     assert elsewhere == [], f"use tests.stores.needs_postgres ({NO_POSTGRES!r}) in {elsewhere}"
+
+
+def _limit_of(function: ast.FunctionDef | ast.AsyncFunctionDef, default: float) -> float:
+    """A test's own limit: its ``@pytest.mark.timeout(n)``, else the project's."""
+    for decorator in function.decorator_list:
+        if (
+            isinstance(decorator, ast.Call)
+            and ast.unparse(decorator.func).endswith("mark.timeout")
+            and decorator.args
+            and isinstance(decorator.args[0], ast.Constant)
+        ):
+            return float(decorator.args[0].value)
+    return default
+
+
+def test_no_test_waits_on_anything_longer_than_its_own_limit() -> None:
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]
+    default = float(options["ini_options"]["timeout"])
+    over = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        tree = ast.parse(path.read_text())
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            if not function.name.startswith("test_"):
+                continue
+            limit = _limit_of(function, default)
+            for call in ast.walk(function):
+                if not isinstance(call, ast.Call):
+                    continue
+                # Playwright's expectations count in milliseconds.
+                unit = 1000 if ast.unparse(call.func).rpartition(".")[2].startswith("to_") else 1
+                for keyword in call.keywords:
+                    value = keyword.value
+                    if (
+                        keyword.arg == "timeout"
+                        and isinstance(value, ast.Constant)
+                        and isinstance(value.value, int | float)
+                        and value.value / unit >= limit
+                    ):
+                        seconds = value.value / unit
+                        over.append(f"{path.name}::{function.name} waits {seconds} s")
+    assert over == []  # a subprocess or wait that outlives the test hangs the run instead

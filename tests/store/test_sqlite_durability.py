@@ -33,7 +33,7 @@ def _disk_waits(url: str, folder: Path) -> int:
         [*strace, *child],
         cwd=ROOT,
         capture_output=True,
-        timeout=300,
+        timeout=100,  # under the test's own limit (120 s): a hang fails the test itself
         check=False,
     )
     if done.returncode != 0 and b"ptrace" in done.stderr:
