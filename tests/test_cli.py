@@ -204,3 +204,30 @@ def test_a_duration_past_a_hundred_years_or_in_other_digits_is_a_usage_error(
             assert "Traceback" not in result.output
             assert "Error: Invalid value" in result.output
             assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_hint_names_commands_and_flags_that_exist_here(tmp_path: Path) -> None:
+    runner = CliRunner()
+    store = f"sqlite:///{tmp_path / 'agboss.db'}"
+    assert runner.invoke(cli, ["migrate", "--store", store]).exit_code == 0
+    revoke = ["standing", "revoke", "sd-nope", "--app", APP, "--store", store, "--by", "ops"]
+    unknown = runner.invoke(cli, revoke)
+    assert unknown.exit_code == 1
+    assert "agboss standing list" in unknown.output
+    assert "app.standing()" not in unknown.output
+    listed = runner.invoke(cli, ["pauses", "list", "--app", APP, "--store", store, "--limit", "0"])
+    assert listed.exit_code == 1
+    assert "--limit" in listed.output
+    assert "after=" not in listed.output
+
+
+def test_a_command_that_only_reads_never_makes_a_store(tmp_path: Path) -> None:
+    runner = CliRunner()
+    missing = tmp_path / "nosuchdir" / "x.db"
+    for command in (["pauses", "list"], ["executions", "failed"], ["standing", "list"]):
+        result = runner.invoke(cli, [*command, "--app", APP, "--store", f"sqlite:///{missing}"])
+        assert result.exit_code == 1, (command, result.output)
+        assert "store.unavailable" in result.output
+        assert "agboss migrate" in result.output
+    assert not missing.exists()
+    assert not missing.parent.exists()

@@ -161,3 +161,12 @@ async def test_a_provider_without_a_member_is_refused_naming_it_and_real_classes
     homes = (agboss, agboss.models.openai, agboss.models.anthropic)
     for name in named:
         assert any(hasattr(home, name) for home in homes), f"the hint names {name}: no such class"
+
+
+def test_every_argument_of_the_anthropic_provider_is_in_models_md() -> None:
+    from agboss.models.anthropic import AnthropicProvider
+
+    text = (DOCS / "models.md").read_text()
+    said = text.split("`AnthropicProvider(...)` takes", 1)[1].split("```", 1)[0]
+    named = set(re.findall(r"`(\w+)` \(", said))
+    assert named == set(inspect.signature(AnthropicProvider).parameters)

@@ -36,10 +36,10 @@ def test_the_office_example_runs_end_to_end_on_the_scripted_model(tmp_path: Path
     assert (tmp_path / ".agboss" / "agboss.db").exists()
 
 
-def run_approvals(tmp_path: Path, answers: str) -> str:
+def run_approvals(tmp_path: Path, answers: str, *options: str) -> str:
     env = example_env()
     done = subprocess.run(
-        [sys.executable, "-m", "examples.flow_patterns.approvals"],
+        [sys.executable, "-m", "examples.flow_patterns.approvals", *options],
         cwd=tmp_path,
         env=env,
         input=answers,
@@ -118,7 +118,24 @@ def test_the_approvals_example_shows_how_to_answer_later_and_answers_them_on_the
     again = run_approvals(tmp_path, "n not this month\n")
     assert "an earlier run waits on 1 answer(s): answering those first" in again
     assert "rejected by user-1: not this month" in again
-    assert again.rstrip().endswith("status: completed")
+    earlier, _, then = again.partition("request: ")
+    assert earlier.rstrip().endswith("status: completed")  # the earlier run, finished
+    assert then.rstrip().endswith("status: paused")  # then this run's own, left waiting
+
+
+def test_a_parallel_run_after_one_left_waiting_answers_it_then_runs_its_two_desks(
+    tmp_path: Path,
+) -> None:
+    run_approvals(tmp_path, "y\n")  # leaves the expense waiting
+    out = run_approvals(tmp_path, "y\ny\ny\n", "--parallel")
+    earlier, _, then = out.partition("request: ")
+    assert "an earlier run waits on 1 answer(s)" in earlier
+    assert earlier.rstrip().endswith("status: completed")
+    assert "deposit-desk-agent asks" in then
+    assert "expense-desk-agent asks" in then
+    assert then.rstrip().endswith("status: completed")
+    # What waits is said once, when it is asked — not again after each answer.
+    assert then.count("… the desk waits for") == 1
 
 
 def test_the_resume_command_the_example_shows_answers_the_pause(tmp_path: Path) -> None:

@@ -100,6 +100,8 @@ async def test_failed_trees_are_listed_newest_first_with_their_failure(url: str)
         assert (entry.owner_id, entry.thread_id) == ("user-1", entry.thread_id)
         assert entry.failed_at == env.clock.now()
         assert entry.error_type == "agboss.errors.AgentFailedError"
+        assert entry.hint is not None  # a provider down: what to do once it is back
+        assert "app.retry(execution_id)" in entry.hint
         with pytest.raises(AgentFailedError):  # what it lists is what get() raises
             await env.app.get(entry.execution_id)
 

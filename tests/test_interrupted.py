@@ -13,7 +13,9 @@ inside the tool, then recovers the tree in this one, on both stores."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -21,7 +23,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from click.testing import CliRunner
+from starlette.requests import Request
 
 from agboss import (
     AgentFailedError,
@@ -29,6 +34,7 @@ from agboss import (
     AssemblyError,
     DtoValidationError,
     ExecutionStatus,
+    FinalFailureError,
     NotPausedError,
     OnInterrupted,
     PauseKind,
@@ -40,7 +46,9 @@ from agboss import (
     tool,
     workflow,
 )
+from agboss.cli._main import cli
 from agboss.components import spec_of
+from agboss.web import Caller, pause_router
 from tests.interrupted_app import (
     ASKED,
     AskedPayTool,
@@ -51,6 +59,7 @@ from tests.interrupted_app import (
 )
 from tests.office_parts import office_flow
 from tests.stores import STORE_KINDS, store_url
+from tests.test_web import serve
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -103,6 +112,13 @@ async def recovered(url: str) -> tuple[App, str]:
     return app, root.execution_id
 
 
+async def killed_in(url: str, tool_name: str) -> tuple[App, str]:
+    """The payment with ``tool_name`` run in a child process killed inside the tool, then its
+    tree recovered here: the app and the root."""
+    assert await in_child(url, tool_name, die=True) == -signal.SIGKILL
+    return await recovered(url)
+
+
 async def cut_off_after_approval(url: str, tool_name: str) -> tuple[App, str, str]:
     """The call approved (``tool_name``), cut off in the tool in a child process, and the tree
     recovered here; the app, the root and the approval's pause id."""
@@ -125,8 +141,7 @@ async def test_a_rerun_tool_cut_off_mid_call_runs_again_with_the_same_key(
     kind: str, tmp_path: Path, runs: Path
 ) -> None:
     async with store_url(kind, tmp_path) as url:
-        assert await in_child(url, "pay-again-tool", die=True) == -signal.SIGKILL
-        app, root = await recovered(url)
+        app, root = await killed_in(url, "pay-again-tool")
         try:
             done = await app.get(root)
             assert done.status is ExecutionStatus.COMPLETED
@@ -147,8 +162,7 @@ async def test_a_fail_tool_cut_off_mid_call_fails_its_step_and_never_runs_again(
     kind: str, tmp_path: Path, runs: Path
 ) -> None:
     async with store_url(kind, tmp_path) as url:
-        assert await in_child(url, "pay-tool", die=True) == -signal.SIGKILL
-        app, root = await recovered(url)
+        app, root = await killed_in(url, "pay-tool")
         try:
             with pytest.raises(ToolInterruptedError) as failed:
                 await app.get(root)
@@ -159,6 +173,133 @@ async def test_a_fail_tool_cut_off_mid_call_fails_its_step_and_never_runs_again(
             await app.recover()  # a second recovery changes nothing
         finally:
             await app.close()
+    assert len(ran(runs)) == 1
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_fail_tools_cut_off_call_said_to_have_run_goes_on_and_the_model_reads_it(
+    kind: str, tmp_path: Path, runs: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    async with store_url(kind, tmp_path) as url:
+        app, root = await killed_in(url, "pay-tool")
+        try:
+            with pytest.raises(FinalFailureError) as final:  # a plain retry: the same failure
+                await app.retry(root, retried_by="ops-lead")
+            assert "call_ran=True" in str(final.value.hint)
+            done = await app.retry(
+                root,
+                retried_by="ops-lead",
+                call_ran=True,
+                call_result="inv-7 was paid at 09:14 (bank ref 7731)",
+                record=True,
+            )
+            assert done.status is ExecutionStatus.COMPLETED
+            assert done.record is not None
+            [said] = done.record.pauses  # the audit trail: who said so, and what
+            assert (said.kind, said.responder, said.role) == (
+                PauseKind.INTERRUPTED,
+                "ops-lead",
+                "app.retry",
+            )
+            assert said.decision is not None
+            assert said.decision.approved is False  # not run again: it ran
+            assert said.decision.reason == "inv-7 was paid at 09:14 (bank ref 7731)"
+            assert [r.retried_by for r in done.record.retries] == ["ops-lead"]
+        finally:
+            await app.close()
+    assert len(ran(runs)) == 1  # never run again
+    # Recovery said it once, as a warning: a designed outcome, not an error with a trace.
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_fail_tools_cut_off_call_said_not_to_have_run_runs_once_more_with_its_key(
+    kind: str, tmp_path: Path, runs: Path
+) -> None:
+    async with store_url(kind, tmp_path) as url:
+        app, root = await killed_in(url, "pay-tool")
+        try:
+            with pytest.raises(DtoValidationError):  # who says so is part of the record
+                await app.retry(root, call_ran=False)
+            with pytest.raises(DtoValidationError):
+                await app.retry(root, retried_by="ops-lead", call_ran=False, call_result="x")
+            done = await app.retry(root, retried_by="ops-lead", call_ran=False, record=True)
+            assert done.status is ExecutionStatus.COMPLETED
+            assert done.record is not None
+            [said] = done.record.pauses
+            assert said.decision is not None
+            assert (said.decision.approved, said.responder) == (True, "ops-lead")
+        finally:
+            await app.close()
+    first, second = ran(runs)
+    assert first["key"] == second["key"]  # once more, with the same idempotency key
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_signed_in_owner_says_over_http_how_a_cut_off_call_went(
+    kind: str, tmp_path: Path, runs: Path
+) -> None:
+    people = {"tok-u1": Caller(owner_id="u-1"), "tok-u2": Caller(owner_id="u-2")}
+
+    async def bearer(request: Request) -> Caller | None:
+        return people.get(request.headers.get("authorization", "").removeprefix("Bearer "))
+
+    async with store_url(kind, tmp_path) as url:
+        app, root = await killed_in(url, "pay-tool")
+        server, task, port = await serve(pause_router(app, authenticate=bearer, page=False))
+        try:
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+
+                async def retry(token: str, **body: Any) -> httpx.Response:
+                    return await http.post(
+                        "/executions/retry",
+                        json={"execution_id": root, **body},
+                        headers={"Authorization": f"Bearer {token}"},
+                    )
+
+                theirs = await retry("tok-u2", call_ran=False)
+                assert (theirs.status_code, theirs.json()["code"]) == (404, "run.unknown")
+                plain = await retry("tok-u1")
+                assert (plain.status_code, plain.json()["code"]) == (409, "run.failure-final")
+                assert "call_ran" in plain.json()["hint"]
+                said = await retry("tok-u1", call_ran=True, call_result="paid, ref 7731")
+                assert said.status_code == 200, said.text
+                assert said.json()["status"] == "completed"
+            record = (await app.get(root, record=True)).record
+            assert record is not None
+            assert [entry.responder for entry in record.pauses] == ["u-1"]
+        finally:
+            server.should_exit = True
+            await task
+            await app.close()
+    assert len(ran(runs)) == 1
+
+
+async def payment_app() -> App:
+    """``--app tests.test_interrupted:payment_app``: the payments, on the test's store."""
+    return await open_app(os.environ["INTERRUPTED_TEST_STORE"])
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_agboss_retry_says_how_a_cut_off_call_went(
+    kind: str, tmp_path: Path, runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with store_url(kind, tmp_path) as url:
+        app, root = await killed_in(url, "pay-tool")
+        await app.close()
+        monkeypatch.setenv("INTERRUPTED_TEST_STORE", url)
+        target = ["--app", "tests.test_interrupted:payment_app", "--store", url]
+        invoke = functools.partial(asyncio.to_thread, CliRunner().invoke, cli)
+        plain = await invoke(["retry", root, *target])
+        assert plain.exit_code == 1
+        assert "--call-ran" in plain.output  # the way forward, in the command's own words
+        both = await invoke(["retry", root, *target, "--call-ran", "x", "--call-not-run"])
+        assert both.exit_code == 2
+        done = await invoke(["retry", root, *target, "--by", "ops", "--call-ran", "paid", "--json"])
+        assert done.exit_code == 0, done.output
+        assert json.loads(done.output)["status"] == "completed"
     assert len(ran(runs)) == 1
 
 

@@ -60,10 +60,15 @@ async def test_a_cycle_logs_its_life_at_info_and_its_steps_at_debug(
     assert started.execution_id == paused.execution_id  # type: ignore[attr-defined]
     assert started.workflow == "office-workflow"  # type: ignore[attr-defined]
     assert started.tenant_id == "default"  # type: ignore[attr-defined]
-    assert of(caplog, "run.paused").pending == 1  # type: ignore[attr-defined]
+    paused_line = of(caplog, "run.paused")
+    assert paused_line.pending == 1  # type: ignore[attr-defined]
+    tool, channel = pending.ask.tool, pending.channel
+    assert f"{tool} through {channel}" in paused_line.getMessage()  # what waits, by name
     answered = of(caplog, "run.answered")
     assert answered.answered_by == "user-1"  # type: ignore[attr-defined]
     assert "approved" in answered.getMessage()
+    assert tool in answered.getMessage()
+    assert channel in answered.getMessage()
     assert of(caplog, "run.completed").getMessage().startswith("run.completed: execution ")
     for record in caplog.records:  # no pause id, no value of the execution
         # Its message and what agboss added: logging's own fields (the times) are numbers

@@ -39,6 +39,7 @@ PUBLIC = [
     "ComponentRecord",
     "ConfigurationError",
     "DecidedBy",
+    "DefinitionChangedError",
     "DtoValidationError",
     "Escalate",
     "ExecutionContext",

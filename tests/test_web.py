@@ -282,6 +282,9 @@ async def test_an_owner_answering_a_channel_pause_is_403(served: Served) -> None
     response = await served.post(pause_id, {"decision": {"approved": True}})
     assert response.status_code == 403
     assert response.json()["code"] == "pause.wrong-answerer"
+    hint = response.json()["hint"]
+    assert "owner_id=" not in hint.replace("Caller(owner_id=", "")  # no Python argument
+    assert "Caller(answered_by=" in hint  # what an HTTP door's authenticator returns
 
 
 async def test_a_name_in_the_body_is_refused_never_trusted(served: Served) -> None:
@@ -399,6 +402,7 @@ async def test_the_openapi_schema_is_valid_and_names_the_mount(served: Served) -
         "/pauses",
         "/answers",
         "/executions/failed",
+        "/executions/retry",
         "/standing",
         "/standing/{decision_id}",
     }

@@ -82,3 +82,11 @@ async def test_the_demos_sign_in_link_works_once_and_its_cookie_is_secure_over_h
     assert "Secure" in cookie
     assert "HttpOnly" in cookie
     assert again.status_code == 403
+
+
+async def test_without_javascript_the_page_says_what_to_do(served: Served) -> None:  # noqa: F811
+    page = await served.http.get("/agboss/", headers={"Authorization": "Bearer tok-owner"})
+    assert page.status_code == 200
+    shown = page.text.split("<noscript>")[1].split("</noscript>")[0]
+    assert "needs JavaScript" in shown
+    assert "agboss pauses list" in shown

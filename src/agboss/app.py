@@ -19,6 +19,7 @@ from agboss.assembly._mcp import McpTool, open_declared
 from agboss.clock import Clock, SystemClock, TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto, schema_of
+from agboss.engine._cut_off import call_said
 from agboss.engine._engine import Engine
 from agboss.engine._runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
 from agboss.enums import PauseKind, StandingScope
@@ -741,6 +742,8 @@ class App:
         tenant_id: str | None = None,
         retried_by: str | None = None,
         record: bool = False,
+        call_ran: bool | None = None,
+        call_result: str | None = None,
     ) -> ExecutionOutput:
         """Runs a failed execution tree again from its journal, in place.
 
@@ -757,6 +760,12 @@ class App:
             tenant_id: Its tenant; the default tenant when ``None``.
             retried_by: Who asks for the retry, for the record (an operator's name).
             record: Return the execution record too.
+            call_ran: For a tree a call cut off under ``OnInterrupted.FAIL`` failed
+                (``tool.interrupted``), once a person checked whether it took effect: ``True``
+                it did (the model reads that, and ``call_result``), ``False`` it did not (it
+                runs once more, with the same idempotency key). Recorded in the audit trail as
+                ``retried_by``'s answer to the question ``ASK`` would have asked.
+            call_result: With ``call_ran=True``: what the call did, in the person's words.
 
         Returns:
             The tree's output after the retried pass: completed, paused on its questions, or
@@ -768,18 +777,20 @@ class App:
                 running or paused): nothing to retry.
             FinalFailureError: Its journal decided the failure (an agent's answers invalid after
                 its validation attempts, its turns run out, a call cut off under
-                ``OnInterrupted.FAIL``): a retry would fail the same way.
+                ``OnInterrupted.FAIL`` with no ``call_ran``): a retry would fail the same way.
             LeaseBusyError: Another instance's pass held the tree past ``resume_timeout``.
             DtoValidationError: An id is not a non-blank string within the limits.
             AgbossError: The retried pass failed again: the error it failed with (the tree is
                 failed again, and may be retried again).
         """
         limits = self._limits
+        by = check_optional_id(retried_by, "retried_by", limits)
         return await self._engine.retry(
             check_id(execution_id, "execution_id", limits),
             tenant_id=check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
-            retried_by=check_optional_id(retried_by, "retried_by", limits),
+            retried_by=by,
             record=check_flag(record, "record"),
+            said=call_said(call_ran, call_result, by, limits),
         )
 
     async def recover(self) -> list[ExecutionOutput]:

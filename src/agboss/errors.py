@@ -20,6 +20,7 @@ __all__ = [
     "AssemblyViolation",
     "BudgetExceededError",
     "ConfigurationError",
+    "DefinitionChangedError",
     "DtoValidationError",
     "ExecutionFailedError",
     "FinalFailureError",
@@ -336,7 +337,7 @@ class UnknownStandingDecisionError(AgbossError):
 
     code = "standing.unknown"
     default_message = "no standing decision has this id for this tenant"
-    default_hint = "list them with app.standing() (or `agboss standing`) for their ids"
+    default_hint = "list them with app.standing() (or `agboss standing list`) for their ids"
 
 
 class NotPausedError(AgbossError):
@@ -387,13 +388,20 @@ class FinalFailureError(AgbossError):
 
     code = "run.failure-final"
 
-    def __init__(self, failure_code: str = "agent.failed", *, execution_id: str = "") -> None:
+    def __init__(
+        self, failure_code: str = "agent.failed", *, execution_id: str = "", cut_off: bool = False
+    ) -> None:
         self.failure_code = failure_code
         self.execution_id = execution_id
         super().__init__(
             f"execution tree {execution_id} failed on what its journal decided "
             f"({failure_code}): a retry would replay the same steps and fail the same way",
-            hint="start a new execution (with a clearer prompt or higher limits); "
+            hint="check whether the call took effect, then say so: app.retry(execution_id, "
+            "retried_by=…, call_ran=True, call_result='what it did') — or call_ran=False to "
+            "run it once more with the same idempotency key (agboss retry ID --by … "
+            "--call-ran '…' or --call-not-run)"
+            if cut_off
+            else "start a new execution (with a clearer prompt or higher limits); "
             "app.failed() lists the failure with its sentence",
         )
 
@@ -620,6 +628,23 @@ class LeaseLostError(PassStoppingError):
 
     code = "run.lease-lost"
     default_message = "this instance lost the execution tree's lease"
+
+
+class DefinitionChangedError(PassStoppingError):
+    """A waiting tree needs what this build of the application does not have: its workflow, an
+    agent, a tool — renamed or removed by a deploy since the tree began.
+
+    Nothing is recorded and nothing fails: an answer is refused and its pause keeps waiting, a
+    pass stops and lets go (the tree stays as it was, for a build that has what it needs), and
+    the recovery sweep leaves it alone with one warning per tree.
+    """
+
+    code = "definition.changed"
+    default_message = "the waiting execution tree needs what this build of the application lacks"
+    default_hint = (
+        "run a build that still has it (the one the tree began on) for this tree, or restore "
+        "it in this one; the tree keeps waiting meanwhile"
+    )
 
 
 class RecordedError(Exception):

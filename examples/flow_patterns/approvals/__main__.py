@@ -267,28 +267,37 @@ async def main(
     lines = None if web else Lines()
     try:
         async with await App.create(OfficeApplication, providers=[model_provider]) as app:
-            result = await earlier(app)
-            if result is not None:
-                waiting = len(result.pending)
+            left = await earlier(app)
+            if left is not None:
+                waiting = len(left.pending)
                 print(f"an earlier run waits on {waiting} answer(s): answering those first")
-            else:
-                print(f"request: {request}")
-                result = await app.execute(
-                    workflow, WorkflowStartTextDto(text=request), owner_id=OWNER
-                )
-            if lines is None:
-                from examples.flow_patterns.approvals.web import serve_page  # needs uvicorn
-
-                try:
-                    await serve_page(app, result, owner=OWNER, port=port, report=report)
-                except asyncio.CancelledError:  # Ctrl-C
-                    print("\ninterrupted.")
-                    how_to_answer_later((await app.get(result.execution_id)).pending)
-                    raise
-            else:
-                report(await answer_all(app, result, lines))
+                if await answered(app, left, lines, port) is not ExecutionStatus.COMPLETED:
+                    return  # still waiting: the answers ran out before this run's own
+            print(f"request: {request}")
+            result = await app.execute(workflow, WorkflowStartTextDto(text=request), owner_id=OWNER)
+            await answered(app, result, lines, port)
     finally:
         await model_provider.aclose()
+
+
+async def answered(
+    app: App, result: ExecutionOutput, lines: Lines | None, port: int
+) -> ExecutionStatus:
+    """Answers an execution's questions — in the terminal, or on the page when ``lines`` is
+    ``None`` — and reports it; where it stands then."""
+    if lines is not None:
+        done = await answer_all(app, result, lines)
+        report(done)
+        return done.status
+    from examples.flow_patterns.approvals.web import serve_page  # needs uvicorn
+
+    try:
+        done = await serve_page(app, result, owner=OWNER, port=port, report=report)
+    except asyncio.CancelledError:  # Ctrl-C
+        print("\ninterrupted.")
+        how_to_answer_later((await app.get(result.execution_id)).pending)
+        raise
+    return done.status
 
 
 def run(argv: list[str]) -> int:

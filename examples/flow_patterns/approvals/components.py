@@ -195,7 +195,14 @@ class ParallelOfficeWorkflow: ...
     pii=[PiiRule(PiiKind.IBAN, replace_with_token())],
 )
 class OfficeApplication:
-    """Says when the desk waits for answers (on_execution_pause)."""
+    """Says when the desk waits for answers it was not waiting for before
+    (on_execution_pause): the answers given meanwhile are said by whoever gave them."""
+
+    def __init__(self) -> None:
+        self.seen: set[tuple[str, str | None]] = set()
 
     def on_execution_pause(self, event: ExecutionPauseEvent) -> None:
-        print(f"… the desk waits for {len(event.pending)} answer(s)")
+        asked = {(pause.ask.call_id, pause.pause_id) for pause in event.pending}
+        if asked - self.seen:
+            print(f"… the desk waits for {len(event.pending)} answer(s)")
+        self.seen |= asked

@@ -115,6 +115,19 @@ async def settled(app: App, execution_id: str) -> ExecutionOutput:
         await asyncio.sleep(0.05)
 
 
+KEYS = "a (Approve), r <reason> (Reject with reason), e key=value … (Edit), or w <your words>"
+"""What the terminal's keys click."""
+
+
+def understood(line: str) -> bool:
+    """Whether a terminal line names one of the message's buttons (and what a form needs)."""
+    word, _, rest = line.strip().partition(" ")
+    word = word.lower()
+    if word in ("a", "approve"):
+        return True
+    return word[:1] in ("r", "e", "w") and bool(rest.strip())
+
+
 async def click(slack: FakeSlack, url: str, message: FakeMessage, line: str) -> str | None:
     """One terminal line as a click in Slack (and a modal's submission); what went wrong,
     if the route refused it on the modal."""
@@ -124,8 +137,8 @@ async def click(slack: FakeSlack, url: str, message: FakeMessage, line: str) -> 
         await slack.click(url, message, "Approve", user=FAKE_USER)
         return None
     opens = {"r": "Reject with reason", "e": "Edit", "w": "Answer in words"}.get(word[:1])
-    if opens is None or not rest.strip():
-        return "click a, r <reason>, e key=value …, or w <your words>"
+    if opens is None or not rest.strip():  # `understood` said it was one
+        return f"click {KEYS}"
     await slack.click(url, message, opens, user=FAKE_USER)
     view = slack.views[-1]
     values: dict[str, Any]
@@ -157,6 +170,10 @@ async def answer_in_fake_slack(
             print("\nno more answers: the question still waits in Slack.")
             return result
         print(line.rstrip())
+        if not understood(line):
+            key = line.strip().partition(" ")[0] or "an empty line"
+            print(f"  {key!r} is no button of the message: {KEYS}")
+            continue
         before, told = message.updates, len(slack.ephemerals)
         refused = await click(slack, url, message, line)
         if refused:

@@ -21,7 +21,7 @@ from rich.table import Table
 
 from agboss.app import App
 from agboss.components._specs import ApplicationSpec, spec_of
-from agboss.errors import AgbossError, ModelProviderError
+from agboss.errors import AgbossError, ModelProviderError, StoreUnavailableError
 from agboss.models._messages import ChatRequest, ChatResponse
 from agboss.models._provider import ChatModel, ModelProvider
 from agboss.pauses._failed import FailedExecution
@@ -29,6 +29,7 @@ from agboss.pauses._inbox import InboxEntry
 from agboss.records._outputs import PendingPause
 from agboss.records._standing import StandingDecision
 from agboss.store._url import store_from
+from agboss.store.sqlite import SqliteStore
 
 __all__ = ["cli", "main"]
 
@@ -116,9 +117,13 @@ def _provider_from_env() -> ModelProvider | None:
     return OpenAIProvider.from_env()
 
 
-async def _open(target: str, store: str | None, *, needs_models: bool) -> App:
+async def _open(
+    target: str, store: str | None, *, needs_models: bool, reads_only: bool = False
+) -> App:
     found = _load(target)
     if isinstance(found, type) and spec_of(found, ApplicationSpec) is not None:
+        if reads_only:
+            _check_exists(store)
         real = _provider_from_env()
         if real is None and needs_models:
             raise click.UsageError(
@@ -141,7 +146,24 @@ async def _open(target: str, store: str | None, *, needs_models: bool) -> App:
     )
 
 
+def _check_exists(store: str | None) -> None:
+    """A command that only reads never makes a store: a SQLite file that is not there (a
+    mistyped URL) is an error, not an empty store made on the way.
+
+    Raises:
+        StoreUnavailableError: The SQLite file does not exist.
+    """
+    made = store_from(store)
+    if isinstance(made, SqliteStore) and not made.path.exists():
+        raise StoreUnavailableError(
+            f"there is no SQLite store at {made.path}: a command that only reads makes none",
+            hint="check --store (or AGBOSS_STORE); `agboss migrate --store …` makes a new one",
+        )
+
+
 _FLAGS = (
+    ("app.standing() (or `agboss standing list`)", "`agboss standing list`"),
+    ("page through more with after=page.next", "list fewer at a time with --limit (1 to 500)"),
     ("owner_id=", "--owner "),
     ("answered_by=", "--answered-by "),
     ("tenant_id=", "--tenant "),
@@ -168,10 +190,15 @@ def _run(work: Callable[[], Awaitable[T]]) -> T:
 
 
 def _with_app(
-    target: str, store: str | None, action: Callable[[App], Awaitable[T]], *, models: bool = False
+    target: str,
+    store: str | None,
+    action: Callable[[App], Awaitable[T]],
+    *,
+    models: bool = False,
+    reads_only: bool = False,
 ) -> T:
     async def work() -> T:
-        app = await _open(target, store, needs_models=models)
+        app = await _open(target, store, needs_models=models, reads_only=reads_only)
         async with app:
             return await action(app)
 
@@ -305,7 +332,7 @@ def list_pauses(
         )
         return page.entries
 
-    entries = _with_app(target, store, action)
+    entries = _with_app(target, store, action, reads_only=True)
     if as_json:
         for entry in entries:
             click.echo(json.dumps(_entry_json(entry)))
@@ -370,7 +397,7 @@ def show_pause(
             "reply": found.reply,
         }
 
-    shown = _with_app(target, store, action)
+    shown = _with_app(target, store, action, reads_only=True)
     if as_json:
         click.echo(json.dumps(shown))
         return
@@ -404,7 +431,7 @@ def list_failed(
         page = await app.failed(tenant_id=tenant, owner_id=owner, limit=limit)
         return page.entries
 
-    entries = _with_app(target, store, action)
+    entries = _with_app(target, store, action, reads_only=True)
     if as_json:
         for entry in entries:
             click.echo(json.dumps(_failed_json(entry)))
@@ -542,6 +569,19 @@ def cancel(
 @_STORE
 @_TENANT
 @click.option("--by", "retried_by", default=None, help="Who retries it, for the record.")
+@click.option(
+    "--call-ran",
+    "call_result",
+    default=None,
+    help="A call cut off mid-call (tool.interrupted) took effect, and did this (the model "
+    "reads it).",
+)
+@click.option(
+    "--call-not-run",
+    is_flag=True,
+    default=False,
+    help="A call cut off mid-call did not take effect: it runs once more, with the same key.",
+)
 @_JSON
 def retry(
     execution_id: str,
@@ -549,12 +589,25 @@ def retry(
     store: str | None,
     tenant: str | None,
     retried_by: str | None,
+    call_result: str | None,
+    call_not_run: bool,
     as_json: bool,
 ) -> None:
-    """Runs a failed execution tree again from its journal (after a fix, or an outage)."""
+    """Runs a failed execution tree again from its journal (after a fix, or an outage); for a
+    call cut off under OnInterrupted.FAIL, once you checked it, say how it went (--by, and
+    --call-ran or --call-not-run)."""
+    if call_result is not None and call_not_run:
+        raise click.UsageError("--call-ran and --call-not-run say opposite things: give one")
+    call_ran = True if call_result is not None else False if call_not_run else None
 
     async def action(app: App) -> dict[str, Any]:
-        output = await app.retry(execution_id, tenant_id=tenant, retried_by=retried_by)
+        output = await app.retry(
+            execution_id,
+            tenant_id=tenant,
+            retried_by=retried_by,
+            call_ran=call_ran,
+            call_result=call_result,
+        )
         return {
             "execution_id": output.execution_id,
             "status": output.status.value,
@@ -589,7 +642,7 @@ def list_standing(
     async def action(app: App) -> list[StandingDecision]:
         return await app.standing(tenant_id=tenant, revoked=revoked)
 
-    decisions = _with_app(target, store, action)
+    decisions = _with_app(target, store, action, reads_only=True)
     if as_json:
         for decision in decisions:
             click.echo(json.dumps(_standing_json(decision)))

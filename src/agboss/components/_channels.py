@@ -28,6 +28,19 @@ __all__ = [
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
 
+class _NamesAPause:
+    """What a channel is given about one pause: its id, and the reference made of it."""
+
+    __slots__ = ()
+    pause_id: str
+
+    @property
+    def pause_ref(self) -> str:
+        """The pause's reference (`agboss.pause_ref`): what a message, a button or a link
+        carries in the id's place; the channel's door maps it back (`App.pause_id_of`)."""
+        return pause_ref(self.pause_id)
+
+
 @dataclass(frozen=True, slots=True)
 class ApprovalAsk(Generic[ArgsT]):
     """A tool call waiting for approval, with its arguments as the tool's input DTO.
@@ -48,7 +61,7 @@ class ApprovalAsk(Generic[ArgsT]):
 
 
 @dataclass(frozen=True, slots=True)
-class ChannelAsk(Generic[ArgsT]):
+class ChannelAsk(_NamesAPause, Generic[ArgsT]):
     """What a channel's ``send`` gets.
 
     Attributes:
@@ -73,15 +86,9 @@ class ChannelAsk(Generic[ArgsT]):
     accepts_reply: bool = False
     expires_at: datetime | None = None
 
-    @property
-    def pause_ref(self) -> str:
-        """The pause's reference (`agboss.pause_ref`): what a message, a button or a link
-        carries in the id's place; the channel's door maps it back (`App.pause_id_of`)."""
-        return pause_ref(self.pause_id)
-
 
 @dataclass(frozen=True, slots=True)
-class ChannelWithdrawal(Generic[ArgsT]):
+class ChannelWithdrawal(_NamesAPause, Generic[ArgsT]):
     """What a channel's ``withdraw`` gets when its pause closed without an answer.
 
     Attributes:
@@ -98,15 +105,9 @@ class ChannelWithdrawal(Generic[ArgsT]):
     resolution: PauseResolution
     reference: str | None = None
 
-    @property
-    def pause_ref(self) -> str:
-        """The pause's reference (`agboss.pause_ref`): what a message, a button or a link
-        carries in the id's place; the channel's door maps it back (`App.pause_id_of`)."""
-        return pause_ref(self.pause_id)
-
 
 @dataclass(frozen=True, slots=True)
-class ChannelReminder(Generic[ArgsT]):
+class ChannelReminder(_NamesAPause, Generic[ArgsT]):
     """What a channel's ``remind`` gets: a question still waiting, at a `Remind` step of its
     role's ladder.
 
@@ -127,15 +128,9 @@ class ChannelReminder(Generic[ArgsT]):
     asked_at: datetime
     expires_at: datetime | None = None
 
-    @property
-    def pause_ref(self) -> str:
-        """The pause's reference (`agboss.pause_ref`): what a message, a button or a link
-        carries in the id's place; the channel's door maps it back (`App.pause_id_of`)."""
-        return pause_ref(self.pause_id)
-
 
 @dataclass(frozen=True, slots=True)
-class ChannelAnswered(Generic[ArgsT]):
+class ChannelAnswered(_NamesAPause, Generic[ArgsT]):
     """What a channel's ``answered`` gets: a question it posted was answered.
 
     Attributes:
@@ -160,11 +155,6 @@ class ChannelAnswered(Generic[ArgsT]):
     channel: str
     agent: str
     reply: str | None = None
-
-    @property
-    def pause_ref(self) -> str:
-        """The pause's reference (`agboss.pause_ref`), as ``send`` was given it."""
-        return pause_ref(self.pause_id)
 
 
 MAX_REFERENCE_LENGTH = 1000

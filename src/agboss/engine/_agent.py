@@ -570,11 +570,18 @@ class AgentRun:
         )
 
     async def journal_refusal(
-        self, key: str, record: StepRecord, why: str, taken: tuple[TakePause, ...]
+        self,
+        key: str,
+        record: StepRecord,
+        why: str,
+        taken: tuple[TakePause, ...],
+        *,
+        as_error: bool = True,
     ) -> ToolResult:
-        """Journals a call that does not run — the model reads ``Tool error: <why>`` — with
-        the pauses it took."""
-        refused = ToolResult(f"Tool error: {why}", True)
+        """Journals a call that does not run — the model reads ``Tool error: <why>`` (or
+        ``why`` itself, when it is no error: a call a person said ran) — with the pauses it
+        took."""
+        refused = ToolResult(f"Tool error: {why}" if as_error else why, as_error)
 
         async def refuse() -> ToolResult:
             return refused
@@ -585,7 +592,9 @@ class AgentRun:
             refuse,
             encode=ToolResult.encode,
             decode=ToolResult.decode,
-            record_of=lambda done: record.model_copy(update={"error": done.content}),
+            record_of=lambda done: (
+                record.model_copy(update={"error": done.content}) if as_error else record
+            ),
             implies=taken,
         )
 

@@ -25,6 +25,7 @@ from agboss.engine._frame import execution_context, maybe_await, step_context
 from agboss.engine._runtime import Runtime
 from agboss.engine._timeouts import run_within
 from agboss.enums import PauseKind
+from agboss.errors import DefinitionChangedError
 from agboss.mcp._input import McpInputRequest, answer_model
 from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit
 from agboss.observability._tracing import span
@@ -38,6 +39,7 @@ __all__ = [
     "ChannelCall",
     "asked_arguments",
     "emit_pause_event",
+    "lacking",
     "pause_kind",
     "question_spec",
     "shown_error",
@@ -70,11 +72,26 @@ def tool_of(runtime: Runtime, pause: PauseRecord) -> tuple[ToolSpec, ToolChannel
     be — is the answer the question's schema describes.
     """
     assembly = runtime.assembly
-    tool_cls, tool_spec = assembly.agent_tools[pause.agent][pause.ask.tool]
+    found = assembly.tool_named(pause.agent, pause.ask.tool)
+    channel = None if found is None else assembly.tool_channels.get(found[0])
+    if found is None or channel is None:
+        raise lacking(
+            pause.root_execution_id,
+            f"the tool {pause.ask.tool!r} of the agent {pause.agent!r}, asking through a channel",
+        )
+    tool_spec = found[1]
     if pause.step.kind == TOOL_INPUT:
         question = McpInputRequest.model_validate(pause.ask.arguments)
         tool_spec = question_spec(tool_spec, question)
-    return tool_spec, assembly.tool_channels[tool_cls].asking(pause.channel)
+    return tool_spec, channel.asking(pause.channel)
+
+
+def lacking(root_execution_id: str, what: str) -> DefinitionChangedError:
+    """The error of a tree that needs ``what``, which this build does not declare."""
+    return DefinitionChangedError(
+        f"execution tree {root_execution_id} waits on {what}, which this build of the "
+        "application does not declare (renamed or removed since the tree began)"
+    )
 
 
 def shows_answers(channel: ToolChannel) -> bool:

@@ -27,6 +27,8 @@ from agboss.assembly._definitions import WorkflowDefinition
 from agboss.clock import TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine._agent import Waiting, describe_validation_error
+from agboss.engine._channels import lacking
+from agboss.engine._cut_off import CallSaid, said_of_cut_off
 from agboss.engine._frame import ExecutionFrame, PassState
 from agboss.engine._hooks import ApplicationHooks
 from agboss.engine._interpreter import FlowRunner, stored_error
@@ -46,6 +48,7 @@ from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import (
     AgbossError,
     AgentFailedError,
+    DefinitionChangedError,
     DtoValidationError,
     ExecutionFailedError,
     FinalFailureError,
@@ -54,6 +57,7 @@ from agboss.errors import (
     PassStoppingError,
     StoreError,
     ThreadOwnerError,
+    ToolInterruptedError,
     UnknownExecutionError,
     UnknownWorkflowError,
 )
@@ -74,6 +78,7 @@ from agboss.store.writes import (
     ResolvePause,
     RestTree,
     SetExecutionStatus,
+    Write,
     write_one,
 )
 
@@ -94,6 +99,8 @@ class Engine:
         self.reader = TreeReader(runtime)
         self._background: set[asyncio.Task[Any]] = set()
         self._timers: dict[str, TimerHandle] = {}
+        self._stranded: set[str] = set()
+        """The trees this build cannot move (`DefinitionChangedError`), said once each."""
         """This instance's wake-ups of trees that rest until a time, by root."""
         self.wakeups = Wakeups(
             runtime, move=self._recover_one, sweep=self.recover, spawn=self.in_background
@@ -236,6 +243,27 @@ class Engine:
         writes = PassWrites(
             lease, any_pending=False if start.fresh else start.any_pending, begin=start.begin
         )
+        resolved = start.resolved
+        try:
+            if row.workflow not in runtime.assembly.workflows_by_name:
+                raise lacking(row.root_execution_id, f"the workflow {row.workflow!r}")
+            if resolved is None and not start.fresh:
+                resolved = await self._resolved(row)
+            for pause in resolved or ():  # an answer this build cannot take: before any write
+                if runtime.assembly.tool_named(pause.agent, pause.ask.tool) is None:
+                    raise lacking(
+                        row.root_execution_id,
+                        f"the tool {pause.ask.tool!r} of the agent {pause.agent!r}",
+                    )
+        except DefinitionChangedError:
+            # Nothing ran: the tree rests as it was (its wake-up kept), the lease freed.
+            if start.was is not None and start.was is not row.status:
+                await writes.commit_one(
+                    RestTree(writes.lease.fence, runtime.clock.now(), None, row.wake_at)
+                )
+            else:
+                await _let_go(runtime, writes)
+            raise
         if row.status is not ExecutionStatus.RUNNING:
             # In the pass's first commit: a pass cut off after it leaves the tree running.
             writes.add(
@@ -252,7 +280,7 @@ class Engine:
         async with runtime.store.session():
             async with lease.kept():
                 try:
-                    ended = await self._run(row, writes, state, resolved=start.resolved)
+                    ended = await self._run(row, writes, state, resolved=resolved)
                     await writes.settled()  # no commit the pass sent is still on its way
                 except LeaseLostError:
                     await writes.discard()  # the new holder redoes it
@@ -477,7 +505,13 @@ class Engine:
         return await self._pass(start, record=record)
 
     async def retry(
-        self, execution_id: str, *, tenant_id: str, retried_by: str | None, record: bool
+        self,
+        execution_id: str,
+        *,
+        tenant_id: str,
+        retried_by: str | None,
+        record: bool,
+        said: CallSaid | None = None,
     ) -> ExecutionOutput:
         """Reopens a failed tree in place (`ReopenTree`, under its lease) and runs it again
         from its journal, as a pass that recovers it: a child's id retries its root.
@@ -489,7 +523,7 @@ class Engine:
             LeaseBusyError: Another instance's pass held the tree past ``resume_timeout``.
         """
         runtime = self.runtime
-        seen = await _retried_root(runtime, tenant_id, execution_id)
+        seen, cut_off = await _retried_root(runtime, tenant_id, execution_id, said)
         root_id = seen.execution_id
         taken = await take_lease(runtime, root_id) or await self.wakeups.take_when_free(
             root_id, "nothing was retried", "retry again once it ends; app.get(...) reads it"
@@ -505,8 +539,12 @@ class Engine:
             seen.status,
             seen.generation,
         ):
-            reopen = ReopenTree(root_id, seen.generation, retried_by, runtime.clock.now())
-            row = await write_one(runtime.store, reopen, fence=taken.lease.fence)
+            now = runtime.clock.now()
+            reopen = ReopenTree(root_id, seen.generation, retried_by, now)
+            writes: list[Write[Any]] = [reopen]
+            if said is not None and cut_off is not None:  # the person's word, in one commit
+                writes += await said_of_cut_off(runtime, found, cut_off, said, now)
+            row = (await runtime.store.write(writes, fence=taken.lease.fence))[reopen]
         if row is None:
             # Another instance retried it meanwhile (the lease decided): where it stands now.
             await taken.release()
@@ -636,24 +674,51 @@ class Engine:
             raise  # the store is failing: the next sweep tries again
         except LeaseLostError:
             return None  # another instance took it over: it carries on
-        except AgbossError:
+        except DefinitionChangedError as lacking_here:
+            # Left as it is for a build that has what it needs: said once per tree, not
+            # once per sweep.
+            if execution_id not in self._stranded:
+                self._stranded.add(execution_id)
+                log_event(
+                    runtime.logger,
+                    logging.WARNING,
+                    "run.definition-changed",
+                    "execution tree %(execution_id)s is left waiting: %(reason)s",
+                    execution_id=execution_id,
+                    tenant_id=row.tenant_id,
+                    reason=lacking_here.message,
+                )
+            return None
+        except AgbossError as failed:
+            # A step's failure (a call cut off under FAIL, answers that stayed invalid) is an
+            # outcome the tree was built for: its sentence and hint say it, no trace needed.
             runtime.logger.warning(
-                "run.recovered-failed: execution tree %s failed when recovered",
+                "run.recovered-failed: execution tree %s failed when recovered: %s",
                 execution_id,
-                exc_info=True,
-                extra={"event": "run.recovered-failed", "execution_id": execution_id},
+                failed,
+                exc_info=not isinstance(failed, AgentFailedError),
+                extra={
+                    "event": "run.recovered-failed",
+                    "execution_id": execution_id,
+                    "code": failed.code,
+                },
             )
             return None
 
 
-async def _retried_root(runtime: Runtime, tenant_id: str, execution_id: str) -> ExecutionRow:
+async def _retried_root(
+    runtime: Runtime, tenant_id: str, execution_id: str, said: CallSaid | None
+) -> tuple[ExecutionRow, ToolInterruptedError | None]:
     """The root `Engine.retry` reopens (a child's id names its root), as read now: failed —
-    or running in the pass of the retry that reopened it (another instance's, at once).
+    or running in the pass of the retry that reopened it (another instance's, at once) — and
+    the call cut off that failed it, when a person said how it went (``said``).
 
     Raises:
         UnknownExecutionError: No such execution for this tenant.
         NotFailedError: The tree did not fail.
-        FinalFailureError: Its journal decided the failure.
+        FinalFailureError: Its journal decided the failure (a call cut off under
+            ``OnInterrupted.FAIL`` included, unless ``said`` says how it went).
+        DtoValidationError: ``said`` for a failure that is no call cut off.
     """
     store = runtime.store
     row = await store.executions.find(tenant_id, execution_id)
@@ -668,15 +733,27 @@ async def _retried_root(runtime: Runtime, tenant_id: str, execution_id: str) -> 
         retries = await store.executions.retries(row.execution_id)
         # Untouched since a retry reopened it: that retry's pass has not ended yet.
         if retries and retries[-1].retried_at == row.updated_at:
-            return row
+            return row, None
     if row.status is not ExecutionStatus.FAILED:
         raise NotFailedError(row.status.value, execution_id=row.execution_id)
     error: BaseException | None = stored_error(row, runtime.assembly.error_classes)
     while error is not None:
+        if isinstance(error, ToolInterruptedError) and said is not None:
+            return row, error  # a person checked: their word decides what was final
         if isinstance(error, AgentFailedError) and error.final:
-            raise FinalFailureError(error.code, execution_id=row.execution_id)
+            raise FinalFailureError(
+                error.code,
+                execution_id=row.execution_id,
+                cut_off=isinstance(error, ToolInterruptedError),
+            )
         error = error.__cause__
-    return row
+    if said is not None:
+        raise DtoValidationError(
+            f"call_ran= says how a call cut off went, and execution tree {row.execution_id} "
+            "failed on something else",
+            hint="retry it without call_ran= and call_result=",
+        )
+    return row, None
 
 
 class _Ended(NamedTuple):
@@ -778,7 +855,10 @@ def _validate_input(
 
 
 _RESTED = {
-    ExecutionStatus.PAUSED: ("run.paused", "paused, %(pending)d question(s) waiting"),
+    ExecutionStatus.PAUSED: (
+        "run.paused",
+        "paused, %(pending)d question(s) waiting: %(waiting)s",
+    ),
     ExecutionStatus.WAITING: ("run.waiting", "waiting until %(wake_at)s (a retry's wait)"),
     ExecutionStatus.COMPLETED: ("run.completed", "completed"),
 }
@@ -787,8 +867,8 @@ _RESTED = {
 def _log_rest(runtime: Runtime, row: ExecutionRow, result: ExecutionOutput) -> None:
     """How a pass left its tree, for the operator (cancelled: said by the cancellation)."""
     said = _RESTED.get(result.status)
-    if said is None:
-        return
+    if said is None or not runtime.logger.isEnabledFor(logging.INFO):
+        return  # off: not even the line's fields are made
     event, how = said
     log_event(
         runtime.logger,
@@ -799,5 +879,7 @@ def _log_rest(runtime: Runtime, row: ExecutionRow, result: ExecutionOutput) -> N
         workflow=row.workflow,
         tenant_id=row.tenant_id,
         pending=len(result.pending),
+        waiting=", ".join(f"{p.ask.tool} through {p.channel}" for p in result.pending[:5])
+        + (", …" if len(result.pending) > 5 else ""),
         wake_at=None if result.wake_at is None else result.wake_at.isoformat(),
     )

@@ -22,6 +22,7 @@ from agboss.engine._runtime import Runtime
 from agboss.enums import ExecutionStatus
 from agboss.errors import (
     AgbossError,
+    AgentFailedError,
     ExecutionFailedError,
     PassStoppingError,
     RecordedError,
@@ -51,7 +52,7 @@ def failure_record(assembly: Assembly, workflow: str, error_json: str | None) ->
     """A stored failure as records and listings show it, masked by the workflow's PII rules."""
     error = decode_failure(error_json or "", assembly.error_classes)
     if isinstance(error, AgbossError):
-        code, message, hint = error.code, error.message, error.hint
+        code, message, hint = error.code, error.message, error.hint or _retry_hint(error)
     elif isinstance(error, RecordedError):
         code, message, hint = ExecutionFailedError.code, error.message, None
     else:
@@ -64,6 +65,19 @@ def failure_record(assembly: Assembly, workflow: str, error_json: str | None) ->
         error_type=error.type_name
         if isinstance(error, RecordedError)
         else qualified_name(type(error)),
+    )
+
+
+def _retry_hint(error: AgbossError) -> str | None:
+    """What to do about a failure that said nothing of it: a step that failed on what passes
+    (a provider down, a channel that could not send) is run again by `App.retry`; one its
+    journal decided (`AgentFailedError.final`) is not."""
+    if isinstance(error, AgentFailedError) and error.final:
+        return None
+    return (
+        "once what failed is back or fixed (a model provider, a channel, a bug), "
+        "app.retry(execution_id) runs the tree again from its journal: nothing that ran is "
+        "run again (agboss retry ID)"
     )
 
 

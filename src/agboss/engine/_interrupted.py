@@ -22,6 +22,8 @@ from agboss.engine._tool_results import ToolResult, ToolStep
 from agboss.enums import OnInterrupted
 from agboss.errors import ToolInterruptedError
 from agboss.observability._logs import log_event
+from agboss.records._pauses import PauseRecord
+from agboss.store.writes import TakePause
 
 if TYPE_CHECKING:
     from agboss.engine._agent import AgentRun
@@ -68,13 +70,19 @@ async def on_interrupted(
         then=spec.on_interrupted.value,
     )
     if spec.on_interrupted is OnInterrupted.FAIL:
+        said = run.frame.state.resolved.get(
+            (run.frame.row.execution_id, interrupted_key(call.key, attempt))
+        )
+        if said is not None:  # a person checked, and said how it went (App.retry)
+            return await _said(run, call, said)
         raise ToolInterruptedError(
             f"{spec.name}'s call may have run: its attempt {attempt} began and left no "
             "result (its process died, or its pass lost the tree, mid-call)",
             agent=run.spec.name,
             node_id=run.node.node_id,
-            hint="check whether it took effect, then run the execution again or not; "
-            "OnInterrupted.RERUN runs such a call again with the same idempotency key",
+            hint="check whether it took effect, then say so: app.retry(execution_id, "
+            "retried_by=…, call_ran=True, call_result='what it did') or call_ran=False to run it "
+            "once more with the same idempotency key (agboss retry --call-ran / --call-not-run)",
             tool=spec.name,
             attempt=attempt,
         )
@@ -82,6 +90,27 @@ async def on_interrupted(
         run.frame.writes.add(*call.taken)  # with the next attempt's intent, if any
         return RUN_AGAIN
     return await _ask(run, call, attempt)
+
+
+async def _said(run: AgentRun, call: ToolStep, said: PauseRecord) -> RunAgain | ToolResult:
+    """What a person said of a call cut off under ``FAIL`` (`App.retry`'s ``call_ran``), as an
+    answer to the question ``ASK`` would have asked: it did not run (it runs once more, with
+    the same key), or it ran (the model reads that, and what they said it did)."""
+    frame = run.frame
+    taken = (TakePause(said.tenant_id, said.pause_id),)
+    decision = said.answer.decision if said.answer is not None else None
+    who = (said.answer.responder if said.answer is not None else None) or "an operator"
+    if decision is None or decision.approved:
+        frame.writes.add(*call.taken, *taken)  # with the next attempt's intent
+        return RUN_AGAIN
+    return await run.journal_refusal(
+        call.key,
+        call.record,
+        f"{call.spec.name}'s call was cut off mid-call; {who} checked that it ran, and "
+        f"says: {decision.reason}. It was not run again.",
+        (*call.taken, *taken),
+        as_error=False,
+    )
 
 
 async def _ask(run: AgentRun, call: ToolStep, attempt: int) -> RunAgain | ToolResult | None:

@@ -213,6 +213,8 @@ class PassStart:
             (not a sign of a call cut off).
         woken: A step's wait is due (a retry): every waiting branch and paused child is
             re-entered, as when recovering, though no pass was cut off.
+        was: The root's status before the lease's transaction set it running (a pass that
+            stops before it writes anything puts it back).
     """
 
     row: ExecutionRow
@@ -225,6 +227,7 @@ class PassStart:
     begin: BeginExecution | None = None
     begun: frozenset[str] = frozenset()
     woken: bool = False
+    was: ExecutionStatus | None = None
 
     @classmethod
     def taken(cls, taken: Taken) -> PassStart:
@@ -239,6 +242,7 @@ class PassStart:
             journal=acquired.journal,
             any_pending=acquired.any_pending,
             begun=acquired.intents,
+            was=acquired.status,
         )
 
 

@@ -287,7 +287,9 @@ class TreeReader:
         """An execution's stored output as its workflow's finish DTO."""
         if row.output_json is None:
             return None
-        definition = self.runtime.assembly.workflows_by_name[row.workflow]
+        definition = self.runtime.assembly.workflows_by_name.get(row.workflow)
+        if definition is None:  # a workflow this build no longer has: shown without it
+            return None
         return definition.graph.finish_output.model_validate_json(row.output_json)
 
     async def output(
@@ -312,8 +314,8 @@ class TreeReader:
         changes = None if ended is None else ended.changes
         pending_ids = None if ended is None else ended.pending_ids
         store = self.runtime.store
-        graph = self.runtime.assembly.workflows_by_name[row.workflow].graph
-        if graph.has_children:
+        definition = self.runtime.assembly.workflows_by_name.get(row.workflow)
+        if definition is None or definition.graph.has_children:  # unknown: read as a tree
             nodes = await self._outline(row.root_execution_id, changes)
         elif spent is not None:
             nodes = [_node_of(row, row.spend + spent.get(row.execution_id, Usage()))]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from agboss.components._specs import ToolSpec
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.engine._channels import shows_answers, tool_of
+from agboss.engine._channels import lacking, shows_answers, tool_of
 from agboss.engine._frame import TOOL_STEP, intent_of
 from agboss.enums import OnInterrupted, PauseResolution, PauseStatus
 from agboss.errors import (
@@ -115,6 +115,9 @@ async def record_answer(
     if found is None:
         raise UnknownPauseError()
     pause, row = found
+    if row.workflow not in runtime.assembly.workflows_by_name:
+        raise lacking(pause.root_execution_id, f"the workflow {row.workflow!r}")
+    tool_of(runtime, pause)  # what the answer is read with: refused here if this build lacks it
     responder = credential(pause, owner_id, answered_by)
     if pause.votes is not None:
         vote = Vote(responder, decision, reply)

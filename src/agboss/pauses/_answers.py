@@ -295,11 +295,13 @@ def check_not_owner(engine: Engine, pause: PauseRecord, row: ExecutionRow, respo
 _TOLD = {
     ExecutionEventKind.PAUSE_ANSWERED: (
         "run.answered",
-        "a question of execution %(execution_id)s was answered by %(answered_by)s: %(verdict)s",
+        "the question on %(tool)s through %(channel)s of execution %(execution_id)s was "
+        "answered by %(answered_by)s: %(verdict)s",
     ),
     ExecutionEventKind.PAUSE_VOTED: (
         "run.voted",
-        "%(answered_by)s voted on a question of execution %(execution_id)s: %(verdict)s",
+        "%(answered_by)s voted on the question on %(tool)s through %(channel)s of execution "
+        "%(execution_id)s: %(verdict)s",
     ),
 }
 """The log line of each event an answer emits."""
@@ -322,6 +324,8 @@ def tell(
         message,
         execution_id=pause.root_execution_id,
         tenant_id=pause.tenant_id,
+        tool=pause.ask.tool,
+        channel=pause.channel,
         answered_by=responder,
         verdict="approved" if approved else "rejected",
     )

@@ -7,9 +7,9 @@ import dataclasses
 import json
 import re
 from datetime import datetime
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr, ValidationError
 from starlette.requests import Request
 
 from agboss.dto import (
@@ -32,6 +32,8 @@ __all__ = [
     "InboxEntryBody",
     "ProblemBody",
     "ReceiptBody",
+    "RetriedBody",
+    "RetryBody",
     "StandingBody",
     "StandingListBody",
     "fields_of",
@@ -39,7 +41,11 @@ __all__ = [
     "read_answer",
     "read_body",
     "read_json",
+    "read_model",
 ]
+
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 def fields_of(value: Any) -> dict[str, Any]:
@@ -148,6 +154,29 @@ class FailedBody(BaseModel):
 
     entries: list[FailedEntryBody]
     next: str | None
+
+
+class RetryBody(BaseModel):
+    """``POST /executions/retry``: a failed tree of the caller's, run again — for one a call
+    cut off under ``OnInterrupted.FAIL`` failed, with what the caller checked of that call."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    execution_id: StrictStr
+    call_ran: StrictBool | None = None
+    """The call cut off took effect (``true``: the model reads ``call_result``), or did not
+    (``false``: it runs once more, with the same idempotency key)."""
+    call_result: StrictStr | None = None
+    """With ``call_ran: true``: what the call did."""
+
+
+class RetriedBody(BaseModel):
+    """A retried tree, as its pass left it."""
+
+    execution_id: str
+    status: str
+    waiting: list[str]
+    """The references of the questions it waits on now (``pause_ref``)."""
 
 
 class StandingBody(BaseModel):
@@ -270,6 +299,32 @@ async def read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
+async def read_model(request: Request, limit: int, model: type[ModelT], hint: str) -> ModelT:
+    """A request's JSON body read as ``model``, its size, shape and text checked as an
+    answer's is.
+
+    Raises:
+        UnreadableRequestError: Not ``application/json``, not a JSON object, or unreadable.
+        RequestTooLargeError: Over ``limit`` bytes.
+        DtoValidationError: Not exactly the fields of ``model``.
+    """
+    media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media != "application/json":
+        raise UnreadableRequestError(f"the body is sent as {media or 'nothing'!r}", hint=hint)
+    raw = await read_body(request, limit)
+    if nests_deeper(raw, MAX_DEPTH):
+        raise UnreadableRequestError(f"the body nests deeper than {MAX_DEPTH} levels", hint=hint)
+    value = read_json(raw)
+    if not isinstance(value, dict):
+        raise UnreadableRequestError("the body is JSON, but not an object", hint=hint)
+    try:
+        return model.model_validate(value)
+    except ValidationError as error:
+        raise DtoValidationError(
+            "the body is not valid", errors=validation_errors(error), hint=hint
+        ) from error
+
+
 async def read_answer(request: Request, limit: int) -> AnswerBody:
     """The answer a request carries, its size and shape checked.
 
@@ -282,23 +337,7 @@ async def read_answer(request: Request, limit: int) -> AnswerBody:
         RequestTooLargeError: Over ``limit`` bytes.
         DtoValidationError: Not exactly the fields of `AnswerBody`.
     """
-    media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
-    if media != "application/json":
-        raise UnreadableRequestError(f"the body is sent as {media or 'nothing'!r}")
-    raw = await read_body(request, limit)
-    if nests_deeper(raw, MAX_DEPTH):
-        raise UnreadableRequestError(
-            f"the body nests deeper than {MAX_DEPTH} levels", hint=_ANSWER_HINT
-        )
-    value = read_json(raw)
-    if not isinstance(value, dict):
-        raise UnreadableRequestError("the body is JSON, but not an object")
-    try:
-        body = AnswerBody.model_validate(value)
-    except ValidationError as error:
-        raise DtoValidationError(
-            "the answer is not valid", errors=validation_errors(error), hint=_ANSWER_HINT
-        ) from error
+    body = await read_model(request, limit, AnswerBody, _ANSWER_HINT)
     if (body.pause_ref is None) == (body.pause_id is None):
         raise DtoValidationError(
             "an answer names its pause by exactly one of pause_ref and pause_id",

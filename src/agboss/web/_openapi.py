@@ -14,6 +14,8 @@ from agboss.web._bodies import (
     InboxBody,
     ProblemBody,
     ReceiptBody,
+    RetriedBody,
+    RetryBody,
     StandingBody,
     StandingListBody,
 )
@@ -54,6 +56,8 @@ def _document() -> dict[str, Any]:
             (ReceiptBody, "serialization"),
             (InboxBody, "serialization"),
             (FailedBody, "serialization"),
+            (RetryBody, "validation"),
+            (RetriedBody, "serialization"),
             (StandingBody, "serialization"),
             (StandingListBody, "serialization"),
             (ProblemBody, "serialization"),
@@ -110,6 +114,30 @@ def _document() -> dict[str, Any]:
                         "401": unauthenticated,
                         "403": _problem("A channel's side has no executions of its own"),
                         "422": _problem("A bad limit or cursor (dto.invalid)"),
+                        "503": store,
+                    },
+                }
+            },
+            "/executions/retry": {
+                "post": {
+                    "operationId": "retryExecution",
+                    "summary": "Run one of the caller's failed execution trees again; for one a "
+                    "call cut off mid-call failed, say whether it ran (call_ran, call_result)",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": _ref("RetryBody")}}},
+                    },
+                    "responses": {
+                        "200": _json("RetriedBody", "Retried: where the tree stands now"),
+                        "400": _problem("Not a JSON object (web.unreadable)"),
+                        "401": unauthenticated,
+                        "403": _problem("A channel's side has no executions of its own"),
+                        "404": _problem("None of the caller's has this id (run.unknown)"),
+                        "409": _problem(
+                            "It did not fail (run.not-failed), or failed on what its journal "
+                            "decided (run.failure-final; a call cut off: say call_ran)"
+                        ),
+                        "422": _problem("An invalid body (dto.invalid)"),
                         "503": store,
                     },
                 }

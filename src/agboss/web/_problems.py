@@ -18,9 +18,11 @@ from agboss.errors import (
     BudgetExceededError,
     ConfigurationError,
     DtoValidationError,
+    FinalFailureError,
     LeaseBusyError,
     ModelProviderError,
     ModelUnservedError,
+    NotFailedError,
     NotPausedError,
     PauseAnswererError,
     PiiRefusedError,
@@ -82,7 +84,8 @@ class NotFoundError(AgbossError):
     default_message = "the router has no such route"
     default_hint = (
         "GET /pauses, POST /answers (the pause named in the body), GET /executions/failed, "
-        "GET /standing, DELETE /standing/{decision_id}, GET /openapi.json, GET / (the page)"
+        "POST /executions/retry, GET /standing, DELETE /standing/{decision_id}, "
+        "GET /openapi.json, GET / (the page)"
     )
 
 
@@ -116,6 +119,8 @@ _STATUSES: Final[tuple[tuple[type[AgbossError], int], ...]] = (
     (UnknownThreadError, 404),
     (UnknownStandingDecisionError, 404),
     (NotPausedError, 409),
+    (NotFailedError, 409),
+    (FinalFailureError, 409),
     (AlreadyVotedError, 409),
     (RequestTooLargeError, 413),
     (UnreadableRequestError, 400),

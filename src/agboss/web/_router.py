@@ -17,12 +17,14 @@ from starlette.routing import BaseRoute, Route, Router
 from starlette.types import Receive, Scope, Send
 
 from agboss.app import App
+from agboss.context import DEFAULT_TENANT_ID
 from agboss.errors import (
     AgbossError,
     ConfigurationError,
     DtoValidationError,
     PauseAnswererError,
     ThreadOwnerError,
+    UnknownExecutionError,
     UnknownPauseError,
 )
 from agboss.pauses._inbox import InboxEntry
@@ -34,10 +36,13 @@ from agboss.web._bodies import (
     InboxBody,
     InboxEntryBody,
     ReceiptBody,
+    RetriedBody,
+    RetryBody,
     StandingBody,
     StandingListBody,
     fields_of,
     read_answer,
+    read_model,
 )
 from agboss.web._openapi import openapi_schema
 from agboss.web._page import PAGE_HEADERS, page, static
@@ -172,6 +177,8 @@ class _Routes:
             )
         except ThreadOwnerError:  # another's pause: refused as one that is not there
             return problem(UnknownPauseError())
+        except PauseAnswererError as wrong:  # its hint, in the words of this door
+            return problem(PauseAnswererError(wrong.message, hint=_WHO_ANSWERS_HERE))
         except Exception as error:  # every error becomes a problem body (see problems.py)
             return problem(error)
         return JSONResponse(
@@ -222,6 +229,35 @@ class _Routes:
         except Exception as error:  # every error becomes a problem body (see problems.py)
             return problem(error)
         return JSONResponse(body.model_dump(mode="json"))
+
+    async def retry(self, request: Request) -> Response:
+        try:
+            caller = await self.caller(request)
+            owner_id = _person(caller, "failed executions")
+            body = await read_model(request, self.max_body, RetryBody, _RETRY_HINT)
+            app = self.opened()
+            tenant = caller.tenant_id or DEFAULT_TENANT_ID
+            row = await app.store.executions.find(tenant, body.execution_id)
+            if row is None or row.owner_id != owner_id:  # "not yours" says "not there"
+                raise UnknownExecutionError(
+                    f"no execution {body.execution_id} of yours is known",
+                    hint="retry an execution GET /executions/failed lists",
+                )
+            output = await app.retry(
+                body.execution_id,
+                tenant_id=caller.tenant_id,
+                retried_by=owner_id,
+                call_ran=body.call_ran,
+                call_result=body.call_result,
+            )
+            retried = RetriedBody(
+                execution_id=output.execution_id,
+                status=output.status.value,
+                waiting=[pause.pause_ref for pause in output.pending],
+            )
+        except Exception as error:  # every error becomes a problem body (see problems.py)
+            return problem(error)
+        return JSONResponse(retried.model_dump(mode="json"))
 
     async def standing(self, request: Request) -> Response:
         try:
@@ -299,6 +335,18 @@ async def _pause_id(app: App, caller: Caller, body: AnswerBody) -> str:
     return await app.pause_id_of(
         body.pause_ref, tenant_id=caller.tenant_id, owner_id=caller.owner_id
     )
+
+
+_WHO_ANSWERS_HERE: Final = (
+    "a thread-owner pause is answered by its signed-in owner (the authenticator returns "
+    "Caller(owner_id=…)); a channel pause through its channel, by the channel's side "
+    "(Caller(answered_by=…)) with the pause_id it was sent — or on the page, not at all"
+)
+
+_RETRY_HINT: Final = (
+    'send {"execution_id": "ex-…"}, and for a call cut off mid-call, once checked, '
+    '"call_ran": true with "call_result": "what it did", or "call_ran": false'
+)
 
 
 def _person(caller: Caller, what: str) -> str:
@@ -382,7 +430,9 @@ def pause_router(
     the ``pause_id`` it was sent — never in the URL: no route takes a pause's id in its path or
     query, and no body the router sends carries one;
     ``GET /pauses`` lists the caller's inbox (`App.pending`); ``GET /executions/failed`` the
-    caller's failed execution trees (`App.failed`); ``GET /standing`` the caller's standing
+    caller's failed execution trees (`App.failed`) and ``POST /executions/retry`` runs one
+    again (`App.retry`, as the caller; for a call cut off mid-call, with what they checked);
+    ``GET /standing`` the caller's standing
     decisions (`App.standing`, ``?revoked=true`` with the revoked) and ``DELETE
     /standing/{decision_id}`` revokes one (`App.revoke`); ``GET /openapi.json`` describes them;
     ``GET /`` is the approvals page, which answers through those same routes.
@@ -423,6 +473,7 @@ def pause_router(
     table: list[BaseRoute] = [
         Route("/pauses", routes.inbox, methods=["GET"]),
         Route("/executions/failed", routes.failed, methods=["GET"]),
+        Route("/executions/retry", routes.retry, methods=["POST"]),
         Route("/answers", routes.answer, methods=["POST"]),
         Route("/standing", routes.standing, methods=["GET"]),
         Route("/standing/{decision_id}", routes.revoke, methods=["DELETE"]),
