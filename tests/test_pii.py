@@ -259,8 +259,15 @@ async def test_a_custom_kinds_value_quoted_in_a_reason_or_a_reply_is_masked_wher
         owner_id="u",
     )
     described = await env.app.describe_pause(first.pause_id)
-    await eventually(lambda: len(pii_app.ASKED) == 2, "the agent's next call asked")
-    [then] = (await env.app.get(paused.execution_id)).pending
+    waiting: list[Any] = []
+
+    async def asked_again() -> bool:  # its pass rested on it (sent is not yet rested)
+        found = await env.app.get(paused.execution_id)
+        waiting[:] = found.pending if found.status is ExecutionStatus.PAUSED else []
+        return len(waiting) == 1
+
+    await eventually(asked_again, "the agent's next call asked, and the tree rested on it")
+    [then] = waiting
     assert then.pause_id is not None
     env.mock_llm(RefundReplyInterpreter).then_return(
         reply_with(ToolCallApprovalDecisionDto, approved=False, reason=f"no, {name} says")

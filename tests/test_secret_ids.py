@@ -77,7 +77,13 @@ async def test_over_http_behind_uvicorns_access_log_the_id_is_in_no_url_line_or_
                 assert listed["pause_ref"] == pause_ref(owners)
                 mine = await served.post(owners, {"decision": {"approved": True}})
                 assert mine.status_code == 202
-                await eventually(lambda: len(replies_app.RUNS) == 1, "the expense booked")
+                first = mine.json()["execution_id"]
+
+                async def finished() -> bool:  # its last model turn taken: the script is free
+                    found = await env.app.get(first)
+                    return found.status is ExecutionStatus.COMPLETED
+
+                await eventually(finished, "the expense booked and its tree finished")
                 # … a channel's side by the id it was sent, in the body.
                 channels = await served.paused_on(REFUND)
                 env.mock_llm(RefundReplyInterpreter).then_return(
