@@ -10,7 +10,7 @@ import asyncio
 import sys
 
 from agboss import App, FunctionProvider
-from tests.multi_app import ItemsApplication, model
+from tests.apps.multi_app import ItemsApplication, model
 
 
 async def main(url: str, ids: list[str]) -> None:

@@ -1,16 +1,20 @@
-"""Shared test setup: the office components live in tests/office.py."""
+"""Shared test setup: the one ``env`` fixture (the test application of a module, on each store);
+the applications themselves live in ``tests/apps/``."""
 
 from __future__ import annotations
 
 import subprocess
+import sys
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from tests.stores import NO_POSTGRES
+from agboss.testing import TestEnv
+from tests.stores import NO_POSTGRES, STORE_KINDS, env_on
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,6 +26,33 @@ settings.load_profile("agboss")
 
 # What Python and the tools write for themselves; anything else new in the checkout is a test's.
 _TOOLING = ("__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv", ".egg-info")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "application(cls, clear=None, **options): the application the env fixture runs, "
+        "its recorders cleared by clear() (else by its module's clear()), test_with's options",
+    )
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
+    """The test application named by ``pytest.mark.application.with_args(TheApplication)``
+    (on the test or its module: ``with_args``, since a mark given a class alone decorates it),
+    on a fresh store of each kind, what it records cleared first."""
+    marker = request.node.get_closest_marker("application")
+    if marker is None:
+        pytest.fail("the env fixture needs pytest.mark.application.with_args(TheApplication)")
+    application, *_ = marker.args
+    options = dict(marker.kwargs)
+    clear = options.pop("clear", None) or getattr(
+        sys.modules[application.__module__], "clear", None
+    )
+    if callable(clear):
+        clear()
+    async with env_on(request.param, tmp_path, application, **options) as made:
+        yield made
 
 
 def _untracked() -> set[str] | None:

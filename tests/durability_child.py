@@ -8,7 +8,7 @@ import sys
 
 from agboss import WorkflowFinishTextDto, WorkflowStartTextDto
 from agboss.testing import call_tools, reply_with, test_with, tool_call
-from tests.desk import BookExpenseTool, OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps.desk import BookExpenseTool, OfficeAgent, OfficeApplication, OfficeWorkflow
 
 
 async def cycles(url: str, count: int) -> None:

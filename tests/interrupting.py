@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from agboss import PauseKind, PendingPause
 from agboss.testing import TestEnv
-from tests.desk import RUNS, BookExpenseTool, DeskDoneDto, ExpenseDto
+from tests.apps.desk import RUNS, BookExpenseTool, DeskDoneDto, ExpenseDto
 
 
 async def cut_off_in_tool(

@@ -23,7 +23,7 @@ from agboss import App, FunctionProvider, PauseAnswerer
 from agboss.agents import ANSWER_TOOL
 from agboss.models import ChatRequest, ChatResponse, MessageRole, ToolCall
 from agboss.slack import SlackAnswering, slack_router
-from tests.slack_app import SlackApplication
+from tests.apps.slack_app import SlackApplication
 
 LEASE = timedelta(milliseconds=600)
 """A short lease: the other instance takes a dead one's tree over in under a second."""

@@ -33,7 +33,7 @@ from agboss.testing import (
     test_with,
     tool_call,
 )
-from tests.office import (
+from tests.apps.office import (
     RUNS,
     BookExpenseTool,
     DeskDoneDto,

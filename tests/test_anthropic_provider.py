@@ -12,8 +12,8 @@ import pytest
 from agboss import App, ExecutionStatus, ModelProviderError, WorkflowFinishTextDto
 from agboss.models import ToolCall
 from agboss.models.anthropic import AnthropicProvider
+from tests.apps.office import RUNS, OfficeApplication, OfficeWorkflow
 from tests.loopback import LoopbackServer, Reply, loopback_server
-from tests.office import RUNS, OfficeApplication, OfficeWorkflow
 from tests.test_openai_provider import request
 
 

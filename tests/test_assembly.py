@@ -39,7 +39,7 @@ from agboss import (
 )
 from agboss.models import ChatResponse, ModelResolver
 from agboss.models._decisions import DecisionResponse
-from tests.office import DeskDoneDto, OfficeApplication
+from tests.apps.office import DeskDoneDto, OfficeApplication
 
 
 def _provider(*serves: str) -> FunctionProvider:

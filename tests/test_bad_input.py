@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -31,24 +30,19 @@ from agboss import (
 )
 from agboss.models import ChatResponse
 from agboss.testing import TestEnv, test_with
-from tests import desk
-from tests.desk import (
+from tests.apps import desk
+from tests.apps.desk import (
     RUNS,
     ButtonExpenseApprovalChannel,
     DeskDepositApprovalChannel,
     OfficeAgent,
     OfficeApplication,
 )
-from tests.desk import OfficeWorkflow as DeskWorkflow
-from tests.stores import STORE_KINDS, env_on, store_url
+from tests.apps.desk import OfficeWorkflow as DeskWorkflow
+from tests.stores import STORE_KINDS, store_url
 from tests.test_pauses import BOTH, DONE, REQUEST
 
-
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    desk.clear()
-    async with env_on(request.param, tmp_path, OfficeApplication) as made:
-        yield made
+pytestmark = pytest.mark.application.with_args(OfficeApplication)
 
 
 class Paused:

@@ -38,7 +38,7 @@ from agboss import (
 )
 from agboss.models import ChatResponse
 from agboss.testing import TestEnv, call_tools, reply_with, tool_call
-from tests.office_parts import DeskDoneDto, office_flow
+from tests.apps.office_parts import DeskDoneDto, office_flow
 from tests.stores import STORE_KINDS, env_on
 
 TOLD: list[str] = []

@@ -14,14 +14,19 @@ from click.testing import CliRunner
 from agboss import WorkflowStartTextDto
 from agboss.cli._main import cli
 from agboss.testing import test_with
-from tests import desk
-from tests.desk import DeskDepositApprovalChannel, OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps import desk
+from tests.apps.desk import (
+    DeskDepositApprovalChannel,
+    OfficeAgent,
+    OfficeApplication,
+    OfficeWorkflow,
+)
 from tests.interrupting import cut_off_in_tool
 from tests.stores import STORE_KINDS, command_url
 from tests.test_pauses import BOTH, REQUEST
 from tests.test_round_trips import ASK, DONE
 
-APP = "tests.desk:OfficeApplication"
+APP = "tests.apps.desk:OfficeApplication"
 
 
 async def _paused(url: str) -> str:

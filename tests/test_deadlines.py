@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -45,8 +44,8 @@ from agboss.engine._asking import spoken
 from agboss.store.writes import AcquireLease, ReleaseLease
 from agboss.testing import TestClock, TestEnv, call_tools, reply_with, test_with, tool_call
 from agboss.web import Caller, pause_router
-from tests import deadline_app
-from tests.deadline_app import (
+from tests.apps import deadline_app
+from tests.apps.deadline_app import (
     DAYS_2,
     RUNS,
     TOLD,
@@ -62,7 +61,7 @@ from tests.deadline_app import (
     UrgentRefundTool,
     WithdrawRefundTool,
 )
-from tests.office_parts import DeskDoneDto, office_flow
+from tests.apps.office_parts import DeskDoneDto, office_flow
 from tests.stores import STORE_KINDS, env_on
 from tests.test_web import serve
 
@@ -70,11 +69,7 @@ REQUEST = WorkflowStartTextDto(text="Refund o-1")
 DONE = reply_with(WorkflowFinishTextDto, text="Done.")
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    deadline_app.clear()
-    async with env_on(request.param, tmp_path, DeadlineApplication) as made:
-        yield made
+pytestmark = pytest.mark.application.with_args(DeadlineApplication)
 
 
 async def asked(env: TestEnv, tool: type[Any], order: str = "o-1") -> ExecutionOutput:
@@ -379,7 +374,7 @@ def test_a_deadline_is_said_as_a_person_says_it() -> None:
 
 
 async def test_a_role_without_a_deadline_waits_as_long_as_it_takes(tmp_path: Path) -> None:
-    from tests.desk import OfficeAgent, OfficeApplication, OfficeWorkflow, ReturnDepositTool
+    from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow, ReturnDepositTool
 
     async with test_with(OfficeApplication) as env:
         env.mock_llm(OfficeAgent).then_return(
@@ -515,7 +510,7 @@ def test_the_command_line_lists_what_expires_within_a_time(tmp_path: Path) -> No
 
     asyncio.run(asked())
     runner = CliRunner()
-    app = "tests.deadline_app:DeadlineApplication"
+    app = "tests.apps.deadline_app:DeadlineApplication"
     command = ["pauses", "list", "--app", app, "--store", url, "--tenant", "acme", "--json"]
     listed = runner.invoke(cli, command)
     assert listed.exit_code == 0, listed.output

@@ -23,8 +23,8 @@ from agboss import (
     workflow,
 )
 from agboss.testing import test_with
-from tests import desk
-from tests.desk import (
+from tests.apps import desk
+from tests.apps.desk import (
     DeskDepositApprovalChannel,
     LookUpTool,
     OfficeAgent,
@@ -34,7 +34,7 @@ from tests.desk import (
     ShredTool,
     StampTool,
 )
-from tests.office_parts import office_flow
+from tests.apps.office_parts import office_flow
 from tests.stores import STORE_KINDS, store_url
 from tests.test_pauses import BOTH, REQUEST
 

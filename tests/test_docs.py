@@ -89,7 +89,7 @@ async def test_the_fastapi_lifespan_wiring_serves_the_router_once_the_app_is_ope
 
     from agboss import FunctionProvider
     from agboss.models import ChatResponse
-    from tests.office import OfficeApplication
+    from tests.apps.office import OfficeApplication
 
     namespace: dict[str, Any] = {
         "OfficeApplication": OfficeApplication,
@@ -138,7 +138,7 @@ async def test_a_provider_without_a_member_is_refused_naming_it_and_real_classes
     tmp_path: Path,
 ) -> None:
     from agboss import App, ConfigurationError
-    from tests.desk import OfficeApplication
+    from tests.apps.desk import OfficeApplication
 
     class Partial:  # a provider written to the docs before decision_model existed
         serves = ("*",)

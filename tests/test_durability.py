@@ -20,9 +20,9 @@ from agboss import App, ExecutionStatus, FunctionProvider, LeaseLostError, Workf
 from agboss.models import ChatRequest, ChatResponse, MessageRole
 from agboss.store.writes import AppendStep
 from agboss.testing import TestClock, call_tools, reply_with, test_with, tool_call
-from tests.durable_app import DurableApplication, DurableWorkflow, answer_turn
-from tests.durable_pause_app import RefundApplication, model
-from tests.office import (
+from tests.apps.durable_app import DurableApplication, DurableWorkflow, answer_turn
+from tests.apps.durable_pause_app import RefundApplication, model
+from tests.apps.office import (
     RUNS,
     BookExpenseTool,
     DeskDoneDto,
@@ -58,7 +58,7 @@ async def test_a_new_app_on_the_same_file_continues_a_killed_execution_and_no_to
     db, runs, marker = tmp_path / "store.db", tmp_path / "runs.txt", tmp_path / "marker"
     monkeypatch.setenv("AGBOSS_TEST_RUNS", str(runs))
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.durable_app", str(db), str(runs), str(marker)],
+        [sys.executable, "-m", "tests.apps.durable_app", str(db), str(runs), str(marker)],
         cwd=ROOT,
         stderr=subprocess.PIPE,
     )
@@ -127,7 +127,7 @@ async def test_a_send_cut_off_by_a_crash_is_retried_with_the_same_pause_id(
     db, sent = tmp_path / "store.db", tmp_path / "sent.txt"
     monkeypatch.setenv("AGBOSS_TEST_SENT", str(sent))
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.durable_pause_app", str(db), str(sent)],
+        [sys.executable, "-m", "tests.apps.durable_pause_app", str(db), str(sent)],
         cwd=ROOT,
         stderr=subprocess.PIPE,
     )

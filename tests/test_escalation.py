@@ -4,7 +4,6 @@ first channel told, the old id answering nothing — on both stores, through the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -28,8 +27,8 @@ from agboss import (
     workflow,
 )
 from agboss.testing import TestEnv
-from tests import deadline_app
-from tests.deadline_app import (
+from tests.apps import deadline_app
+from tests.apps.deadline_app import (
     DAYS_2,
     ESCALATION,
     HOUR,
@@ -41,7 +40,7 @@ from tests.deadline_app import (
     OrderDto,
     RefundAgent,
 )
-from tests.office_parts import office_flow
+from tests.apps.office_parts import office_flow
 from tests.stores import STORE_KINDS, env_on
 from tests.test_deadlines import answered_by, asked
 from tests.test_ladder import _role
@@ -53,11 +52,7 @@ ESCALATED = [*DESK, "lead send o-1", "withdraw o-1 escalated desk/o-1"]
 """And then: the lead asked, the desk told its question was taken back."""
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    deadline_app.clear()
-    async with env_on(request.param, tmp_path, DeadlineApplication) as made:
-        yield made
+pytestmark = pytest.mark.application.with_args(DeadlineApplication)
 
 
 async def test_a_question_nobody_answered_is_asked_of_the_next_role_under_a_new_id(

@@ -27,14 +27,14 @@ from agboss.cli._main import cli
 from agboss.models import ChatRequest, ChatResponse
 from agboss.testing import TestEnv, test_with
 from agboss.web import pause_router
-from tests import desk
-from tests.desk import OfficeApplication, OfficeWorkflow
-from tests.pii_app import EMAIL, MessageWorkflow, PiiApplication
+from tests.apps import desk
+from tests.apps.desk import OfficeApplication, OfficeWorkflow
+from tests.apps.pii_app import EMAIL, MessageWorkflow, PiiApplication
 from tests.stores import STORE_KINDS, store_url
 from tests.test_round_trips import ASK
 from tests.test_web import bearer, serve
 
-APP = "tests.desk:OfficeApplication"
+APP = "tests.apps.desk:OfficeApplication"
 
 
 class ProviderDownError(Exception):

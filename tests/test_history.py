@@ -21,7 +21,7 @@ from agboss import (
 )
 from agboss.models import ChatRequest, MessageRole
 from agboss.testing import TestEnv, reply_with
-from tests.history_app import (
+from tests.apps.history_app import (
     BriefAgent,
     BriefWorkflow,
     ChatAgent,
@@ -139,8 +139,8 @@ def test_a_history_is_a_whole_number_of_turns() -> None:
 async def test_a_paused_execution_goes_on_with_its_threads_conversation(
     tmp_path: Path,
 ) -> None:
-    from tests import desk
-    from tests.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
+    from tests.apps import desk
+    from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
     from tests.test_round_trips import ASK, DONE
 
     desk.clear()

@@ -18,7 +18,7 @@ import pytest
 from agboss import PauseStatus, ToolCallApprovalDecisionDto, pause_ref
 from agboss.errors import DtoValidationError
 from agboss.web import pause_router
-from tests import replies_app
+from tests.apps import replies_app
 from tests.stores import STORE_KINDS, env_on
 from tests.test_replies import EXPENSE
 from tests.test_web import Served, bearer, serve

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,20 +19,14 @@ from agboss import (
 )
 from agboss.store.writes import AcquireLease, write_one
 from agboss.testing import TestEnv
-from tests import desk
-from tests.desk import RUNS, BookExpenseTool, DeskDepositApprovalChannel, OfficeAgent
-from tests.desk import OfficeApplication as DeskApplication
-from tests.desk import OfficeWorkflow as DeskWorkflow
-from tests.stores import STORE_KINDS, env_on
+from tests.apps import desk
+from tests.apps.desk import RUNS, BookExpenseTool, DeskDepositApprovalChannel, OfficeAgent
+from tests.apps.desk import OfficeApplication as DeskApplication
+from tests.apps.desk import OfficeWorkflow as DeskWorkflow
 from tests.test_pauses import BOTH, REQUEST
 from tests.waiting import eventually
 
-
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    desk.clear()
-    async with env_on(request.param, tmp_path, DeskApplication) as made:
-        yield made
+pytestmark = pytest.mark.application.with_args(DeskApplication)
 
 
 async def paused(env: TestEnv, owner: str, tenant: str = "acme") -> Any:

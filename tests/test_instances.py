@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from agboss import App, ExecutionOutput, ExecutionStatus, FunctionProvider, NotPausedError
 from agboss.testing import test_with
-from tests.multi_app import CountDto, ItemDto, ItemsApplication, ItemsDto, ItemsWorkflow, model
+from tests.apps.multi_app import CountDto, ItemDto, ItemsApplication, ItemsDto, ItemsWorkflow, model
 from tests.stores import STORE_KINDS, store_url
 from tests.waiting import eventually
 

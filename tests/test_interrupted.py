@@ -7,7 +7,7 @@ nothing; ``RERUN`` (the default without a channel, which needs no intent) runs t
 with the same idempotency key; ``ASK`` (the default with a channel) asks the tool's channel
 whether to run it again, with a pause of its own.
 
-Each trial runs the app in a child process (`tests.interrupted_app`) that dies with SIGKILL
+Each trial runs the app in a child process (`tests.apps.interrupted_app`) that dies with SIGKILL
 inside the tool, then recovers the tree in this one, on both stores."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from agboss import (
 from agboss.cli._main import cli
 from agboss.components import spec_of
 from agboss.web import Caller, pause_router
-from tests.interrupted_app import (
+from tests.apps.interrupted_app import (
     ASKED,
     AskedPayTool,
     PaidDto,
@@ -57,7 +57,7 @@ from tests.interrupted_app import (
     PaymentDto,
     open_app,
 )
-from tests.office_parts import office_flow
+from tests.apps.office_parts import office_flow
 from tests.stores import STORE_KINDS, store_url
 from tests.test_web import serve
 
@@ -78,9 +78,9 @@ def ran(runs: Path) -> list[dict[str, Any]]:
 
 
 def spawn(url: str, *args: str, **env: str) -> subprocess.Popen[bytes]:
-    """The app in a child process (`tests.interrupted_app`), with ``env`` besides ours."""
+    """The app in a child process (`tests.apps.interrupted_app`), with ``env`` besides ours."""
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.interrupted_app", url, *args],
+        [sys.executable, "-m", "tests.apps.interrupted_app", url, *args],
         cwd=ROOT,
         env={**os.environ, **env},
         stdout=subprocess.DEVNULL,

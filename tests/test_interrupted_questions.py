@@ -22,8 +22,8 @@ from agboss import (
 )
 from agboss.testing import TestEnv
 from agboss.web import pause_router
-from tests import desk
-from tests.desk import RUNS, OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps import desk
+from tests.apps.desk import RUNS, OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.interrupting import cut_off_in_tool
 from tests.stores import STORE_KINDS, env_on
 from tests.test_round_trips import ASK, DONE

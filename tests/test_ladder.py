@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -35,8 +35,8 @@ from agboss import (
 from agboss.cli._main import cli
 from agboss.testing import TestClock, TestEnv, call_tools, test_with, tool_call
 from agboss.web import Caller, pause_router
-from tests import deadline_app
-from tests.deadline_app import (
+from tests.apps import deadline_app
+from tests.apps.deadline_app import (
     DAYS_2,
     HOUR,
     RUNS,
@@ -49,7 +49,7 @@ from tests.deadline_app import (
     RemindedRefundChannel,
     RemindedRefundTool,
 )
-from tests.office_parts import DeskDoneDto, office_flow
+from tests.apps.office_parts import DeskDoneDto, office_flow
 from tests.stores import STORE_KINDS, env_on
 from tests.test_deadlines import DONE, REQUEST, answered_by, asked, pause_id_of
 from tests.test_web import serve
@@ -57,11 +57,7 @@ from tests.test_web import serve
 DAY = timedelta(hours=24)
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    deadline_app.clear()
-    async with env_on(request.param, tmp_path, DeadlineApplication) as made:
-        yield made
+pytestmark = pytest.mark.application.with_args(DeadlineApplication)
 
 
 async def test_a_question_nobody_answers_is_reminded_at_each_step_once_then_expires(
@@ -334,7 +330,7 @@ def test_get_pauses_and_the_command_line_give_the_next_step(tmp_path: Path) -> N
     assert listed["next_step_at"] == (began + HOUR).isoformat().replace("+00:00", "Z")
     assert listed["next_step_in_seconds"] == 45 * 60
     runner = CliRunner()
-    command = ["pauses", "list", "--app", "tests.deadline_app:DeadlineApplication"]
+    command = ["pauses", "list", "--app", "tests.apps.deadline_app:DeadlineApplication"]
     command += ["--store", url]
     [line] = runner.invoke(cli, [*command, "--json"]).output.splitlines()
     assert json.loads(line)["next_step"] == "remind"

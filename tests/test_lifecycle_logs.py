@@ -5,16 +5,12 @@ value of the execution (issue 37, item 8; docs/executions.md, "Logs")."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
 from agboss import AgentFailedError, WorkflowStartTextDto
 from agboss.testing import TestEnv, invalid_answer
-from tests import desk
-from tests.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
-from tests.stores import STORE_KINDS, env_on
+from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.test_round_trips import ASK, DONE
 
 STANDARD_FIELDS = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
@@ -23,11 +19,7 @@ STANDARD_FIELDS = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "a
 REQUEST = WorkflowStartTextDto(text="Book the taxi for Ada Lovelace")
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    desk.clear()
-    async with env_on(request.param, tmp_path, OfficeApplication) as made:
-        yield made
+pytestmark = pytest.mark.application.with_args(OfficeApplication)
 
 
 def events(caplog: pytest.LogCaptureFixture, level: int = logging.DEBUG) -> list[str]:

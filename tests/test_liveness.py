@@ -30,7 +30,7 @@ from agboss import (
 )
 from agboss.store.writes import AcquireLease, ResolvePause, write_one
 from agboss.testing import TestClock
-from tests.liveness_app import (
+from tests.apps.liveness_app import (
     RUNS,
     SEND_SECONDS,
     WITHDRAW_HANGS,
@@ -40,7 +40,7 @@ from tests.liveness_app import (
     PaymentDto,
     model,
 )
-from tests.liveness_app import PaymentWorkflow as Payments
+from tests.apps.liveness_app import PaymentWorkflow as Payments
 from tests.stores import STORE_KINDS, store_url
 
 

@@ -33,7 +33,7 @@ from agboss import (
 from agboss.mcp import McpInputRequest, McpServer
 from agboss.models import ChatRequest, MessageRole
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
-from tests.mcp_app import (
+from tests.apps.mcp_app import (
     ASKED,
     ROOT,
     STATE_KEY,

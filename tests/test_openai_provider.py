@@ -28,8 +28,8 @@ from agboss.models import (
 )
 from agboss.models._decisions import Decision, DecisionRequest
 from agboss.models.openai import OpenAIApi, OpenAICompatibleProvider, OpenAIProvider
+from tests.apps.office import RUNS, OfficeApplication, OfficeWorkflow
 from tests.loopback import LoopbackServer, Reply, completion, loopback_server
-from tests.office import RUNS, OfficeApplication, OfficeWorkflow
 
 FAST = {"timeout": timedelta(seconds=10)}
 
@@ -331,9 +331,9 @@ async def test_a_decision_model_without_log_probabilities_reads_its_one_word(
 async def test_a_reply_interpreter_reads_a_reply_through_the_provider(
     server: LoopbackServer, tmp_path: Path
 ) -> None:
-    from tests.replies_app import RUNS as REPLY_RUNS
-    from tests.replies_app import OfficeApplication as RepliesApplication
-    from tests.replies_app import OfficeWorkflow as RepliesWorkflow
+    from tests.apps.replies_app import RUNS as REPLY_RUNS
+    from tests.apps.replies_app import OfficeApplication as RepliesApplication
+    from tests.apps.replies_app import OfficeWorkflow as RepliesWorkflow
 
     REPLY_RUNS.clear()
     provider = OpenAICompatibleProvider(

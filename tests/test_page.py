@@ -21,8 +21,8 @@ from starlette.requests import Request
 from agboss import ExecutionStatus, PauseAnswerer
 from agboss.testing import TestEnv, call_tools, test_with, tool_call
 from agboss.web import Caller, pause_router
-from tests import deadline_app, desk, travel_app
-from tests.desk import (
+from tests.apps import deadline_app, desk, travel_app
+from tests.apps.desk import (
     RUNS,
     BookExpenseTool,
     DeskDepositApprovalChannel,

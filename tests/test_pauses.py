@@ -5,9 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
@@ -35,8 +33,8 @@ from agboss import (
 from agboss.models import MessageRole
 from agboss.store.writes import AcquireLease, write_one
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
-from tests import desk
-from tests.desk import (
+from tests.apps import desk
+from tests.apps.desk import (
     RUNS,
     SENT,
     BookExpenseTool,
@@ -51,7 +49,6 @@ from tests.desk import (
     ShredTool,
     StampTool,
 )
-from tests.stores import STORE_KINDS, env_on
 
 REQUEST = WorkflowStartTextDto(text="Return L-7's deposit and book the taxi")
 DONE = reply_with(WorkflowFinishTextDto, text="Both done.")
@@ -61,11 +58,7 @@ BOTH = call_tools(
 )
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    desk.clear()
-    async with env_on(request.param, tmp_path, OfficeApplication) as made:
-        yield made
+pytestmark = pytest.mark.application.with_args(OfficeApplication)
 
 
 async def both_paused(env: TestEnv) -> tuple[ExecutionOutput, str, str]:

@@ -31,8 +31,8 @@ from agboss import (
 from agboss.models import ChatRequest, MessageRole
 from agboss.pii._detect import DETECTORS
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
-from tests import pii_app
-from tests.pii_app import (
+from tests.apps import pii_app
+from tests.apps.pii_app import (
     CARD,
     EMAIL,
     IBAN,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agboss.testing import TestClock, TestEnv
-from tests.office import OfficeApplication
+from tests.apps.office import OfficeApplication
 
 
 @pytest.mark.agboss(OfficeApplication, instances=2)

@@ -54,7 +54,7 @@ from agboss.cli._main import cli
 from agboss.records._outputs import ExecutionOutput
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
 from agboss.web import Caller, pause_router
-from tests.office_parts import DeskDoneDto, office_flow
+from tests.apps.office_parts import DeskDoneDto, office_flow
 from tests.stores import STORE_KINDS, command_url, env_on, store_url
 from tests.test_web import serve
 

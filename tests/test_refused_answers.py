@@ -35,8 +35,8 @@ from agboss import (
 )
 from agboss.store.writes import ResolvePause
 from agboss.testing import TestEnv
-from tests import desk
-from tests.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps import desk
+from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.stores import STORE_KINDS, env_on
 from tests.test_round_trips import ASK, DONE
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,8 +32,8 @@ from agboss.testing import (
     reply_with,
     tool_call,
 )
-from tests import replies_app
-from tests.replies_app import (
+from tests.apps import replies_app
+from tests.apps.replies_app import (
     RUNS,
     BookExpenseTool,
     DepositReplyInterpreter,
@@ -50,17 +48,11 @@ from tests.replies_app import (
     SlackRefundApprovalChannel,
     TightOfficeWorkflow,
 )
-from tests.stores import STORE_KINDS, env_on
 
 DONE = reply_with(WorkflowFinishTextDto, text="Done.")
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    replies_app.clear()
-    # decide_with makes jev a decision model
-    async with env_on(request.param, tmp_path, OfficeApplication) as made:
-        yield made
+pytestmark = pytest.mark.application.with_args(OfficeApplication)
 
 
 async def paused_on(env: TestEnv, call: Any, workflow: type[Any] = OfficeWorkflow) -> str:

@@ -25,8 +25,8 @@ from agboss import (
 from agboss.models.openai import OpenAICompatibleProvider
 from agboss.store.writes import AcquireLease, ReleaseLease
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
+from tests.apps.office_parts import DeskDoneDto, ExpenseDto, office_flow
 from tests.loopback import LoopbackServer, Reply, completion, loopback_server
-from tests.office_parts import DeskDoneDto, ExpenseDto, office_flow
 from tests.stores import STORE_KINDS, store_url
 from tests.test_retry_policies import (
     RUNS,

@@ -39,13 +39,9 @@ from agboss.testing import (
     test_with,
     tool_call,
 )
-from tests import desk, tree_app
-from tests.desk import OfficeApplication, OfficeWorkflow
-from tests.stores import STORE_KINDS, store_url
-from tests.test_failed import ProviderDownError
-from tests.test_round_trips import ASK, DONE
-from tests.test_trees import ORDERS, pauses
-from tests.tree_app import (
+from tests.apps import desk, tree_app
+from tests.apps.desk import OfficeApplication, OfficeWorkflow
+from tests.apps.tree_app import (
     AlphaAgent,
     BareFailFastWorkflow,
     CheckDto,
@@ -57,6 +53,10 @@ from tests.tree_app import (
     SummaryDto,
     TreeApplication,
 )
+from tests.stores import STORE_KINDS, store_url
+from tests.test_failed import ProviderDownError
+from tests.test_round_trips import ASK, DONE
+from tests.test_trees import ORDERS, pauses
 
 DOWN: list[str] = []
 """While it holds a word, the office's model provider is down for a closing call."""

@@ -35,11 +35,8 @@ from agboss import (
 from agboss.models import ChatRequest, ChatResponse
 from agboss.models.openai import OpenAICompatibleProvider
 from agboss.testing import TestEnv, call_tools, fail_with, reply_with, test_with, tool_call
-from tests.loopback import LoopbackServer, Reply, completion, loopback_server
-from tests.office_parts import DeskDoneDto, ExpenseDto, office_flow
-from tests.stores import STORE_KINDS, store_url
-from tests.test_trees import ORDERS
-from tests.tree_app import (
+from tests.apps.office_parts import DeskDoneDto, ExpenseDto, office_flow
+from tests.apps.tree_app import (
     AlphaAgent,
     BetaAgent,
     CheckDto,
@@ -49,6 +46,9 @@ from tests.tree_app import (
     OrdersStart,
     SummaryFinish,
 )
+from tests.loopback import LoopbackServer, Reply, completion, loopback_server
+from tests.stores import STORE_KINDS, store_url
+from tests.test_trees import ORDERS
 
 RUNS: list[str] = []
 """Each run of the gateway tool: its attempt, and what it did."""

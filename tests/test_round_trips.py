@@ -4,7 +4,7 @@ take from a transaction it makes anyway is one round trip fewer to a remote data
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +18,8 @@ from agboss import (
     WorkflowStartTextDto,
 )
 from agboss.testing import TestEnv, call_tools, reply_with, tool_call
-from tests import desk
-from tests.desk import (
+from tests.apps import desk
+from tests.apps.desk import (
     BookExpenseTool,
     OfficeAgent,
     OfficeApplication,
@@ -71,11 +71,7 @@ class Calls:
         self.reads, self.transactions, self.queries = [], 0, 0
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    desk.clear()
-    async with env_on(request.param, tmp_path, OfficeApplication) as made:
-        yield made
+pytestmark = pytest.mark.application.with_args(OfficeApplication)
 
 
 async def _paused(env: TestEnv) -> ExecutionOutput:
@@ -219,7 +215,7 @@ async def test_a_resume_of_a_call_that_must_not_run_twice_journals_its_intent_wi
 ) -> None:
     # The tool declares on_interrupted=FAIL: its intent is written by the answer's commit,
     # which takes the lease — the pass runs it with no commit of its own before it.
-    from tests.interrupted_app import open_app
+    from tests.apps.interrupted_app import open_app
 
     monkeypatch.setenv("AGBOSS_TEST_RUNS", str(tmp_path / "runs.jsonl"))
     async with store_url(kind, tmp_path) as url:

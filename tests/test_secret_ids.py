@@ -24,9 +24,9 @@ from playwright.async_api import expect
 from agboss import ExecutionStatus, ToolCallApprovalDecisionDto, pause_ref
 from agboss.testing import reply_with
 from agboss.web import pause_router
-from tests import replies_app
-from tests.desk import DeskDepositApprovalChannel
-from tests.replies_app import OfficeApplication, RefundReplyInterpreter
+from tests.apps import replies_app
+from tests.apps.desk import DeskDepositApprovalChannel
+from tests.apps.replies_app import OfficeApplication, RefundReplyInterpreter
 from tests.stores import env_on
 from tests.test_page import expense_card, ran, site_for
 from tests.test_replies import EXPENSE, REFUND

@@ -34,8 +34,8 @@ from agboss import (
 from agboss.slack import SlackAnswering, SlackWorkspace, slack_router
 from agboss.testing import TestEnv, call_tools, invalid_answer, reply_with, tool_call
 from agboss.testing.slack import FakeMessage, FakeSlack
-from tests import slack_app
-from tests.slack_app import (
+from tests.apps import slack_app
+from tests.apps.slack_app import (
     ESCALATION,
     FINANCE,
     LEADS,

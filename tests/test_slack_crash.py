@@ -25,8 +25,8 @@ from agboss import App, ExecutionOutput, ExecutionStatus, FunctionProvider, Paus
 from agboss.slack import slack_router
 from agboss.store.writes import AcquireLease, write_one
 from agboss.testing.slack import FakeMessage, FakeSlack
-from tests import slack_app
-from tests.slack_app import FINANCE, RefundWorkflow
+from tests.apps import slack_app
+from tests.apps.slack_app import FINANCE, RefundWorkflow
 from tests.slack_instance import LEASE, SIGNING_SECRET, answerer, model
 from tests.stores import STORE_KINDS, store_url
 from tests.test_slack import REQUEST, _buttons

@@ -9,8 +9,8 @@ from agboss import (
     WorkflowFinishTextDto,
 )
 from agboss.testing import call_tools, reply_with, test_with, tool_call
-from tests import desk
-from tests.desk import (
+from tests.apps import desk
+from tests.apps.desk import (
     BookExpenseTool,
     DeskDepositApprovalChannel,
     OfficeAgent,

@@ -43,10 +43,10 @@ from agboss.cli._main import cli
 from agboss.records._outputs import ExecutionOutput
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
 from agboss.web import Caller, pause_router
-from tests import desk
-from tests.desk import BookExpenseTool, OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps import desk
+from tests.apps.desk import BookExpenseTool, OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps.office_parts import DeskDoneDto, office_flow
 from tests.interrupting import cut_off_in_tool
-from tests.office_parts import DeskDoneDto, office_flow
 from tests.stores import STORE_KINDS, command_url, env_on
 from tests.test_round_trips import ASK
 from tests.test_round_trips import DONE as ROUND_DONE

@@ -19,9 +19,8 @@ from agboss import (
 )
 from agboss.models import ChatRequest, Message, MessageRole
 from agboss.testing import TestEnv, invalid_answer
-from tests import desk
-from tests.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
-from tests.stores import STORE_KINDS, env_on
+from tests.apps import desk
+from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.test_openai_provider import request
 from tests.test_round_trips import ASK, DONE
 
@@ -29,11 +28,7 @@ K = ExecutionEventKind
 REQUEST = WorkflowStartTextDto(text="Book the taxi")
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    desk.clear()
-    async with env_on(request.param, tmp_path, OfficeApplication) as made:
-        yield made
+pytestmark = pytest.mark.application.with_args(OfficeApplication)
 
 
 def said_hi(on_text: Callable[[str], None]) -> ChatRequest:
@@ -120,9 +115,9 @@ async def test_a_stream_takes_a_call_not_awaited(env: TestEnv) -> None:
 async def test_an_openai_model_s_text_streams_in_pieces_before_its_turn(tmp_path: Path) -> None:
     from agboss import App
     from agboss.models.openai import OpenAIProvider
+    from tests.apps.office import OfficeApplication as PlainOffice
+    from tests.apps.office import OfficeWorkflow as PlainWorkflow
     from tests.loopback import loopback_server, streamed_completion
-    from tests.office import OfficeApplication as PlainOffice
-    from tests.office import OfficeWorkflow as PlainWorkflow
 
     with loopback_server() as server:
         server.replies.append(

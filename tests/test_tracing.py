@@ -20,8 +20,8 @@ from agboss import (
     WorkflowStartTextDto,
 )
 from agboss.testing import call_tools, fail_with, reply_with, test_with, tool_call
-from tests import replies_app
-from tests.replies_app import (
+from tests.apps import replies_app
+from tests.apps.replies_app import (
     OfficeAgent,
     OfficeApplication,
     OfficeWorkflow,

@@ -21,10 +21,8 @@ from agboss import (
     PauseStatus,
 )
 from agboss.testing import TestEnv, call_tools, reply_with, tool_call
-from tests import tree_app
-from tests.stores import STORE_KINDS, env_on
-from tests.test_trees import ORDERS, finishes, pauses
-from tests.tree_app import (
+from tests.apps import tree_app
+from tests.apps.tree_app import (
     SENT,
     AlphaAgent,
     BetaAgent,
@@ -39,13 +37,10 @@ from tests.tree_app import (
     SummaryDto,
     TreeApplication,
 )
+from tests.stores import STORE_KINDS, env_on
+from tests.test_trees import ORDERS, finishes, pauses
 
-
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    tree_app.clear()
-    async with env_on(request.param, tmp_path, TreeApplication) as made:
-        yield made
+pytestmark = pytest.mark.application.with_args(TreeApplication)
 
 
 def asks_then_breaks(env: TestEnv, agent: type[Any], order: str) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pickle
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,8 @@ from agboss import (
 )
 from agboss.engine._frame import ExecutionFrame
 from agboss.testing import TestEnv, call_tools, invalid_answer, reply_with, test_with, tool_call
-from tests import tree_app
-from tests.stores import STORE_KINDS, env_on, store_url
-from tests.tree_app import (
+from tests.apps import tree_app
+from tests.apps.tree_app import (
     JOINS,
     RUNS,
     SENT,
@@ -53,15 +51,12 @@ from tests.tree_app import (
     SummaryDto,
     TreeApplication,
 )
+from tests.stores import STORE_KINDS, store_url
 
 ORDERS = OrdersDto(orders=[OrderDto(order_id=f"o{i}") for i in range(3)])
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    tree_app.clear()
-    async with env_on(request.param, tmp_path, TreeApplication) as made:
-        yield made
+pytestmark = pytest.mark.application.with_args(TreeApplication)
 
 
 def pauses(env: TestEnv, agent: type[Any], order: str, verdict: str = "") -> None:

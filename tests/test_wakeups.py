@@ -22,7 +22,7 @@ from agboss.engine import _wakeups
 from agboss.store.postgres._signals import PostgresSignals
 from agboss.store.writes import AcquireLease, ReleaseLease, write_one
 from agboss.testing import TestClock
-from tests.multi_app import ItemDto, ItemsApplication, ItemsDto, ItemsWorkflow, model
+from tests.apps.multi_app import ItemDto, ItemsApplication, ItemsDto, ItemsWorkflow, model
 from tests.stores import POSTGRES_URL, STORE_KINDS, needs_postgres, store_url
 from tests.waiting import eventually
 

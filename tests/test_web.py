@@ -33,8 +33,8 @@ from agboss.errors import (
 from agboss.testing import TestEnv, call_tools, reply_with, test_with
 from agboss.web import Caller, pause_router
 from agboss.web._problems import status_of
-from tests import replies_app
-from tests.replies_app import (
+from tests.apps import replies_app
+from tests.apps.replies_app import (
     RUNS,
     OfficeAgent,
     OfficeApplication,

@@ -20,10 +20,8 @@ import pytest
 
 from agboss import ChannelWithdrawal, ExecutionStatus, PauseResolution
 from agboss.testing import TestEnv, call_tools, tool_call
-from tests import tree_app
-from tests.stores import STORE_KINDS, env_on
-from tests.test_trees import ORDERS, finishes, pause_of, pauses
-from tests.tree_app import (
+from tests.apps import tree_app
+from tests.apps.tree_app import (
     DECLINE,
     SHIP_TIMEOUT,
     AlphaAgent,
@@ -36,6 +34,8 @@ from tests.tree_app import (
     ShipTool,
     TreeApplication,
 )
+from tests.stores import STORE_KINDS, env_on
+from tests.test_trees import ORDERS, finishes, pause_of, pauses
 
 T = TypeVar("T")
 

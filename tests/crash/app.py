@@ -664,7 +664,7 @@ def crash_mcp_application() -> type[Any]:
     Made per process: the desk (a stdio subprocess) notes its runs in this trial's runs file,
     and seals its question's state with a key every process shares.
     """
-    from tests.mcp_app import desk_named
+    from tests.apps.mcp_app import desk_named
 
     desk = desk_named(
         "crash-desk-mcp",

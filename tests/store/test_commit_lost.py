@@ -25,8 +25,8 @@ from agboss import (
     WorkflowStartTextDto,
 )
 from agboss.testing import TestEnv, test_with
-from tests import desk
-from tests.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps import desk
+from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.stores import POSTGRES_URL, needs_postgres
 from tests.test_round_trips import ASK, DONE
 

@@ -31,8 +31,8 @@ from agboss import (
     WorkflowStartTextDto,
 )
 from agboss.testing import test_with
-from tests import desk
-from tests.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps import desk
+from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.test_round_trips import ASK, DONE
 
 MARGINS = [0, 4096, 8192, 16384, 32768, 65536, 131072]

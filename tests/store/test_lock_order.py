@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from agboss import App, FunctionProvider, NotPausedError, ToolCallApprovalDecisionDto
-from tests.liveness_app import PaymentApplication, PaymentDto, PaymentWorkflow, model
+from tests.apps.liveness_app import PaymentApplication, PaymentDto, PaymentWorkflow, model
 from tests.stores import POSTGRES_URL, needs_postgres
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from agboss import App, ExecutionStatus, FunctionProvider, StoreSchemaError
 from agboss.store import SqliteStore, Store
 from agboss.store.sql import SqlStore
 from agboss.store.sql._migrations import LATEST_VERSION
-from tests.multi_app import CountDto, ItemsApplication, model
+from tests.apps.multi_app import CountDto, ItemsApplication, model
 from tests.stores import POSTGRES_URL, STORE_KINDS, made_store, needs_postgres, store_url
 
 FIXTURES = Path(__file__).parent / "v0_1_0"

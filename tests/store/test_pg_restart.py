@@ -31,7 +31,7 @@ from agboss import (
     ToolInterruptedError,
     WorkflowFinishTextDto,
 )
-from tests.interrupted_app import open_app
+from tests.apps.interrupted_app import open_app
 from tests.stores import POSTGRES_URL, needs_postgres, store_url
 
 pytestmark = needs_postgres

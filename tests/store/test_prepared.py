@@ -11,7 +11,7 @@ from agboss import App, ExecutionStatus, FunctionProvider, LeaseLostError
 from agboss.store.postgres import PostgresStore
 from agboss.store.protocol import Fence
 from agboss.store.writes import ReleaseLease
-from tests.multi_app import ItemDto, ItemsApplication, ItemsDto, ItemsWorkflow, model
+from tests.apps.multi_app import ItemDto, ItemsApplication, ItemsDto, ItemsWorkflow, model
 from tests.stores import POSTGRES_URL, needs_postgres
 
 pytestmark = needs_postgres

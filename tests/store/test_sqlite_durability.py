@@ -79,7 +79,7 @@ def test_the_durability_is_chosen_by_the_store_url_or_the_store() -> None:
     ],
 )
 async def test_a_durability_the_store_does_not_know_is_a_clear_error(url: str, said: str) -> None:
-    from tests.desk import OfficeApplication
+    from tests.apps.desk import OfficeApplication
 
     with pytest.raises(StoreError) as caught:
         async with test_with(OfficeApplication, store=url):

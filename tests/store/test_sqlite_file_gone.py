@@ -12,8 +12,8 @@ import pytest
 
 from agboss import ExecutionStatus, StoreUnavailableError, WorkflowStartTextDto
 from agboss.testing import TestEnv, test_with
-from tests import desk
-from tests.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps import desk
+from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.test_round_trips import ASK, DONE
 
 REQUEST = WorkflowStartTextDto(text="Book the taxi")

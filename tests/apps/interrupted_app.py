@@ -1,9 +1,9 @@
 """Tools cut off mid-call: a process that dies inside a tool's handler, after the call's intent
 was committed and before its result (issue 38).
 
-``python -m tests.interrupted_app URL TOOL [PAUSE_ID]``: executes the workflow whose agent calls
-``TOOL`` (or answers ``PAUSE_ID``, approving the call), on an `App` with a short lease; the tool
-notes its run in ``AGBOSS_TEST_RUNS`` and, with ``AGBOSS_DIE_IN_TOOL=1``, kills its own process
+``python -m tests.apps.interrupted_app URL TOOL [PAUSE_ID]``: executes the workflow whose agent
+calls ``TOOL`` (or answers ``PAUSE_ID``, approving the call), on an `App` with a short lease; the
+tool notes its run in ``AGBOSS_TEST_RUNS`` and, with ``AGBOSS_DIE_IN_TOOL=1``, kills its own process
 with SIGKILL before it returns — the call may have run, and left no result (with
 ``AGBOSS_STOP_IN_TOOL=1`` it stops itself with SIGSTOP instead, to be continued later; with
 ``AGBOSS_RESTART_IN_TOOL=1`` it restarts the PostgreSQL cluster ``AGBOSS_RESTART_POSTGRES``
@@ -46,7 +46,7 @@ from agboss import (
 from agboss.agents import ANSWER_TOOL
 from agboss.components import spec_of
 from agboss.models import ChatRequest, ChatResponse, MessageRole, ToolCall
-from tests.office_parts import office_flow
+from tests.apps.office_parts import office_flow
 
 LEASE_TTL = timedelta(milliseconds=600)
 """Short: the test need not wait long for the dead holder's lease to expire."""

@@ -11,7 +11,7 @@ from agboss import (
     tool,
     workflow,
 )
-from tests.office_parts import (
+from tests.apps.office_parts import (
     DepositReturnDto,
     DeskDoneDto,
     ExpenseDto,

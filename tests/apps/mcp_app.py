@@ -28,9 +28,9 @@ from agboss import (
 )
 from agboss.interpreters import InterpreterInput
 from agboss.mcp import McpArguments, McpInputRequest, McpServer
-from tests.office_parts import office_flow
+from tests.apps.office_parts import office_flow
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 STATE_KEY = "order-desk-test-key-" + "0" * 13
 """The key the desk seals its questions' state with (32 bytes), the same in every process."""

@@ -35,7 +35,7 @@ from agboss import (
     workflow_start,
 )
 from agboss.flow import Failure
-from tests.office_parts import DeskDoneDto, OfficeWorkflowFinish, OfficeWorkflowStart
+from tests.apps.office_parts import DeskDoneDto, OfficeWorkflowFinish, OfficeWorkflowStart
 
 RUNS: list[str] = []
 """Every tool run, in order."""

@@ -1,6 +1,6 @@
 """An application whose tool counts its runs in a file, and a child process that dies mid-run.
 
-``python -m tests.durable_app DB RUNS MARKER`` executes the workflow on the SQLite file DB; its
+``python -m tests.apps.durable_app DB RUNS MARKER`` executes the workflow on the SQLite file DB; its
 model calls the tool, then, on its second call, writes MARKER and hangs, so that the parent can
 kill the process between two journaled steps.
 """

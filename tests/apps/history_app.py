@@ -11,7 +11,7 @@ from agboss import (
     replace_with_token,
     workflow,
 )
-from tests.office_parts import office_flow
+from tests.apps.office_parts import office_flow
 
 
 @agent(

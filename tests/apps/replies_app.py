@@ -29,7 +29,7 @@ from agboss import (
     workflow,
 )
 from agboss.interpreters import InterpreterInput
-from tests.office_parts import (
+from tests.apps.office_parts import (
     DepositReturnDto,
     DeskDoneDto,
     ExpenseDto,

@@ -1,7 +1,7 @@
 """What the office applications of the tests share: the DTOs of the desk's tools, the start
-and finish of its workflow, and its one-agent flow. Each application (`tests.office` without
-channels, `tests.desk` with channel roles, `tests.replies_app` with reply interpreters) adds
-its own tools, channels and agent."""
+and finish of its workflow, and its one-agent flow. Each application (`tests.apps.office`
+without channels, `tests.apps.desk` with channel roles, `tests.apps.replies_app` with reply
+interpreters) adds its own tools, channels and agent."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ from agboss import (
 )
 from agboss.interpreters import InterpreterInput
 from agboss.slack import SlackChannel, SlackWorkspace
-from tests.office_parts import DeskDoneDto, OfficeWorkflowFinish, OfficeWorkflowStart
+from tests.apps.office_parts import DeskDoneDto, OfficeWorkflowFinish, OfficeWorkflowStart
 
 RUNS: list[str] = []
 """Every tool run, in order."""

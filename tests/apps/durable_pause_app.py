@@ -1,4 +1,4 @@
-"""An application whose channel dies in ``send``: ``python -m tests.durable_pause_app DB LOG``.
+"""An application whose channel dies in ``send``: ``python -m tests.apps.durable_pause_app DB LOG``.
 
 The channel appends each pause id it is sent to LOG; in the child process (``AGBOSS_TEST_HANG``
 set) it then hangs, so that the parent can kill the process while ``send`` is still running.
@@ -33,7 +33,7 @@ from agboss import (
     workflow_finish,
     workflow_start,
 )
-from tests.durable_app import answer_turn
+from tests.apps.durable_app import answer_turn
 
 
 class RefundDto(BaseModel):
