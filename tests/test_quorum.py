@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any
@@ -55,7 +55,7 @@ from agboss.records._outputs import ExecutionOutput
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
 from agboss.web import Caller, pause_router
 from tests.apps.office_parts import DeskDoneDto, office_flow
-from tests.stores import STORE_KINDS, command_url, env_on, store_url
+from tests.stores import STORE_KINDS, command_url, store_url
 from tests.test_web import serve
 
 SENT: dict[str, str] = {}
@@ -208,12 +208,13 @@ class TreasuryWorkflow: ...
 class TreasuryApplication: ...
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
+def clear() -> None:
+    """What the application records, cleared before each test (the env fixture calls it)."""
     SENT.clear()
     RUNS.clear()
-    async with env_on(request.param, tmp_path, TreasuryApplication, instances=2) as made:
-        yield made
+
+
+pytestmark = pytest.mark.application.with_args(TreasuryApplication, instances=2)
 
 
 async def _call(

@@ -142,12 +142,13 @@ class StandingWorkflow: ...
 class StandingApplication: ...
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
+def clear() -> None:
+    """What the application records, cleared before each test (the env fixture calls it)."""
     ASKED.clear()
     RUNS.clear()
-    async with env_on(request.param, tmp_path, StandingApplication) as made:
-        yield made
+
+
+pytestmark = pytest.mark.application.with_args(StandingApplication)
 
 
 async def _call(

@@ -22,6 +22,7 @@ from agboss.dto import ToolCallApprovalDecisionDto, schema_of
 from agboss.engine._cut_off import call_said
 from agboss.engine._engine import Engine
 from agboss.engine._runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
+from agboss.engine._withdrawing import mark_shown
 from agboss.enums import PauseKind, StandingScope
 from agboss.errors import ConfigurationError
 from agboss.inputs import InputLimits, check_flag, check_id, check_optional_id
@@ -488,6 +489,17 @@ class App:
             check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
             check_id(pause_ref, "pause_ref", limits),
             check_optional_id(owner_id, "owner_id", limits),
+        )
+
+    async def answer_shown(self, pause_id: str, *, tenant_id: str | None = None) -> None:
+        """Says that an answer was shown on its channel's own message by the door that took it
+        (``slack_router`` does): the channel is then not told of it (`ChannelHandler.answered`,
+        owed durably in case that door stopped first)."""
+        limits = self._limits
+        await mark_shown(
+            self._runtime,
+            check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
+            check_id(pause_id, "pause_id", limits),
         )
 
     def accepts_reply(self, pause: PendingPause) -> bool:

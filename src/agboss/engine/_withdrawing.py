@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from agboss.assembly._definitions import ToolChannel
 from agboss.components._channels import ChannelAnswered, ChannelWithdrawal
+from agboss.components._specs import ToolSpec
 from agboss.engine._channels import ChannelCall, tool_of, warn_failed
 from agboss.engine._lease import take_lease
 from agboss.engine._runtime import Runtime
@@ -24,7 +26,7 @@ from agboss.store.writes import (
     MarkWithdrawn,
 )
 
-__all__ = ["tell_owed_withdrawals", "withdraw", "withdraw_closed"]
+__all__ = ["mark_shown", "tell_owed_withdrawals", "withdraw", "withdraw_closed"]
 
 
 async def withdraw(
@@ -36,7 +38,7 @@ async def withdraw(
     """
     tool, channel = tool_of(runtime, pause)
     if resolution is PauseResolution.REPLIED:
-        await _answered(runtime, row, pause)
+        await _answered(runtime, row, pause, tool, channel)
         return
     try:
         call = ChannelCall.of(runtime, row, pause, "channel-withdraw", tool=tool, channel=channel)
@@ -52,10 +54,11 @@ async def withdraw(
         warn_failed(runtime, row, pause, channel.name, "withdraw", error)
 
 
-async def _answered(runtime: Runtime, row: ExecutionRow, pause: PauseRecord) -> None:
+async def _answered(
+    runtime: Runtime, row: ExecutionRow, pause: PauseRecord, tool: ToolSpec, channel: ToolChannel
+) -> None:
     """Calls the channel's ``answered`` once, with the answer masked as the audit trail shows
     it; best-effort, as ``withdraw``."""
-    tool, channel = tool_of(runtime, pause)
     if pause.answer is None or pause.resolved_at is None:
         return
     try:
@@ -104,6 +107,12 @@ async def withdraw_closed(
         how = resolution or pause.resolution or PauseResolution.CANCELLED
         await withdraw(runtime, found, pause, how)
         await told(MarkWithdrawn(pause.tenant_id, pause.pause_id))
+
+
+async def mark_shown(runtime: Runtime, tenant_id: str, pause_id: str) -> None:
+    """A door that showed an answer on its channel's message itself (Slack's route) marks the
+    word the channel is owed as said: no instance tells the channel again."""
+    await runtime.store.write([MarkWithdrawn(tenant_id, pause_id)])
 
 
 async def tell_owed_withdrawals(runtime: Runtime, root_execution_id: str) -> None:

@@ -74,7 +74,6 @@ from agboss.slack._forms import (
     words_view,
 )
 from agboss.slack._workspace import SlackWorkspace
-from agboss.store.writes import MarkWithdrawn
 from agboss.web._bodies import nests_deeper, read_body
 from agboss.web._problems import UnreadableRequestError, log_failure, problem
 from agboss.web._router import app_function, opened_app
@@ -303,7 +302,7 @@ class _Interactions:
                 return _errors({WORDS_BLOCK: "Write an answer first."})
             return await self._answered(app, _Answer(where, user, reply=words), (WORDS_BLOCK,))
         try:
-            found = await _described(app, where.token)
+            _, found = await _described(app, where.token)
         except AgbossError as error:
             return _ack(BackgroundTask(self._refused, app, _Answer(where, user), error))
         schema = app.arguments_schema(found.pause)
@@ -367,8 +366,7 @@ class _Interactions:
             SlackUnmappedUserError: The answerer maps the user to no one for this question.
         """
         token = answer.where.token
-        pause_id = await app.pause_id_of(token.pause_ref, tenant_id=token.tenant_id)
-        found = await app.describe_pause(pause_id, tenant_id=token.tenant_id)
+        pause_id, found = await _described(app, token)
         pause = found.pause
         channel = _channel_of(app, pause)
         if channel is not None and issubclass(channel.implementation, SlackChannel):
@@ -422,8 +420,7 @@ class _Interactions:
         where = answer.where
         token = where.token
         try:
-            pause_id = await app.pause_id_of(token.pause_ref, tenant_id=token.tenant_id)
-            found = await app.describe_pause(pause_id, tenant_id=token.tenant_id)
+            pause_id, found = await _described(app, token)
             if found.decision is None or found.resolved_at is None:
                 return
             question = _question(app, found)
@@ -443,7 +440,7 @@ class _Interactions:
                 text=question_text(question),
                 blocks=decided_blocks(question, decided),
             )
-            await app.store.write([MarkWithdrawn(token.tenant_id, pause_id)])
+            await app.answer_shown(pause_id, tenant_id=token.tenant_id)
         except (AgbossError, SlackClientError) as error:
             log.warning("slack.update-failed: the answered question's message: %s", error)
 
@@ -504,11 +501,12 @@ async def _check_allowed(
     raise SlackNotAllowedError()
 
 
-async def _described(app: App, token: Token) -> PauseDescription:
-    """The pause a button names, once Slack's signature said the click is Slack's: the route
-    is the channel's own door, so the reference is mapped back without an owner."""
+async def _described(app: App, token: Token) -> tuple[str, PauseDescription]:
+    """The id and the description of the pause a button names, once Slack's signature said the
+    click is Slack's: the route is the channel's own door, so the reference is mapped back
+    without an owner."""
     pause_id = await app.pause_id_of(token.pause_ref, tenant_id=token.tenant_id)
-    return await app.describe_pause(pause_id, tenant_id=token.tenant_id)
+    return pause_id, await app.describe_pause(pause_id, tenant_id=token.tenant_id)
 
 
 def _counted(votes: PauseVotes) -> str:
