@@ -37,7 +37,24 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
+def kind(request: pytest.FixtureRequest) -> str:
+    """The store kind a test runs on: each of them in turn."""
+    return str(request.param)
+
+
+@pytest.fixture
+def instances(request: pytest.FixtureRequest) -> int:
+    """How many instances the env fixture starts: its marker's ``instances``, else one (a module
+    overrides it with ``params`` to run its tests on one and on several)."""
+    marker = request.node.get_closest_marker("application")
+    count = marker.kwargs.get("instances", 1) if marker is not None else 1
+    return int(count)
+
+
+@pytest.fixture
+async def env(
+    request: pytest.FixtureRequest, kind: str, instances: int, tmp_path: Path
+) -> AsyncIterator[TestEnv]:
     """The test application named by ``pytest.mark.application.with_args(TheApplication)``
     (on the test or its module: ``with_args``, since a mark given a class alone decorates it),
     on a fresh store of each kind, what it records cleared first."""
@@ -46,12 +63,13 @@ async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[T
         pytest.fail("the env fixture needs pytest.mark.application.with_args(TheApplication)")
     application, *_ = marker.args
     options = dict(marker.kwargs)
+    options["instances"] = instances
     clear = options.pop("clear", None) or getattr(
         sys.modules[application.__module__], "clear", None
     )
     if callable(clear):
         clear()
-    async with env_on(request.param, tmp_path, application, **options) as made:
+    async with env_on(kind, tmp_path, application, **options) as made:
         yield made
 
 

@@ -5,7 +5,6 @@ store: across a restart, on another instance), through the PII seam, as much as 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from tests.apps.history_app import (
     ForgetfulWorkflow,
     HistoryApplication,
 )
-from tests.stores import STORE_KINDS, env_on
+from tests.stores import env_on
 
 
 @pytest.fixture(params=[1, 2], ids=lambda count: f"{count}-instances")
@@ -38,12 +37,7 @@ def instances(request: pytest.FixtureRequest) -> int:
     return int(request.param)
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def env(
-    request: pytest.FixtureRequest, tmp_path: Path, instances: int
-) -> AsyncIterator[TestEnv]:
-    async with env_on(request.param, tmp_path, HistoryApplication, instances=instances) as made:
-        yield made
+pytestmark = pytest.mark.application.with_args(HistoryApplication)
 
 
 def answers(env: TestEnv, agent: type[Any], *texts: str) -> None:

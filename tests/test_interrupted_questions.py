@@ -5,9 +5,6 @@ caller went away mid-tool) and recovered by the sweep."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import httpx
 import pytest
 from fastapi import FastAPI
@@ -22,20 +19,17 @@ from agboss import (
 )
 from agboss.testing import TestEnv
 from agboss.web import pause_router
-from tests.apps import desk
 from tests.apps.desk import RUNS, OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.interrupting import cut_off_in_tool
-from tests.stores import STORE_KINDS, env_on
 from tests.test_round_trips import ASK, DONE
 from tests.test_web import bearer, serve
 
+pytestmark = pytest.mark.application.with_args(OfficeApplication)
 
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    desk.clear()
-    async with env_on(request.param, tmp_path, OfficeApplication) as made:
-        made.mock_llm(OfficeAgent).then_return(ASK, DONE)
-        yield made
+
+@pytest.fixture(autouse=True)
+def scripted(env: TestEnv) -> None:
+    env.mock_llm(OfficeAgent).then_return(ASK, DONE)
 
 
 async def asked(env: TestEnv) -> tuple[str, PendingPause]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -49,23 +48,14 @@ from tests.apps.pii_app import (
     StrictMessageWorkflow,
     TextAgent,
 )
-from tests.stores import STORE_KINDS, store_url
+from tests.stores import store_url
 from tests.waiting import eventually
 
 CUSTOMER = CustomerDto(order_id="o-7", iban=IBAN, note="")
 DONE = reply_with(WorkflowFinishTextDto, text="done")
 
 
-@pytest.fixture(params=STORE_KINDS)
-def kind(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-async def env(kind: str, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    pii_app.clear()
-    async with store_url(kind, tmp_path) as url, test_with(PiiApplication, store=url) as made:
-        yield made
+pytestmark = pytest.mark.application.with_args(PiiApplication)
 
 
 def sent(requests: list[Any]) -> str:

@@ -14,9 +14,8 @@ one whose tool never began — rests on that question once the sweep takes it ov
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,18 +36,16 @@ from agboss.store.writes import ResolvePause
 from agboss.testing import TestEnv
 from tests.apps import desk
 from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
-from tests.stores import STORE_KINDS, env_on
 from tests.test_round_trips import ASK, DONE
 
+pytestmark = pytest.mark.application.with_args(OfficeApplication)
 
-@pytest.fixture(params=STORE_KINDS)
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    desk.clear()
-    async with env_on(request.param, tmp_path, OfficeApplication) as made:
-        # A second DONE: the model call after the tool is made while the tool's row commits,
-        # so a store that refuses that row leaves the call to be made again.
-        made.mock_llm(OfficeAgent).then_return(ASK, DONE, DONE)
-        yield made
+
+@pytest.fixture(autouse=True)
+def scripted(env: TestEnv) -> None:
+    # A second DONE: the model call after the tool is made while the tool's row commits,
+    # so a store that refuses that row leaves the call to be made again.
+    env.mock_llm(OfficeAgent).then_return(ASK, DONE, DONE)
 
 
 class Faults:

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import Awaitable
 from datetime import timedelta
-from pathlib import Path
 from typing import TypeVar
 
 import pytest
 
 from agboss import ChannelWithdrawal, ExecutionStatus, PauseResolution
 from agboss.testing import TestEnv, call_tools, tool_call
-from tests.apps import tree_app
 from tests.apps.tree_app import (
     DECLINE,
     SHIP_TIMEOUT,
@@ -34,7 +32,6 @@ from tests.apps.tree_app import (
     ShipTool,
     TreeApplication,
 )
-from tests.stores import STORE_KINDS, env_on
 from tests.test_trees import ORDERS, finishes, pause_of, pauses
 
 T = TypeVar("T")
@@ -45,13 +42,7 @@ def instances(request: pytest.FixtureRequest) -> int:
     return int(request.param)
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def env(
-    request: pytest.FixtureRequest, tmp_path: Path, instances: int
-) -> AsyncIterator[TestEnv]:
-    tree_app.clear()
-    async with env_on(request.param, tmp_path, TreeApplication, instances=instances) as made:
-        yield made
+pytestmark = pytest.mark.application.with_args(TreeApplication)
 
 
 class Hanging:
