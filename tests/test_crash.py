@@ -22,8 +22,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -43,6 +41,7 @@ from agboss import (
 )
 from agboss.mcp import McpInputRequest
 from agboss.records._outputs import ExecutionOutput
+from tests.children import Child, start
 from tests.crash import lost
 from tests.crash.app import (
     BOOM,
@@ -63,10 +62,10 @@ from tests.crash.app import (
     crash_mcp_application,
     model,
 )
+from tests.crash.leases import expire_leases
 from tests.crash.worker import LEASE_TTL
 from tests.stores import STORE_KINDS, store_url
 
-ROOT = Path(__file__).resolve().parent.parent
 CRASH_ALL = os.environ.get("AGBOSS_CRASH_ALL") == "1"
 LOSE_ANY = os.environ.get("AGBOSS_CRASH_LOSE_ANY") == "1"
 """Loses each commit in turn, durable or not: what would go wrong if it did not wait for the
@@ -314,24 +313,17 @@ def _item(pending: Any) -> str:
     return pending.child_execution_id or str(pending.item_index or 0)
 
 
-def _spawn(url: str, plan: str, log: Path, runs: Path, args: list[str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.crash.worker", url, plan, str(log), *args],
-        cwd=ROOT,
-        env={**os.environ, "AGBOSS_TEST_RUNS": str(runs)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+def _spawn(url: str, plan: str, log: Path, runs: Path, args: list[str]) -> Child:
+    environment = {**os.environ, "AGBOSS_TEST_RUNS": str(runs)}
+    return start(
+        "tests.crash.worker",
+        url,
+        plan,
+        str(log),
+        *args,
+        output=log.with_name("worker.out"),
+        environment=environment,
     )
-
-
-async def _exited(process: subprocess.Popen[bytes], seconds: float = 60) -> int:
-    for _ in range(int(seconds / 0.01)):
-        code = process.poll()
-        if code is not None:
-            return code
-        await asyncio.sleep(0.01)
-    process.kill()
-    raise AssertionError("the worker did not finish")
 
 
 async def _answer_the_rest(
@@ -403,12 +395,12 @@ async def _trial(
     async with store_url(kind, folder) as url:
         root, args = await _prepare(phase, url)
         worker = _spawn(url, plan, log, runs, args)
-        code = await _exited(worker)
-        assert code in (0, -signal.SIGKILL), (code, worker.stderr and worker.stderr.read())
+        code = await worker.exited()
+        assert code in (0, -signal.SIGKILL), (code, worker.said())
         if code != 0:
             if plan.startswith("lose"):  # a power loss: what was not on the disk is gone
                 lost.put_back(url)
-            await asyncio.sleep(0.7)  # the killed holder's lease (0.6 s) expires
+            expire_leases(url)  # the killed holder's lease ends, as it would in 0.6 s
         with runs.open("a") as marker:
             marker.write("recovery\n")
         app = await _app(url, phase)
@@ -678,11 +670,11 @@ async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_a
             if "stopped" not in _runs(log) and _fenced_in(_runs(log)) < point:
                 # This run batched its buffered writes otherwise (how many commits three
                 # branches' writes take depends on their interleaving): the point is not in it.
-                await _exited(worker)
+                await worker.exited()
                 unreached += 1
                 continue
             assert "stopped" in _runs(log), (worker.poll(), log.read_text() if log.exists() else "")
-            await asyncio.sleep(0.7)  # past the stalled holder's lease
+            expire_leases(url)  # the stalled holder's lease ends, as it would in 0.6 s
             with runs.open("a") as marker:
                 marker.write("takeover\n")
             app = await _app(url, phase)
@@ -690,7 +682,7 @@ async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_a
                 await app.recover()
                 final = await _answer_the_rest(app, root, args, log)
                 os.kill(worker.pid, signal.SIGCONT)
-                await _exited(worker)
+                await worker.exited()
                 after = _runs(log, "continued")
                 # A stale holder's ReleaseLease is a no-op by its own condition (holder and
                 # epoch): the lease it names was taken over. Anything else is a late write.

@@ -22,14 +22,14 @@ from urllib.parse import parse_qs, urlsplit
 import psycopg
 from psycopg import sql
 
-__all__ = ["keep", "put_back"]
+__all__ = ["keep", "put_back", "schema_of", "sqlite_path"]
 
 
-def _sqlite_path(url: str) -> Path | None:
+def sqlite_path(url: str) -> Path | None:
     return Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
 
 
-def _schema(url: str) -> tuple[str, str]:
+def schema_of(url: str) -> tuple[str, str]:
     """A PostgreSQL test URL's server (without the query) and schema."""
     parts = urlsplit(url)
     [schema] = parse_qs(parts.query)["schema"]
@@ -45,12 +45,12 @@ def _tables(connection: psycopg.Connection[tuple[str]], schema: str) -> list[str
 
 def keep(url: str) -> None:
     """Copies the store at ``url`` aside, as it is now (every commit so far)."""
-    path = _sqlite_path(url)
+    path = sqlite_path(url)
     if path is not None:
         with sqlite3.connect(path) as source, sqlite3.connect(_copy(path)) as copy:
             source.backup(copy)
         return
-    server, schema = _schema(url)
+    server, schema = schema_of(url)
     with psycopg.connect(server, autocommit=True) as connection, connection.transaction():
         aside = schema + "_kept"
         connection.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(aside)))
@@ -64,13 +64,13 @@ def keep(url: str) -> None:
 
 def put_back(url: str) -> None:
     """Puts the store at ``url`` back as `keep` copied it: what came after is lost."""
-    path = _sqlite_path(url)
+    path = sqlite_path(url)
     if path is not None:
         for log in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
             log.unlink(missing_ok=True)
         shutil.copyfile(_copy(path), path)
         return
-    server, schema = _schema(url)
+    server, schema = schema_of(url)
     aside = schema + "_kept"
     with psycopg.connect(server, autocommit=True) as connection, connection.transaction():
         tables = _tables(connection, schema)
