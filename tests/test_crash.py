@@ -62,6 +62,7 @@ from tests.crash.app import (
     crash_mcp_application,
     model,
 )
+from tests.crash.clock import clock_ahead_by
 from tests.crash.leases import expire_leases
 from tests.crash.worker import LEASE_TTL
 from tests.stores import STORE_KINDS, store_url
@@ -172,9 +173,18 @@ def _counted(lines: list[str], what: str) -> Counter[str]:
     return Counter(line.split()[1] for line in lines if line.startswith(what + " "))
 
 
-async def _app(url: str, phase: str) -> App:
+async def _app(url: str, phase: str, args: list[str] | None = None) -> App:
+    """The phase's application; with the worker's ``args``, on its clock (``wake AHEAD``)."""
     application = crash_mcp_application() if phase.startswith("mcp-") else CrashApplication
-    return await App.create(application, store=url, providers=[FunctionProvider(model)])
+    ahead = float(args[1]) if args is not None and args[0] == "wake" else 0.0
+    return await App.create(
+        application, store=url, providers=[FunctionProvider(model)], clock=clock_ahead_by(ahead)
+    )
+
+
+def _ahead_to(due: float) -> str:
+    """How far ahead a clock runs where ``due`` (a time stamp) is now: the wait skipped."""
+    return str(max(due - time.time(), 0.0))
 
 
 async def _failed(url: str) -> str:
@@ -259,14 +269,14 @@ async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
         return None, ["execute-asked"]  # it ends completed: found by the id the worker logs
     if phase == "wake":
         root, due = await _resting(url)
-        return root, ["wake", str(due)]
+        return root, ["wake", _ahead_to(due)]
     if phase == "expiry":  # the questions' deadline passes; the sweep applies it
         root, due = await _expiring(url)
-        return root, ["wake", str(due + ASKED_SPREAD)]
+        return root, ["wake", _ahead_to(due + ASKED_SPREAD)]
     if phase in ("ladder", "escalate"):  # the questions' step is due; the sweep takes it
         ladder = CrashLadderWorkflow if phase == "ladder" else CrashEscalationWorkflow
         root, due = await _laddered(url, ladder)
-        return root, ["wake", str(due + ASKED_SPREAD)]
+        return root, ["wake", _ahead_to(due + ASKED_SPREAD)]
     if phase == "retry":
         root = await _failed(url)
         return root, ["retry", root]
@@ -347,8 +357,7 @@ async def _answer_the_rest(
             root = started.execution_id
         else:
             root = roots[0].execution_id
-    elif args[0] == "wake":  # what was not moved, the sweep moves
-        await asyncio.sleep(max(float(args[1]) - time.time(), 0.0))
+    elif args[0] == "wake":  # what was not moved, the sweep moves (on the worker's clock)
         await app.recover()
     elif args[0] == "vote":  # the votes not recorded are cast below, as on the others
         pass
@@ -403,7 +412,7 @@ async def _trial(
             expire_leases(url)  # the killed holder's lease ends, as it would in 0.6 s
         with runs.open("a") as marker:
             marker.write("recovery\n")
-        app = await _app(url, phase)
+        app = await _app(url, phase, args)
         try:
             await app.recover()
             broken = await _answers_kept(app, _runs(log))
@@ -677,7 +686,7 @@ async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_a
             expire_leases(url)  # the stalled holder's lease ends, as it would in 0.6 s
             with runs.open("a") as marker:
                 marker.write("takeover\n")
-            app = await _app(url, phase)
+            app = await _app(url, phase, args)
             try:
                 await app.recover()
                 final = await _answer_the_rest(app, root, args, log)

@@ -8,10 +8,10 @@ thread), or
 ``resume`` a pause (approved, with ``OVERRIDE`` as its item id when given), ``answer`` it
 (`App.answer`: recorded at once, the tree moved in the background, which ``close`` waits
 for), ``vote`` on it as two of its three voters (the second vote decides it),
-``retry ROOT`` a failed tree (`App.retry`), ``wake DUE`` a resting tree once its
-retry is due (the sweep's `App.recover`), or ``mcp-execute`` / ``mcp-resume
-PAUSE_ID`` the MCP workflow whose tool asks a question (answered ``{"sure": true}``) — on an
-`App` whose store counts every `Store.write`.
+``retry ROOT`` a failed tree (`App.retry`), ``wake AHEAD`` a resting tree on a clock
+AHEAD seconds ahead, where its retry is due (the sweep's `App.recover`), or
+``mcp-execute`` / ``mcp-resume PAUSE_ID`` the MCP workflow whose tool asks a question
+(answered ``{"sure": true}``) — on an `App` whose store counts every `Store.write`.
 ``PLAN`` is ``none`` (count only), ``kill-before:K``, ``kill-after:K`` (the K-th write; the
 lease keeper's renewals are not counted, as their number depends on timing),
 ``stop-before:K`` (the K-th fenced write: a pass's), or ``lose:K`` (the first write from the
@@ -30,7 +30,6 @@ import asyncio
 import os
 import signal
 import sys
-import time
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import timedelta
@@ -61,6 +60,7 @@ from tests.crash.app import (
     crash_mcp_application,
     model,
 )
+from tests.crash.clock import clock_ahead_by
 
 LEASE_TTL = timedelta(milliseconds=600)
 """Short, so that the harness need not wait long for a killed holder's lease to expire."""
@@ -201,11 +201,14 @@ class CountingStore:
 async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
     store = CountingStore(store_from(url), url, plan, Path(log))
     mcp = phase.startswith("mcp-")
+    # A phase that waits on time runs where it is due (`AheadClock`): ``wake AHEAD``.
+    ahead = float(rest[0]) if phase == "wake" else 0.0
     app = await App.create(
         crash_mcp_application() if mcp else CrashApplication,
         store=store,
         providers=[FunctionProvider(model)],
         lease_ttl=LEASE_TTL,
+        clock=clock_ahead_by(ahead),
     )
     try:
         if phase == "mcp-execute":
@@ -221,8 +224,7 @@ async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
             await app.execute(CrashWorkflow, ITEMS, owner_id="u")
         elif phase == "execute-asked":  # on a new thread: tools that ask before a re-run
             await app.execute(CrashAskedWorkflow, ITEMS, owner_id="u")
-        elif phase == "wake":  # a tree that rests until a retry is due, moved once it is
-            await asyncio.sleep(max(float(rest[0]) - time.time(), 0.0))
+        elif phase == "wake":  # a tree that rests until a retry is due, moved: it is
             await app.recover()
         elif phase == "retry":  # a failed tree run again from its journal
             await app.retry(rest[0], retried_by="harness")
