@@ -40,9 +40,16 @@ lint: $(DEV)
 typecheck: $(DEV)
 	$(BIN)/mypy src examples bench
 
-# --durations: the slowest tests, so that one that creeps towards its time limit is seen.
+# Two processes share the tests (pytest-xdist: this machine's two cores; WORKERS=1 for one);
+# the tests marked `alone` (they restart the PostgreSQL server every other test uses) run
+# after, by themselves. --durations: the slowest tests, so that one that creeps towards its time
+# limit is seen. The last line is how long the suite took.
+WORKERS ?= 2
 unit: $(DEV)
-	$(BIN)/python -m pytest --durations=10
+	@start=$$(date +%s); \
+	$(BIN)/python -m pytest -n $(WORKERS) -m "not alone" --durations=10 \
+		&& $(BIN)/python -m pytest -m alone \
+		&& echo "make test: the test suite took $$(( $$(date +%s) - start )) s"
 
 # Every point of the crash harness (CI's `make test` runs a sample): SIGKILL before and after
 # each store write of a pass, each commit that skips the disk lost with what followed it,

@@ -34,6 +34,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "application(cls, clear=None, **options): the application the env fixture runs, "
         "its recorders cleared by clear() (else by its module's clear()), test_with's options",
     )
+    config.addinivalue_line(
+        "markers",
+        "alone: changes what every other test shares (it restarts the PostgreSQL server): "
+        "`make test` runs it by itself, after the others",
+    )
 
 
 @pytest.fixture(params=STORE_KINDS)

@@ -34,7 +34,7 @@ from agboss import (
 from tests.apps.interrupted_app import open_app
 from tests.stores import POSTGRES_URL, needs_postgres, store_url
 
-pytestmark = needs_postgres
+pytestmark = [needs_postgres, pytest.mark.alone]
 
 
 _LOCAL = {"", "localhost", "127.0.0.1", "::1"}
