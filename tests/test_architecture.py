@@ -133,6 +133,41 @@ def test_the_package_graph_has_no_cycle() -> None:
     assert cycles == []
 
 
+def _reached_from(start: str) -> set[str]:
+    """The modules ``start`` imports, directly or through others (``TYPE_CHECKING`` too)."""
+    modules = _modules()
+
+    def known(target: str) -> str | None:
+        found = [m for m in modules if target == m or target.startswith(m + ".")]
+        return max(found, key=len) if found else None
+
+    reached: set[str] = set()
+    todo = [start]
+    while todo:
+        module = todo.pop()
+        path, is_package = modules[module]
+        for target in _imports(module, path, is_package):
+            found = known(target)
+            if found is not None and found not in reached:
+                reached.add(found)
+                todo.append(found)
+    return reached
+
+
+def test_the_step_machine_and_the_rules_around_a_call_never_import_the_agent_back() -> None:
+    # The agent's run hands the step machine values (a step, a policy, the rule for a call in
+    # doubt); what it calls reaches no module that imports it, not even for a type.
+    for module in (
+        "agboss.engine._steps",
+        "agboss.engine._tool_results",
+        "agboss.engine._interrupted",
+        "agboss.engine._tool_input",
+    ):
+        assert "agboss.engine._agent" not in _reached_from(module), module
+    reached = _reached_from("agboss.engine._agent")
+    assert "agboss.engine._agent" not in reached, "a module the agent's run imports imports it"
+
+
 _LEASE_MAKERS = frozenset({"Lease", "AcquireLease", "RenewLease", "ReleaseLease"})
 """What takes, renews, releases or holds a tree's lease."""
 

@@ -29,29 +29,26 @@ from agboss.components._specs import AgentSpec, ToolSpec
 from agboss.context import StepContext
 from agboss.dto import is_text_dto, schema_of, validation_errors
 from agboss.engine._asking import ask_approval
-from agboss.engine._attempts import (
-    Attempts,
-    Resting,
-    attempted,
-    model_failure,
-    model_retried,
-)
 from agboss.engine._budgets import check_budgets
-from agboss.engine._frame import (
-    GUARDED_TOOL_RUN,
+from agboss.engine._frame import TOOL_STEP, ExecutionFrame, maybe_await, step_context
+from agboss.engine._interrupted import on_interrupted
+from agboss.engine._steps import (
     MODEL_CALL,
     MODEL_CALL_UNDER_BUDGET,
-    TOOL_RUN,
-    TOOL_STEP,
-    ExecutionFrame,
-    maybe_await,
-    step_context,
+    Resting,
+    Step,
+    run_step,
 )
-from agboss.engine._interrupted import RunAgain, on_interrupted
 from agboss.engine._timeouts import run_within
-from agboss.engine._tool_input import Asked, run_asking
-from agboss.engine._tool_results import ToolRaised, ToolResult, ToolStep, tool_raised
-from agboss.enums import OnInterrupted
+from agboss.engine._tool_input import Answering, Asked, run_asking
+from agboss.engine._tool_results import (
+    CallSite,
+    ToolRaised,
+    ToolResult,
+    ToolStep,
+    journal_refusal,
+    tool_policy,
+)
 from agboss.errors import (
     AgbossError,
     AgentFailedError,
@@ -60,7 +57,7 @@ from agboss.errors import (
     ToolError,
 )
 from agboss.flow._graph import FlowNode
-from agboss.mcp._input import McpReply, McpRound
+from agboss.mcp._input import McpRound
 from agboss.models._messages import (
     ChatRequest,
     ChatResponse,
@@ -73,9 +70,8 @@ from agboss.models._messages import (
 from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit, listening
 from agboss.observability._tracing import span
 from agboss.pii._policy import PiiSeam, UnknownTokenError
-from agboss.policies._retries import RetryPolicy
 from agboss.records._model import ComponentRecord, StepRecord, ToolCallRecord
-from agboss.store.writes import AddLedgerEntry, TakePause
+from agboss.store.writes import AddLedgerEntry
 
 __all__ = ["WAITING", "AgentRun", "Waiting", "describe_validation_error"]
 
@@ -88,9 +84,6 @@ class Waiting:
 
 
 WAITING = Waiting()
-
-Answering = tuple[dict[str, McpReply] | None, str | None]
-"""An MCP tool's call again: the answers to the questions it asked, and the state it gave."""
 
 
 def describe_validation_error(error: ValidationError) -> str:
@@ -124,6 +117,13 @@ class AgentRun:
         self.copy_index = copy_index
         self.item_index = item_index
         self.tools = frame.runtime.assembly.tools_by_name(spec)
+        self.site = CallSite(frame, spec.name, node.node_id, frame.branch_path(self.scope))
+        """Where its tools' calls are made, for the rules around a call."""
+        assembly = frame.runtime.assembly
+        # A budget reads the ledger back: what was counted must be committed first.
+        kind = MODEL_CALL_UNDER_BUDGET if assembly.declares_budgets else MODEL_CALL
+        self._model_policy = kind.calling_a_model(assembly.model_retry(spec))
+        """How its model calls run as steps."""
         self._component = ComponentRecord(kind="agent", name=spec.name)
         self._text_answer = is_text_dto(self.output)
         self.pii: PiiSeam | None = None
@@ -441,26 +441,21 @@ class AgentRun:
             )
             return response
 
-        async def attempt(number: int) -> ChatResponse:
-            return await self.frame.step(
+        result = await run_step(
+            self.frame,
+            Step(
                 key,
                 record,
-                lambda: call(number),
+                call,
                 encode=lambda response: response.model_dump_json(),
                 decode=ChatResponse.model_validate_json,
                 record_of=lambda response: record.model_copy(update={"usage": response.usage}),
-                # A budget reads the ledger back: what was counted must be committed first.
-                policy=MODEL_CALL_UNDER_BUDGET if runtime.assembly.declares_budgets else MODEL_CALL,
-            )
-
-        policy = runtime.assembly.model_retry(self.spec)
-        return await attempted(
-            self.frame,
-            key,
-            record,
-            Attempts(policy, model_failure, model_retried(policy), self._model_failed),
-            attempt,
+            ),
+            self._model_policy,
+            fail=self._model_failed,
         )
+        assert result is not None  # never in doubt: a model call writes no intent
+        return result
 
     def _model_failed(self, error: BaseException, errors: list[str]) -> AgentFailedError:
         """The step's failure once its model call is not tried again."""
@@ -565,47 +560,22 @@ class AgentRun:
                 ToolStep(key, record, tool_cls, tool_spec, args, step, taken)
             )
         reason = f": {decision.reason}" if decision.reason else ""
-        return await self.journal_refusal(
-            key, record, f"the call was rejected by {approval.decided_by}{reason}", taken
-        )
-
-    async def journal_refusal(
-        self,
-        key: str,
-        record: StepRecord,
-        why: str,
-        taken: tuple[TakePause, ...],
-        *,
-        as_error: bool = True,
-    ) -> ToolResult:
-        """Journals a call that does not run — the model reads ``Tool error: <why>`` (or
-        ``why`` itself, when it is no error: a call a person said ran) — with the pauses it
-        took."""
-        refused = ToolResult(f"Tool error: {why}" if as_error else why, as_error)
-
-        async def refuse() -> ToolResult:
-            return refused
-
-        return await self.frame.step(
+        return await journal_refusal(
+            self.frame,
             key,
             record,
-            refuse,
-            encode=ToolResult.encode,
-            decode=ToolResult.decode,
-            record_of=lambda done: (
-                record.model_copy(update={"error": done.content}) if as_error else record
-            ),
-            implies=taken,
+            f"the call was rejected by {approval.decided_by}{reason}",
+            taken,
         )
 
     async def _run_call(self, call: ToolStep) -> ToolResult | None:
         """Runs an approved (or unguarded) call; an MCP tool's may ask questions first."""
         if issubclass(call.tool_cls, McpTool):
-            return await run_asking(self, call)
+            return await run_asking(self.site, call, self.journal_tool)
         return await self.journal_tool(call)
 
     async def journal_tool(
-        self, call: ToolStep, *, answering: Answering | None = None, settled: int = 0
+        self, call: ToolStep, answering: Answering | None = None, settled: int = 0
     ) -> ToolResult | None:
         """Runs the tool once, as a journaled step — a tool that must not run twice with its
         intent committed before it runs (``answering``: an MCP tool's call with the answers to
@@ -616,52 +586,36 @@ class AgentRun:
         says what happens (see `on_interrupted`).
 
         Returns:
-            The call's result, or ``None`` while a person is asked whether to run it again.
+            The call's result, or ``None`` while a person is asked whether to run it again, or
+            while the call rests until its next attempt is due.
 
         Raises:
             Asked: The MCP tool asked questions instead of answering; nothing was journaled.
             ToolInterruptedError: An attempt may have run and the tool says ``FAIL``.
         """
-        begun = self.frame.in_doubt(call.key, settled)
-        if begun:
-            then = await on_interrupted(self, call, begun)
-            if not isinstance(then, RunAgain):
-                return then
-            call = replace(call, taken=())  # taken with the next attempt's intent
-        # Only a tool that must not run twice pays for its intent (a commit of its own when
-        # nothing else is buffered): one that runs again anyway needs none.
-        guarded = call.spec.on_interrupted is not OnInterrupted.RERUN
-        record = call.record
-        spec = call.spec
+        record, spec = call.record, call.spec
 
-        async def attempt(_: int) -> ToolResult:
-            step = replace(call.step, attempt=self.frame.next_attempt(call.key))
-            return await self.frame.step(
+        async def run(attempt: int) -> ToolResult:
+            step = replace(call.step, attempt=attempt)
+            return await self._run_tool(call.tool_cls, spec, call.args, step, answering)
+
+        result = await run_step(
+            self.frame,
+            Step(
                 call.key,
                 record,
-                lambda: self._run_tool(call.tool_cls, spec, call.args, step, answering),
+                run,
                 encode=ToolResult.encode,
                 decode=ToolResult.decode,
                 record_of=lambda result: record.model_copy(
                     update={"error": result.content if result.error else None}
                 ),
                 implies=call.taken,
-                # The tool ran: its result is durable before anything else happens.
-                policy=GUARDED_TOOL_RUN if guarded else TOOL_RUN,
-            )
-
-        policy = spec.retry_policy or _RUN_ONCE
-        result = await attempted(
-            self.frame,
-            call.key,
-            record,
-            Attempts(
-                policy,
-                tool_raised,
-                lambda error: (policy.retries(error), None),
-                lambda error, errors: self._tool_failed(spec, error, errors),
             ),
-            attempt,
+            tool_policy(spec),
+            fail=lambda error, errors: self._tool_failed(spec, error, errors),
+            in_doubt=lambda attempt: on_interrupted(self.site, call, attempt),
+            settled=settled,
         )
         return None if isinstance(result, Resting) else result
 
@@ -763,10 +717,6 @@ class AgentRun:
                 hint=f"return a {spec.output.__name__} from run()",
             )
         return ToolResult(result.model_dump_json(), False)
-
-
-_RUN_ONCE = RetryPolicy.none()
-"""A tool's policy unless it declares one: a run that raised fails the step."""
 
 
 def _texts(messages: list[Message]) -> list[str]:

@@ -1,10 +1,9 @@
-"""An execution frame in a pass: its row, its journal, the pass's writes, and journaled steps.
+"""An execution frame in a pass: its row, its journal, the pass's writes, and the journal's
+vocabulary (a step's intents and failed attempts).
 
-`ExecutionFrame.step` is the engine's one primitive for touching the outside world: a step
-whose key is in the journal returns the journaled result and runs nothing; any other runs once,
-after the pass committed what it buffered (or checked its lease), and is journaled in the pass's
-next commit — at once, with what it implies, for a step that ran a tool. The journal is loaded
-by scope (an agent's visit, a launch's join), so a pass reads only the branches it moves.
+The step machine (`agboss.engine._steps.run_step`) runs every journaled step against a frame.
+The journal is loaded by scope (an agent's visit, a launch's join), so a pass reads only the
+branches it moves.
 """
 
 from __future__ import annotations
@@ -12,28 +11,30 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from agboss.context import ExecutionContext, StepContext, Tenant
 from agboss.engine._lease import PassWrites
 from agboss.engine._runtime import Runtime
-from agboss.observability._logs import log_event
 from agboss.pii._policy import PiiSeam, TreeTokens
 from agboss.records._model import StepRecord
 from agboss.records._pauses import PauseRecord
 from agboss.store.protocol import ExecutionRow, Fence, StepEntry
-from agboss.store.writes import AppendStep, JournalRead, SavePiiTokens, Write
+from agboss.store.writes import JournalRead, SavePiiTokens
 
 __all__ = [
+    "ATTEMPT",
     "ATTEMPT_FAILED",
+    "TOOL_STEP",
     "ExecutionFrame",
     "PassState",
+    "attempt_key",
     "execution_context",
     "failed_key",
+    "intent_of",
     "maybe_await",
     "step_context",
 ]
@@ -77,26 +78,6 @@ async def maybe_await(value: T | Awaitable[T]) -> T:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class StepPolicy:
-    """How the step machine (`ExecutionFrame.step`) runs one kind of step: one frozen value
-    per kind, which the intents and retries of the healing issues extend.
-
-    Attributes:
-        commit_first: What the pass buffered is committed before the step runs (``False``:
-            only the lease is checked — a model call, when no budget reads the ledger back).
-        commit: The step's journal row is committed at once, before anything else happens (a
-            tool ran: it must not run again for want of its row).
-        intent: The step's intent — it is about to run, for the how-many-th time — is
-            journaled with the commit before it (``commit_first``), so that a step cut off
-            mid-run is known to be in doubt, not taken for one that never began.
-    """
-
-    commit_first: bool = True
-    commit: bool = False
-    intent: bool = False
-
-
 TOOL_STEP = "tool-run"
 """The kind of a tool's step (its journal row, its record, its approval pause's step)."""
 
@@ -127,26 +108,6 @@ def intent_of(key: str, attempt: int, record: StepRecord) -> StepEntry:
         record_json=record.model_dump_json(),
         usage=None,
     )
-
-
-PLAIN_STEP = StepPolicy()
-"""A step whose result only the pass reads: a join, a rejection read by the model."""
-
-MODEL_CALL = StepPolicy(commit_first=False)
-"""A model call: the lease is checked, nothing committed first (its row goes with the next)."""
-
-MODEL_CALL_UNDER_BUDGET = StepPolicy(commit_first=True)
-"""A model call of an application with budgets: the ledger it is checked against is committed."""
-
-TOOL_RUN = StepPolicy(commit=True)
-"""A tool's run: what came before is committed, and its row at once after it."""
-
-GUARDED_TOOL_RUN = StepPolicy(commit=True, intent=True)
-"""The run of a tool that must not run twice (``on_interrupted`` other than ``RERUN``): its
-intent committed with what came before, its row at once after it."""
-
-TOOL_ROUND = StepPolicy(commit=True)
-"""What a tool's call answered instead of a result (its questions): committed at once."""
 
 
 @dataclass(slots=True)
@@ -372,73 +333,6 @@ class ExecutionFrame:
         if begun <= settled or key in self.journal or failed_key(key, begun) in self.journal:
             return 0
         return 0 if attempt_key(key, begun) in self.state.begun else begun
-
-    async def step(
-        self,
-        key: str,
-        record: StepRecord,
-        run: Callable[[], Awaitable[T]],
-        encode: Callable[[T], str],
-        decode: Callable[[str], T],
-        *,
-        record_of: Callable[[T], StepRecord] | None = None,
-        implies: Sequence[Write[Any]] = (),
-        policy: StepPolicy = PLAIN_STEP,
-    ) -> T:
-        """Runs a step once: from the journal if it ran, else for real, then journaled.
-
-        Args:
-            key: The step's key in this execution (its scope loaded).
-            record: Its record.
-            run: Does the step's work.
-            encode: The result as journal text.
-            decode: Journal text as the result.
-            record_of: The record completed with the result (a model call's usage).
-            implies: Writes that belong with the journal row (the pause the step took).
-            policy: How its kind of step is run (`StepPolicy`).
-
-        Raises:
-            agboss.errors.LeaseLostError: The pass lost its lease; the step did not run.
-        """
-        entry = self.journal.get(key)
-        if entry is not None:
-            return decode(entry.result_json)
-        writes = self.writes
-        if policy.intent:
-            attempt = self.next_attempt(key)
-            # An intent written for this pass with its lease (the answer's commit) is its own.
-            if attempt_key(key, attempt) not in self.state.begun:
-                intent = intent_of(key, attempt, record)
-                writes.add(AppendStep(self.row.execution_id, intent, self.runtime.clock.now()))
-                self.journal[intent.key] = intent
-        if policy.commit_first:
-            await writes.flush()  # the lease is held, and what came before is durable
-        else:
-            await writes.lease.ensure()
-        result = await run()
-        final_record = record_of(result) if record_of is not None else record
-        log_event(
-            self.runtime.logger,
-            logging.DEBUG,
-            "run.step",
-            "execution %(execution_id)s ran a %(kind)s step at %(node_id)s",
-            execution_id=self.row.execution_id,
-            kind=final_record.kind,
-            node_id=final_record.node_id,
-            tool=None if final_record.tool_call is None else final_record.tool_call.tool,
-        )
-        entry = StepEntry(
-            key=key,
-            kind=final_record.kind,
-            result_json=encode(result),
-            record_json=final_record.model_dump_json(),
-            usage=final_record.usage,
-        )
-        writes.add(AppendStep(self.row.execution_id, entry, self.runtime.clock.now()), *implies)
-        self.journal[key] = entry
-        if policy.commit:
-            await writes.send()  # awaited before anything else that cannot be taken back
-        return result
 
     async def records(self) -> list[StepRecord]:
         """The records of every journaled step, in the order they ran (read from the store,

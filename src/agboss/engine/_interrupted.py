@@ -13,22 +13,18 @@ A run again that is cut off too asks again, under the next attempt's key.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from agboss.engine._asking import ask_approval
 from agboss.engine._channels import TOOL_INTERRUPTED
-from agboss.engine._tool_results import ToolResult, ToolStep
+from agboss.engine._steps import RUN_AGAIN, RunAgain
+from agboss.engine._tool_results import CallSite, ToolResult, ToolStep, journal_refusal
 from agboss.enums import OnInterrupted
 from agboss.errors import ToolInterruptedError
 from agboss.observability._logs import log_event
 from agboss.records._pauses import PauseRecord
 from agboss.store.writes import TakePause
 
-if TYPE_CHECKING:
-    from agboss.engine._agent import AgentRun
-
-__all__ = ["RunAgain", "interrupted_key", "on_interrupted"]
+__all__ = ["interrupted_key", "on_interrupted"]
 
 
 def interrupted_key(key: str, attempt: int) -> str:
@@ -37,16 +33,8 @@ def interrupted_key(key: str, attempt: int) -> str:
     return f"{key}/interrupted-{attempt}"
 
 
-@dataclass(frozen=True, slots=True)
-class RunAgain:
-    """The call runs again (``RERUN``, or ``ASK`` approved)."""
-
-
-RUN_AGAIN = RunAgain()
-
-
 async def on_interrupted(
-    run: AgentRun, call: ToolStep, attempt: int
+    site: CallSite, call: ToolStep, attempt: int
 ) -> RunAgain | ToolResult | None:
     """What the tool says happens to a call whose ``attempt`` may have run.
 
@@ -59,27 +47,27 @@ async def on_interrupted(
     """
     spec = call.spec
     log_event(
-        run.frame.runtime.logger,
+        site.frame.runtime.logger,
         logging.WARNING,
         "tool.interrupted",
         "%(tool)s's call in execution %(execution_id)s may have run (attempt %(attempt)s "
         "left no result): %(then)s",
         tool=spec.name,
-        execution_id=run.frame.row.execution_id,
+        execution_id=site.frame.row.execution_id,
         attempt=attempt,
         then=spec.on_interrupted.value,
     )
     if spec.on_interrupted is OnInterrupted.FAIL:
-        said = run.frame.state.resolved.get(
-            (run.frame.row.execution_id, interrupted_key(call.key, attempt))
+        said = site.frame.state.resolved.get(
+            (site.frame.row.execution_id, interrupted_key(call.key, attempt))
         )
         if said is not None:  # a person checked, and said how it went (App.retry)
-            return await _said(run, call, said)
+            return await _said(site, call, said)
         raise ToolInterruptedError(
             f"{spec.name}'s call may have run: its attempt {attempt} began and left no "
             "result (its process died, or its pass lost the tree, mid-call)",
-            agent=run.spec.name,
-            node_id=run.node.node_id,
+            agent=site.agent,
+            node_id=site.node_id,
             hint="check whether it took effect, then say so: app.retry(execution_id, "
             "retried_by=…, call_ran=True, call_result='what it did') or call_ran=False to run it "
             "once more with the same idempotency key (agboss retry --call-ran / --call-not-run)",
@@ -87,23 +75,24 @@ async def on_interrupted(
             attempt=attempt,
         )
     if spec.on_interrupted is OnInterrupted.RERUN:  # (an intent from when it said otherwise)
-        run.frame.writes.add(*call.taken)  # with the next attempt's intent, if any
+        site.frame.writes.add(*call.taken)  # with the next attempt's intent, if any
         return RUN_AGAIN
-    return await _ask(run, call, attempt)
+    return await _ask(site, call, attempt)
 
 
-async def _said(run: AgentRun, call: ToolStep, said: PauseRecord) -> RunAgain | ToolResult:
+async def _said(site: CallSite, call: ToolStep, said: PauseRecord) -> RunAgain | ToolResult:
     """What a person said of a call cut off under ``FAIL`` (`App.retry`'s ``call_ran``), as an
     answer to the question ``ASK`` would have asked: it did not run (it runs once more, with
     the same key), or it ran (the model reads that, and what they said it did)."""
-    frame = run.frame
+    frame = site.frame
     taken = (TakePause(said.tenant_id, said.pause_id),)
     decision = said.answer.decision if said.answer is not None else None
     who = (said.answer.responder if said.answer is not None else None) or "an operator"
     if decision is None or decision.approved:
         frame.writes.add(*call.taken, *taken)  # with the next attempt's intent
         return RUN_AGAIN
-    return await run.journal_refusal(
+    return await journal_refusal(
+        frame,
         call.key,
         call.record,
         f"{call.spec.name}'s call was cut off mid-call; {who} checked that it ran, and "
@@ -113,21 +102,21 @@ async def _said(run: AgentRun, call: ToolStep, said: PauseRecord) -> RunAgain | 
     )
 
 
-async def _ask(run: AgentRun, call: ToolStep, attempt: int) -> RunAgain | ToolResult | None:
-    frame = run.frame
+async def _ask(site: CallSite, call: ToolStep, attempt: int) -> RunAgain | ToolResult | None:
+    frame = site.frame
     # What the call's row would have taken is taken now: the tree rests on the question, and
     # an answer left Resolved would keep the sweep moving it.
     frame.writes.add(*call.taken)
     approval = await ask_approval(
         frame,
-        agent=run.spec.name,
+        agent=site.agent,
         channel=frame.runtime.assembly.tool_channels[call.tool_cls],
         tool=call.spec,
         step_key=interrupted_key(call.key, attempt),
         step=call.record.model_copy(update={"kind": TOOL_INTERRUPTED}),
         context=call.step,
         args=call.args,
-        path=frame.branch_path(run.scope),
+        path=site.path,
     )
     if approval is None:
         return None
@@ -137,7 +126,8 @@ async def _ask(run: AgentRun, call: ToolStep, attempt: int) -> RunAgain | ToolRe
         frame.writes.add(*taken)  # with the next attempt's intent, before the call runs again
         return RUN_AGAIN
     reason = f": {decision.reason}" if decision.reason else ""
-    return await run.journal_refusal(
+    return await journal_refusal(
+        frame,
         call.key,
         call.record,
         f"{call.spec.name}'s call may have run (its process stopped mid-call) and was not run "

@@ -27,6 +27,7 @@ from agboss.components._joins import BranchResult, JoinInput, QuorumOutcome
 from agboss.components._specs import AgentSpec, JoinComponentSpec
 from agboss.engine._agent import WAITING, AgentRun, Waiting
 from agboss.engine._frame import ExecutionFrame, maybe_await, step_context
+from agboss.engine._steps import Step, run_once
 from agboss.engine._withdrawing import withdraw_closed
 from agboss.enums import PauseResolution
 from agboss.errors import (
@@ -565,7 +566,7 @@ class LaunchRun:
         )
         context = step_context(record)
 
-        async def run() -> BaseModel:
+        async def run(_: int) -> BaseModel:
             instance = self.runtime.assembly.container.create(
                 cls, spec.deps, self.frame.context(context)
             )
@@ -588,12 +589,15 @@ class LaunchRun:
                     hint=f"return a {spec.output.__name__} from join()",
                 ) from error
 
-        return await self.frame.step(
-            key,
-            record,
-            run,
-            encode=lambda output: output.model_dump_json(),
-            decode=spec.output.model_validate_json,
+        return await run_once(
+            self.frame,
+            Step(
+                key,
+                record,
+                run,
+                encode=lambda output: output.model_dump_json(),
+                decode=spec.output.model_validate_json,
+            ),
         )
 
 

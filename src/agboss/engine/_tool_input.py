@@ -12,22 +12,25 @@ off before it journaled a round asks the server again.
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from agboss.assembly._mcp import McpTool
 from agboss.components._specs import ToolSpec
 from agboss.engine._asking import Approval, ask_approval
 from agboss.engine._channels import TOOL_INPUT, question_spec
-from agboss.engine._frame import TOOL_ROUND
-from agboss.engine._tool_results import ToolResult, ToolStep
+from agboss.engine._steps import TOOL_ROUND, Step, run_once
+from agboss.engine._tool_results import CallSite, ToolResult, ToolStep, journal_refusal
 from agboss.mcp._input import McpInputRequest, McpReply, McpRound
 
-if TYPE_CHECKING:
-    from agboss.engine._agent import AgentRun
+__all__ = ["MAX_ROUNDS", "Answering", "Asked", "JournalTool", "run_asking"]
 
-__all__ = ["MAX_ROUNDS", "Asked", "run_asking"]
+Answering = tuple[dict[str, McpReply] | None, str | None]
+"""An MCP tool's call again: the answers to the questions it asked, and the state it gave."""
+
+JournalTool = Callable[[ToolStep, Answering, int], Awaitable[ToolResult | None]]
+"""Runs a tool's call as its journaled step: with the answers it is called again with, and how
+many of its earlier attempts ended in a round of questions (the agent's `journal_tool`)."""
 
 MAX_ROUNDS = 10
 """Rounds of questions one call may ask before the model reads a tool error."""
@@ -41,13 +44,20 @@ class Asked(Exception):
         self.asked = asked
 
 
-async def run_asking(run: AgentRun, call: ToolStep) -> ToolResult | None:
+async def run_asking(
+    site: CallSite, call: ToolStep, journal_tool: JournalTool
+) -> ToolResult | None:
     """Runs an MCP tool's call to its result, asking its questions as pauses.
+
+    Args:
+        site: Where the call is made.
+        call: The call.
+        journal_tool: Runs the call as its journaled step.
 
     Returns:
         The call's result, or ``None`` while a question waits for its answer.
     """
-    frame = run.frame
+    frame = site.frame
     key, record, spec = call.key, call.record, call.spec
     answers: dict[str, McpReply] | None = None
     state: str | None = None
@@ -58,30 +68,30 @@ async def run_asking(run: AgentRun, call: ToolStep) -> ToolResult | None:
             asked = McpRound.model_validate_json(entry.result_json)
         else:
             try:
-                return await run.journal_tool(
-                    call,
-                    answering=(answers, state),
-                    settled=number,  # each journaled round ended one attempt
-                )
+                # Each journaled round ended one attempt: not in doubt.
+                return await journal_tool(call, (answers, state), number)
             except Asked as signal:
                 asked = signal.asked
             questioned = record.model_copy(update={"kind": TOOL_INPUT})
-            await frame.step(
-                round_key,
-                questioned,
-                functools.partial(_same, asked),
-                encode=lambda done: done.model_dump_json(),
-                decode=McpRound.model_validate_json,
-                implies=call.taken,
-                policy=TOOL_ROUND,  # what the call answered is durable before anyone is asked
+            await run_once(
+                frame,
+                Step(
+                    round_key,
+                    questioned,
+                    _same(asked),
+                    encode=lambda done: done.model_dump_json(),
+                    decode=McpRound.model_validate_json,
+                    implies=call.taken,
+                ),
+                TOOL_ROUND,  # what the call answered is durable before anyone is asked
             )
             call = replace(call, taken=())
-        refusal = _refusal(run, call.tool_cls, spec, asked, number)
+        refusal = _refusal(site, call.tool_cls, spec, asked, number)
         if refusal is not None:
-            return await run.journal_refusal(key, record, refusal, call.taken)
+            return await journal_refusal(frame, key, record, refusal, call.taken)
         # One pause per question, keyed by its place in the journaled round.
         approvals = [
-            await _ask(run, f"{round_key}/q-{index}", call, question)
+            await _ask(site, f"{round_key}/q-{index}", call, question)
             for index, question in enumerate(_questions(asked))
         ]
         if any(approval is None for approval in approvals):
@@ -96,8 +106,13 @@ async def run_asking(run: AgentRun, call: ToolStep) -> ToolResult | None:
     raise AssertionError("unreachable: the last round is refused")  # pragma: no cover
 
 
-async def _same(asked: McpRound) -> McpRound:
-    return asked
+def _same(asked: McpRound) -> Callable[[int], Awaitable[McpRound]]:
+    """A round's step: what the call answered, as it answered it."""
+
+    async def same(_: int) -> McpRound:
+        return asked
+
+    return same
 
 
 def _questions(asked: McpRound) -> list[McpInputRequest]:
@@ -108,7 +123,7 @@ def _questions(asked: McpRound) -> list[McpInputRequest]:
 
 
 def _refusal(
-    run: AgentRun, tool_cls: type[McpTool], spec: ToolSpec, asked: McpRound, number: int
+    site: CallSite, tool_cls: type[McpTool], spec: ToolSpec, asked: McpRound, number: int
 ) -> str | None:
     """Why a round cannot be asked (the model reads it), if it cannot."""
     if asked.unsupported is not None:
@@ -117,7 +132,7 @@ def _refusal(
         return f"{spec.name} kept asking questions: more than {MAX_ROUNDS} rounds"
     if not asked.questions:
         return None  # only state: the next call carries it back at once
-    if run.frame.runtime.assembly.tool_channels.get(tool_cls) is None:
+    if site.frame.runtime.assembly.tool_channels.get(tool_cls) is None:
         first = asked.questions[0].message
         return (
             f"{spec.name} asked {first!r}, but it names no channel to ask; its server's "
@@ -127,20 +142,20 @@ def _refusal(
 
 
 async def _ask(
-    run: AgentRun, step_key: str, call: ToolStep, question: McpInputRequest
+    site: CallSite, step_key: str, call: ToolStep, question: McpInputRequest
 ) -> Approval | None:
-    frame = run.frame
+    frame = site.frame
     channel = frame.runtime.assembly.tool_channels[call.tool_cls]
     return await ask_approval(
         frame,
-        agent=run.spec.name,
+        agent=site.agent,
         channel=channel,
         tool=question_spec(call.spec, question),
         step_key=step_key,
         step=call.record.model_copy(update={"kind": TOOL_INPUT}),
         context=call.step,
         args=question,
-        path=frame.branch_path(run.scope),
+        path=site.path,
     )
 
 

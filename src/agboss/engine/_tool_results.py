@@ -1,5 +1,6 @@
-"""A tool's call as a journaled step: what it runs (`ToolStep`), and what it journals — the
-text the model reads, and whether it is a tool error (`ToolResult`)."""
+"""A tool's call as a journaled step: what it runs (`ToolStep`), where it is made (`CallSite`),
+how the step machine runs it (`tool_policy`), and what it journals — the text the model reads,
+and whether it is a tool error (`ToolResult`), a refusal among them (`journal_refusal`)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,39 @@ from pydantic import BaseModel
 
 from agboss.components._specs import ToolSpec
 from agboss.context import StepContext
+from agboss.engine._frame import ExecutionFrame
+from agboss.engine._steps import RUN_ONCE, Step, StepPolicy, run_once
+from agboss.enums import OnInterrupted
 from agboss.records._model import StepRecord
 from agboss.store.writes import TakePause
 
-__all__ = ["ToolRaised", "ToolResult", "ToolStep", "tool_raised"]
+__all__ = [
+    "CallSite",
+    "ToolRaised",
+    "ToolResult",
+    "ToolStep",
+    "journal_refusal",
+    "tool_policy",
+    "tool_raised",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    """Where a tool's call is made: what the rules around a call (one in doubt, questions it
+    asks mid-call) need of the agent that makes it.
+
+    Attributes:
+        frame: The execution frame of the agent's visit.
+        agent: The agent's name.
+        node_id: Its node in the flow.
+        path: The branch path its questions wait under.
+    """
+
+    frame: ExecutionFrame
+    agent: str
+    node_id: str
+    path: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,3 +107,49 @@ def tool_raised(error: Exception) -> BaseException | None:
     """A tool's attempt failed with what its run raised (``None``: not a failure of the run,
     such as an MCP tool's questions, which go on as they are)."""
     return error.error if isinstance(error, ToolRaised) else None
+
+
+def tool_policy(spec: ToolSpec) -> StepPolicy:
+    """How the step machine runs a tool's call: what came before is committed, and its row at
+    once after it; tried again under the tool's `RetryPolicy`; and only a tool that must not
+    run twice (``on_interrupted`` other than ``RERUN``) pays for an intent (a commit of its own
+    when nothing else is buffered): one that runs again anyway needs none."""
+    return StepPolicy(
+        commit=True,
+        intent=spec.on_interrupted is not OnInterrupted.RERUN,
+        retry=spec.retry_policy or RUN_ONCE,
+        failure_of=tool_raised,
+        on_interrupted=spec.on_interrupted,
+    )
+
+
+async def journal_refusal(
+    frame: ExecutionFrame,
+    key: str,
+    record: StepRecord,
+    why: str,
+    taken: tuple[TakePause, ...],
+    *,
+    as_error: bool = True,
+) -> ToolResult:
+    """Journals a call that does not run — the model reads ``Tool error: <why>`` (or ``why``
+    itself, when it is no error: a call a person said ran) — with the pauses it took."""
+    refused = ToolResult(f"Tool error: {why}" if as_error else why, as_error)
+
+    async def refuse(_: int) -> ToolResult:
+        return refused
+
+    return await run_once(
+        frame,
+        Step(
+            key,
+            record,
+            refuse,
+            encode=ToolResult.encode,
+            decode=ToolResult.decode,
+            record_of=lambda done: (
+                record.model_copy(update={"error": done.content}) if as_error else record
+            ),
+            implies=taken,
+        ),
+    )
