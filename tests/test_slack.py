@@ -595,7 +595,8 @@ async def test_a_thread_owners_question_is_answered_by_the_owner_alone(desk: Des
     await desk.slack.click(desk.url, message, "Approve", user="U0ADA")
     assert (await desk.outcome()).status is ExecutionStatus.COMPLETED
     assert RUNS == ["expense taxi 12.5"]
-    assert desk.slack.message(message.ts).updates == 1
+    # The message is updated once the click's answer is recorded, beside the tree's move.
+    await eventually(lambda: desk.slack.message(message.ts).updates == 1, "the update")
 
 
 async def test_a_forged_signature_is_refused_and_answers_nothing(desk: Desk) -> None:
