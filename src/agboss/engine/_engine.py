@@ -259,7 +259,13 @@ class Engine:
             # Nothing ran: the tree rests as it was (its wake-up kept), the lease freed.
             if start.was is not None and start.was is not row.status:
                 await writes.commit_one(
-                    RestTree(writes.lease.fence, runtime.clock.now(), None, row.wake_at)
+                    RestTree(
+                        writes.lease.fence,
+                        runtime.clock.now(),
+                        None,
+                        row.wake_at,
+                        row.resting_until,
+                    )
                 )
             else:
                 await _let_go(runtime, writes)
@@ -276,6 +282,8 @@ class Engine:
             new_thread=start.begin is not None,  # begun with its pass: a new thread's
             begun=start.begun,
             generation=row.generation,
+            due={(pause.execution_id, pause.step_key): pause for pause in start.due},
+            due_paths=tuple(pause.path for pause in start.due),
         )
         async with runtime.store.session():
             async with lease.kept():
@@ -387,8 +395,12 @@ class Engine:
                 # A pass that re-entered every branch knows every step that rests; another
                 # keeps the wake-up of those it did not re-enter (read with its lease).
                 wake = _earliest(state.wake_at, await self._kept_wake(row, state))
+                # The branches it did not re-enter keep their resting steps' wake-up.
+                resting = _earliest(
+                    state.resting_until, None if state.recovering else row.resting_until
+                )
                 rested = await writes.commit_one(
-                    RestTree(writes.lease.fence, runtime.clock.now(), check, wake)
+                    RestTree(writes.lease.fence, runtime.clock.now(), check, wake, resting)
                 )
                 if rested is None:  # an answer came: the lease is still held
                     resolved = await self._resolved(row)
@@ -422,14 +434,17 @@ class Engine:
 
     async def _kept_wake(self, row: ExecutionRow, state: PassState) -> datetime | None:
         """The wake-up a pass keeps of the branches it did not re-enter: the tree's, as read
-        with its lease — unless that was the deadline or ladder step of a question this pass
-        took the answer of, which no longer waits: then the earliest of the questions still
-        waiting (a read, only then)."""
+        with its lease — unless it has come (the pass was woken by a question's deadline or
+        ladder step), or was the deadline or ladder step of a question this pass took the
+        answer of, which no longer waits: then the earliest of the questions still waiting
+        and of the resting steps (a read, only then)."""
         kept = None if state.recovering else row.wake_at
         if kept is None:
             return None
         answered = state.resolved.values()
-        if not any(kept in (pause.expires_at, pause.next_step_at) for pause in answered):
+        if kept > self.runtime.clock.now() and not any(
+            kept in (pause.expires_at, pause.next_step_at) for pause in answered
+        ):
             return kept
         waiting = await self.runtime.store.pauses.find_by_root(
             row.root_execution_id, (PauseStatus.PENDING,)
@@ -437,6 +452,7 @@ class Engine:
         return _earliest(
             *(pause.expires_at for pause in waiting),
             *(pause.next_step_at for pause in waiting),
+            row.resting_until,
         )
 
     async def _resolved(self, root: ExecutionRow) -> list[PauseRecord]:
@@ -642,20 +658,25 @@ class Engine:
             await tell_owed_withdrawals(runtime, execution_id)  # only channels are owed
             return None
         start = PassStart.taken(taken)
-        woken = row.wake_at is not None and row.wake_at <= runtime.clock.now()
+        now = runtime.clock.now()
+        woken = row.wake_at is not None and row.wake_at <= now
         if not (woken or start.recovering or start.resolved is None or start.resolved):
             # Resting, nothing answered, nothing due: found for a channel owed a withdraw
             # (a pass cut off after it rested), which is all there is to do.
             await taken.release()
             await tell_owed_withdrawals(runtime, execution_id)
             return None
-        if woken:  # every branch is re-entered: the resting step's path is not known
+        resting = row.resting_until is not None and row.resting_until <= now
+        if woken and (resting or not start.due):
+            # Every branch is re-entered: a resting step's path is not known.
             start = replace(start, woken=True)
         why = (
             "a retry's wait is due"
-            if woken
+            if start.woken
             else "its last pass was cut off"
             if start.recovering
+            else "a question's deadline or ladder step is due"
+            if woken
             else "an answer was recorded and not moved"
         )
         log_event(

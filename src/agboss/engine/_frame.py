@@ -119,7 +119,8 @@ class PassState:
     what that pass did is read back from the store, not assumed.
 
     Attributes:
-        resolved_paths: The branch paths of the pauses resolved for this pass.
+        resolved_paths: The branch paths of the pauses resolved for this pass, and of those
+            found due (`due_paths`).
         recovering: Whether every waiting branch and paused child is re-entered.
         dropping: The branch paths of branches being dropped (their sends finish first).
     """
@@ -137,7 +138,15 @@ class PassState:
     finds its answer here, without a read."""
 
     wake_at: datetime | None = None
+    """When the tree this pass rests wakes: the earliest resting step's next attempt, or the
+    earliest deadline or ladder step of a question it re-entered."""
+    resting_until: datetime | None = None
     """When the earliest step this pass left resting is due (its next attempt)."""
+    due: dict[tuple[str, str], PauseRecord] = field(default_factory=dict)
+    """The pending pauses whose deadline or ladder step had come when the pass took the lease,
+    by their execution and step: a step re-entered finds its pause here once, without a read."""
+    due_paths: tuple[str, ...] = ()
+    """Their branch paths: entered as those of the answers are."""
     reminding: asyncio.Lock = field(default_factory=asyncio.Lock)
     """Held while a channel is reminded and the step recorded: one at a time in a tree, so a
     crash repeats one reminder, never every branch's."""
@@ -173,17 +182,20 @@ class PassState:
 
     def take(self, resolved: Sequence[PauseRecord]) -> None:
         """Sets the pauses resolved for the next run of the flow."""
-        self.resolved_paths = [pause.path for pause in resolved]
+        self.resolved_paths = [pause.path for pause in resolved] + list(self.due_paths)
         self.resolved = {(pause.execution_id, pause.step_key): pause for pause in resolved}
 
     def affected(self, path: str) -> bool:
         """Whether a waiting branch or child at the branch path ``path`` is re-entered."""
         return self.recovering or any(resolved.startswith(path) for resolved in self.resolved_paths)
 
-    def wake(self, at: datetime) -> None:
-        """A step rests until ``at`` (its next attempt): the tree wakes by then."""
+    def wake(self, at: datetime, *, resting: bool = False) -> None:
+        """The tree wakes by ``at``: a question's deadline or ladder step, or (``resting``) a
+        step that rests until its next attempt."""
         if self.wake_at is None or at < self.wake_at:
             self.wake_at = at
+        if resting and (self.resting_until is None or at < self.resting_until):
+            self.resting_until = at
 
     def reopens(self, generation: int) -> bool:
         """Whether what failed, was dropped or was withdrawn in ``generation`` is run or asked

@@ -211,8 +211,10 @@ class PassStart:
             yet written: `Lease.written`).
         begun: The journal keys of the tool intents written with the lease, for this pass
             (not a sign of a call cut off).
-        woken: A step's wait is due (a retry): every waiting branch and paused child is
-            re-entered, as when recovering, though no pass was cut off.
+        woken: A resting step's wait is due (a retry): every waiting branch and paused child
+            is re-entered, as when recovering, though no pass was cut off.
+        due: The pending pauses whose deadline or ladder step had come, read with the lease:
+            their branches are entered (a pass woken by them alone enters only those).
         was: The root's status before the lease's transaction set it running (a pass that
             stops before it writes anything puts it back).
     """
@@ -228,6 +230,7 @@ class PassStart:
     begun: frozenset[str] = frozenset()
     woken: bool = False
     was: ExecutionStatus | None = None
+    due: Sequence[PauseRecord] = ()
 
     @classmethod
     def taken(cls, taken: Taken) -> PassStart:
@@ -243,6 +246,7 @@ class PassStart:
             any_pending=acquired.any_pending,
             begun=acquired.intents,
             was=acquired.status,
+            due=acquired.due,
         )
 
 

@@ -362,7 +362,8 @@ async def _waited(frame: ExecutionFrame, due: datetime) -> bool:
     clock = runtime.clock
     wait = due - clock.now()
     if wait > runtime.lease_ttl / 3:
-        frame.state.wake(due)  # no lease held, no task parked: the tree wakes when it is due
+        # No lease held, no task parked: the tree wakes when it is due.
+        frame.state.wake(due, resting=True)
         return False
     if wait > timedelta(0):
         await frame.writes.flush()

@@ -22,7 +22,9 @@ __all__ = [
     "PAUSE_COLUMNS",
     "PENDING_COLUMNS",
     "PENDING_IDS",
+    "QUESTION_DUE",
     "STEPS_UNDER",
+    "TREE_DUE",
     "by_seq",
     "execution_of",
     "pause_of",
@@ -44,8 +46,23 @@ EXECUTION_COLUMNS = (
     "updated_at, generation, wake_at"
 )
 
-EXECUTION_READ = EXECUTION_COLUMNS + ", input_tokens, output_tokens, cost, model_calls"
-"""An execution's columns and what its own steps spent."""
+EXECUTION_READ = (
+    EXECUTION_COLUMNS + ", input_tokens, output_tokens, cost, model_calls, resting_until"
+)
+"""An execution's columns, what its own steps spent, and when its earliest resting step is
+due (written only as its tree rests)."""
+
+TREE_DUE = "wake_at <= COALESCE(CAST(? AS BIGINT), {now})"
+"""The one statement of "a tree is due": its wake-up (a resting step's next attempt, a
+question's deadline or ladder step) has come, by the application's time when given, else the
+database's. The sweep finds such a tree, and the lease's taking starts a pass on it."""
+
+QUESTION_DUE = (
+    "(expires_at <= COALESCE(CAST(? AS BIGINT), {now}) "
+    "OR next_step_at <= COALESCE(CAST(? AS BIGINT), {now}))"
+)
+"""A pending question is due: its deadline, or its ladder's next step, has come (which of a
+tree's branches a pass woken by time enters)."""
 
 
 def execution_of(row: Any) -> ExecutionRow:
@@ -78,6 +95,9 @@ def execution_of(row: Any) -> ExecutionRow:
             )
             if len(values) > 16
             else Usage()
+        ),
+        resting_until=(
+            None if len(values) <= 20 or values[20] is None else from_micros(int(values[20]))
         ),
     )
 

@@ -189,7 +189,11 @@ class ExecutionRow:
     a root's is the tree's; a child failed or cancelled in an earlier generation is reopened
     when the pass that retries the tree reaches it."""
     wake_at: datetime | None = None
-    """When a root that rests moves by itself (a retry's wait is due), else ``None``."""
+    """When a root that rests moves by itself (a retry's wait, a question's deadline or ladder
+    step is due), else ``None``."""
+    resting_until: datetime | None = None
+    """When the earliest resting step (a retry's wait) of a root that rests is due, else
+    ``None``: a pass woken before it enters only the branches of the questions due."""
 
     @classmethod
     def starting(

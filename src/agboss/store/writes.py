@@ -529,6 +529,8 @@ class Acquired:
         row: The root execution as it is now (``None`` if it has no row).
         resolved: With ``start_pass``: the tree's Resolved pauses, in the order asked, read in
             the same transaction (what the pass takes first); ``None`` otherwise.
+        due: With ``start_pass``: the tree's pending pauses whose deadline or ladder step has
+            come, read with the resolved ones (the branches a pass woken by time enters).
         journal: With ``journal``: the steps journaled under that prefix of that execution,
             read in the same transaction (what the pass replays first); ``None`` otherwise.
         any_pending: With ``start_pass``: whether the tree had pending pauses (only a lease holder
@@ -543,6 +545,7 @@ class Acquired:
     resolved: tuple[PauseRecord, ...] | None = None
     journal: JournalRead | None = None
     any_pending: bool | None = None
+    due: tuple[PauseRecord, ...] = ()
     intents: frozenset[str] = frozenset()
     """The keys of the ``intents`` journaled with the lease (all, or none)."""
 
@@ -684,8 +687,11 @@ class RestTree(Write[Rested | None]):
     now: datetime
     tried: frozenset[str] | None
     wake_at: datetime | None = None
-    """When the tree moves by itself (a step's next attempt is due): it rests `WAITING` then,
-    unless a pause is pending (`PAUSED`, with the same wake-up)."""
+    """When the tree moves by itself (a step's next attempt, a question's deadline or ladder
+    step is due): it rests `WAITING` then, unless a pause is pending (`PAUSED`, with the same
+    wake-up)."""
+    resting_until: datetime | None = None
+    """When its earliest resting step (a retry's wait) is due (`ExecutionRow.resting_until`)."""
 
     def changed_executions(self) -> tuple[str, ...]:
         return (self.fence.root_execution_id,)

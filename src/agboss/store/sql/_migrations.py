@@ -345,6 +345,17 @@ def _granting_order(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _resting_steps(dialect: Dialect) -> list[Sql]:
+    """A tree's wake-up apart from its questions' timers: when its earliest resting step (a
+    retry's wait) is due — so that a pass woken by a question's deadline or ladder enters only
+    that question's branch. A wake-up stored before is taken for a resting step's (its pass
+    re-enters every branch, as it did then)."""
+    return [
+        Sql("ALTER TABLE executions ADD COLUMN resting_until BIGINT"),
+        Sql("UPDATE executions SET resting_until = wake_at WHERE wake_at IS NOT NULL"),
+    ]
+
+
 Step: TypeAlias = Callable[[Dialect], "list[Sql] | Generator[Sql, Any, None]"]
 """A schema step: its statements, or a generator of them that reads what a statement returned
 (a row's value computed in Python)."""
@@ -369,6 +380,7 @@ STEPS: tuple[Step, ...] = (
     _voters,
     _pause_refs,
     _granting_order,
+    _resting_steps,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

@@ -12,14 +12,16 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from agboss.enums import ExecutionStatus
+from agboss.enums import ExecutionStatus, PauseStatus
 from agboss.errors import ThreadOwnerError
 from agboss.store._rows import (
     EXECUTION_COLUMNS,
     EXECUTION_READ,
     PAUSE_COLUMNS,
     PENDING_IDS,
+    QUESTION_DUE,
     STEPS_UNDER,
+    TREE_DUE,
     by_seq,
     execution_of,
     pause_of,
@@ -162,7 +164,8 @@ def _insert_child(write: InsertChild) -> Ops:
 def _set_execution_status(write: SetExecutionStatus) -> Ops:
     changed = yield one_later(
         "UPDATE executions SET status = ?, output_json = ?, error_json = ?, updated_at = ?, "
-        "wake_at = NULL WHERE execution_id = ? AND status != 'cancelled' RETURNING 1",
+        "wake_at = NULL, resting_until = NULL "
+        "WHERE execution_id = ? AND status != 'cancelled' RETURNING 1",
         write.status.value,
         write.output_json,
         write.error_json,
@@ -394,7 +397,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
             "WHERE root_execution_id = ? AND holder = ? "
             "AND expires_at > COALESCE(CAST(? AS BIGINT), {now})) "
             "AND (EXISTS (SELECT 1 FROM pauses WHERE root_execution_id = ? "
-            "AND status = 'resolved') OR wake_at <= COALESCE(CAST(? AS BIGINT), {now})) "
+            f"AND status = 'resolved') OR {TREE_DUE}) "
             "RETURNING 1",
             root_execution_id,
             root_execution_id,
@@ -403,11 +406,15 @@ def _acquire_lease(write: AcquireLease) -> Ops:
             root_execution_id,
             at,
         )
-        # What the pass takes first, read here so that it starts without a read of its own.
+        # What the pass takes first, read here so that it starts without a read of its own:
+        # the answers, and the questions whose deadline or ladder step has come (the branches
+        # a pass woken by time enters).
         resolved = yield many_later(
-            f"SELECT {PAUSE_COLUMNS} FROM pauses "
-            "WHERE root_execution_id = ? AND status = 'resolved'",
+            f"SELECT {PAUSE_COLUMNS} FROM pauses WHERE root_execution_id = ? "
+            f"AND (status = 'resolved' OR (status = 'pending' AND {QUESTION_DUE}))",
             root_execution_id,
+            at,
+            at,
         )
         # Whether the pass that ends the tree must close waiting pauses (read which).
         pending = yield one_later(
@@ -424,6 +431,9 @@ def _acquire_lease(write: AcquireLease) -> Ops:
     def acquired() -> Acquired | None:
         if taken.rows is None:
             return None
+        read = (
+            [] if resolved is None else sorted((pause_of(row) for row in resolved.rows), key=by_seq)
+        )
         root = None if found.rows is None else execution_of(found.rows)
         status = None if root is None else root.status
         if root is not None and started is not None and started.rows is not None:
@@ -436,8 +446,9 @@ def _acquire_lease(write: AcquireLease) -> Ops:
             resolved=(
                 None
                 if resolved is None
-                else tuple(sorted((pause_of(row) for row in resolved.rows), key=by_seq))
+                else tuple(pause for pause in read if pause.status is PauseStatus.RESOLVED)
             ),
+            due=tuple(pause for pause in read if pause.status is PauseStatus.PENDING),
             any_pending=None if pending is None else pending.rows is not None,
             intents=frozenset(str(row.rows[0]) for row in intents if row.rows is not None),
             journal=(
@@ -502,11 +513,12 @@ def _rest_tree(write: RestTree) -> Ops:
     paused = yield one_later(
         "UPDATE executions SET status = CASE WHEN EXISTS (SELECT 1 FROM pauses "
         "WHERE root_execution_id = ? AND status = 'pending') THEN 'paused' ELSE ? END, "
-        "output_json = NULL, error_json = NULL, wake_at = ?, "
+        "output_json = NULL, error_json = NULL, wake_at = ?, resting_until = ?, "
         f"updated_at = ? WHERE execution_id = ? AND status != 'cancelled'{unless} RETURNING 1",
         root,
         "paused" if write.wake_at is None else "waiting",
         _micros(write.wake_at),
+        _micros(write.resting_until),
         to_micros(write.now),
         root,
         *others,

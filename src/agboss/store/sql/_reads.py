@@ -23,6 +23,7 @@ from agboss.store._rows import (
     PENDING_COLUMNS,
     PENDING_IDS,
     STEPS_UNDER,
+    TREE_DUE,
     by_seq,
     execution_of,
     pause_of,
@@ -316,7 +317,7 @@ class SqlExecutionRepository(_Repository):
                 "  UNION SELECT root_execution_id FROM pauses WHERE withdrawal = 'due' "
                 "  UNION SELECT execution_id FROM executions WHERE wake_at IS NOT NULL "
                 "    AND parent_execution_id IS NULL "
-                "    AND wake_at <= COALESCE(CAST(? AS BIGINT), {now})) "
+                f"    AND {TREE_DUE}) "
                 "AND (l.holder IS NULL OR l.expires_at <= COALESCE(CAST(? AS BIGINT), {now})) "
                 "AND (e.status IN ('running', 'paused', 'waiting') OR EXISTS (SELECT 1 "
                 "  FROM pauses AS w WHERE w.root_execution_id = e.execution_id "

@@ -170,6 +170,34 @@ class RetryContract(Contract):
         assert found is not None
         assert found.wake_at is None
 
+    async def test_a_resting_steps_wake_up_is_kept_apart_and_the_lease_names_the_questions_due(
+        self, store: Store
+    ) -> None:
+        fence = await self._begin(store)
+        soon, later = NOW + timedelta(minutes=1), NOW + timedelta(hours=1)
+        due = replace(make_pause(path="a"), expires_at=soon)
+        waiting = replace(make_pause("q" * 32, "1:a#1/turn-0/tool-0", path="b"), next_step_at=later)
+        await store.write([InsertPause(due), InsertPause(waiting)], fence=fence)
+        resting = NOW + timedelta(minutes=30)
+        rested = RestTree(fence, NOW, frozenset(), soon, resting_until=resting)
+        assert await write_one(store, rested, fence=fence) is not None
+        found = await store.executions.find_by_id("ex-1")
+        assert found is not None
+        assert (found.wake_at, found.resting_until) == (soon, resting)
+        # Taken once the first question's deadline came: that question is named, not the other.
+        taken = await write_one(store, AcquireLease("ex-1", "b", TTL, soon, start_pass=True))
+        assert taken is not None
+        assert taken.row is not None
+        assert taken.row.status is ExecutionStatus.RUNNING
+        assert [pause.pause_id for pause in taken.due] == [due.pause_id]
+        assert taken.resolved == ()
+        # Ended: both wake-ups go with it.
+        done = SetExecutionStatus("ex-1", ExecutionStatus.COMPLETED, soon, output_json="{}")
+        await store.write([done], fence=taken.fence)
+        found = await store.executions.find_by_id("ex-1")
+        assert found is not None
+        assert (found.wake_at, found.resting_until) == (None, None)
+
     async def test_a_tree_with_a_pending_pause_rests_paused_with_its_wake_up(
         self, store: Store
     ) -> None:

@@ -1,0 +1,123 @@
+"""What a pass woken by time asks of its store: it enters only the branches whose question is
+due — read with the lease, as an answer's is — not every waiting branch. Counted at the
+store's driver, as `tests/test_round_trips.py` counts an answer's."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from agboss import ExecutionOutput, ExecutionStatus, WorkflowFinishTextDto
+from agboss.testing import TestEnv, call_tools, reply_with, tool_call
+from tests.apps import deadline_app
+from tests.apps.deadline_app import (
+    HOUR,
+    TOLD,
+    CollectedOrdersWorkflow,
+    DeadlineApplication,
+    OrderDto,
+    OrderRefundAgent,
+    OrdersDto,
+    RejectRefundTool,
+    RemindedRefundTool,
+)
+
+pytestmark = pytest.mark.application.with_args(DeadlineApplication)
+
+DONE = reply_with(WorkflowFinishTextDto, text="Refunded.")
+
+SWEPT = timedelta(seconds=1)
+"""The last moment before the reminder: counted with the pass it wakes."""
+
+SWEEP = "SELECT e.execution_id FROM executions AS e "
+"""The read of a sweep that runs in that moment (the trees to move): the instance's, not the
+pass's."""
+
+
+class Reads:
+    """The reads a store's driver runs, but the sweep's."""
+
+    def __init__(self, env: TestEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        driver = env.app.store.driver  # type: ignore[attr-defined]
+        read = driver.read
+
+        async def counted(statement: Any) -> Any:
+            self.count += not statement.text.startswith(SWEEP)
+            return await read(statement)
+
+        monkeypatch.setattr(driver, "read", counted)
+
+
+async def launched(env: TestEnv, count: int) -> ExecutionOutput:
+    """A per-item launch of ``count`` questions, the first of which is reminded in an hour
+    (the others expire in two days)."""
+    orders = [f"{count}-{index}" for index in range(count)]  # each launch's own
+    for order in orders:
+        tool = RemindedRefundTool if order == f"{count}-0" else RejectRefundTool
+        env.mock_llm(OrderRefundAgent).when(input=OrderDto(order_id=order)).then_return(
+            call_tools(tool_call(tool, order_id=order)), DONE
+        )
+    items = OrdersDto(orders=[OrderDto(order_id=order) for order in orders])
+    result = await env.app.execute(CollectedOrdersWorkflow, items, owner_id="ada")
+    assert len(result.pending) == count
+    return result
+
+
+async def woken_reads(env: TestEnv, count: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    """The reads of the pass the first question's reminder wakes, in a launch of ``count``;
+    and the launch's root."""
+    deadline_app.clear()
+    root = (await launched(env, count)).execution_id
+    await env.clock.advance(HOUR - SWEPT)  # the sweeps of the hour find nothing to move
+    reads = Reads(env, monkeypatch)
+    await env.clock.advance(SWEPT)  # the reminder is due: this instance's timer wakes the tree
+    assert TOLD[-1].startswith(f"remind {count}-0 #1"), TOLD
+    assert [line for line in TOLD if line.startswith("remind")] == [TOLD[-1]]
+    monkeypatch.undo()
+    return reads.count, root
+
+
+async def answer_reads(env: TestEnv, root: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The reads of the pass that moves an answer to the reminded question."""
+    [pause] = [
+        pause
+        for pause in (await env.app.get(root)).pending
+        if pause.ask.arguments == {"order_id": "80-0"}
+    ]
+    pause_id = await env.app.pause_id_of(pause.pause_ref)  # as the channel's side knows it
+    reads = Reads(env, monkeypatch)
+    moved = await env.app.resume(pause_id, decision={"approved": True}, answered_by="desk")
+    assert len(moved.pending) == len((await env.app.get(root)).pending)
+    monkeypatch.undo()
+    return reads.count
+
+
+async def test_a_pass_woken_by_one_due_question_of_80_reads_what_an_answer_reads(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    woken, root = await woken_reads(env, 80, monkeypatch)
+    answered = await answer_reads(env, root, monkeypatch)
+    assert woken <= answered, (woken, answered)
+
+
+@pytest.mark.parametrize("count", [5, 40])
+async def test_what_a_woken_pass_reads_does_not_grow_with_the_questions_waiting(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch, count: int
+) -> None:
+    few, _ = await woken_reads(env, count, monkeypatch)
+    # The same launch once more in the same store, eight times as wide.
+    more, _ = await woken_reads(env, count * 8, monkeypatch)
+    assert more == few, (few, more)
+
+
+async def test_the_other_questions_keep_their_deadline_after_the_woken_pass(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, root = await woken_reads(env, 5, monkeypatch)
+    await env.clock.advance(timedelta(days=2))  # every question's deadline has come
+    assert (await env.app.pending(owner_id="ada")).entries == []
+    done = await env.app.get(root)
+    assert done.status is ExecutionStatus.COMPLETED, done
