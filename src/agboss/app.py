@@ -19,9 +19,11 @@ from agboss.assembly._mcp import McpTool, open_declared
 from agboss.clock import Clock, SystemClock, TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto, schema_of
+from agboss.engine._cancelling import cancel_thread
 from agboss.engine._cut_off import call_said
 from agboss.engine._engine import Engine
 from agboss.engine._runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
+from agboss.engine._standing import Grant, grant, list_standing, revoke
 from agboss.engine._withdrawing import mark_shown
 from agboss.enums import PauseKind, StandingScope
 from agboss.errors import ConfigurationError
@@ -31,12 +33,10 @@ from agboss.models._provider import ModelProvider, ModelResolver
 from agboss.observability._events import ExecutionEvent, ExecutionEventKind, streaming_to
 from agboss.pauses._answering import move_answered, record_answer
 from agboss.pauses._answers import AnswerReceipt
-from agboss.pauses._cancelling import cancel_thread
 from agboss.pauses._describing import PauseDescription, describe_pause, pause_id_of
 from agboss.pauses._failed import FailedPage, failed_query, list_failed
 from agboss.pauses._inbox import InboxPage, list_inbox, query_of
 from agboss.pauses._prompts import load_prompts
-from agboss.pauses._standing import Grant, grant, list_standing, revoke
 from agboss.records._outputs import ExecutionOutput, PendingPause
 from agboss.records._standing import StandingDecision
 from agboss.store._url import store_from

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agboss.dto import ToolCallApprovalDecisionDto
+from agboss.engine._ballots import cast_vote
 from agboss.engine._channels import shows_answers, tool_of
 from agboss.enums import PauseAnswerer, PauseStatus
 from agboss.errors import (
@@ -45,8 +46,8 @@ from agboss.pauses._answers import (
 from agboss.records._pauses import PauseRecord, shown_pause_id
 from agboss.records._refs import pause_ref
 from agboss.records._votes import PauseVote, PauseVotes
-from agboss.store.protocol import ExecutionRow, Signal, SignalKind, Store
-from agboss.store.writes import Announce, CastVote, Voted, Write
+from agboss.store.protocol import ExecutionRow, Store
+from agboss.store.writes import CastVote, Voted
 
 if TYPE_CHECKING:
     from agboss.engine._engine import Engine
@@ -111,13 +112,9 @@ async def record_vote(
         usage=usage,
     )
     write = CastVote(pause, ballot, now, tell=shows_answers(tool_of(runtime, pause)[1]))
-    # An instance that hears it moves the tree once a vote decided (a hint: a vote that did
-    # not finds nothing to take).
-    due = Announce(Signal(SignalKind.DUE, pause.root_execution_id, runtime.holder))
-    writes: list[Write[Any]] = [write] if take_lease else [write, due]
     in_doubt = False
     try:
-        voted = (await runtime.store.write(writes))[write]
+        voted = await cast_vote(runtime, write, move=take_lease)
     except StoreOutcomeUnknownError as unknown:
         voted, in_doubt = await _settled(runtime.store, write, unknown), True
     if voted.votes is None:  # closed, or its deadline passed, since it was read
