@@ -32,7 +32,7 @@ from agboss.mcp._input import McpInputRequest
 from agboss.models._provider import ModelProvider, ModelResolver
 from agboss.observability._events import ExecutionEvent, ExecutionEventKind, streaming_to
 from agboss.pauses._answering import move_answered, record_answer
-from agboss.pauses._answers import AnswerReceipt
+from agboss.pauses._answers import AnswerReceipt, Credentials
 from agboss.pauses._describing import PauseDescription, describe_pause, pause_id_of
 from agboss.pauses._failed import FailedPage, failed_query, list_failed
 from agboss.pauses._inbox import InboxPage, list_inbox, query_of
@@ -276,9 +276,9 @@ class App:
         wanted = check_flag(record, "record")
         recorded = await record_answer(
             self._engine,
+            self._credentials(pause_id, tenant_id, owner_id, answered_by),
             decision=decision,
             reply=reply,
-            **self._credentials(pause_id, tenant_id, owner_id, answered_by),
         )
         return await move_answered(self._engine, recorded, record=wanted)
 
@@ -330,11 +330,11 @@ class App:
         moving = check_flag(move, "move")
         recorded = await record_answer(
             self._engine,
+            self._credentials(pause_id, tenant_id, owner_id, answered_by),
             decision=decision,
             reply=reply,
             take_lease=moving,
             repeat_ok=True,
-            **self._credentials(pause_id, tenant_id, owner_id, answered_by),
         )
         # Any instance's pass or sweep takes an answer this one does not move.
         if moving and recorded.to_move:
@@ -346,15 +346,15 @@ class App:
 
     def _credentials(
         self, pause_id: object, tenant_id: object, owner_id: object, answered_by: object
-    ) -> dict[str, Any]:
+    ) -> Credentials:
         """An answer's identifiers, checked at the edge."""
         limits = self._limits
-        return {
-            "pause_id": check_id(pause_id, "pause_id", limits),
-            "tenant_id": check_optional_id(tenant_id, "tenant_id", limits),
-            "owner_id": check_optional_id(owner_id, "owner_id", limits),
-            "answered_by": check_optional_id(answered_by, "answered_by", limits),
-        }
+        return Credentials(
+            pause_id=check_id(pause_id, "pause_id", limits),
+            tenant_id=check_optional_id(tenant_id, "tenant_id", limits),
+            owner_id=check_optional_id(owner_id, "owner_id", limits),
+            answered_by=check_optional_id(answered_by, "answered_by", limits),
+        )
 
     def _inbox(
         self,

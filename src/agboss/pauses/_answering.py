@@ -29,6 +29,7 @@ from agboss.errors import (
 )
 from agboss.pauses._answers import (
     AnswerReceipt,
+    Credentials,
     Recorded,
     check_not_owner,
     check_owner,
@@ -85,13 +86,10 @@ async def move_answered(engine: Engine, recorded: Recorded, *, record: bool) -> 
 
 async def record_answer(
     engine: Engine,
-    pause_id: str,
+    credentials: Credentials,
     *,
     decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
     reply: str | None,
-    tenant_id: str | None,
-    owner_id: str | None,
-    answered_by: str | None,
     take_lease: bool = True,
     repeat_ok: bool = False,
 ) -> Recorded:
@@ -107,7 +105,8 @@ async def record_answer(
     runtime = engine.runtime
     check_shape(decision, reply, runtime.assembly.spec.limits)
     store = runtime.store
-    tenant = tenant_id or DEFAULT_TENANT_ID
+    pause_id = credentials.pause_id
+    tenant = credentials.tenant_id or DEFAULT_TENANT_ID
     # A question this instance asked is checked as stored (a reply, whose reading costs a
     # model call, is checked against the pause as it is now): its write says if it waits.
     kept = runtime.asked.take(tenant, pause_id) if reply is None else None
@@ -118,7 +117,7 @@ async def record_answer(
     if row.workflow not in runtime.assembly.workflows_by_name:
         raise lacking(pause.root_execution_id, f"the workflow {row.workflow!r}")
     tool_of(runtime, pause)  # what the answer is read with: refused here if this build lacks it
-    responder = credential(pause, owner_id, answered_by)
+    responder = credential(pause, credentials.owner_id, credentials.answered_by)
     if pause.votes is not None:
         vote = Vote(responder, decision, reply)
         return await record_vote(

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AnswerReceipt",
+    "Credentials",
     "Recorded",
     "check_not_owner",
     "check_owner",
@@ -163,6 +164,23 @@ class AnswerReceipt:
         """Whether the question is decided: ``False`` for a vote that left it waiting for the
         other voters."""
         return self.votes is None or self.votes.outcome() is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """Which pause an answer is to, and who gives it, as the caller's door checked them.
+
+    Attributes:
+        pause_id: The pause.
+        tenant_id: Its tenant (``None``: the default tenant).
+        owner_id: The thread's owner, for a thread-owner pause.
+        answered_by: Who answered, as the channel authenticated them, for a channel pause.
+    """
+
+    pause_id: str
+    tenant_id: str | None = None
+    owner_id: str | None = None
+    answered_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
