@@ -16,20 +16,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from agboss.assembly._definitions import WorkflowDefinition
 from agboss.clock import TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
-from agboss.engine._agent import Waiting, describe_validation_error
+from agboss.engine._agent import describe_validation_error
 from agboss.engine._channels import lacking
 from agboss.engine._cut_off import CallSaid, said_of_cut_off
-from agboss.engine._frame import ExecutionFrame, PassState
+from agboss.engine._frame import PassState
 from agboss.engine._hooks import ApplicationHooks
 from agboss.engine._interpreter import FlowRunner, stored_error
 from agboss.engine._lease import (
@@ -40,21 +40,20 @@ from agboss.engine._lease import (
     commit_taking_lease,
     take_lease,
 )
+from agboss.engine._pass import Pass, resolved_pauses
 from agboss.engine._reading import PassChanges, PassEnd, TreeReader
 from agboss.engine._runtime import Runtime
 from agboss.engine._wakeups import Wakeups
 from agboss.engine._withdrawing import tell_owed_withdrawals
-from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.enums import ExecutionStatus
 from agboss.errors import (
     AgbossError,
     AgentFailedError,
     DefinitionChangedError,
     DtoValidationError,
-    ExecutionFailedError,
     FinalFailureError,
     LeaseLostError,
     NotFailedError,
-    PassStoppingError,
     StoreError,
     ThreadOwnerError,
     ToolInterruptedError,
@@ -66,14 +65,11 @@ from agboss.observability._logs import log_event
 from agboss.observability._tracing import span
 from agboss.records._outputs import ExecutionOutput
 from agboss.records._pauses import ExecutionPauseEvent, PauseRecord
-from agboss.store._failures import encode_failure
 from agboss.store.protocol import ExecutionRow, Fence, Signal, SignalKind
 from agboss.store.writes import (
     Announce,
     AppendStep,
     BeginExecution,
-    CancelPendingUnder,
-    ReleaseLease,
     ReopenTree,
     ResolvePause,
     RestTree,
@@ -248,7 +244,7 @@ class Engine:
             if row.workflow not in runtime.assembly.workflows_by_name:
                 raise lacking(row.root_execution_id, f"the workflow {row.workflow!r}")
             if resolved is None and not start.fresh:
-                resolved = await self._resolved(row)
+                resolved = await resolved_pauses(runtime, row)
             for pause in resolved or ():  # an answer this build cannot take: before any write
                 if runtime.assembly.tool_named(pause.agent, pause.ask.tool) is None:
                     raise lacking(
@@ -288,7 +284,7 @@ class Engine:
         async with runtime.store.session():
             async with lease.kept():
                 try:
-                    ended = await self._run(row, writes, state, resolved=resolved)
+                    ended = await Pass(runtime, self.flows, row, writes, state).run(resolved)
                     await writes.settled()  # no commit the pass sent is still on its way
                 except LeaseLostError:
                     await writes.discard()  # the new holder redoes it
@@ -323,144 +319,6 @@ class Engine:
                 ExecutionPauseEvent(row.tenant_id, row.thread_id, row.execution_id, result.pending)
             )
         return result
-
-    async def _run(
-        self,
-        row: ExecutionRow,
-        writes: PassWrites,
-        state: PassState,
-        *,
-        resolved: Sequence[PauseRecord] | None,
-    ) -> _Ended:
-        """Runs the flow until it rests; the last commit releases the lease. ``resolved``: the
-        tree's resolved pauses when they were read with its lease (else they are read here)."""
-        runtime = self.runtime
-        root = row.execution_id
-        if resolved is None:
-            none: list[PauseRecord] = []
-            resolved = await state.stored(lambda: self._resolved(row), none)
-        tried: set[str] = set()
-        while True:
-            tried.update(pause.pause_id for pause in resolved)
-            state.take(resolved)
-            frame = ExecutionFrame(runtime, row, writes, state=state)
-            try:
-                outcome = await self.flows.run_flow(frame)
-                # What the first run wrote is read back from here on.
-                state.fresh, state.replay = False, None
-            except PassStoppingError:
-                raise  # not the tree's failure: another holder, or the sweep, carries on
-            except Exception as raised:
-                error = raised if isinstance(raised, AgbossError) else _unexpected(row, raised)
-                # Its tree ended before an answer: the pauses still waiting are cancelled.
-                await writes.commit(
-                    [
-                        *_close_pending(writes, root, runtime.clock.now()),
-                        SetExecutionStatus(
-                            root,
-                            ExecutionStatus.FAILED,
-                            runtime.clock.now(),
-                            error_json=encode_failure(error),
-                        ),
-                        ReleaseLease(writes.lease.fence),
-                    ]
-                )
-                log_event(
-                    runtime.logger,
-                    logging.INFO,
-                    "run.failed",
-                    "execution %(execution_id)s of %(workflow)s failed: %(code)s",
-                    execution_id=root,
-                    workflow=row.workflow,
-                    tenant_id=row.tenant_id,
-                    code=error.code,
-                )
-                if writes.withdrawals_due:
-                    await tell_owed_withdrawals(runtime, root)
-                if error is raised:
-                    raise
-                raise error from raised
-            if isinstance(outcome, Waiting):
-                # The drain: decisions recorded while this pass ran are taken by this pass —
-                # on what it wrote, which the next run of the flow reads back. The check is
-                # in the commit that rests the tree, unless the ids tried are too many to
-                # send with it.
-                check: frozenset[str] | None = frozenset(tried)
-                if len(tried) > _TRIED_IN_ONE_STATEMENT:
-                    resolved = await self._resolved(row)
-                    if any(pause.pause_id not in tried for pause in resolved):
-                        await writes.flush()
-                        continue
-                    check = None
-                # A pass that re-entered every branch knows every step that rests; another
-                # keeps the wake-up of those it did not re-enter (read with its lease).
-                wake = _earliest(state.wake_at, await self._kept_wake(row, state))
-                # The branches it did not re-enter keep their resting steps' wake-up.
-                resting = _earliest(
-                    state.resting_until, None if state.recovering else row.resting_until
-                )
-                rested = await writes.commit_one(
-                    RestTree(writes.lease.fence, runtime.clock.now(), check, wake, resting)
-                )
-                if rested is None:  # an answer came: the lease is still held
-                    resolved = await self._resolved(row)
-                    continue
-                if rested.cancelled:  # cancelled meanwhile (app.cancel): it stays cancelled
-                    return _Ended(ExecutionStatus.CANCELLED, None, due=True)
-                waiting = wake is not None and not rested.pending_ids
-                return _Ended(
-                    ExecutionStatus.WAITING if waiting else ExecutionStatus.PAUSED,
-                    None,
-                    due=writes.withdrawals_due,
-                    pending_ids=rested.pending_ids,
-                    wake_at=wake,
-                )
-            completed = SetExecutionStatus(
-                root,
-                ExecutionStatus.COMPLETED,
-                runtime.clock.now(),
-                output_json=outcome.model_dump_json(),
-            )
-            results = await writes.commit(
-                [
-                    *_close_pending(writes, root, runtime.clock.now()),
-                    completed,
-                    ReleaseLease(writes.lease.fence),
-                ]
-            )
-            if not results[completed]:  # cancelled meanwhile (app.cancel): it stays cancelled
-                return _Ended(ExecutionStatus.CANCELLED, None, due=True)
-            return _Ended(ExecutionStatus.COMPLETED, outcome, due=writes.withdrawals_due)
-
-    async def _kept_wake(self, row: ExecutionRow, state: PassState) -> datetime | None:
-        """The wake-up a pass keeps of the branches it did not re-enter: the tree's, as read
-        with its lease — unless it has come (the pass was woken by a question's deadline or
-        ladder step), or was the deadline or ladder step of a question this pass took the
-        answer of, which no longer waits: then the earliest of the questions still waiting
-        and of the resting steps (a read, only then)."""
-        kept = None if state.recovering else row.wake_at
-        if kept is None:
-            return None
-        answered = state.resolved.values()
-        if kept > self.runtime.clock.now() and not any(
-            kept in (pause.expires_at, pause.next_step_at) for pause in answered
-        ):
-            return kept
-        waiting = await self.runtime.store.pauses.find_by_root(
-            row.root_execution_id, (PauseStatus.PENDING,)
-        )
-        return _earliest(
-            *(pause.expires_at for pause in waiting),
-            *(pause.next_step_at for pause in waiting),
-            row.resting_until,
-        )
-
-    async def _resolved(self, root: ExecutionRow) -> list[PauseRecord]:
-        """The tree's resolved pauses, which no step has taken yet (a step takes its pause in
-        the commit that journals it)."""
-        return await self.runtime.store.pauses.find_by_root(
-            root.execution_id, (PauseStatus.RESOLVED,)
-        )
 
     async def record_answer(
         self, resolve: ResolvePause, *, move: bool, intents: tuple[AppendStep, ...] = ()
@@ -510,7 +368,11 @@ class Engine:
         row = start.row
         # Read only after a wait: a lease taken at once with the answer has it to move.
         if waited and row.status is ExecutionStatus.PAUSED:
-            resolved = start.resolved if start.resolved is not None else await self._resolved(row)
+            resolved = (
+                start.resolved
+                if start.resolved is not None
+                else await resolved_pauses(self.runtime, row)
+            )
             start = replace(start, resolved=resolved)
             rests = not resolved
         else:
@@ -777,38 +639,8 @@ async def _retried_root(
     return row, None
 
 
-class _Ended(NamedTuple):
-    """Where a pass left its tree."""
-
-    status: ExecutionStatus
-    output: BaseModel | None
-    due: bool
-    """Whether a channel is owed a withdraw."""
-    pending_ids: tuple[str, ...] | None = None
-    """The ids of the pending pauses of a tree that rested paused, read as it rested."""
-    wake_at: datetime | None = None
-    """When a tree that rested moves by itself (a retry's wait), if it does."""
-
-
 _MOVING = (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED, ExecutionStatus.WAITING)
 """The statuses of a tree a pass may move."""
-
-
-def _earliest(*times: datetime | None) -> datetime | None:
-    given = [time for time in times if time is not None]
-    return min(given) if given else None
-
-
-def _close_pending(writes: PassWrites, root: str, now: datetime) -> list[CancelPendingUnder]:
-    """What closes the pauses still waiting in a tree that ends: nothing when none can wait
-    (then the ending commit need not read which it closed: one round trip fewer)."""
-    if not writes.may_have_pending:
-        return []
-    return [CancelPendingUnder(root, "", PauseResolution.CANCELLED, now)]
-
-
-_TRIED_IN_ONE_STATEMENT = 64
-"""The most pause ids a pass's resting commit checks itself (``NOT IN``); more are read."""
 
 
 def _answered_scope(pause: PauseRecord) -> tuple[str, str] | None:
@@ -816,14 +648,6 @@ def _answered_scope(pause: PauseRecord) -> tuple[str, str] | None:
     first (the answered step's outermost scope), read with the lease to spare it a read."""
     scope, slash, _ = pause.step_key.partition("/")
     return (pause.execution_id, scope + slash) if slash else None
-
-
-def _unexpected(row: ExecutionRow, error: Exception) -> ExecutionFailedError:
-    return ExecutionFailedError(
-        f"execution {row.execution_id} failed on an unexpected error: {error!r}",
-        hint="this is a bug in the application or in agboss, not a decision; the tree is "
-        "marked failed so that the recovery sweep does not retry it forever",
-    )
 
 
 async def _let_go(runtime: Runtime, writes: PassWrites) -> None:
