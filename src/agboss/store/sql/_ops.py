@@ -407,13 +407,21 @@ def _acquire_lease(write: AcquireLease) -> Ops:
             at,
         )
         # What the pass takes first, read here so that it starts without a read of its own:
-        # the answers, and the questions whose deadline or ladder step has come (the branches
-        # a pass woken by time enters).
+        # the answers, and — only in a tree that is due, a condition the database checks once
+        # before it looks at a row — the questions whose deadline or ladder step has come (the
+        # branches a pass woken by time enters): an answer in a tree of many waiting questions
+        # reads none of them.
         resolved = yield many_later(
-            f"SELECT {PAUSE_COLUMNS} FROM pauses WHERE root_execution_id = ? "
-            f"AND (status = 'resolved' OR (status = 'pending' AND {QUESTION_DUE}))",
+            f"SELECT {PAUSE_COLUMNS} FROM pauses "
+            "WHERE root_execution_id = ? AND status = 'resolved' "
+            f"UNION ALL SELECT {PAUSE_COLUMNS} FROM pauses "
+            f"WHERE root_execution_id = ? AND status = 'pending' AND {QUESTION_DUE} "
+            f"AND EXISTS (SELECT 1 FROM executions WHERE execution_id = ? AND {TREE_DUE})",
+            root_execution_id,
             root_execution_id,
             at,
+            at,
+            root_execution_id,
             at,
         )
         # Whether the pass that ends the tree must close waiting pauses (read which).
