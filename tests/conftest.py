@@ -13,8 +13,8 @@ import pytest
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from agboss.testing import TestEnv
-from tests.stores import NO_POSTGRES, STORE_KINDS, env_on
+from agboss.testing import TestEnv, test_with
+from tests.stores import NO_POSTGRES, STORE_KINDS, store_url
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,12 +57,20 @@ def instances(request: pytest.FixtureRequest) -> int:
 
 
 @pytest.fixture
+async def env_store(kind: str, tmp_path: Path) -> AsyncIterator[str]:
+    """The store the env fixture opens: a fresh one of the kind (a module overrides it with a
+    store of its own making — a file in a folder it deletes, a server behind a proxy)."""
+    async with store_url(kind, tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
 async def env(
-    request: pytest.FixtureRequest, kind: str, instances: int, tmp_path: Path
+    request: pytest.FixtureRequest, env_store: str, instances: int
 ) -> AsyncIterator[TestEnv]:
     """The test application named by ``pytest.mark.application.with_args(TheApplication)``
     (on the test or its module: ``with_args``, since a mark given a class alone decorates it),
-    on a fresh store of each kind, what it records cleared first."""
+    on a fresh store of each kind (`env_store`), what it records cleared first."""
     marker = request.node.get_closest_marker("application")
     if marker is None:
         pytest.fail("the env fixture needs pytest.mark.application.with_args(TheApplication)")
@@ -74,7 +82,7 @@ async def env(
     )
     if callable(clear):
         clear()
-    async with env_on(kind, tmp_path, application, **options) as made:
+    async with test_with(application, store=env_store, **options) as made:
         yield made
 
 

@@ -24,13 +24,13 @@ from agboss import (
     PauseStatus,
     WorkflowStartTextDto,
 )
-from agboss.testing import TestEnv, test_with
+from agboss.testing import TestEnv
 from tests.apps import desk
 from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.stores import POSTGRES_URL, needs_postgres
 from tests.test_round_trips import ASK, DONE
 
-pytestmark = needs_postgres
+pytestmark = [needs_postgres, pytest.mark.application.with_args(OfficeApplication)]
 
 
 class CommitCutter:
@@ -103,24 +103,36 @@ class CommitCutter:
 
 
 @pytest.fixture
-async def env(schema: str) -> AsyncIterator[tuple[TestEnv, CommitCutter]]:
+def kind() -> str:
+    return "postgres"  # a server's connection, cut
+
+
+@pytest.fixture
+def cutter() -> CommitCutter:
     assert POSTGRES_URL is not None
     parts = urlsplit(POSTGRES_URL)
-    cutter = CommitCutter(parts.hostname or "127.0.0.1", parts.port or 5432)
-    desk.clear()
+    return CommitCutter(parts.hostname or "127.0.0.1", parts.port or 5432)
+
+
+@pytest.fixture
+async def env_store(schema: str, cutter: CommitCutter) -> AsyncIterator[str]:
+    """The test's schema, reached through the cutter."""
+    assert POSTGRES_URL is not None
+    parts = urlsplit(POSTGRES_URL)
     async with cutter.running() as port:
         netloc = f"{parts.username}:{parts.password}@127.0.0.1:{port}"
-        url = urlunsplit(parts._replace(netloc=netloc, query=f"schema={schema}"))
-        async with test_with(OfficeApplication, store=url) as made:
-            made.mock_llm(OfficeAgent).then_return(ASK, DONE)
-            yield made, cutter
+        yield urlunsplit(parts._replace(netloc=netloc, query=f"schema={schema}"))
+
+
+@pytest.fixture(autouse=True)
+def scripted(env: TestEnv) -> None:
+    env.mock_llm(OfficeAgent).then_return(ASK, DONE)
 
 
 async def test_an_answer_whose_commit_lost_its_connection_is_said_to_be_recorded(
-    env: tuple[TestEnv, CommitCutter],
+    env: TestEnv, cutter: CommitCutter
 ) -> None:
-    made, cutter = env
-    app = made.app
+    app = env.app
     result = await app.execute(
         OfficeWorkflow, WorkflowStartTextDto(text="Book the taxi"), owner_id="user-1"
     )
@@ -133,7 +145,7 @@ async def test_an_answer_whose_commit_lost_its_connection_is_said_to_be_recorded
     pause = await app.store.pauses.find_by_tenant_id_and_pause_id("default", pending.pause_id)
     assert pause is not None
     assert pause.status is PauseStatus.RESOLVED  # the server had committed it
-    await made.clock.advance(timedelta(minutes=2))  # the sweep moves it
+    await env.clock.advance(timedelta(minutes=2))  # the sweep moves it
     # The call's intent was committed with the answer: the tool may have run for all the
     # sweep can tell (it did not), so the person is asked whether to run it (issue 38).
     rested = await app.get(result.execution_id)

@@ -5,13 +5,12 @@ start (issue 37, item 7)."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from agboss import ExecutionStatus, StoreUnavailableError, WorkflowStartTextDto
-from agboss.testing import TestEnv, test_with
+from agboss.testing import TestEnv
 from tests.apps import desk
 from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.test_round_trips import ASK, DONE
@@ -19,12 +18,22 @@ from tests.test_round_trips import ASK, DONE
 REQUEST = WorkflowStartTextDto(text="Book the taxi")
 
 
+pytestmark = pytest.mark.application.with_args(OfficeApplication)
+
+
 @pytest.fixture
-async def env(tmp_path: Path) -> AsyncIterator[TestEnv]:
-    desk.clear()
-    async with test_with(OfficeApplication, store=f"sqlite:///{tmp_path}/data/agboss.db") as made:
-        made.mock_llm(OfficeAgent).then_return(ASK, DONE, ASK, DONE)
-        yield made
+def kind() -> str:
+    return "sqlite"  # a file and its folder, deleted or replaced
+
+
+@pytest.fixture
+def env_store(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path}/data/agboss.db"
+
+
+@pytest.fixture(autouse=True)
+def scripted(env: TestEnv) -> None:
+    env.mock_llm(OfficeAgent).then_return(ASK, DONE, ASK, DONE)
 
 
 async def _paused(env: TestEnv) -> str:
