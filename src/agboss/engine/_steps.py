@@ -137,22 +137,19 @@ class StepPolicy:
             only the lease is checked — a model call, when no budget reads the ledger back).
         commit: The step's journal row is committed at once, before anything else happens (a
             tool ran: it must not run again for want of its row).
-        intent: The step's intent — it is about to run, for the how-many-th time — is
-            journaled with the commit before it (``commit_first``), so that a step cut off
-            mid-run is known to be in doubt, not taken for one that never began.
         retry: How its failed attempts are tried again.
         failure_of: The attempt's failure in what its run raised (``None``: not a failure of
             the attempt — a question an MCP tool asks, a PII rule's refusal — which goes on as
             it is).
         retried: Whether a failure is tried again under ``retry``, and how long its source
             asked to wait.
-        on_interrupted: What happens to a call whose attempt may have run (a tool's step;
-            ``None`` for a step that writes no intent and is never in doubt).
+        on_interrupted: What happens to a call whose attempt may have run (a tool's step:
+            an attempt with an intent and no result is in doubt, and the caller's rule for it
+            runs; ``None`` for a step that writes no intent and is never in doubt).
     """
 
     commit_first: bool = True
     commit: bool = False
-    intent: bool = False
     retry: RetryPolicy = RUN_ONCE
     failure_of: Callable[[Exception], BaseException | None] = field(
         default=_raised_as_it_is, compare=False
@@ -161,6 +158,15 @@ class StepPolicy:
         default=_as_the_policy_says, compare=False
     )
     on_interrupted: OnInterrupted | None = None
+
+    @property
+    def intent(self) -> bool:
+        """Whether the step's intent — it is about to run, for the how-many-th time — is
+        journaled with the commit before it (``commit_first``), so that a step cut off mid-run
+        is known to be in doubt, not taken for one that never began: only a step that must not
+        run twice (``on_interrupted`` other than ``RERUN``) pays for it (a commit of its own
+        when nothing else is buffered); one that runs again anyway needs none."""
+        return self.on_interrupted not in (None, OnInterrupted.RERUN)
 
     def calling_a_model(self, retry: RetryPolicy) -> StepPolicy:
         """This policy for a model call tried again under ``retry``."""
@@ -230,7 +236,8 @@ async def run_step(
         policy: How its kind of step is run.
         fail: The step's failure once its failed attempt is not tried again: from the last
             failure and the errors of every attempt, in order.
-        in_doubt: The rule for an attempt begun before and never ended (a tool's call).
+        in_doubt: The rule for an attempt begun before and never ended, for a step whose
+            policy says what happens then (``on_interrupted``: a tool's call).
         settled: How many of its earlier attempts ended otherwise than in a result (an MCP
             tool's rounds of questions): not in doubt.
 
@@ -245,7 +252,8 @@ async def run_step(
     entry = frame.journaled(step.key)
     if entry is not None:
         return step.decode(entry.result_json)
-    if in_doubt is not None:
+    if policy.on_interrupted is not None:
+        assert in_doubt is not None, "a step that may be in doubt needs the rule for it"
         begun = frame.in_doubt(step.key, settled)
         if begun:
             then = await in_doubt(begun)
@@ -284,7 +292,7 @@ async def run_once(frame: ExecutionFrame, step: Step[T], policy: StepPolicy = PL
     """Runs a step that is tried once and never in doubt (a join, a refusal, a round of
     questions): `run_step`, whose result is then always the step's."""
     assert policy.retry.max_attempts == 1, policy
-    assert not policy.intent, policy
+    assert policy.on_interrupted is None, policy
     result = await run_step(frame, step, policy)
     assert not isinstance(result, Resting)
     assert result is not None

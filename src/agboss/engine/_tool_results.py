@@ -14,7 +14,6 @@ from agboss.components._specs import ToolSpec
 from agboss.context import StepContext
 from agboss.engine._frame import ExecutionFrame
 from agboss.engine._steps import RUN_ONCE, Step, StepPolicy, run_once
-from agboss.enums import OnInterrupted
 from agboss.records._model import StepRecord
 from agboss.store.writes import TakePause
 
@@ -111,12 +110,10 @@ def tool_raised(error: Exception) -> BaseException | None:
 
 def tool_policy(spec: ToolSpec) -> StepPolicy:
     """How the step machine runs a tool's call: what came before is committed, and its row at
-    once after it; tried again under the tool's `RetryPolicy`; and only a tool that must not
-    run twice (``on_interrupted`` other than ``RERUN``) pays for an intent (a commit of its own
-    when nothing else is buffered): one that runs again anyway needs none."""
+    once after it; tried again under the tool's `RetryPolicy`; its ``on_interrupted`` says
+    whether it writes an intent and what happens to a call in doubt."""
     return StepPolicy(
         commit=True,
-        intent=spec.on_interrupted is not OnInterrupted.RERUN,
         retry=spec.retry_policy or RUN_ONCE,
         failure_of=tool_raised,
         on_interrupted=spec.on_interrupted,
