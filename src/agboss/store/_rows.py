@@ -17,6 +17,7 @@ from agboss.store._times import from_micros
 from agboss.store.protocol import ExecutionRow, StepEntry
 
 __all__ = [
+    "AT_NOW",
     "EXECUTION_COLUMNS",
     "EXECUTION_READ",
     "PAUSE_COLUMNS",
@@ -52,15 +53,16 @@ EXECUTION_READ = (
 """An execution's columns, what its own steps spent, and when its earliest resting step is
 due (written only as its tree rests)."""
 
-TREE_DUE = "wake_at <= COALESCE(CAST(? AS BIGINT), {now})"
+AT_NOW = "COALESCE(CAST(? AS BIGINT), {now})"
+"""Now, in a statement: the application's time when given (a test clock), else the
+database's (``{now}``, filled in by the dialect)."""
+
+TREE_DUE = f"wake_at <= {AT_NOW}"
 """The one statement of "a tree is due": its wake-up (a resting step's next attempt, a
 question's deadline or ladder step) has come, by the application's time when given, else the
 database's. The sweep finds such a tree, and the lease's taking starts a pass on it."""
 
-QUESTION_DUE = (
-    "(expires_at <= COALESCE(CAST(? AS BIGINT), {now}) "
-    "OR next_step_at <= COALESCE(CAST(? AS BIGINT), {now}))"
-)
+QUESTION_DUE = f"(expires_at <= {AT_NOW} OR next_step_at <= {AT_NOW})"
 """A pending question is due: its deadline, or its ladder's next step, has come (which of a
 tree's branches a pass woken by time enters)."""
 

@@ -15,6 +15,7 @@ from typing import Any
 from agboss.enums import ExecutionStatus, PauseStatus
 from agboss.errors import ThreadOwnerError
 from agboss.store._rows import (
+    AT_NOW,
     EXECUTION_COLUMNS,
     EXECUTION_READ,
     PAUSE_COLUMNS,
@@ -63,9 +64,6 @@ from agboss.store.writes import (
 )
 
 __all__ = ["shape_of", "work_of"]
-
-_LEASE_NOW = "COALESCE(CAST(? AS BIGINT), {now})"
-"""The lease's notion of now: the application's time when given, else the database's."""
 
 
 def _micros(now: datetime | None) -> int | None:
@@ -133,7 +131,7 @@ def _begin_execution(write: BeginExecution) -> Ops:
     )
     yield do(
         "INSERT INTO leases (root_execution_id, holder, epoch, expires_at) "
-        f"SELECT ?, ?, 1, {_LEASE_NOW} + ? WHERE EXISTS ({_THREAD_OWNED})",
+        f"SELECT ?, ?, 1, {AT_NOW} + ? WHERE EXISTS ({_THREAD_OWNED})",
         row.root_execution_id,
         write.holder,
         _micros(write.now),
@@ -333,11 +331,11 @@ def _acquire_lease(write: AcquireLease) -> Ops:
     at = _micros(now)
     taken = yield one_later(
         "INSERT INTO leases (root_execution_id, holder, epoch, expires_at, grant_id) "
-        f"VALUES (?, ?, 1, {_LEASE_NOW} + ?, ?) "
+        f"VALUES (?, ?, 1, {AT_NOW} + ?, ?) "
         "ON CONFLICT (root_execution_id) DO UPDATE SET previous_holder = leases.holder, "
         "holder = excluded.holder, epoch = leases.epoch + 1, expires_at = excluded.expires_at, "
         "grant_id = excluded.grant_id "
-        f"WHERE leases.holder IS NULL OR leases.expires_at <= {_LEASE_NOW} "
+        f"WHERE leases.holder IS NULL OR leases.expires_at <= {AT_NOW} "
         "RETURNING epoch, previous_holder",
         root_execution_id,
         holder,
@@ -395,7 +393,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
             "UPDATE executions SET status = 'running' WHERE execution_id = ? "
             "AND status IN ('paused', 'waiting') AND EXISTS (SELECT 1 FROM leases "
             "WHERE root_execution_id = ? AND holder = ? "
-            "AND expires_at > COALESCE(CAST(? AS BIGINT), {now})) "
+            f"AND expires_at > {AT_NOW}) "
             "AND (EXISTS (SELECT 1 FROM pauses WHERE root_execution_id = ? "
             f"AND status = 'resolved') OR {TREE_DUE}) "
             "RETURNING 1",
@@ -472,7 +470,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
 def _renew_lease(write: RenewLease) -> Ops:
     fence = write.fence
     row = yield one_later(
-        f"UPDATE leases SET expires_at = {_LEASE_NOW} + ? "
+        f"UPDATE leases SET expires_at = {AT_NOW} + ? "
         "WHERE root_execution_id = ? AND holder = ? AND epoch = ? RETURNING 1",
         _micros(write.now),
         _ttl(write.ttl),

@@ -18,6 +18,7 @@ from agboss.records._outputs import PendingPause
 from agboss.records._pauses import PauseAnswerRecord, PauseRecord
 from agboss.records._votes import PauseVote
 from agboss.store._rows import (
+    AT_NOW,
     EXECUTION_READ,
     PAUSE_COLUMNS,
     PENDING_COLUMNS,
@@ -318,7 +319,7 @@ class SqlExecutionRepository(_Repository):
                 "  UNION SELECT execution_id FROM executions WHERE wake_at IS NOT NULL "
                 "    AND parent_execution_id IS NULL "
                 f"    AND {TREE_DUE}) "
-                "AND (l.holder IS NULL OR l.expires_at <= COALESCE(CAST(? AS BIGINT), {now})) "
+                f"AND (l.holder IS NULL OR l.expires_at <= {AT_NOW}) "
                 "AND (e.status IN ('running', 'paused', 'waiting') OR EXISTS (SELECT 1 "
                 "  FROM pauses AS w WHERE w.root_execution_id = e.execution_id "
                 "  AND w.withdrawal = 'due')) "
