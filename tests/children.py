@@ -26,7 +26,6 @@ PRELOADED = (
     "agboss",
     "agboss.store.postgres",
     "tests.crash.worker",
-    "tests.durability_child",
 )
 """What the fork server imports once (a module missing from the environment is skipped)."""
 

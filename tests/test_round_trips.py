@@ -4,9 +4,7 @@ take from a transaction it makes anyway is one round trip fewer to a remote data
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,49 +24,11 @@ from tests.apps.desk import (
     OfficeWorkflow,
     ReturnDepositTool,
 )
+from tests.calls import Calls
 from tests.stores import STORE_KINDS, env_on, store_url
 
 ASK = call_tools(tool_call(BookExpenseTool, purpose="taxi", amount=12.5))
 DONE = reply_with(WorkflowFinishTextDto, text="Booked.")
-
-
-class Calls:
-    """The reads and transactions a store's driver ran, and the queries sent to PostgreSQL."""
-
-    def __init__(self) -> None:
-        self.reads: list[str] = []
-        self.transactions = 0
-        self.queries = 0
-        self.postgres = False
-
-    def watch(self, store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-        driver = store.driver
-        read, transact = driver.read, driver.transact
-
-        async def counted_read(statement: Any) -> Any:
-            self.reads.append(statement.text.split(" FROM ")[-1].split()[0])
-            return await read(statement)
-
-        async def counted_transact(work: Callable[[], Any], **options: Any) -> Any:
-            self.transactions += 1
-            return await transact(work, **options)
-
-        monkeypatch.setattr(driver, "read", counted_read)
-        monkeypatch.setattr(driver, "transact", counted_transact)
-        self.postgres = type(driver).__name__ == "PostgresDriver"
-        if self.postgres:
-            from psycopg import AsyncConnection
-
-            execute = AsyncConnection.execute
-
-            async def counted_execute(connection: Any, *args: Any, **kwargs: Any) -> Any:
-                self.queries += 1
-                return await execute(connection, *args, **kwargs)
-
-            monkeypatch.setattr(AsyncConnection, "execute", counted_execute)
-
-    def clear(self) -> None:
-        self.reads, self.transactions, self.queries = [], 0, 0
 
 
 pytestmark = pytest.mark.application.with_args(OfficeApplication)

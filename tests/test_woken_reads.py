@@ -5,7 +5,6 @@ store's driver, as `tests/test_round_trips.py` counts an answer's."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import pytest
 
@@ -23,6 +22,7 @@ from tests.apps.deadline_app import (
     RejectRefundTool,
     RemindedRefundTool,
 )
+from tests.calls import Calls
 
 pytestmark = pytest.mark.application.with_args(DeadlineApplication)
 
@@ -36,19 +36,9 @@ SWEEP = "SELECT e.execution_id FROM executions AS e "
 pass's."""
 
 
-class Reads:
-    """The reads a store's driver runs, but the sweep's."""
-
-    def __init__(self, env: TestEnv, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.count = 0
-        driver = env.app.store.driver  # type: ignore[attr-defined]
-        read = driver.read
-
-        async def counted(statement: Any) -> Any:
-            self.count += not statement.text.startswith(SWEEP)
-            return await read(statement)
-
-        monkeypatch.setattr(driver, "read", counted)
+def passes_reads(calls: Calls) -> int:
+    """The reads counted, but the sweep's."""
+    return sum(not statement.startswith(SWEEP) for statement in calls.statements)
 
 
 async def launched(env: TestEnv, count: int) -> ExecutionOutput:
@@ -72,12 +62,13 @@ async def woken_reads(env: TestEnv, count: int, monkeypatch: pytest.MonkeyPatch)
     deadline_app.clear()
     root = (await launched(env, count)).execution_id
     await env.clock.advance(HOUR - SWEPT)  # the sweeps of the hour find nothing to move
-    reads = Reads(env, monkeypatch)
+    calls = Calls()
+    calls.watch(env.app.store, monkeypatch)
     await env.clock.advance(SWEPT)  # the reminder is due: this instance's timer wakes the tree
     assert TOLD[-1].startswith(f"remind {count}-0 #1"), TOLD
     assert [line for line in TOLD if line.startswith("remind")] == [TOLD[-1]]
     monkeypatch.undo()
-    return reads.count, root
+    return passes_reads(calls), root
 
 
 async def answer_reads(env: TestEnv, root: str, monkeypatch: pytest.MonkeyPatch) -> int:
@@ -88,11 +79,12 @@ async def answer_reads(env: TestEnv, root: str, monkeypatch: pytest.MonkeyPatch)
         if pause.ask.arguments == {"order_id": "80-0"}
     ]
     pause_id = await env.app.pause_id_of(pause.pause_ref)  # as the channel's side knows it
-    reads = Reads(env, monkeypatch)
+    calls = Calls()
+    calls.watch(env.app.store, monkeypatch)
     moved = await env.app.resume(pause_id, decision={"approved": True}, answered_by="desk")
     assert len(moved.pending) == len((await env.app.get(root)).pending)
     monkeypatch.undo()
-    return reads.count
+    return passes_reads(calls)
 
 
 async def test_a_pass_woken_by_one_due_question_of_80_reads_what_an_answer_reads(

@@ -9,50 +9,31 @@ advanced, and a pass's lease keeper and timers need time that flows.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
-from agboss import Clock, SystemClock
+from agboss.clock import Clock, SystemClock, TimerHandle
 
 __all__ = ["AheadClock", "clock_ahead_by"]
 
 
-class _Timer:
-    """A callback on the event loop's timer, then a task that `cancel` cuts off too."""
-
-    def __init__(self, delay: float, callback: Callable[[], Awaitable[None]]) -> None:
-        self._callback = callback
-        self._task: asyncio.Task[None] | None = None
-        self._handle = asyncio.get_running_loop().call_later(delay, self._fire)
-
-    def _fire(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run())
-
-    async def _run(self) -> None:
-        await self._callback()
-
-    def cancel(self) -> None:
-        self._handle.cancel()
-        if self._task is not None:
-            self._task.cancel()
-
-
 class AheadClock:
-    """The wall clock plus a fixed number of seconds (not a `SystemClock`: the store is given
-    this time, not the database's)."""
+    """The wall clock plus a fixed number of seconds: the system clock's sleeps and timers,
+    its time moved on (not a `SystemClock` itself: the store is given this time, not the
+    database's)."""
 
     def __init__(self, seconds: float) -> None:
         self._ahead = timedelta(seconds=seconds)
+        self._wall = SystemClock()
 
     def now(self) -> datetime:
-        return datetime.now(UTC) + self._ahead
+        return self._wall.now() + self._ahead
 
     async def sleep(self, delay: timedelta) -> None:
-        await asyncio.sleep(max(delay.total_seconds(), 0.0))
+        await self._wall.sleep(delay)
 
-    def call_at(self, when: datetime, callback: Callable[[], Awaitable[None]]) -> _Timer:
-        return _Timer(max((when - self.now()).total_seconds(), 0.0), callback)
+    def call_at(self, when: datetime, callback: Callable[[], Awaitable[None]]) -> TimerHandle:
+        return self._wall.call_at(when - self._ahead, callback)
 
 
 def clock_ahead_by(seconds: float) -> Clock:
