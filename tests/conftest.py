@@ -8,12 +8,14 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from agboss.testing import TestEnv, test_with
+from tests.apps.recorded import recorder_for, recording
 from tests.stores import NO_POSTGRES, STORE_KINDS, store_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,19 +66,33 @@ async def env_store(kind: str, tmp_path: Path) -> AsyncIterator[str]:
         yield url
 
 
-@pytest.fixture
-async def env(
-    request: pytest.FixtureRequest, env_store: str, instances: int
-) -> AsyncIterator[TestEnv]:
-    """The test application named by ``pytest.mark.application.with_args(TheApplication)``
-    (on the test or its module: ``with_args``, since a mark given a class alone decorates it),
-    on a fresh store of each kind (`env_store`), what it records cleared first."""
+def _marked(request: pytest.FixtureRequest) -> pytest.Mark:
     marker = request.node.get_closest_marker("application")
     if marker is None:
         pytest.fail("the env fixture needs pytest.mark.application.with_args(TheApplication)")
+    return marker
+
+
+@pytest.fixture
+def recorded(request: pytest.FixtureRequest) -> Any:
+    """What the test's application records (`tests.apps.recorded`): a fresh recorder of the
+    type the application registers, which the env fixture gives every instance; ``None`` for
+    an application that registers none."""
+    return recorder_for(_marked(request).args[0])
+
+
+@pytest.fixture
+async def env(
+    request: pytest.FixtureRequest, env_store: str, instances: int, recorded: Any
+) -> AsyncIterator[TestEnv]:
+    """The test application named by ``pytest.mark.application.with_args(TheApplication)``
+    (on the test or its module: ``with_args``, since a mark given a class alone decorates it),
+    on a fresh store of each kind (`env_store`), recording into the test's own `recorded`."""
+    marker = _marked(request)
     application, *_ = marker.args
     options = dict(marker.kwargs)
     options["instances"] = instances
+    options["dependencies"] = [*options.get("dependencies", ()), *recording(recorded)]
     clear = options.pop("clear", None) or getattr(
         sys.modules[application.__module__], "clear", None
     )

@@ -11,19 +11,25 @@ from datetime import timedelta
 
 from agboss import PauseKind, PendingPause
 from agboss.testing import TestEnv
-from tests.apps.desk import RUNS, BookExpenseTool, DeskDoneDto, ExpenseDto
+from tests.apps.desk import BookExpenseTool, DeskDoneDto, DeskRecorder, ExpenseDto
 
 
 async def cut_off_in_tool(
-    env: TestEnv, pause_id: str, *, owner_id: str, tenant_id: str | None = None
+    env: TestEnv,
+    pause_id: str,
+    recorded: DeskRecorder,
+    *,
+    owner_id: str,
+    tenant_id: str | None = None,
 ) -> PendingPause:
     """Approves ``pause_id`` (the expense booking's), cuts its pass off inside the tool, and
-    lets the sweep recover the tree: the question it rests on."""
+    lets the sweep recover the tree: the question it rests on. The booking's runs, the one cut
+    off and any later, are recorded in ``recorded.runs``."""
     started, never = asyncio.Event(), asyncio.Event()
 
     async def booking(args: ExpenseDto) -> DeskDoneDto:
-        RUNS.append(f"book-expense {args.purpose} {args.amount}")
-        if len(RUNS) == 1:  # the first run never returns: its caller goes away
+        recorded.runs.append(f"book-expense {args.purpose} {args.amount}")
+        if len(recorded.runs) == 1:  # the first run never returns: its caller goes away
             started.set()
             await never.wait()
         return DeskDoneDto(status=f"booked {args.purpose}")

@@ -20,7 +20,9 @@ from agboss import (
     JoinHandler,
     JoinInput,
     PauseAnswerer,
+    Provide,
     ReplyInterpreterHandler,
+    Scope,
     ToolHandler,
     WorkflowFinishTextDto,
     WorkflowStartTextDto,
@@ -46,9 +48,13 @@ def _provider(*serves: str) -> FunctionProvider:
     return FunctionProvider(lambda request: ChatResponse(content="x"), serves=serves or ("*",))
 
 
-async def violations(application: type[Any], *serves: str) -> list[tuple[str, str]]:
+async def violations(
+    application: type[Any], *serves: str, dependencies: list[Provide] | None = None
+) -> list[tuple[str, str]]:
     with pytest.raises(AssemblyError) as caught:
-        await App.create(application, providers=[_provider(*serves)])
+        await App.create(
+            application, providers=[_provider(*serves)], dependencies=dependencies or []
+        )
     return [(v.rule, v.component) for v in caught.value.violations]
 
 
@@ -236,6 +242,35 @@ async def test_the_container_reports_missing_dependencies_cycles_scopes_and_cons
     assert ("container.cycle", "A") in found
     assert ("container.scope", "Audit") in found
     assert ("component.constructor", "needs-tool") in found
+
+
+async def test_an_instances_registrations_replace_the_applications_and_are_checked_with_them() -> (
+    None
+):
+    found = await violations(
+        NeedsApplication,
+        dependencies=[
+            provide(A, instance=A.__new__(A)),  # an A made without its B: no cycle
+            provide(Audit, deps=[ExecutionContext], scope=Scope.EXECUTION),  # in its scope
+            provide(SlackClient, instance=SlackClient(token="xoxb-test")),  # was missing
+            provide(B, deps=[ExecutionContext]),  # a mistake of the instance's own
+        ],
+    )
+    assert ("container.cycle", "A") not in found
+    assert ("container.scope", "Audit") not in found
+    assert ("container.missing-dependency", "needs-tool") not in found
+    assert ("container.scope", "B") in found
+    assert ("component.constructor", "needs-tool") in found
+
+
+@pytest.mark.parametrize("given", ["provide(A)", [A], [provide(A), "B"]])
+async def test_dependencies_that_are_not_registrations_are_a_configuration_error(
+    given: object,
+) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        await App.create(NeedsApplication, dependencies=given)  # type: ignore[arg-type]
+    assert caught.value.code == "config.invalid"
+    assert "provide(" in (caught.value.hint or "")
 
 
 class RefundDto(BaseModel):

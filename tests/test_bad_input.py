@@ -27,18 +27,19 @@ from agboss import (
     UnknownThreadError,
     UnknownWorkflowError,
     application,
+    provide,
 )
 from agboss.models import ChatResponse
 from agboss.testing import TestEnv, test_with
-from tests.apps import desk
 from tests.apps.desk import (
-    RUNS,
     ButtonExpenseApprovalChannel,
     DeskDepositApprovalChannel,
+    DeskRecorder,
     OfficeAgent,
     OfficeApplication,
 )
 from tests.apps.desk import OfficeWorkflow as DeskWorkflow
+from tests.apps.recorded import recording
 from tests.stores import STORE_KINDS, store_url
 from tests.test_pauses import BOTH, DONE, REQUEST
 
@@ -48,8 +49,9 @@ pytestmark = pytest.mark.application.with_args(OfficeApplication)
 class Paused:
     """An execution waiting on the desk's channel pause and the owner's pause."""
 
-    def __init__(self, env: TestEnv) -> None:
+    def __init__(self, env: TestEnv, recorded: DeskRecorder) -> None:
         self.env = env
+        self.recorded = recorded
         self.execution_id = ""
         self.channel_id = ""
         self.owner_id = ""
@@ -84,7 +86,7 @@ async def refused(env: TestEnv, paused: Paused, **answer: Any) -> AgbossError:
     with pytest.raises(AgbossError) as caught:
         await env.app.resume(**answer)
     assert await paused.state() == before
-    assert RUNS == []
+    assert paused.recorded.runs == []
     return caught.value
 
 
@@ -111,9 +113,9 @@ async def owner_refused(env: TestEnv, paused: Paused, **answer: Any) -> AgbossEr
     ],
 )
 async def test_an_identifier_that_is_no_storable_text_is_dto_validation_error(
-    env: TestEnv, value: object, says: str
+    env: TestEnv, value: object, says: str, recorded: DeskRecorder
 ) -> None:
-    paused = await Paused(env).start()
+    paused = await Paused(env, recorded).start()
     for name in ("pause_id", "tenant_id", "owner_id"):
         answer: dict[str, Any] = {
             "pause_id": paused.owner_id,
@@ -129,8 +131,9 @@ async def test_an_identifier_that_is_no_storable_text_is_dto_validation_error(
 
 async def test_an_answered_by_that_is_bytes_or_blank_is_refused_before_it_is_recorded(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
-    paused = await Paused(env).start()
+    paused = await Paused(env, recorded).start()
     for value in (b"clerk", "   ", "c" * 300):
         error = await refused(
             env,
@@ -144,8 +147,10 @@ async def test_an_answered_by_that_is_bytes_or_blank_is_refused_before_it_is_rec
         assert "answered_by" in error.message
 
 
-async def test_an_empty_tenant_id_is_not_the_default_tenant(env: TestEnv) -> None:
-    paused = await Paused(env).start()
+async def test_an_empty_tenant_id_is_not_the_default_tenant(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
+    paused = await Paused(env, recorded).start()
     error = await refused(
         env, paused, pause_id=paused.owner_id, tenant_id="", owner_id="user-1", decision={}
     )
@@ -156,8 +161,10 @@ async def test_an_empty_tenant_id_is_not_the_default_tenant(env: TestEnv) -> Non
 
 
 @pytest.mark.parametrize("approved", ["yes", "true", 0, 1, None, 1.0, [True]])
-async def test_approved_is_a_boolean_never_coerced(env: TestEnv, approved: object) -> None:
-    paused = await Paused(env).start()
+async def test_approved_is_a_boolean_never_coerced(
+    env: TestEnv, approved: object, recorded: DeskRecorder
+) -> None:
+    paused = await Paused(env, recorded).start()
     error = await owner_refused(
         env,
         paused,
@@ -167,8 +174,10 @@ async def test_approved_is_a_boolean_never_coerced(env: TestEnv, approved: objec
     assert "approved" in " ".join(error.errors)
 
 
-async def test_override_arguments_may_only_name_the_tools_input_fields(env: TestEnv) -> None:
-    paused = await Paused(env).start()
+async def test_override_arguments_may_only_name_the_tools_input_fields(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
+    paused = await Paused(env, recorded).start()
     error = await owner_refused(
         env,
         paused,
@@ -181,8 +190,10 @@ async def test_override_arguments_may_only_name_the_tools_input_fields(env: Test
 
 
 @pytest.mark.parametrize("number", [math.nan, math.inf, -math.inf, "nan", "inf"])
-async def test_override_arguments_hold_finite_numbers_only(env: TestEnv, number: object) -> None:
-    paused = await Paused(env).start()
+async def test_override_arguments_hold_finite_numbers_only(
+    env: TestEnv, number: object, recorded: DeskRecorder
+) -> None:
+    paused = await Paused(env, recorded).start()
     error = await owner_refused(
         env,
         paused,
@@ -193,8 +204,9 @@ async def test_override_arguments_hold_finite_numbers_only(env: TestEnv, number:
 
 async def test_the_audit_trail_records_the_arguments_the_tool_got_not_the_raw_mapping(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
-    paused = await Paused(env).start()
+    paused = await Paused(env, recorded).start()
     await env.app.resume(
         paused.owner_id,
         tenant_id="acme",
@@ -207,7 +219,7 @@ async def test_the_audit_trail_records_the_arguments_the_tool_got_not_the_raw_ma
     [entry] = [e for e in trail if e.decision is not None and e.decision.override_arguments]
     assert entry.decision is not None
     assert entry.decision.override_arguments == {"purpose": "bus", "amount": 4.5}
-    assert "book-expense bus 4.5" in RUNS
+    assert "book-expense bus 4.5" in recorded.runs
 
 
 # ---- replies and limits ------------------------------------------------------------------
@@ -215,9 +227,9 @@ async def test_the_audit_trail_records_the_arguments_the_tool_got_not_the_raw_ma
 
 @pytest.mark.parametrize("reply", [42, b"ok", ["ok"], "\ud83d"])
 async def test_a_reply_that_is_not_storable_text_is_dto_validation_error(
-    env: TestEnv, reply: object
+    env: TestEnv, reply: object, recorded: DeskRecorder
 ) -> None:
-    paused = await Paused(env).start()
+    paused = await Paused(env, recorded).start()
     error = await refused(
         env, paused, pause_id=paused.owner_id, tenant_id="acme", owner_id="user-1", reply=reply
     )
@@ -225,8 +237,10 @@ async def test_a_reply_that_is_not_storable_text_is_dto_validation_error(
     assert error.message.startswith("reply ")
 
 
-async def test_a_reply_or_a_reason_over_its_limit_names_the_limit(env: TestEnv) -> None:
-    paused = await Paused(env).start()
+async def test_a_reply_or_a_reason_over_its_limit_names_the_limit(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
+    paused = await Paused(env, recorded).start()
     long_reply = await owner_refused(
         env,
         paused,
@@ -246,22 +260,22 @@ async def test_a_reply_or_a_reason_over_its_limit_names_the_limit(env: TestEnv) 
     workflows=[DeskWorkflow],
     channels=[DeskDepositApprovalChannel, ButtonExpenseApprovalChannel],
     limits=InputLimits(reason_length=10, id_length=64),
+    dependencies=[provide(DeskRecorder)],
 )
 class StrictOfficeApplication: ...
 
 
-async def test_the_limits_are_set_on_the_application(tmp_path: Path) -> None:
-    desk.clear()
-    async with test_with(StrictOfficeApplication, store=f"sqlite:///{tmp_path / 'a.db'}") as env:
-        paused = await Paused(env).start()
-        error = await owner_refused(
-            env,
-            paused,
-            decision={"approved": False, "reason": "far too long a reason"},
-        )
-        assert "over the limit of 10 (InputLimits.reason_length)" in error.message
-        with pytest.raises(DtoValidationError, match=r"InputLimits\.id_length"):
-            await env.app.execute(DeskWorkflow, REQUEST, owner_id="o" * 65)
+@pytest.mark.application.with_args(StrictOfficeApplication)
+async def test_the_limits_are_set_on_the_application(env: TestEnv, recorded: DeskRecorder) -> None:
+    paused = await Paused(env, recorded).start()
+    error = await owner_refused(
+        env,
+        paused,
+        decision={"approved": False, "reason": "far too long a reason"},
+    )
+    assert "over the limit of 10 (InputLimits.reason_length)" in error.message
+    with pytest.raises(DtoValidationError, match=r"InputLimits\.id_length"):
+        await env.app.execute(DeskWorkflow, REQUEST, owner_id="o" * 65)
 
 
 def test_a_limit_must_be_positive() -> None:
@@ -459,14 +473,14 @@ _CODES = {
 def test_thousands_of_bad_answers_each_get_an_agboss_error_and_change_nothing(
     kind: str, tmp_path: Path
 ) -> None:
+    recorded = DeskRecorder()
     with asyncio.Runner() as runner:
-        desk.clear()
         url_context = store_url(kind, tmp_path)
         url = runner.run(url_context.__aenter__())
-        env_context = test_with(OfficeApplication, store=url)
+        env_context = test_with(OfficeApplication, store=url, dependencies=recording(recorded))
         env = runner.run(env_context.__aenter__())
         try:
-            paused = runner.run(Paused(env).start())
+            paused = runner.run(Paused(env, recorded).start())
             before = runner.run(paused.state())
             codes: set[str] = set()
 
@@ -485,7 +499,7 @@ def test_thousands_of_bad_answers_each_get_an_agboss_error_and_change_nothing(
 
             one_bad_answer()
             assert runner.run(paused.state()) == before
-            assert RUNS == []
+            assert recorded.runs == []
             assert codes >= {"dto.invalid", "pause.unknown", "pause.wrong-answerer"}
             # The pauses still take a good answer: the refusals were for the bad parts.
             runner.run(

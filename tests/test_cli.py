@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from agboss import WorkflowStartTextDto
 from agboss.cli._main import cli
 from agboss.testing import test_with
-from tests.apps import desk
 from tests.apps.desk import (
     DeskDepositApprovalChannel,
+    DeskRecorder,
     OfficeAgent,
     OfficeApplication,
     OfficeWorkflow,
@@ -30,7 +30,6 @@ APP = "tests.apps.desk:OfficeApplication"
 
 
 async def _paused(url: str) -> str:
-    desk.clear()
     async with test_with(OfficeApplication, store=url) as env:
         env.mock_llm(OfficeAgent).then_return(BOTH)
         env.mock_of(DeskDepositApprovalChannel)
@@ -171,7 +170,6 @@ def test_off_a_terminal_the_table_shows_every_column_whole(url: str) -> None:
 
 def test_a_question_whether_to_run_a_call_again_is_listed_with_its_kind(url: str) -> None:
     async def interrupted() -> str:
-        desk.clear()
         async with test_with(OfficeApplication, store=url) as env:
             env.mock_llm(OfficeAgent).then_return(ASK, DONE)
             result = await env.app.execute(
@@ -179,7 +177,9 @@ def test_a_question_whether_to_run_a_call_again_is_listed_with_its_kind(url: str
             )
             [approval] = result.pending
             assert approval.pause_id is not None
-            question = await cut_off_in_tool(env, approval.pause_id, owner_id="user-1")
+            question = await cut_off_in_tool(
+                env, approval.pause_id, DeskRecorder(), owner_id="user-1"
+            )
             assert question.pause_id is not None
             return question.pause_id
 

@@ -20,12 +20,14 @@ from agboss import (
     PauseStatus,
     agent,
     application,
+    provide,
     workflow,
 )
 from agboss.testing import test_with
 from tests.apps import desk
 from tests.apps.desk import (
     DeskDepositApprovalChannel,
+    DeskRecorder,
     LookUpTool,
     OfficeAgent,
     OfficeApplication,
@@ -35,6 +37,7 @@ from tests.apps.desk import (
     StampTool,
 )
 from tests.apps.office_parts import office_flow
+from tests.apps.recorded import recording
 from tests.stores import STORE_KINDS, store_url
 from tests.test_pauses import BOTH, REQUEST
 
@@ -57,6 +60,7 @@ class LaterOfficeWorkflow: ...
     name="office-application",
     workflows=[LaterOfficeWorkflow],
     channels=[DeskDepositApprovalChannel],
+    dependencies=[provide(DeskRecorder)],
 )
 class WithoutTheToolApplication: ...
 
@@ -69,6 +73,7 @@ class RenamedWorkflow: ...
     name="office-application",
     workflows=[RenamedWorkflow],
     channels=[DeskDepositApprovalChannel, desk.ButtonExpenseApprovalChannel],
+    dependencies=[provide(DeskRecorder)],
 )
 class RenamedWorkflowApplication: ...
 
@@ -82,7 +87,6 @@ async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[s
 async def _paused(url: str) -> tuple[ExecutionOutput, str, str]:
     """The first build's tree, paused on the expense (its owner's) and the deposit (a channel
     pause); the expense's answer recorded there, left for an instance to move."""
-    desk.clear()
     async with test_with(OfficeApplication, store=url) as env:
         env.mock_llm(OfficeAgent).then_return(BOTH)
         channel = env.mock_of(DeskDepositApprovalChannel)
@@ -132,12 +136,13 @@ async def test_an_answer_the_sweep_cannot_take_leaves_the_tree_waiting_with_one_
     assert "book-expense-tool" in said[0].getMessage()
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
     # The build that has the tool takes the answer as if nothing happened.
-    async with test_with(OfficeApplication, store=url) as first:
+    recorded = DeskRecorder()
+    async with test_with(OfficeApplication, store=url, dependencies=recording(recorded)) as first:
         first.mock_llm(OfficeAgent).then_return()  # nothing more asked of the model yet
         await first.app.sweep()
         moved = await first.app.get(result.execution_id)
     assert moved.status is ExecutionStatus.PAUSED  # the deposit still waits
-    assert desk.RUNS[0].startswith("book-expense")
+    assert recorded.runs[0].startswith("book-expense")
 
 
 async def test_a_renamed_workflow_refuses_answers_and_the_tree_is_not_failed(

@@ -27,7 +27,6 @@ from agboss.cli._main import cli
 from agboss.models import ChatRequest, ChatResponse
 from agboss.testing import TestEnv, test_with
 from agboss.web import pause_router
-from tests.apps import desk
 from tests.apps.desk import OfficeApplication, OfficeWorkflow
 from tests.apps.pii_app import EMAIL, MessageWorkflow, PiiApplication
 from tests.stores import STORE_KINDS, store_url
@@ -77,7 +76,6 @@ async def fail(
 
 
 async def test_failed_trees_are_listed_newest_first_with_their_failure(url: str) -> None:
-    desk.clear()
     async with test_with(
         OfficeApplication, store=url, providers=[FunctionProvider(provider_down)]
     ) as env:
@@ -107,7 +105,6 @@ async def test_failed_trees_are_listed_newest_first_with_their_failure(url: str)
 
 
 async def test_pages_follow_by_keyset_and_filters_hold(url: str) -> None:
-    desk.clear()
     async with test_with(
         OfficeApplication, store=url, providers=[FunctionProvider(provider_down)]
     ) as env:
@@ -140,7 +137,6 @@ async def test_pages_follow_by_keyset_and_filters_hold(url: str) -> None:
 
 
 async def test_the_command_line_and_the_router_list_them_too(url: str) -> None:
-    desk.clear()
     async with test_with(
         OfficeApplication, store=url, providers=[FunctionProvider(provider_down)]
     ) as env:

@@ -133,11 +133,9 @@ def test_a_history_is_a_whole_number_of_turns() -> None:
 async def test_a_paused_execution_goes_on_with_its_threads_conversation(
     tmp_path: Path,
 ) -> None:
-    from tests.apps import desk
     from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
     from tests.test_round_trips import ASK, DONE
 
-    desk.clear()
     async with env_on("sqlite", tmp_path, OfficeApplication) as made:
         made.mock_llm(OfficeAgent).then_return(DONE, ASK, DONE)
         first = await made.app.execute(

@@ -20,7 +20,7 @@ from agboss import (
 from agboss.store.writes import AcquireLease, write_one
 from agboss.testing import TestEnv
 from tests.apps import desk
-from tests.apps.desk import RUNS, BookExpenseTool, DeskDepositApprovalChannel, OfficeAgent
+from tests.apps.desk import BookExpenseTool, DeskDepositApprovalChannel, DeskRecorder, OfficeAgent
 from tests.apps.desk import OfficeApplication as DeskApplication
 from tests.apps.desk import OfficeWorkflow as DeskWorkflow
 from tests.test_pauses import BOTH, REQUEST
@@ -224,6 +224,7 @@ async def test_a_rejected_answer_is_refused_at_once_and_the_pause_keeps_waiting(
 
 async def test_an_answer_while_a_dead_holder_keeps_the_tree_returns_at_once(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     result = await paused(env, "ada")
     owner_pause_id = owner_pause_of(result)
@@ -242,7 +243,9 @@ async def test_an_answer_while_a_dead_holder_keeps_the_tree_returns_at_once(
 
     # The lease expired: the answer's own background move or the sweep takes the tree.
     async def moved() -> bool:
-        if not RUNS:  # looked at first: the tool runs after its pass marked the tree running
+        if (
+            not recorded.runs
+        ):  # looked at first: the tool runs after its pass marked the tree running
             return False
         output = await env.app.get(result.execution_id, tenant_id="acme")
         return output.status is ExecutionStatus.PAUSED
@@ -250,7 +253,7 @@ async def test_an_answer_while_a_dead_holder_keeps_the_tree_returns_at_once(
     await eventually(moved, "the tree's move once the dead holder's lease expired")
     now = await env.app.get(result.execution_id, tenant_id="acme")
     assert [p.answered_by for p in now.pending] == [PauseAnswerer.CHANNEL]
-    assert RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
 
 
 async def test_a_repeated_answer_gets_its_receipt_again_and_another_is_not_paused(

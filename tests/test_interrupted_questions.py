@@ -19,7 +19,7 @@ from agboss import (
 )
 from agboss.testing import TestEnv
 from agboss.web import pause_router
-from tests.apps.desk import RUNS, OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps.desk import DeskRecorder, OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.interrupting import cut_off_in_tool
 from tests.test_round_trips import ASK, DONE
 from tests.test_web import bearer, serve
@@ -32,7 +32,7 @@ def scripted(env: TestEnv) -> None:
     env.mock_llm(OfficeAgent).then_return(ASK, DONE)
 
 
-async def asked(env: TestEnv) -> tuple[str, PendingPause]:
+async def asked(env: TestEnv, recorded: DeskRecorder) -> tuple[str, PendingPause]:
     """The expense booking approved, cut off mid-call and recovered: its root and the
     question it rests on."""
     result = await env.app.execute(
@@ -40,17 +40,19 @@ async def asked(env: TestEnv) -> tuple[str, PendingPause]:
     )
     [approval] = result.pending
     assert approval.pause_id is not None
-    question = await cut_off_in_tool(env, approval.pause_id, owner_id="user-1")
+    question = await cut_off_in_tool(env, approval.pause_id, recorded, owner_id="user-1")
     return result.execution_id, question
 
 
-async def test_an_answer_in_words_is_read_by_the_roles_interpreter(env: TestEnv) -> None:
-    root, question = await asked(env)
+async def test_an_answer_in_words_is_read_by_the_roles_interpreter(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
+    root, question = await asked(env, recorded)
     assert question.pause_id is not None
     assert env.app.accepts_reply(question)
     done = await env.app.resume(question.pause_id, reply='{"approved": false}', owner_id="user-1")
     assert done.status is ExecutionStatus.COMPLETED
-    assert RUNS == ["book-expense taxi 12.5"]  # not run again
+    assert recorded.runs == ["book-expense taxi 12.5"]  # not run again
     record = (await env.app.get(root, record=True)).record
     assert record is not None
     entry = record.pauses[-1]
@@ -59,21 +61,23 @@ async def test_an_answer_in_words_is_read_by_the_roles_interpreter(env: TestEnv)
 
 async def test_words_that_change_the_arguments_are_refused_and_the_question_waits(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
-    root, question = await asked(env)
+    root, question = await asked(env, recorded)
     assert question.pause_id is not None
     reply = '{"approved": true, "override_arguments": {"purpose": "taxi", "amount": 1}}'
     with pytest.raises(UninterpretableReplyError, match="runs again as it was"):
         await env.app.resume(question.pause_id, reply=reply, owner_id="user-1")
     [still] = (await env.app.get(root)).pending
     assert still.pause_id == question.pause_id
-    assert RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
 
 
 async def test_the_router_lists_it_with_its_kind_and_runs_it_again_once_approved(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
-    root, question = await asked(env)
+    root, question = await asked(env, recorded)
     api = FastAPI()
     api.mount("/agboss", pause_router(env.app, authenticate=bearer))
     server, task, port = await serve(api)
@@ -102,4 +106,7 @@ async def test_the_router_lists_it_with_its_kind_and_runs_it_again_once_approved
         await task
     done = await env.app.get(root)
     assert done.status is ExecutionStatus.COMPLETED
-    assert RUNS == ["book-expense taxi 12.5", "book-expense taxi 12.5"]  # once more, as it was
+    assert recorded.runs == [
+        "book-expense taxi 12.5",
+        "book-expense taxi 12.5",
+    ]  # once more, as it was

@@ -21,15 +21,15 @@ from starlette.requests import Request
 from agboss import ExecutionStatus, PauseAnswerer
 from agboss.testing import TestEnv, call_tools, test_with, tool_call
 from agboss.web import Caller, pause_router
-from tests.apps import deadline_app, desk, travel_app
+from tests.apps import deadline_app, travel_app
 from tests.apps.desk import (
-    RUNS,
     BookExpenseTool,
     DeskDepositApprovalChannel,
     OfficeAgent,
     OfficeApplication,
     OfficeWorkflow,
 )
+from tests.apps.recorded import recorder_for, recording
 from tests.interrupting import cut_off_in_tool
 from tests.stores import STORE_KINDS, store_url
 from tests.test_examples import example_env
@@ -69,6 +69,8 @@ class Site:
     env: TestEnv
     browser: Browser
     base: str
+    recorded: Any
+    """What the site's application records (`tests.apps.recorded`)."""
     errors: list[str] = field(default_factory=list)
 
     async def open(self, session: str = "s-ada") -> Page:
@@ -99,18 +101,18 @@ async def site_for(
     *,
     access_log: bool = False,
 ) -> AsyncIterator[Site]:
-    desk.clear()
     travel_app.BOOKED.clear()
+    recorded = recorder_for(application)
     async with (
         store_url(kind, folder) as url,
-        test_with(application, store=url) as env,
+        test_with(application, store=url, dependencies=recording(recorded)) as env,
         async_playwright() as playwright,
     ):
         api = FastAPI()
         api.mount("/agboss", pause_router(env.app, authenticate=by_cookie, poll_ms=poll_ms))
         server, task, port = await serve(api, access_log=access_log)
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        site = Site(env, browser, f"http://127.0.0.1:{port}")
+        site = Site(env, browser, f"http://127.0.0.1:{port}", recorded)
         try:
             yield site
             assert site.errors == []  # the page never crashed
@@ -152,8 +154,9 @@ def expense_card(page: Page) -> Any:
     return page.locator('li.pause[data-tool="book-expense-tool"]')
 
 
-async def ran(expected: str) -> None:
-    await eventually(lambda: expected in RUNS, f"{expected!r} (ran {RUNS})")
+async def ran(site: Site, expected: str) -> None:
+    runs = site.recorded.runs
+    await eventually(lambda: expected in runs, f"{expected!r} (ran {runs})")
 
 
 async def test_the_owner_sees_the_masked_ask_and_approves_it(site: Site) -> None:
@@ -166,7 +169,7 @@ async def test_the_owner_sees_the_masked_ask_and_approves_it(site: Site) -> None
     await expect(card.locator("table.arguments")).to_contain_text("12.5")
     await card.get_by_role("button", name="Approve", exact=True).click()
     await expect(card.locator(".note")).to_have_text("Approved — recorded.")
-    await ran("book-expense taxi 12.5")
+    await ran(site, "book-expense taxi 12.5")
 
 
 async def test_the_cards_of_one_request_stand_together_under_the_request(site: Site) -> None:
@@ -200,7 +203,7 @@ async def test_a_rejection_carries_its_reason_to_the_audit_trail(site: Site) -> 
 
     await eventually(recorded, "the rejection in the audit trail")
     assert [(d.approved, d.reason) for d in decided] == [(False, "no taxis this month")]
-    assert not any(run.startswith("book-expense") for run in RUNS)
+    assert not any(run.startswith("book-expense") for run in site.recorded.runs)
 
 
 async def editing(site: Site) -> tuple[Page, Any, Any]:
@@ -219,7 +222,7 @@ async def test_an_edited_argument_is_what_the_tool_gets(site: Site) -> None:
         await page.screenshot(path=f"{SCREENSHOTS}/approvals-edit.png", full_page=True)
     await form.get_by_role("button", name="Approve with these arguments").click()
     await expect(card.locator(".note")).to_have_text("Approved with amount=6.25 — recorded.")
-    await ran("book-expense taxi 6.25")
+    await ran(site, "book-expense taxi 6.25")
 
 
 async def test_the_form_has_a_control_for_each_kind_of_field_and_sends_what_it_shows(
@@ -449,7 +452,9 @@ async def test_a_call_that_may_have_run_is_asked_again_as_it_was_without_an_edit
     result = await site.paused()
     [expense] = [p for p in result.pending if p.ask.tool == "book-expense-tool"]
     assert expense.pause_id is not None
-    await cut_off_in_tool(site.env, expense.pause_id, owner_id="ada", tenant_id="acme")
+    await cut_off_in_tool(
+        site.env, expense.pause_id, site.recorded, owner_id="ada", tenant_id="acme"
+    )
     page = await site.open()
     card = expense_card(page)
     await expect(card).to_have_attribute("data-kind", "interrupted")
@@ -461,8 +466,9 @@ async def test_a_call_that_may_have_run_is_asked_again_as_it_was_without_an_edit
     await expect(card.get_by_role("button", name="Edit arguments")).to_have_count(0)
     await card.get_by_role("button", name="Run again").click()
     await expect(card.locator(".note")).to_have_text("Approved — recorded.")
-    await eventually(lambda: len(RUNS) == 2, f"a second run (ran {RUNS})")
-    assert RUNS == ["book-expense taxi 12.5", "book-expense taxi 12.5"]
+    runs = site.recorded.runs
+    await eventually(lambda: len(runs) == 2, f"a second run (ran {runs})")
+    assert runs == ["book-expense taxi 12.5", "book-expense taxi 12.5"]
 
 
 async def test_a_question_with_a_deadline_shows_the_time_left_as_it_runs_out(

@@ -32,15 +32,14 @@ from agboss import (
 )
 from agboss.models import MessageRole
 from agboss.store.writes import AcquireLease, write_one
-from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
+from agboss.testing import TestEnv, call_tools, reply_with, tool_call
 from tests.apps import desk
 from tests.apps.desk import (
-    RUNS,
-    SENT,
     BookExpenseTool,
     ButtonExpenseApprovalChannel,
     DepositApprovalChannel,
     DeskDepositApprovalChannel,
+    DeskRecorder,
     LookUpTool,
     OfficeAgent,
     OfficeApplication,
@@ -90,6 +89,7 @@ def approve(**fields: object) -> ToolCallApprovalDecisionDto:
 
 async def test_a_model_turn_that_calls_two_tools_with_channels_pauses_on_both_at_once(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     result, _, _ = await both_paused(env)
     assert result.status is ExecutionStatus.PAUSED
@@ -97,7 +97,7 @@ async def test_a_model_turn_that_calls_two_tools_with_channels_pauses_on_both_at
         "deposit-approval-channel",
         "expense-approval-channel",
     }
-    assert RUNS == []
+    assert recorded.runs == []
     assert result.output is None
 
 
@@ -112,7 +112,9 @@ async def test_a_channel_is_told_whether_its_question_takes_the_answerers_own_wo
     assert expense.accepts_reply is True
 
 
-async def test_a_paused_call_does_not_stop_its_siblings_in_the_same_turn(env: TestEnv) -> None:
+async def test_a_paused_call_does_not_stop_its_siblings_in_the_same_turn(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
     env.mock_llm(OfficeAgent).then_return(
         call_tools(
             tool_call(ReturnDepositTool, lease_id="L-7"), tool_call(LookUpTool, lease_id="L-7")
@@ -121,11 +123,12 @@ async def test_a_paused_call_does_not_stop_its_siblings_in_the_same_turn(env: Te
     )
     result = await env.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
     assert result.status is ExecutionStatus.PAUSED
-    assert RUNS == ["look-up L-7"]
+    assert recorded.runs == ["look-up L-7"]
 
 
 async def test_each_pause_is_answered_on_its_own_and_the_last_answer_lets_it_finish(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     _, deposit_id, owner_id = await both_paused(env)
     first = await env.app.resume(
@@ -133,28 +136,30 @@ async def test_each_pause_is_answered_on_its_own_and_the_last_answer_lets_it_fin
     )
     assert first.status is ExecutionStatus.PAUSED
     assert [p.channel for p in first.pending] == ["expense-approval-channel"]
-    assert RUNS == ["return-deposit L-7 as user-1"]
+    assert recorded.runs == ["return-deposit L-7 as user-1"]
     last = await env.app.resume(
         owner_id, decision={"approved": True}, tenant_id="acme", owner_id="user-1"
     )
     assert last.status is ExecutionStatus.COMPLETED
     assert last.pending == []
     assert last.output == WorkflowFinishTextDto(text="Both done.")
-    assert RUNS == ["return-deposit L-7 as user-1", "book-expense taxi 12.5"]
+    assert recorded.runs == ["return-deposit L-7 as user-1", "book-expense taxi 12.5"]
     assert (last.thread_id, last.execution_id) == (first.thread_id, first.execution_id)
 
 
-async def test_pauses_are_answered_in_any_order(env: TestEnv) -> None:
+async def test_pauses_are_answered_in_any_order(env: TestEnv, recorded: DeskRecorder) -> None:
     _, deposit_id, owner_id = await both_paused(env)
     await env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1")
-    assert RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
     last = await env.app.resume(
         deposit_id, decision=approve(), tenant_id="acme", answered_by="clerk-3"
     )
     assert last.status is ExecutionStatus.COMPLETED
 
 
-async def test_approved_the_tool_runs_once_with_the_override_arguments(env: TestEnv) -> None:
+async def test_approved_the_tool_runs_once_with_the_override_arguments(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
     _, deposit_id, owner_id = await both_paused(env)
     await env.app.resume(
         owner_id,
@@ -163,11 +168,13 @@ async def test_approved_the_tool_runs_once_with_the_override_arguments(env: Test
         owner_id="user-1",
     )
     await env.app.resume(deposit_id, decision=approve(), tenant_id="acme", answered_by="clerk-3")
-    assert RUNS.count("book-expense taxi 6.25") == 1
-    assert "book-expense taxi 12.5" not in RUNS
+    assert recorded.runs.count("book-expense taxi 6.25") == 1
+    assert "book-expense taxi 12.5" not in recorded.runs
 
 
-async def test_rejected_the_model_reads_who_rejected_it_and_why(env: TestEnv) -> None:
+async def test_rejected_the_model_reads_who_rejected_it_and_why(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
     _, deposit_id, owner_id = await both_paused(env)
     await env.app.resume(
         deposit_id,
@@ -184,13 +191,15 @@ async def test_rejected_the_model_reads_who_rejected_it_and_why(env: TestEnv) ->
         "Tool error: the call was rejected by clerk-3: the flat is damaged",
         "Tool error: the call was rejected by user-1",
     ]
-    assert RUNS == []
+    assert recorded.runs == []
 
 
-async def test_the_resumed_pass_runs_as_the_threads_owner_whoever_answered(env: TestEnv) -> None:
+async def test_the_resumed_pass_runs_as_the_threads_owner_whoever_answered(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
     _, deposit_id, _ = await both_paused(env)
     await env.app.resume(deposit_id, decision=approve(), tenant_id="acme", answered_by="clerk-3")
-    assert RUNS == ["return-deposit L-7 as user-1"]
+    assert recorded.runs == ["return-deposit L-7 as user-1"]
 
 
 # ---- the pause id ----------------------------------------------------------------------
@@ -198,13 +207,14 @@ async def test_the_resumed_pass_runs_as_the_threads_owner_whoever_answered(env: 
 
 async def test_the_pause_id_is_128_random_bits_and_only_listed_for_a_thread_owner_pause(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     result, deposit_id, owner_id = await both_paused(env)
     assert re.fullmatch(r"[0-9a-f]{32}", deposit_id)
     assert re.fullmatch(r"[0-9a-f]{32}", owner_id)
     [channel_pause] = [p for p in result.pending if p.answered_by is PauseAnswerer.CHANNEL]
     assert channel_pause.pause_id is None
-    [pause_event] = [e for e in desk.EVENTS if isinstance(e, ExecutionPauseEvent)]
+    [pause_event] = [e for e in recorded.events if isinstance(e, ExecutionPauseEvent)]
     assert deposit_id not in repr(pause_event)
 
 
@@ -222,9 +232,10 @@ async def test_a_re_entered_step_finds_the_same_pause_id(env: TestEnv) -> None:
 
 async def test_the_channel_is_sent_the_question_once_in_the_pauses_execution_frame(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     await both_paused(env)
-    assert SENT == ["send L-7 acme"]
+    assert recorded.sent == ["send L-7 acme"]
 
 
 # ---- app.resume: shape, lookup, validation -----------------------------------------------
@@ -257,6 +268,7 @@ async def test_exactly_one_of_decision_and_reply_is_checked_before_the_pause_is_
 
 async def test_an_invalid_decision_is_a_dto_validation_error_and_the_pause_keeps_waiting(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     _, _, owner_id = await both_paused(env)
     with pytest.raises(DtoValidationError, match="not a valid ToolCallApprovalDecisionDto"):
@@ -264,12 +276,13 @@ async def test_an_invalid_decision_is_a_dto_validation_error_and_the_pause_keeps
             owner_id, decision={"approved": "maybe"}, tenant_id="acme", owner_id="user-1"
         )
     result = await env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1")
-    assert RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
     assert result.status is ExecutionStatus.PAUSED
 
 
 async def test_override_arguments_come_only_with_approved_and_as_a_valid_tool_input(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     _, _, owner_id = await both_paused(env)
     with pytest.raises(DtoValidationError, match="only allowed with approved=True"):
@@ -286,10 +299,12 @@ async def test_override_arguments_come_only_with_approved_and_as_a_valid_tool_in
             tenant_id="acme",
             owner_id="user-1",
         )
-    assert RUNS == []
+    assert recorded.runs == []
 
 
-async def test_a_second_answer_gets_not_paused_and_moves_nothing(env: TestEnv) -> None:
+async def test_a_second_answer_gets_not_paused_and_moves_nothing(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
     _, _, owner_id = await both_paused(env)
     await env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1")
     with pytest.raises(NotPausedError) as caught:
@@ -297,7 +312,7 @@ async def test_a_second_answer_gets_not_paused_and_moves_nothing(env: TestEnv) -
             owner_id, decision={"approved": False}, tenant_id="acme", owner_id="user-1"
         )
     assert caught.value.code == "run.not-paused"
-    assert RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
 
 
 # ---- who may answer ------------------------------------------------------------------
@@ -315,6 +330,7 @@ async def test_a_thread_owner_pause_answered_with_answered_by_is_pause_answerer_
 
 async def test_a_channel_pause_with_owner_id_or_without_answered_by_is_pause_answerer_error(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     _, deposit_id, _ = await both_paused(env)
     with pytest.raises(PauseAnswererError) as wrong:
@@ -329,11 +345,12 @@ async def test_a_channel_pause_with_owner_id_or_without_answered_by_is_pause_ans
             await env.app.resume(
                 deposit_id, decision=approve(), tenant_id="acme", answered_by=blank
             )
-    assert RUNS == []
+    assert recorded.runs == []
 
 
 async def test_a_thread_owner_pause_without_owner_id_names_the_argument_it_needs(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     _, _, owner_pause = await both_paused(env)
     with pytest.raises(PauseAnswererError) as missing:
@@ -342,20 +359,22 @@ async def test_a_thread_owner_pause_without_owner_id_names_the_argument_it_needs
     with pytest.raises(PauseAnswererError) as wrong:
         await env.app.resume(owner_pause, decision=approve(), tenant_id="acme", answered_by="x")
     assert "not answered_by=" in str(wrong.value.hint)
-    assert RUNS == []
+    assert recorded.runs == []
 
 
 async def test_a_thread_owner_pause_answered_by_another_owner_is_thread_owner_error(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     _, _, owner_id = await both_paused(env)
     with pytest.raises(ThreadOwnerError):
         await env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="mallory")
-    assert RUNS == []
+    assert recorded.runs == []
 
 
 async def test_who_answered_is_recorded_on_the_pause_and_in_on_execution_resume(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     result, deposit_id, _ = await both_paused(env)
     await env.app.resume(deposit_id, decision=approve(), tenant_id="acme", answered_by="clerk-3")
@@ -363,35 +382,39 @@ async def test_who_answered_is_recorded_on_the_pause_and_in_on_execution_resume(
     assert pause is not None
     assert pause.answer is not None
     assert pause.answer.responder == "clerk-3"
-    [resumed] = [e for e in desk.EVENTS if isinstance(e, ExecutionResumeEvent)]
+    [resumed] = [e for e in recorded.events if isinstance(e, ExecutionResumeEvent)]
     assert resumed.answered_by == "clerk-3"
     assert resumed.pause_id is None  # a channel pause's id never leaves its channel
     assert resumed.execution_id == result.execution_id
 
 
-async def test_on_execution_pause_fires_each_time_the_execution_rests(env: TestEnv) -> None:
+async def test_on_execution_pause_fires_each_time_the_execution_rests(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
     _, deposit_id, owner_id = await both_paused(env)
     await env.app.resume(deposit_id, decision=approve(), tenant_id="acme", answered_by="clerk-3")
     await env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1")
-    kinds = [type(e).__name__ for e in desk.EVENTS]
+    kinds = [type(e).__name__ for e in recorded.events]
     assert kinds == [
         "ExecutionPauseEvent",
         "ExecutionResumeEvent",
         "ExecutionPauseEvent",
         "ExecutionResumeEvent",
     ]
-    assert len(desk.EVENTS[0].pending) == 2
-    assert len(desk.EVENTS[2].pending) == 1
+    assert len(recorded.events[0].pending) == 2
+    assert len(recorded.events[2].pending) == 1
 
 
 # ---- decided at once -------------------------------------------------------------------
 
 
-async def test_auto_approve_channel_decides_at_once_and_the_call_never_pauses(env: TestEnv) -> None:
+async def test_auto_approve_channel_decides_at_once_and_the_call_never_pauses(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
     env.mock_llm(OfficeAgent).then_return(call_tools(tool_call(StampTool, lease_id="L-7")), DONE)
     result = await env.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1", record=True)
     assert result.status is ExecutionStatus.COMPLETED
-    assert RUNS == ["stamp L-7"]
+    assert recorded.runs == ["stamp L-7"]
     assert result.record is not None
     [entry] = result.record.pauses
     assert entry.resolution is PauseResolution.DECIDED
@@ -401,6 +424,7 @@ async def test_auto_approve_channel_decides_at_once_and_the_call_never_pauses(en
 
 async def test_auto_reject_channel_decides_at_once_and_the_model_reads_the_rejection(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     script = env.mock_llm(OfficeAgent).then_return(
         call_tools(tool_call(ShredTool, lease_id="L-7")), DONE
@@ -411,10 +435,12 @@ async def test_auto_reject_channel_decides_at_once_and_the_model_reads_the_rejec
         "Tool error: the call was rejected by auto-reject-channel: "
         "calls of this tool are not allowed"
     )
-    assert RUNS == []
+    assert recorded.runs == []
 
 
-async def test_a_roles_implementation_is_scripted_with_mock_of_send(env: TestEnv) -> None:
+async def test_a_roles_implementation_is_scripted_with_mock_of_send(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
     env.mock_llm(OfficeAgent).then_return(
         call_tools(tool_call(ReturnDepositTool, lease_id="L-7")), DONE
     )
@@ -423,11 +449,13 @@ async def test_a_roles_implementation_is_scripted_with_mock_of_send(env: TestEnv
     )
     result = await env.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
     assert result.status is ExecutionStatus.COMPLETED
-    assert RUNS == ["return-deposit L-7 as user-1"]
-    assert SENT == []  # the scripted mock did not run the real send
+    assert recorded.runs == ["return-deposit L-7 as user-1"]
+    assert recorded.sent == []  # the scripted mock did not run the real send
 
 
-async def test_an_invalid_decided_outcome_fails_the_step(env: TestEnv) -> None:
+async def test_an_invalid_decided_outcome_fails_the_step(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
     env.mock_llm(OfficeAgent).then_return(
         call_tools(tool_call(ReturnDepositTool, lease_id="L-7")), DONE
     )
@@ -437,7 +465,7 @@ async def test_an_invalid_decided_outcome_fails_the_step(env: TestEnv) -> None:
     with pytest.raises(AgentFailedError, match="decided an invalid answer") as caught:
         await env.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
     assert isinstance(caught.value.__cause__, DtoValidationError)
-    assert RUNS == []
+    assert recorded.runs == []
 
 
 async def test_a_channel_whose_send_throws_fails_the_step_never_a_tool_error(env: TestEnv) -> None:
@@ -492,6 +520,7 @@ async def test_a_pause_goes_pending_sent_then_resolved_then_taken_on_the_clock(
 
 async def test_a_reply_that_lands_while_send_is_still_returning_is_taken_at_once(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     env.mock_llm(OfficeAgent).then_return(
         call_tools(tool_call(ReturnDepositTool, lease_id="L-7")), DONE
@@ -515,8 +544,8 @@ async def test_a_reply_that_lands_while_send_is_still_returning_is_taken_at_once
     env.mock_of(DepositApprovalChannel).send.side_effect = fast_webhook
     result = await env.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
     assert result.status is ExecutionStatus.COMPLETED  # the call did not pause at all
-    assert not [e for e in desk.EVENTS if isinstance(e, ExecutionPauseEvent)]
-    assert RUNS == ["return-deposit L-7 as user-1"]
+    assert not [e for e in recorded.events if isinstance(e, ExecutionPauseEvent)]
+    assert recorded.runs == ["return-deposit L-7 as user-1"]
     waited = await webhook[0]
     assert waited.status is ExecutionStatus.COMPLETED
 
@@ -554,6 +583,7 @@ async def test_a_pending_pause_is_never_removed_however_old(env: TestEnv) -> Non
 
 async def test_cancel_withdraws_the_threads_pauses_and_tells_each_channel_once(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     result, deposit_id, owner_id = await both_paused(env)
     desk_channel = env.mock_of(DeskDepositApprovalChannel)
@@ -565,12 +595,12 @@ async def test_cancel_withdraws_the_threads_pauses_and_tells_each_channel_once(
     assert withdrawal.pause_id == deposit_id
     assert withdrawal.resolution is PauseResolution.CANCELLED
     assert withdrawal.reference == "desk/L-7"  # what its send kept of the question it posted
-    assert SENT == ["send L-7 acme", "withdraw L-7 cancelled"]
+    assert recorded.sent == ["send L-7 acme", "withdraw L-7 cancelled"]
     with pytest.raises(NotPausedError):
         await env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1")
     assert await env.app.cancel(result.thread_id, tenant_id="acme", owner_id="user-1") is None
     desk_channel.withdraw.assert_called_once()
-    assert RUNS == []
+    assert recorded.runs == []
 
 
 async def test_cancel_with_an_owner_id_is_by_the_threads_owner(env: TestEnv) -> None:
@@ -635,10 +665,12 @@ async def test_a_reply_for_a_role_without_an_interpreter_leaves_the_pause_untouc
     assert pause.status is PauseStatus.PENDING
 
 
-async def test_a_reply_read_by_a_code_interpreter_answers_like_a_decision(env: TestEnv) -> None:
+async def test_a_reply_read_by_a_code_interpreter_answers_like_a_decision(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
     _, _, owner_id = await both_paused(env)
     await env.app.resume(owner_id, reply='{"approved": true}', tenant_id="acme", owner_id="user-1")
-    assert RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
 
 
 # ---- the audit trail ---------------------------------------------------------------------
@@ -695,6 +727,7 @@ async def test_cancelled_pauses_enter_the_audit_trail_without_a_decision(env: Te
 
 async def test_a_pause_asked_by_one_process_is_answered_by_a_fresh_app_on_the_same_file(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     _, deposit_id, owner_id = await both_paused(env)
     await env.restart()
@@ -702,25 +735,28 @@ async def test_a_pause_asked_by_one_process_is_answered_by_a_fresh_app_on_the_sa
     await env.restart()
     result = await env.app.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1")
     assert result.status is ExecutionStatus.COMPLETED
-    assert sorted(RUNS) == ["book-expense taxi 12.5", "return-deposit L-7 as user-1"]
+    assert sorted(recorded.runs) == ["book-expense taxi 12.5", "return-deposit L-7 as user-1"]
 
 
-async def test_two_pauses_of_one_tree_are_answered_from_two_instances_at_once() -> None:
-    desk.clear()
-    async with test_with(OfficeApplication, instances=2) as env:
-        _, deposit_id, owner_id = await both_paused(env)
-        first, second = env.apps
-        results = await asyncio.gather(
-            first.resume(deposit_id, decision=approve(), tenant_id="acme", answered_by="clerk-3"),
-            second.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1"),
-        )
-        final = await first.get(results[0].execution_id, tenant_id="acme")
+@pytest.mark.application.with_args(OfficeApplication, instances=2)
+async def test_two_pauses_of_one_tree_are_answered_from_two_instances_at_once(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
+    _, deposit_id, owner_id = await both_paused(env)
+    first, second = env.apps
+    results = await asyncio.gather(
+        first.resume(deposit_id, decision=approve(), tenant_id="acme", answered_by="clerk-3"),
+        second.resume(owner_id, decision=approve(), tenant_id="acme", owner_id="user-1"),
+    )
+    final = await first.get(results[0].execution_id, tenant_id="acme")
     assert final.status is ExecutionStatus.COMPLETED
-    assert sorted(RUNS) == ["book-expense taxi 12.5", "return-deposit L-7 as user-1"]
+    assert sorted(recorded.runs) == ["book-expense taxi 12.5", "return-deposit L-7 as user-1"]
     assert any(r.status is ExecutionStatus.COMPLETED for r in results)
 
 
-async def test_before_resting_a_pass_takes_the_decisions_recorded_meanwhile(env: TestEnv) -> None:
+async def test_before_resting_a_pass_takes_the_decisions_recorded_meanwhile(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
     _, deposit_id, owner_id = await both_paused(env)
     running, release = asyncio.Event(), asyncio.Event()
 
@@ -742,11 +778,12 @@ async def test_before_resting_a_pass_takes_the_decisions_recorded_meanwhile(env:
     release.set()
     result = await holder
     assert result.status is ExecutionStatus.COMPLETED
-    assert RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
 
 
 async def test_a_recorded_answer_whose_caller_died_is_taken_by_the_recovery_sweep(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     result, _, owner_id = await both_paused(env)
     store = env.app.store
@@ -760,9 +797,9 @@ async def test_a_recorded_answer_whose_caller_died_is_taken_by_the_recovery_swee
     )
     await _until_resolved(env, owner_id)
     webhook.cancel()  # the webhook's process dies too, after recording the answer
-    assert RUNS == []
+    assert recorded.runs == []
     await env.clock.advance(timedelta(seconds=61))  # the lease expires; the sweep runs
-    assert RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
     after = await env.app.get(result.execution_id, tenant_id="acme")
     assert after.status is ExecutionStatus.PAUSED
     assert [p.channel for p in after.pending] == ["deposit-approval-channel"]

@@ -94,6 +94,7 @@ PUBLIC = [
     "PiiKind",
     "PiiRefusedError",
     "PiiRule",
+    "Provide",
     "Quorum",
     "QuorumAsk",
     "QuorumGroup",

@@ -34,8 +34,7 @@ from agboss import (
 )
 from agboss.store.writes import ResolvePause
 from agboss.testing import TestEnv
-from tests.apps import desk
-from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps.desk import DeskRecorder, OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.test_round_trips import ASK, DONE
 
 pytestmark = pytest.mark.application.with_args(OfficeApplication)
@@ -106,7 +105,7 @@ async def status(env: TestEnv, pause_id: str) -> PauseStatus:
 
 
 async def test_an_answer_committed_before_the_store_went_away_is_said_to_be_recorded(
-    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch, recorded: DeskRecorder
 ) -> None:
     result, pause_id = await paused(env)
     faults = Faults(env, monkeypatch)
@@ -122,13 +121,13 @@ async def test_an_answer_committed_before_the_store_went_away_is_said_to_be_reco
     await asked_again(env, result.execution_id, approved=True)
     done = await env.app.get(result.execution_id, record=True)
     assert done.status is ExecutionStatus.COMPLETED
-    assert desk.RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
     assert done.record is not None
     assert [p.kind for p in done.record.pauses] == [PauseKind.APPROVAL, PauseKind.INTERRUPTED]
 
 
 async def test_app_answer_with_an_outcome_found_recorded_returns_its_receipt(
-    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch, recorded: DeskRecorder
 ) -> None:
     result, pause_id = await paused(env)
     faults = Faults(env, monkeypatch)
@@ -141,7 +140,7 @@ async def test_app_answer_with_an_outcome_found_recorded_returns_its_receipt(
     assert (await asked_again(env, result.execution_id, approved=True)).status is (
         ExecutionStatus.COMPLETED
     )
-    assert desk.RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
 
 
 async def test_an_answer_that_never_reached_the_store_is_refused_and_the_pause_waits(
@@ -161,7 +160,7 @@ async def test_an_answer_that_never_reached_the_store_is_refused_and_the_pause_w
 
 
 async def test_an_outcome_the_store_cannot_tell_has_its_own_code_and_a_safe_retry(
-    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch, recorded: DeskRecorder
 ) -> None:
     result, pause_id = await paused(env)
     faults = Faults(env, monkeypatch)
@@ -178,11 +177,11 @@ async def test_an_outcome_the_store_cannot_tell_has_its_own_code_and_a_safe_retr
     await env.clock.advance(timedelta(minutes=2))
     done = await asked_again(env, result.execution_id, approved=True)
     assert done.status is ExecutionStatus.COMPLETED
-    assert desk.RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
 
 
 async def test_a_store_that_fails_after_the_answer_was_recorded_says_it_was_recorded(
-    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch, recorded: DeskRecorder
 ) -> None:
     result, pause_id = await paused(env)
     faults = Faults(env, monkeypatch)
@@ -201,4 +200,4 @@ async def test_a_store_that_fails_after_the_answer_was_recorded_says_it_was_reco
     # paid twice.
     done = await asked_again(env, result.execution_id, approved=False)
     assert done.status is ExecutionStatus.COMPLETED
-    assert desk.RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,8 @@ from agboss.testing import (
     tool_call,
 )
 from tests.apps import desk, tree_app
-from tests.apps.desk import OfficeApplication, OfficeWorkflow
+from tests.apps.desk import DeskRecorder, OfficeApplication, OfficeWorkflow
+from tests.apps.recorded import recording
 from tests.apps.tree_app import (
     AlphaAgent,
     BareFailFastWorkflow,
@@ -75,21 +77,29 @@ def office_model(request: ChatRequest) -> ChatResponse:
 
 @pytest.fixture(params=STORE_KINDS)
 async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    desk.clear()
     DOWN.clear()
     async with store_url(request.param, tmp_path) as made:
         yield made
 
 
 @pytest.fixture
-async def office(url: str) -> AsyncIterator[TestEnv]:
+def recorded() -> DeskRecorder:
+    """What the office records in a test (the module's tests open their instances)."""
+    return DeskRecorder()
+
+
+@pytest.fixture
+async def office(url: str, recorded: DeskRecorder) -> AsyncIterator[TestEnv]:
     async with test_with(
-        OfficeApplication, store=url, providers=[FunctionProvider(office_model)]
+        OfficeApplication,
+        store=url,
+        providers=[FunctionProvider(office_model)],
+        dependencies=recording(recorded),
     ) as env:
         yield env
 
 
-async def failed_after_the_tool(env: TestEnv) -> str:
+async def failed_after_the_tool(env: TestEnv, recorded: DeskRecorder) -> str:
     """An expense approved and booked, then the provider down for the closing call: the id of
     the failed tree."""
     paused = await env.app.execute(
@@ -100,7 +110,7 @@ async def failed_after_the_tool(env: TestEnv) -> str:
     DOWN.append("503")
     with pytest.raises(AgentFailedError, match="the provider is down"):
         await env.app.resume(pause.pause_id, decision={"approved": True}, owner_id="user-1")
-    assert desk.RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
     return paused.execution_id
 
 
@@ -111,8 +121,10 @@ async def audit_trail(env: TestEnv, execution_id: str) -> list[Any]:
     )
 
 
-async def test_a_model_outage_after_an_approved_tool_is_healed_by_retry(office: TestEnv) -> None:
-    execution_id = await failed_after_the_tool(office)
+async def test_a_model_outage_after_an_approved_tool_is_healed_by_retry(
+    office: TestEnv, recorded: DeskRecorder
+) -> None:
+    execution_id = await failed_after_the_tool(office, recorded)
     trail = await audit_trail(office, execution_id)
     [listed] = (await office.app.failed()).entries
     assert listed.execution_id == execution_id
@@ -120,7 +132,7 @@ async def test_a_model_outage_after_an_approved_tool_is_healed_by_retry(office: 
     result = await office.app.retry(execution_id, retried_by="ops-ada", record=True)
     assert result.status is ExecutionStatus.COMPLETED
     assert result.execution_id == execution_id  # reopened in place: the ids callers hold
-    assert desk.RUNS == ["book-expense taxi 12.5"]  # the approved tool did not run again
+    assert recorded.runs == ["book-expense taxi 12.5"]  # the approved tool did not run again
     assert await audit_trail(office, execution_id) == trail  # no decision asked again
     assert result.record is not None
     [retry] = result.record.retries
@@ -142,8 +154,9 @@ async def test_a_model_outage_after_an_approved_tool_is_healed_by_retry(office: 
 
 async def test_a_retry_that_fails_again_leaves_the_tree_failed_and_retryable(
     office: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
-    execution_id = await failed_after_the_tool(office)
+    execution_id = await failed_after_the_tool(office, recorded)
     DOWN[0] = "still 503"
     with pytest.raises(AgentFailedError, match="still 503"):
         await office.app.retry(execution_id, retried_by="ops")
@@ -159,10 +172,12 @@ async def test_a_retry_that_fails_again_leaves_the_tree_failed_and_retryable(
     assert "(503)" in first.message
     assert second is not None
     assert "(still 503)" in second.message
-    assert desk.RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
 
 
-async def test_what_did_not_fail_is_refused_with_its_code(office: TestEnv) -> None:
+async def test_what_did_not_fail_is_refused_with_its_code(
+    office: TestEnv, recorded: DeskRecorder
+) -> None:
     done = await office.app.execute(
         OfficeWorkflow, WorkflowStartTextDto(text="Say hello"), owner_id="user-1"
     )
@@ -185,14 +200,14 @@ async def test_what_did_not_fail_is_refused_with_its_code(office: TestEnv) -> No
         assert refused.value.status == status
         assert f"it is {status}" in refused.value.message
         assert refused.value.hint
-    failed = await failed_after_the_tool(office)
+    failed = await failed_after_the_tool(office, recorded)
     for execution_id, tenant in (("ex-nobody", None), (failed, "another-tenant")):
         with pytest.raises(UnknownExecutionError) as unknown:
             await office.app.retry(execution_id, tenant_id=tenant)
         assert unknown.value.code == "run.unknown"
     with pytest.raises(AgentFailedError):  # refusals moved nothing
         await office.app.get(failed)
-    assert desk.RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
 
 
 async def test_a_tree_still_running_is_refused(office: TestEnv) -> None:
@@ -368,11 +383,17 @@ async def test_a_dropped_sibling_subtree_is_reopened_and_asks_again(url: str) ->
         assert {node.status for node in outline} == {ExecutionStatus.COMPLETED}
 
 
-async def test_two_instances_retrying_one_tree_run_it_once(url: str) -> None:
+async def test_two_instances_retrying_one_tree_run_it_once(
+    url: str, recorded: DeskRecorder
+) -> None:
     async with test_with(
-        OfficeApplication, store=url, providers=[FunctionProvider(office_model)], instances=2
+        OfficeApplication,
+        store=url,
+        providers=[FunctionProvider(office_model)],
+        instances=2,
+        dependencies=recording(recorded),
     ) as env:
-        execution_id = await failed_after_the_tool(env)
+        execution_id = await failed_after_the_tool(env, recorded)
         DOWN.clear()
         first, second = await asyncio.gather(
             env.apps[0].retry(execution_id, record=True),
@@ -386,7 +407,11 @@ async def test_two_instances_retrying_one_tree_run_it_once(url: str) -> None:
             assert output.status is ExecutionStatus.COMPLETED
             assert output.record is not None
             assert len(output.record.retries) == 1  # retried once, by one of them
-        assert desk.RUNS == ["book-expense taxi 12.5"]
+        assert recorded.runs == ["book-expense taxi 12.5"]
+
+
+CLI_RECORDED = DeskRecorder()
+"""What `office_app` records into: the test that runs the command line sets its own."""
 
 
 async def office_app() -> App:
@@ -395,18 +420,23 @@ async def office_app() -> App:
         OfficeApplication,
         store=os.environ["RETRY_TEST_STORE"],
         providers=[FunctionProvider(office_model)],
+        dependencies=recording(CLI_RECORDED),
     )
 
 
 async def test_agboss_retry_runs_a_failed_tree_again(
-    url: str, monkeypatch: pytest.MonkeyPatch
+    url: str, recorded: DeskRecorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``agboss retry ID``: the command line retries with the application's models."""
     async with test_with(
-        OfficeApplication, store=url, providers=[FunctionProvider(office_model)]
+        OfficeApplication,
+        store=url,
+        providers=[FunctionProvider(office_model)],
+        dependencies=recording(recorded),
     ) as env:
-        execution_id = await failed_after_the_tool(env)
+        execution_id = await failed_after_the_tool(env, recorded)
     monkeypatch.setenv("RETRY_TEST_STORE", url)
+    monkeypatch.setattr(sys.modules[__name__], "CLI_RECORDED", recorded)
     target = ["--app", "tests.test_retry:office_app", "--store", url]
     refused = await asyncio.to_thread(CliRunner().invoke, cli, ["retry", "ex-no", *target])
     assert refused.exit_code == 1
@@ -418,7 +448,7 @@ async def test_agboss_retry_runs_a_failed_tree_again(
     assert done.exit_code == 0, done.output
     shown = json.loads(done.output)
     assert (shown["execution_id"], shown["status"]) == (execution_id, "completed")
-    assert desk.RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
     again = await asyncio.to_thread(CliRunner().invoke, cli, ["retry", execution_id, *target])
     assert again.exit_code == 1
     assert "run.not-failed" in again.output

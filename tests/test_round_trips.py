@@ -16,7 +16,6 @@ from agboss import (
     WorkflowStartTextDto,
 )
 from agboss.testing import TestEnv, call_tools, reply_with, tool_call
-from tests.apps import desk
 from tests.apps.desk import (
     BookExpenseTool,
     OfficeAgent,
@@ -115,7 +114,6 @@ async def test_a_resume_of_a_question_older_than_those_kept_reads_it(
 async def test_a_resume_of_a_question_another_instance_asked_reads_only_that_pause(
     kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    desk.clear()
     async with env_on(kind, tmp_path, OfficeApplication, instances=2) as env:
         env.mock_llm(OfficeAgent).then_return(*[ASK, DONE] * 4)
         asker, answerer = env.apps

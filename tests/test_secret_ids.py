@@ -126,7 +126,7 @@ async def test_on_the_approvals_page_the_id_is_in_no_url_request_or_response(
         card = expense_card(page)
         await card.get_by_role("button", name="Approve", exact=True).click()
         await expect(card.locator(".note")).to_have_text("Approved — recorded.")
-        await ran("book-expense taxi 12.5")
+        await ran(site, "book-expense taxi 12.5")
         shown = await page.content()
         sent = [f"{r.method} {r.url} {r.post_data or ''}" for r in requests]
         # A poll's body a reload cut off is not read: the ones read include the inbox's.

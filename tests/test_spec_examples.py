@@ -9,7 +9,6 @@ from agboss import (
     WorkflowFinishTextDto,
 )
 from agboss.testing import call_tools, reply_with, test_with, tool_call
-from tests.apps import desk
 from tests.apps.desk import (
     BookExpenseTool,
     DeskDepositApprovalChannel,
@@ -21,7 +20,6 @@ from tests.apps.desk import (
 
 
 async def test_the_office_example_of_python_api_runs_as_written() -> None:
-    desk.clear()
     async with test_with(OfficeApplication) as env:
         env.mock_llm(OfficeAgent).then_return(
             call_tools(

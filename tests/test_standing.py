@@ -43,8 +43,13 @@ from agboss.cli._main import cli
 from agboss.records._outputs import ExecutionOutput
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
 from agboss.web import Caller, pause_router
-from tests.apps import desk
-from tests.apps.desk import BookExpenseTool, OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps.desk import (
+    BookExpenseTool,
+    DeskRecorder,
+    OfficeAgent,
+    OfficeApplication,
+    OfficeWorkflow,
+)
 from tests.apps.office_parts import DeskDoneDto, office_flow
 from tests.interrupting import cut_off_in_tool
 from tests.stores import STORE_KINDS, command_url, env_on
@@ -437,7 +442,6 @@ async def test_a_signed_in_owner_lists_and_revokes_their_own_standing_decisions_
 
 @pytest.fixture(params=STORE_KINDS)
 async def office(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    desk.clear()
     async with env_on(request.param, tmp_path, OfficeApplication) as made:
         made.mock_llm(OfficeAgent).then_return(ASK, ROUND_DONE)
         yield made
@@ -454,7 +458,7 @@ async def test_a_standing_decision_does_not_decide_whether_a_call_cut_off_runs_a
     # Granted while the first question waits: it decides neither that one (a person was
     # asked) nor whether the call, cut off mid-run, runs again (it may have run).
     await office.app.allow(BookExpenseTool, scope=StandingScope.TENANT, granted_by="admin")
-    question = await cut_off_in_tool(office, approval.pause_id, owner_id="user-1")
+    question = await cut_off_in_tool(office, approval.pause_id, DeskRecorder(), owner_id="user-1")
     assert question.ask.kind is PauseKind.INTERRUPTED
     assert question.pause_id is not None
     waiting = await office.app.get(result.execution_id)

@@ -19,8 +19,7 @@ from agboss import (
 )
 from agboss.models import ChatRequest, Message, MessageRole
 from agboss.testing import TestEnv, invalid_answer
-from tests.apps import desk
-from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps.desk import DeskRecorder, OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.test_openai_provider import request
 from tests.test_round_trips import ASK, DONE
 
@@ -57,6 +56,7 @@ async def test_an_execution_streams_its_model_turn_its_pause_and_its_end(env: Te
 
 async def test_a_resume_streams_the_answer_the_tool_run_and_the_closing_turn(
     env: TestEnv,
+    recorded: DeskRecorder,
 ) -> None:
     env.mock_llm(OfficeAgent).then_return(ASK, DONE)
     paused = await env.app.execute(OfficeWorkflow, REQUEST, owner_id="ada")
@@ -74,7 +74,7 @@ async def test_a_resume_streams_the_answer_the_tool_run_and_the_closing_turn(
     assert not done.failed
     assert closing.tool_calls == ("final_answer",)
     assert ended.output.status is ExecutionStatus.COMPLETED
-    assert desk.RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]
 
 
 async def test_a_failure_is_raised_from_the_stream(env: TestEnv) -> None:

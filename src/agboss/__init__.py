@@ -1,7 +1,7 @@
 """agboss: agentic business applications whose tool calls pause durably for human decisions."""
 
 from agboss.app import App
-from agboss.assembly import Scope, provide
+from agboss.assembly import Provide, Scope, provide
 from agboss.clock import Clock, SystemClock
 from agboss.components import (
     ApprovalAsk,
@@ -214,6 +214,7 @@ __all__ = [
     "PiiKind",
     "PiiRefusedError",
     "PiiRule",
+    "Provide",
     "Quorum",
     "QuorumAsk",
     "QuorumGroup",

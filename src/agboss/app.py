@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, Self, overload
 
 from pydantic import BaseModel
 
-from agboss.assembly._arguments import check_arguments
+from agboss.assembly._arguments import check_arguments, check_dependencies
 from agboss.assembly._assemble import Assembly, assemble
+from agboss.assembly._container import Provide
 from agboss.assembly._mcp import McpTool, open_declared
 from agboss.clock import Clock, SystemClock, TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
@@ -75,6 +76,7 @@ class App:
         migrate: bool = True,
         recovers: bool = True,
         channels: Mapping[type[Any], type[Any]] | None = None,
+        dependencies: Sequence[Provide] = (),
     ) -> App:
         """Assembles an application and opens its store.
 
@@ -104,20 +106,25 @@ class App:
                 takes any question (`AutoApproveChannel`, `AutoRejectChannel`,
                 `TerminalUserChannel`). A role the application lists several implementations
                 of must be given one here; checked with the rest of the application.
+            dependencies: `provide(...)` registrations for this instance, each replacing the
+                application's registration of its type (or adding one): a fake payment
+                gateway in a test, a sandbox client in staging. Checked with the rest of the
+                application.
 
         Raises:
             AssemblyError: Listing every broken rule of the application.
             StoreError: The store cannot be opened.
             ConfigurationError: ``providers`` is not a list of model providers, ``clock`` not
                 a Clock, ``migrate`` or ``recovers`` not a bool, ``lease_ttl`` /
-                ``resume_timeout`` not a positive timedelta, or ``channels`` not a mapping
-                of classes.
+                ``resume_timeout`` not a positive timedelta, ``channels`` not a mapping
+                of classes, or ``dependencies`` not a list of `provide(...)` registrations.
         """
         check_arguments(providers, clock, migrate, recovers, channels, lease_ttl, resume_timeout)
+        check_dependencies(dependencies)
         resolver = ModelResolver(providers)
         connections, wiring = await open_declared(application)
         try:
-            assembly = assemble(application, resolver, wiring, channels)
+            assembly = assemble(application, resolver, wiring, channels, dependencies)
             prompts = await load_prompts(assembly)
             opened = store_from(store)
             await opened.open(migrate=migrate)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -26,6 +27,7 @@ from agboss import (
     application,
     channel,
     channel_role,
+    provide,
     reply_interpreter,
     tool,
     workflow,
@@ -37,15 +39,19 @@ from tests.apps.office_parts import (
     ExpenseDto,
     office_flow,
 )
+from tests.apps.recorded import Recorder, Records
 
-RUNS: list[str] = []
-"""Every tool run, in order."""
 
-EVENTS: list[Any] = []
-"""Every pause and resume event, in order."""
+@dataclass
+class DeskRecorder(Recorder):
+    """What the desk application did in one test (`tests.apps.recorded`)."""
 
-SENT: list[str] = []
-"""What the desk channel was sent and withdrew, in order."""
+    runs: list[str] = field(default_factory=list)
+    """Every tool run, in order."""
+    events: list[Any] = field(default_factory=list)
+    """Every pause and resume event, in order."""
+    sent: list[str] = field(default_factory=list)
+    """What the desk channel was sent and withdrew, in order."""
 
 
 @channel_role(
@@ -90,19 +96,24 @@ class ExpenseApprovalChannel(ChannelOf[ExpenseDto]): ...
 @channel(
     name="desk-deposit-approval-channel",
     description="Asks the clerk on duty",
-    deps=[ExecutionContext],
+    deps=[ExecutionContext, DeskRecorder],
 )
 class DeskDepositApprovalChannel(DepositApprovalChannel):
-    def __init__(self, context: ExecutionContext) -> None:
+    def __init__(self, context: ExecutionContext, recorded: DeskRecorder) -> None:
         self.context = context
+        self.recorded = recorded
 
     async def send(self, ask: ChannelAsk[DepositReturnDto]) -> ChannelOutcome:
-        SENT.append(f"send {ask.value.arguments.lease_id} {self.context.tenant.tenant_id}")
+        self.recorded.sent.append(
+            f"send {ask.value.arguments.lease_id} {self.context.tenant.tenant_id}"
+        )
         # What a channel keeps of the question it posted, given back to its withdraw.
         return ChannelOutcome.await_reply(reference=f"desk/{ask.value.arguments.lease_id}")
 
     async def withdraw(self, withdrawal: ChannelWithdrawal[DepositReturnDto]) -> None:
-        SENT.append(f"withdraw {withdrawal.value.arguments.lease_id} {withdrawal.resolution}")
+        self.recorded.sent.append(
+            f"withdraw {withdrawal.value.arguments.lease_id} {withdrawal.resolution}"
+        )
 
 
 @channel(name="button-expense-approval-channel", description="Shows the owner two buttons")
@@ -118,14 +129,15 @@ class ButtonExpenseApprovalChannel(ExpenseApprovalChannel):
     output=DeskDoneDto,
     channel=DepositApprovalChannel,
     timeout=timedelta(seconds=5),
-    deps=[ExecutionContext],
+    deps=[ExecutionContext, DeskRecorder],
 )
 class ReturnDepositTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
-    def __init__(self, context: ExecutionContext) -> None:
+    def __init__(self, context: ExecutionContext, recorded: DeskRecorder) -> None:
         self.context = context
+        self.recorded = recorded
 
     async def run(self, args: DepositReturnDto) -> DeskDoneDto:
-        RUNS.append(f"return-deposit {args.lease_id} as {self.context.owner_id}")
+        self.recorded.runs.append(f"return-deposit {args.lease_id} as {self.context.owner_id}")
         return DeskDoneDto(status=f"returned the deposit of {args.lease_id}")
 
 
@@ -135,10 +147,11 @@ class ReturnDepositTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
     input=ExpenseDto,
     output=DeskDoneDto,
     channel=ExpenseApprovalChannel,
+    deps=[DeskRecorder],
 )
-class BookExpenseTool(ToolHandler[ExpenseDto, DeskDoneDto]):
+class BookExpenseTool(Records[DeskRecorder], ToolHandler[ExpenseDto, DeskDoneDto]):
     async def run(self, args: ExpenseDto) -> DeskDoneDto:
-        RUNS.append(f"book-expense {args.purpose} {args.amount}")
+        self.recorded.runs.append(f"book-expense {args.purpose} {args.amount}")
         return DeskDoneDto(status=f"booked {args.purpose}")
 
 
@@ -148,10 +161,11 @@ class BookExpenseTool(ToolHandler[ExpenseDto, DeskDoneDto]):
     input=DepositReturnDto,
     output=DeskDoneDto,
     channel=AutoApproveChannel,
+    deps=[DeskRecorder],
 )
-class StampTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
+class StampTool(Records[DeskRecorder], ToolHandler[DepositReturnDto, DeskDoneDto]):
     async def run(self, args: DepositReturnDto) -> DeskDoneDto:
-        RUNS.append(f"stamp {args.lease_id}")
+        self.recorded.runs.append(f"stamp {args.lease_id}")
         return DeskDoneDto(status="stamped")
 
 
@@ -161,19 +175,24 @@ class StampTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
     input=DepositReturnDto,
     output=DeskDoneDto,
     channel=AutoRejectChannel,
+    deps=[DeskRecorder],
 )
-class ShredTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
+class ShredTool(Records[DeskRecorder], ToolHandler[DepositReturnDto, DeskDoneDto]):
     async def run(self, args: DepositReturnDto) -> DeskDoneDto:
-        RUNS.append(f"shred {args.lease_id}")
+        self.recorded.runs.append(f"shred {args.lease_id}")
         return DeskDoneDto(status="shredded")
 
 
 @tool(
-    name="look-up-tool", description="Looks a lease up", input=DepositReturnDto, output=DeskDoneDto
+    name="look-up-tool",
+    description="Looks a lease up",
+    input=DepositReturnDto,
+    output=DeskDoneDto,
+    deps=[DeskRecorder],
 )
-class LookUpTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
+class LookUpTool(Records[DeskRecorder], ToolHandler[DepositReturnDto, DeskDoneDto]):
     async def run(self, args: DepositReturnDto) -> DeskDoneDto:
-        RUNS.append(f"look-up {args.lease_id}")
+        self.recorded.runs.append(f"look-up {args.lease_id}")
         return DeskDoneDto(status=f"{args.lease_id} is a flat")
 
 
@@ -200,16 +219,12 @@ class OfficeWorkflow: ...
     workflows=[OfficeWorkflow],
     channels=[DeskDepositApprovalChannel, ButtonExpenseApprovalChannel],
     pause_record_retention=timedelta(hours=24),
+    dependencies=[provide(DeskRecorder)],
+    deps=[DeskRecorder],
 )
-class OfficeApplication:
+class OfficeApplication(Records[DeskRecorder]):
     async def on_execution_pause(self, event: ExecutionPauseEvent) -> None:
-        EVENTS.append(event)
+        self.recorded.events.append(event)
 
     def on_execution_resume(self, event: ExecutionResumeEvent) -> None:
-        EVENTS.append(event)
-
-
-def clear() -> None:
-    RUNS.clear()
-    EVENTS.clear()
-    SENT.clear()
+        self.recorded.events.append(event)

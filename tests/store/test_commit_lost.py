@@ -25,8 +25,7 @@ from agboss import (
     WorkflowStartTextDto,
 )
 from agboss.testing import TestEnv
-from tests.apps import desk
-from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps.desk import DeskRecorder, OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.stores import POSTGRES_URL, needs_postgres
 from tests.test_round_trips import ASK, DONE
 
@@ -130,7 +129,7 @@ def scripted(env: TestEnv) -> None:
 
 
 async def test_an_answer_whose_commit_lost_its_connection_is_said_to_be_recorded(
-    env: TestEnv, cutter: CommitCutter
+    env: TestEnv, cutter: CommitCutter, recorded: DeskRecorder
 ) -> None:
     app = env.app
     result = await app.execute(
@@ -154,4 +153,4 @@ async def test_an_answer_whose_commit_lost_its_connection_is_said_to_be_recorded
     assert question.pause_id is not None
     done = await app.resume(question.pause_id, decision={"approved": True}, owner_id="user-1")
     assert done.status is ExecutionStatus.COMPLETED
-    assert desk.RUNS == ["book-expense taxi 12.5"]
+    assert recorded.runs == ["book-expense taxi 12.5"]

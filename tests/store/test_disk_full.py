@@ -31,8 +31,8 @@ from agboss import (
     WorkflowStartTextDto,
 )
 from agboss.testing import test_with
-from tests.apps import desk
-from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps.desk import DeskRecorder, OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps.recorded import recording
 from tests.test_round_trips import ASK, DONE
 
 MARGINS = [0, 4096, 8192, 16384, 32768, 65536, 131072]
@@ -79,9 +79,9 @@ def _fill(folder: Path, margin: int) -> Path:
 async def test_an_answer_on_a_full_disk_is_refused_whole_or_said_to_be_recorded(
     small_disk: Path, margin: int
 ) -> None:
-    desk.clear()
     store = f"sqlite:///{small_disk / uuid.uuid4().hex}.db"
-    async with test_with(OfficeApplication, store=store) as env:
+    recorded = DeskRecorder()
+    async with test_with(OfficeApplication, store=store, dependencies=recording(recorded)) as env:
         # A second DONE: the model call after the tool is made while the tool's row commits,
         # so a disk that refuses that row leaves the call to be made again.
         env.mock_llm(OfficeAgent).then_return(ASK, DONE, DONE)
@@ -120,8 +120,8 @@ async def test_an_answer_on_a_full_disk_is_refused_whole_or_said_to_be_recorded(
                 [question] = done.pending
                 assert question.ask.kind is PauseKind.INTERRUPTED, margin
                 assert question.pause_id is not None
-                assert len(desk.RUNS) <= 1, margin
-                answer = {"approved": not desk.RUNS}
+                assert len(recorded.runs) <= 1, margin
+                answer = {"approved": not recorded.runs}
                 await env.app.resume(question.pause_id, decision=answer, owner_id="u")
             done = await env.app.get(paused.execution_id, record=True)
             assert done.status is ExecutionStatus.COMPLETED
@@ -129,4 +129,4 @@ async def test_an_answer_on_a_full_disk_is_refused_whole_or_said_to_be_recorded(
             entry = done.record.pauses[0]
             assert entry.decision is not None
             assert entry.decision.approved  # the answer that was recorded, not another
-        assert desk.RUNS == ["book-expense taxi 12.5"]  # the approved tool ran, once
+        assert recorded.runs == ["book-expense taxi 12.5"]  # the approved tool ran, once

@@ -11,8 +11,7 @@ import pytest
 
 from agboss import ExecutionStatus, StoreUnavailableError, WorkflowStartTextDto
 from agboss.testing import TestEnv
-from tests.apps import desk
-from tests.apps.desk import OfficeAgent, OfficeApplication, OfficeWorkflow
+from tests.apps.desk import DeskRecorder, OfficeAgent, OfficeApplication, OfficeWorkflow
 from tests.test_round_trips import ASK, DONE
 
 REQUEST = WorkflowStartTextDto(text="Book the taxi")
@@ -44,14 +43,16 @@ async def _paused(env: TestEnv) -> str:
     return pause_id
 
 
-async def test_a_deleted_folder_refuses_every_write(env: TestEnv, tmp_path: Path) -> None:
+async def test_a_deleted_folder_refuses_every_write(
+    env: TestEnv, tmp_path: Path, recorded: DeskRecorder
+) -> None:
     pause_id = await _paused(env)
     shutil.rmtree(tmp_path / "data")
     with pytest.raises(StoreUnavailableError, match="deleted or replaced"):
         await env.app.resume(pause_id, decision={"approved": True}, owner_id="user-1")
     with pytest.raises(StoreUnavailableError, match="deleted or replaced"):
         await env.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
-    assert desk.RUNS == []
+    assert recorded.runs == []
 
 
 async def test_a_replaced_file_refuses_every_write(env: TestEnv, tmp_path: Path) -> None:

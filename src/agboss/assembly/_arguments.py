@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 
+from agboss.assembly._container import Provide
 from agboss.clock import Clock
 from agboss.errors import ConfigurationError
 from agboss.models._provider import MODEL_PROVIDER_MEMBERS
 
-__all__ = ["check_arguments"]
+__all__ = ["check_arguments", "check_dependencies"]
 
 
 def check_arguments(
@@ -73,6 +74,19 @@ def _check_setup(providers: object, clock: object, migrate: object, recovers: ob
         raise ConfigurationError(
             f"App.create(recovers={recovers!r}) must be True or False",
             hint="pass recovers=False in a process without the application's models",
+        )
+
+
+def check_dependencies(dependencies: object) -> None:
+    """Raises a `ConfigurationError` unless ``dependencies`` lists `provide(...)` registrations."""
+    if isinstance(dependencies, str | bytes) or not (
+        isinstance(dependencies, Iterable)
+        and all(isinstance(item, Provide) for item in dependencies)
+    ):
+        raise ConfigurationError(
+            f"App.create(dependencies={dependencies!r}) must list provide(...) registrations",
+            hint="pass dependencies=[provide(PaymentGateway, instance=FakeGateway())]: each "
+            "replaces the application's registration of its type in this instance",
         )
 
 

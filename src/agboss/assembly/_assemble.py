@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agboss.assembly._channels import ChannelRules
@@ -155,7 +155,8 @@ class _Assembler(FlowRules, ChannelRules, McpRules):
                     app_spec.name,
                     f"dependencies=[...] holds {item!r}; list provide(Type, ...) registrations",
                 )
-        return registrations
+        # The instance's own come last: the container keeps the last registration of a type.
+        return [*registrations, *self.dependencies]
 
     def check_pii(self, component: str, rules: tuple[Any, ...]) -> None:
         kinds: set[str] = set()
@@ -248,6 +249,7 @@ def assemble(
     resolver: ModelResolver,
     mcp: McpWiring | None = None,
     channels: Mapping[type[Any], type[Any]] | None = None,
+    dependencies: Sequence[Provide] = (),
 ) -> Assembly:
     """Checks an application and everything it reaches.
 
@@ -256,6 +258,8 @@ def assemble(
         resolver: Resolves the model names it uses.
         mcp: What `App.create` listed of the MCP servers it declares (`declared_servers`).
         channels: The implementation `App.create` chose for each role it names.
+        dependencies: `App.create`'s registrations, each replacing the application's of its
+            type.
 
     Raises:
         AssemblyError: Listing every violation found.
@@ -263,4 +267,5 @@ def assemble(
     assembler = _Assembler(application, resolver)
     assembler.mcp = mcp or McpWiring()
     assembler.chosen = dict(channels or {})
+    assembler.dependencies = tuple(dependencies)
     return assembler.run()

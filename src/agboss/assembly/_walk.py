@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from agboss.assembly._container import Provide
 from agboss.assembly._definitions import SpecT, WorkflowDefinition
 from agboss.components._specs import (
     ComponentKind,
@@ -31,6 +32,8 @@ class Walk:
     checked_tools: set[type[Any]] = field(default_factory=set)
     chosen: dict[type[Any], type[Any]] = field(default_factory=dict)
     """The implementation `App.create(channels=...)` chose for each role it names."""
+    dependencies: tuple[Provide, ...] = ()
+    """`App.create(dependencies=...)`: registrations replacing the application's of a type."""
     refused_choices: set[type[Any]] = field(default_factory=set)
     """The roles whose choice was a violation: reported once, not again as unanswered."""
 

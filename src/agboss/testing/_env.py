@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agboss.app import App
+from agboss.assembly._container import Provide
 from agboss.components._specs import AgentSpec, ComponentSpec, ReplyInterpreterSpec, spec_of
 from agboss.enums import DecidedBy
 from agboss.errors import TestSetupError
@@ -42,9 +43,11 @@ class TestEnv:
         providers: Sequence[ModelProvider],
         decision_models: Sequence[str] = (),
         channels: Mapping[type[Any], type[Any]] | None = None,
+        dependencies: Sequence[Provide] = (),
     ) -> None:
         self.application = application
         self._channels = channels
+        self._dependencies = tuple(dependencies)
         self.clock = clock
         self._instances = instances
         self._store_path = store
@@ -69,6 +72,7 @@ class TestEnv:
             providers=self._providers,
             clock=self.clock,
             channels=self._channels,
+            dependencies=self._dependencies,
         )
         for component, mock in self._mocks.items():
             app.assembly.container.override(component, mock.wrap)
@@ -153,6 +157,7 @@ async def test_with(
     providers: Sequence[ModelProvider] = (),
     decision_models: Sequence[str] = (),
     channels: Mapping[type[Any], type[Any]] | None = None,
+    dependencies: Sequence[Provide] = (),
 ) -> AsyncIterator[TestEnv]:
     """An application for a test: a temporary SQLite store, a test clock, scripted models.
 
@@ -166,6 +171,9 @@ async def test_with(
             decision models (scripted with `decide_with`).
         channels: The channel that answers a role, by role (`App.create`'s ``channels``):
             a test's own implementation swapped in for the application's.
+        dependencies: `provide(...)` registrations replacing the application's of their type
+            in every instance (`App.create`'s ``dependencies``): a test's fakes, or what it
+            records.
 
     Yields:
         The `TestEnv`.
@@ -179,6 +187,7 @@ async def test_with(
             providers=providers,
             decision_models=decision_models,
             channels=channels,
+            dependencies=dependencies,
         )
         await env.start()
         try:
