@@ -54,6 +54,7 @@ from tests.apps.tree_app import (
     StepChildWorkflow,
     SummaryDto,
     TreeApplication,
+    TreeRecorder,
 )
 from tests.stores import STORE_KINDS, store_url
 from tests.test_failed import ProviderDownError
@@ -259,10 +260,10 @@ async def test_a_question_the_failure_withdrew_is_asked_again_under_a_new_id(
 ) -> None:
     """FailFast: alpha waits on o2 while the failing agent's channel cannot send o8; the tree
     fails and o2 is withdrawn. Once the channel is fixed, a retry asks both again, anew."""
-    tree_app.clear()
-    async with test_with(TreeApplication, store=url) as env:
+    tree = TreeRecorder()
+    async with test_with(TreeApplication, store=url, dependencies=recording(tree)) as env:
         desk_channel = env.mock_of(tree_app.DeskHoldApprovalChannel)
-        tree_app.DECLINE.add("o8")
+        tree.decline.add("o8")
         pauses(env, AlphaAgent, "o2", "alpha ok")
         env.mock_llm(FailingAgent).then_return(
             call_tools(tool_call(ShipTool, order_id="o8")),
@@ -279,7 +280,7 @@ async def test_a_question_the_failure_withdrew_is_asked_again_under_a_new_id(
         withdrawn = await env.app.store.pauses.find_by_tenant_id_and_pause_id("default", old)
         assert withdrawn is not None
         assert withdrawn.status is PauseStatus.CANCELLED
-        tree_app.DECLINE.clear()  # the fix, deployed
+        tree.decline.clear()  # the fix, deployed
         retried = await env.app.retry(listed.execution_id)
         assert retried.status is ExecutionStatus.PAUSED
         asked = {p.ask.arguments["order_id"]: p.pause_id for p in retried.pending}
@@ -292,7 +293,7 @@ async def test_a_question_the_failure_withdrew_is_asked_again_under_a_new_id(
             result = await env.app.resume(pause_id, decision={"approved": True}, owner_id="u")
         assert result.status is ExecutionStatus.COMPLETED
         assert isinstance(result.output, SummaryDto)
-        assert sorted(tree_app.RUNS) == ["ship o2", "ship o8"]
+        assert sorted(tree.runs) == ["ship o2", "ship o8"]
         record = (await env.app.get(listed.execution_id, record=True)).record
         assert record is not None
         entries = [(e.ask_order, e.generation, e.resolution) for e in _trail(record.pauses)]
@@ -316,8 +317,8 @@ def _trail(entries: list[Any]) -> list[_Entry]:
 
 
 async def test_a_failed_child_reruns_within_its_root(url: str) -> None:
-    tree_app.clear()
-    async with test_with(TreeApplication, store=url) as env:
+    tree = TreeRecorder()
+    async with test_with(TreeApplication, store=url, dependencies=recording(tree)) as env:
         script = env.mock_llm(AlphaAgent)
         script.then_return(fail_with(ProviderDownError("the provider is down")))
         with pytest.raises(AgentFailedError, match="provider is down"):
@@ -341,8 +342,8 @@ async def test_a_dropped_sibling_subtree_is_reopened_and_asks_again(url: str) ->
     asks, runs its tool once answered, then its model is down: FailFast cancels the fan-out
     and withdraws its three questions. A retry replays the sibling (its tool not run again)
     and reopens the cancelled subtree, whose questions are asked again under new ids."""
-    tree_app.clear()
-    async with test_with(TreeApplication, store=url) as env:
+    tree = TreeRecorder()
+    async with test_with(TreeApplication, store=url, dependencies=recording(tree)) as env:
         for order in ORDERS.orders:
             env.mock_llm(ItemAgent).when(input=order).then_return(
                 call_tools(tool_call(ShipTool, order_id=order.order_id)),
@@ -360,7 +361,7 @@ async def test_a_dropped_sibling_subtree_is_reopened_and_asks_again(url: str) ->
         assert alpha is not None
         with pytest.raises(AgentFailedError, match="provider is down"):
             await env.app.resume(alpha, decision={"approved": True}, owner_id="u")
-        assert tree_app.RUNS == ["ship a1"]
+        assert tree.runs == ["ship a1"]
         outline = await env.app.store.executions.outline(paused.execution_id)
         closed = {node.status for node in outline if node.execution_id != paused.execution_id}
         assert closed == {ExecutionStatus.FAILED, ExecutionStatus.CANCELLED}
@@ -369,7 +370,7 @@ async def test_a_dropped_sibling_subtree_is_reopened_and_asks_again(url: str) ->
         again = {p.ask.arguments["order_id"]: p.pause_id for p in retried.pending}
         assert set(again) == {"o0", "o1", "o2"}
         assert not set(again.values()) & set(first.values())  # each asked anew
-        assert tree_app.RUNS == ["ship a1"]  # the answered sibling's tool did not run again
+        assert tree.runs == ["ship a1"]  # the answered sibling's tool did not run again
         for pause_id in first.values():
             assert pause_id is not None
             with pytest.raises(NotPausedError):
@@ -378,7 +379,7 @@ async def test_a_dropped_sibling_subtree_is_reopened_and_asks_again(url: str) ->
             assert pause_id is not None
             result = await env.app.resume(pause_id, decision={"approved": True}, owner_id="u")
         assert result.status is ExecutionStatus.COMPLETED
-        assert sorted(tree_app.RUNS) == ["ship a1", "ship o0", "ship o1", "ship o2"]
+        assert sorted(tree.runs) == ["ship a1", "ship o0", "ship o1", "ship o2"]
         outline = await env.app.store.executions.outline(paused.execution_id)
         assert {node.status for node in outline} == {ExecutionStatus.COMPLETED}
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from agboss import (
     WorkflowStartTextDto,
     agent,
     application,
+    provide,
     start,
     tool,
     workflow,
@@ -36,6 +38,7 @@ from agboss.models import ChatRequest, ChatResponse
 from agboss.models.openai import OpenAICompatibleProvider
 from agboss.testing import TestEnv, call_tools, fail_with, reply_with, test_with, tool_call
 from tests.apps.office_parts import DeskDoneDto, ExpenseDto, office_flow
+from tests.apps.recorded import Recorder
 from tests.apps.tree_app import (
     AlphaAgent,
     BetaAgent,
@@ -45,13 +48,19 @@ from tests.apps.tree_app import (
     OrdersDto,
     OrdersStart,
     SummaryFinish,
+    TreeRecorder,
 )
 from tests.loopback import LoopbackServer, Reply, completion, loopback_server
 from tests.stores import STORE_KINDS, store_url
 from tests.test_trees import ORDERS
 
-RUNS: list[str] = []
-"""Each run of the gateway tool: its attempt, and what it did."""
+
+@dataclass
+class PayRecorder(Recorder):
+    """What the pay application did in one test (`tests.apps.recorded`)."""
+
+    runs: list[str] = field(default_factory=list)
+    """Each run of the gateway tool: its attempt, and what it did."""
 
 
 class GatewayBusyError(Exception):
@@ -67,26 +76,27 @@ class GatewayRefusedError(Exception):
     description="Pays an expense through a flaky gateway",
     input=ExpenseDto,
     output=DeskDoneDto,
-    deps=[ExecutionContext],
+    deps=[ExecutionContext, PayRecorder],
     retry_policy=RetryPolicy(
         max_attempts=3, initial_interval=timedelta(seconds=2), retry_on=(GatewayBusyError,)
     ),
 )
 class PayTool(ToolHandler[ExpenseDto, DeskDoneDto]):
-    def __init__(self, context: ExecutionContext) -> None:
+    def __init__(self, context: ExecutionContext, recorded: PayRecorder) -> None:
         self.context = context
+        self.recorded = recorded
 
     async def run(self, args: ExpenseDto) -> DeskDoneDto:
         assert self.context.step is not None
         attempt = self.context.step.attempt
         key = self.context.step.idempotency_key
         if args.purpose.startswith("busy") and attempt <= int(args.purpose[-1]):
-            RUNS.append(f"busy {attempt} {key}")
+            self.recorded.runs.append(f"busy {attempt} {key}")
             raise GatewayBusyError(f"busy, attempt {attempt}")
         if args.purpose == "refused":
-            RUNS.append(f"refused {attempt}")
+            self.recorded.runs.append(f"refused {attempt}")
             raise GatewayRefusedError("card declined")
-        RUNS.append(f"paid {attempt} {key}")
+        self.recorded.runs.append(f"paid {attempt} {key}")
         return DeskDoneDto(status=f"paid {args.purpose}")
 
 
@@ -105,13 +115,15 @@ class PayAgent: ...
 class PayWorkflow: ...
 
 
-@application(name="pay-application", workflows=[PayWorkflow])
+@application(name="pay-application", workflows=[PayWorkflow], dependencies=[provide(PayRecorder)])
 class PayApplication: ...
+
+
+pytestmark = pytest.mark.application.with_args(PayApplication)
 
 
 @pytest.fixture(params=STORE_KINDS)
 async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    RUNS.clear()
     async with store_url(request.param, tmp_path) as made:
         yield made
 
@@ -142,58 +154,53 @@ def pays(purpose: str) -> Any:
 DONE = reply_with(WorkflowFinishTextDto, text="Paid.")
 
 
-async def test_an_outage_is_tried_again_after_the_backoff_and_counted_once(url: str) -> None:
-    async with test_with(PayApplication, store=url) as env:
-        env.mock_llm(PayAgent).then_return(
-            fail_with(ConnectionError("reset by peer")),
-            fail_with(TimeoutError("read timed out")),
-            reply_with(WorkflowFinishTextDto, text="Nothing to pay."),
-        )
-        began = env.clock.now()
-        result = await moved(
+async def test_an_outage_is_tried_again_after_the_backoff_and_counted_once(env: TestEnv) -> None:
+    env.mock_llm(PayAgent).then_return(
+        fail_with(ConnectionError("reset by peer")),
+        fail_with(TimeoutError("read timed out")),
+        reply_with(WorkflowFinishTextDto, text="Nothing to pay."),
+    )
+    began = env.clock.now()
+    result = await moved(
+        env,
+        env.app.execute(PayWorkflow, WorkflowStartTextDto(text="hi"), owner_id="u", record=True),
+        timedelta(milliseconds=500),
+    )
+    assert result.status is ExecutionStatus.COMPLETED
+    assert env.clock.now() - began >= timedelta(seconds=3)  # waited 1 s, then 2 s
+    assert len(env.mock_llm(PayAgent).requests) == 3
+    assert result.record is not None
+    assert [step.kind for step in result.record.steps] == ["model-call"]  # one step
+    assert result.spend.model_calls == 1  # only the attempt that answered spent
+    assert len(result.record.ledger) == 1
+
+
+async def test_attempts_exhausted_fail_the_step_with_every_error(env: TestEnv) -> None:
+    env.mock_llm(PayAgent).then_return(
+        *(fail_with(ConnectionError(f"down {n}")) for n in range(1, 4))
+    )
+    with pytest.raises(AgentFailedError, match="after 3 attempts") as failed:
+        await moved(
             env,
-            env.app.execute(
-                PayWorkflow, WorkflowStartTextDto(text="hi"), owner_id="u", record=True
-            ),
+            env.app.execute(PayWorkflow, WorkflowStartTextDto(text="hi"), owner_id="u"),
             timedelta(milliseconds=500),
         )
-        assert result.status is ExecutionStatus.COMPLETED
-        assert env.clock.now() - began >= timedelta(seconds=3)  # waited 1 s, then 2 s
-        assert len(env.mock_llm(PayAgent).requests) == 3
-        assert result.record is not None
-        assert [step.kind for step in result.record.steps] == ["model-call"]  # one step
-        assert result.spend.model_calls == 1  # only the attempt that answered spent
-        assert len(result.record.ledger) == 1
+    assert failed.value.attempts == [
+        "ConnectionError: down 1",
+        "ConnectionError: down 2",
+        "ConnectionError: down 3",
+    ]
+    assert not failed.value.final  # app.retry may take it from there
+    [listed] = (await env.app.failed()).entries
+    assert "after 3 attempts" in listed.message
 
 
-async def test_attempts_exhausted_fail_the_step_with_every_error(url: str) -> None:
-    async with test_with(PayApplication, store=url) as env:
-        env.mock_llm(PayAgent).then_return(
-            *(fail_with(ConnectionError(f"down {n}")) for n in range(1, 4))
-        )
-        with pytest.raises(AgentFailedError, match="after 3 attempts") as failed:
-            await moved(
-                env,
-                env.app.execute(PayWorkflow, WorkflowStartTextDto(text="hi"), owner_id="u"),
-                timedelta(milliseconds=500),
-            )
-        assert failed.value.attempts == [
-            "ConnectionError: down 1",
-            "ConnectionError: down 2",
-            "ConnectionError: down 3",
-        ]
-        assert not failed.value.final  # app.retry may take it from there
-        [listed] = (await env.app.failed()).entries
-        assert "after 3 attempts" in listed.message
-
-
-async def test_what_a_retry_cannot_fix_fails_at_once(url: str) -> None:
-    async with test_with(PayApplication, store=url) as env:
-        env.mock_llm(PayAgent).then_return(fail_with(ValueError("a bug in the request")))
-        with pytest.raises(AgentFailedError, match="its model call failed: ValueError") as failed:
-            await env.app.execute(PayWorkflow, WorkflowStartTextDto(text="hi"), owner_id="u")
-        assert failed.value.attempts == ["ValueError: a bug in the request"]
-        assert len(env.mock_llm(PayAgent).requests) == 1
+async def test_what_a_retry_cannot_fix_fails_at_once(env: TestEnv) -> None:
+    env.mock_llm(PayAgent).then_return(fail_with(ValueError("a bug in the request")))
+    with pytest.raises(AgentFailedError, match="its model call failed: ValueError") as failed:
+        await env.app.execute(PayWorkflow, WorkflowStartTextDto(text="hi"), owner_id="u")
+    assert failed.value.attempts == ["ValueError: a bug in the request"]
+    assert len(env.mock_llm(PayAgent).requests) == 1
 
 
 async def test_a_providers_429_is_tried_again_after_its_retry_after(
@@ -222,62 +229,68 @@ async def test_a_providers_429_is_tried_again_after_its_retry_after(
     await provider.aclose()
 
 
-async def test_a_tool_is_tried_again_on_what_its_retry_on_names(url: str) -> None:
-    async with test_with(PayApplication, store=url) as env:
-        env.mock_llm(PayAgent).then_return(pays("busy2"), DONE)
-        result = await moved(
+async def test_a_tool_is_tried_again_on_what_its_retry_on_names(
+    env: TestEnv, recorded: PayRecorder
+) -> None:
+    env.mock_llm(PayAgent).then_return(pays("busy2"), DONE)
+    result = await moved(
+        env,
+        env.app.execute(PayWorkflow, WorkflowStartTextDto(text="pay"), owner_id="u"),
+        timedelta(seconds=1),
+    )
+    assert result.status is ExecutionStatus.COMPLETED
+    assert [run.split()[:2] for run in recorded.runs] == [
+        ["busy", "1"],
+        ["busy", "2"],
+        ["paid", "3"],
+    ]
+    assert len({run.split()[2] for run in recorded.runs}) == 1  # one call: the same key each time
+
+
+async def test_a_tool_is_not_tried_again_on_anything_else(
+    env: TestEnv, recorded: PayRecorder
+) -> None:
+    env.mock_llm(PayAgent).then_return(pays("refused"), DONE)
+    with pytest.raises(AgentFailedError, match="pay-tool raised GatewayRefusedError") as failed:
+        await env.app.execute(PayWorkflow, WorkflowStartTextDto(text="pay"), owner_id="u")
+    assert recorded.runs == ["refused 1"]
+    assert isinstance(failed.value.__cause__, GatewayRefusedError)
+
+
+async def test_a_tools_attempts_exhausted_fail_the_step(
+    env: TestEnv, recorded: PayRecorder
+) -> None:
+    env.mock_llm(PayAgent).then_return(pays("busy9"), DONE)
+    with pytest.raises(AgentFailedError, match="after 3 attempts") as failed:
+        await moved(
             env,
             env.app.execute(PayWorkflow, WorkflowStartTextDto(text="pay"), owner_id="u"),
             timedelta(seconds=1),
         )
-        assert result.status is ExecutionStatus.COMPLETED
-        assert [run.split()[:2] for run in RUNS] == [["busy", "1"], ["busy", "2"], ["paid", "3"]]
-        assert len({run.split()[2] for run in RUNS}) == 1  # one call: the same key each time
+    assert [run.split()[1] for run in recorded.runs] == ["1", "2", "3"]
+    assert failed.value.attempts == [f"GatewayBusyError: busy, attempt {n}" for n in (1, 2, 3)]
 
 
-async def test_a_tool_is_not_tried_again_on_anything_else(url: str) -> None:
-    async with test_with(PayApplication, store=url) as env:
-        env.mock_llm(PayAgent).then_return(pays("refused"), DONE)
-        with pytest.raises(AgentFailedError, match="pay-tool raised GatewayRefusedError") as failed:
-            await env.app.execute(PayWorkflow, WorkflowStartTextDto(text="pay"), owner_id="u")
-        assert RUNS == ["refused 1"]
-        assert isinstance(failed.value.__cause__, GatewayRefusedError)
-
-
-async def test_a_tools_attempts_exhausted_fail_the_step(url: str) -> None:
-    async with test_with(PayApplication, store=url) as env:
-        env.mock_llm(PayAgent).then_return(pays("busy9"), DONE)
-        with pytest.raises(AgentFailedError, match="after 3 attempts") as failed:
-            await moved(
-                env,
-                env.app.execute(PayWorkflow, WorkflowStartTextDto(text="pay"), owner_id="u"),
-                timedelta(seconds=1),
-            )
-        assert [run.split()[1] for run in RUNS] == ["1", "2", "3"]
-        assert failed.value.attempts == [f"GatewayBusyError: busy, attempt {n}" for n in (1, 2, 3)]
-
-
-async def test_the_attempt_count_survives_a_restart(url: str) -> None:
+async def test_the_attempt_count_survives_a_restart(env: TestEnv, recorded: PayRecorder) -> None:
     """Cut off while it waits for its second attempt (the instance closes): the failed first
     attempt is journaled, so the recovered pass makes the second and third, not a first."""
-    async with test_with(PayApplication, store=url) as env:
-        env.mock_llm(PayAgent).then_return(pays("busy9"), DONE)
-        task = asyncio.ensure_future(
-            env.app.execute(PayWorkflow, WorkflowStartTextDto(text="pay"), owner_id="u")
-        )
-        for _ in range(100):
-            if RUNS:
-                break
-            await asyncio.sleep(0.02)
-        assert RUNS[0].startswith("busy 1")
-        await asyncio.sleep(0.1)
-        task.cancel()  # the caller goes away mid-wait
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        await env.restart()
-        with pytest.raises(AgentFailedError, match="after 3 attempts"):
-            await moved(env, _recovered(env), timedelta(seconds=1))
-        assert [run.split()[1] for run in RUNS] == ["1", "2", "3"]
+    env.mock_llm(PayAgent).then_return(pays("busy9"), DONE)
+    task = asyncio.ensure_future(
+        env.app.execute(PayWorkflow, WorkflowStartTextDto(text="pay"), owner_id="u")
+    )
+    for _ in range(100):
+        if recorded.runs:
+            break
+        await asyncio.sleep(0.02)
+    assert recorded.runs[0].startswith("busy 1")
+    await asyncio.sleep(0.1)
+    task.cancel()  # the caller goes away mid-wait
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await env.restart()
+    with pytest.raises(AgentFailedError, match="after 3 attempts"):
+        await moved(env, _recovered(env), timedelta(seconds=1))
+    assert [run.split()[1] for run in recorded.runs] == ["1", "2", "3"]
 
 
 async def _recovered(env: TestEnv) -> ExecutionOutput:
@@ -347,6 +360,7 @@ class BudgetedChecksWorkflow: ...
     name="budgeted-checks-application",
     workflows=[BudgetedChecksWorkflow],
     channels=[DeskHoldApprovalChannel],
+    dependencies=[provide(TreeRecorder)],
 )
 class BudgetedChecksApplication: ...
 

@@ -8,8 +8,6 @@ failed branch asked itself, in the same model turn as the call that failed it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,7 +21,6 @@ from agboss import (
 from agboss.testing import TestEnv, call_tools, reply_with, tool_call
 from tests.apps import tree_app
 from tests.apps.tree_app import (
-    SENT,
     AlphaAgent,
     BetaAgent,
     CheckDto,
@@ -36,17 +33,17 @@ from tests.apps.tree_app import (
     ShipTool,
     SummaryDto,
     TreeApplication,
+    TreeRecorder,
 )
-from tests.stores import STORE_KINDS, env_on
 from tests.test_trees import ORDERS, finishes, pauses
 
 pytestmark = pytest.mark.application.with_args(TreeApplication)
 
 
-def asks_then_breaks(env: TestEnv, agent: type[Any], order: str) -> None:
+def asks_then_breaks(env: TestEnv, recorded: TreeRecorder, agent: type[Any], order: str) -> None:
     """In one turn the agent asks for ``order`` (sent, waiting) and calls a tool whose
     channel's send raises (o8): its step fails, with its own pause waiting."""
-    tree_app.DECLINE.add("o8")
+    recorded.decline.add("o8")
     env.mock_llm(agent).then_return(
         call_tools(tool_call(ShipTool, order_id=order), tool_call(ShipTool, order_id="o8")),
         reply_with(CheckDto, verdict="never"),
@@ -66,9 +63,9 @@ async def pause_status(env: TestEnv, order: str) -> tuple[PauseStatus, PauseReso
     return pause.status, pause.resolution
 
 
-async def assert_withdrawn_and_closed(env: TestEnv, order: str) -> None:
-    assert f"withdraw {order} withdrawn" in SENT  # its channel was told once
-    assert SENT.count(f"withdraw {order} withdrawn") == 1
+async def assert_withdrawn_and_closed(env: TestEnv, recorded: TreeRecorder, order: str) -> None:
+    assert f"withdraw {order} withdrawn" in recorded.sent  # its channel was told once
+    assert recorded.sent.count(f"withdraw {order} withdrawn") == 1
     assert await pause_status(env, order) == (PauseStatus.CANCELLED, PauseResolution.WITHDRAWN)
     desk = env.mock_of(tree_app.DeskHoldApprovalChannel)
     [pause_id] = [
@@ -80,75 +77,85 @@ async def assert_withdrawn_and_closed(env: TestEnv, order: str) -> None:
         await env.app.resume(pause_id, decision={"approved": True}, owner_id="u")
 
 
-async def test_fail_fast_withdraws_the_failed_branchs_own_waiting_pause(env: TestEnv) -> None:
+async def test_fail_fast_withdraws_the_failed_branchs_own_waiting_pause(
+    env: TestEnv, recorded: TreeRecorder
+) -> None:
     env.mock_of(tree_app.DeskHoldApprovalChannel)
-    asks_then_breaks(env, AlphaAgent, "o1")
+    asks_then_breaks(env, recorded, AlphaAgent, "o1")
     pauses(env, BetaAgent, "o2")
     result = await env.app.execute(DeclinedWorkflow, ORDERS, owner_id="u")
     assert result.status is ExecutionStatus.COMPLETED
     assert result.output == SummaryDto(text="recovered from AgentFailedError")
     assert result.pending == []
-    await assert_withdrawn_and_closed(env, "o1")
-    await assert_withdrawn_and_closed(env, "o2")
+    await assert_withdrawn_and_closed(env, recorded, "o1")
+    await assert_withdrawn_and_closed(env, recorded, "o2")
 
 
 async def test_collect_withdraws_the_failed_branchs_own_pause_and_joins_the_rest(
     env: TestEnv,
+    recorded: TreeRecorder,
 ) -> None:
     env.mock_of(tree_app.DeskHoldApprovalChannel)
     finishes(env, AlphaAgent, "alpha ok")
-    asks_then_breaks(env, FailingAgent, "o1")
+    asks_then_breaks(env, recorded, FailingAgent, "o1")
     result = await env.app.execute(CollectWorkflow, ORDERS, owner_id="u")
     assert result.status is ExecutionStatus.COMPLETED
     assert result.pending == []
     assert result.output is not None
     assert result.output.text.startswith("alpha ok; error: ")  # type: ignore[attr-defined]
-    await assert_withdrawn_and_closed(env, "o1")
+    await assert_withdrawn_and_closed(env, recorded, "o1")
 
 
-async def test_a_quorum_withdraws_a_failed_branchs_own_pause(env: TestEnv) -> None:
+async def test_a_quorum_withdraws_a_failed_branchs_own_pause(
+    env: TestEnv, recorded: TreeRecorder
+) -> None:
     env.mock_of(tree_app.DeskHoldApprovalChannel)
     pauses(env, AlphaAgent, "o2", "alpha ok")
     finishes(env, BetaAgent, "beta ok")
-    asks_then_breaks(env, GammaAgent, "o1")
+    asks_then_breaks(env, recorded, GammaAgent, "o1")
     paused = await env.app.execute(QuorumWorkflow, ORDERS, owner_id="u")
     assert paused.status is ExecutionStatus.PAUSED  # one of two so far: the quorum waits...
     assert [p.ask.arguments["order_id"] for p in paused.pending] == ["o2"]
-    await assert_withdrawn_and_closed(env, "o1")  # ...but not for the failed branch's pause
+    await assert_withdrawn_and_closed(
+        env, recorded, "o1"
+    )  # ...but not for the failed branch's pause
     [o2] = paused.pending
     assert o2.pause_id is not None
     done = await env.app.resume(o2.pause_id, decision={"approved": True}, owner_id="u")
     assert done.status is ExecutionStatus.COMPLETED
 
 
-async def test_a_failed_child_workflow_withdraws_its_own_pause(env: TestEnv) -> None:
+async def test_a_failed_child_workflow_withdraws_its_own_pause(
+    env: TestEnv, recorded: TreeRecorder
+) -> None:
     env.mock_of(tree_app.DeskHoldApprovalChannel)
     for order in ("o0", "o1", "o2"):
         env.mock_llm(tree_app.ItemAgent).when(input=tree_app.OrderDto(order_id=order)).then_return(
             call_tools(tool_call(ShipTool, order_id=order)),
             reply_with(CheckDto, verdict=f"{order} shipped"),
         )
-    asks_then_breaks(env, FailingAgent, "o9")
+    asks_then_breaks(env, recorded, FailingAgent, "o9")
     result = await env.app.execute(NestedFailFastWorkflow, ORDERS, owner_id="u")
     assert result.status is ExecutionStatus.COMPLETED
     assert result.output == SummaryDto(text="recovered from AgentFailedError")
     assert result.pending == []
     for order in ("o0", "o1", "o2", "o9"):
-        await assert_withdrawn_and_closed(env, order)
+        await assert_withdrawn_and_closed(env, recorded, order)
 
 
 # ---- a call that waited for the lease -----------------------------------------------------
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def two(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestEnv]:
-    tree_app.clear()
-    async with env_on(request.param, tmp_path, TreeApplication, instances=2) as made:
-        yield made
+@pytest.fixture
+def two(env: TestEnv) -> TestEnv:
+    """The tree application on two instances (the test's mark says how many)."""
+    return env
 
 
+@pytest.mark.application.with_args(TreeApplication, instances=2)
 async def test_a_resume_that_waited_for_the_lease_fires_no_second_pause_event(
     two: TestEnv,
+    recorded: TreeRecorder,
 ) -> None:
     for order in ("o0", "o1", "o2"):
         two.mock_llm(tree_app.ItemAgent).when(input=tree_app.OrderDto(order_id=order)).then_return(
@@ -165,7 +172,7 @@ async def test_a_resume_that_waited_for_the_lease_fires_no_second_pause_event(
 
     two.mock_of(ShipTool).run.side_effect = ship
     paused = await two.apps[0].execute(tree_app.EachWorkflow, ORDERS, owner_id="u")
-    assert len(tree_app.EVENTS) == 1
+    assert len(recorded.events) == 1
     ids = {p.ask.arguments["order_id"]: p.pause_id for p in paused.pending}
     first = asyncio.ensure_future(
         two.apps[0].resume(str(ids["o0"]), decision={"approved": True}, owner_id="u")
@@ -185,8 +192,8 @@ async def test_a_resume_that_waited_for_the_lease_fires_no_second_pause_event(
     moved, waited = await first, await second
     # The first call's pass took both answers and the tree rested once, on item 2.
     assert [p.ask.arguments["order_id"] for p in moved.pending] == ["o2"]
-    assert len(tree_app.EVENTS) == 2
-    assert [len(event.pending) for event in tree_app.EVENTS] == [3, 1]
+    assert len(recorded.events) == 2
+    assert [len(event.pending) for event in recorded.events] == [3, 1]
     # The call that waited returns the tree as it stands, its decision taken.
     assert waited.status is ExecutionStatus.PAUSED
     assert [p.ask.arguments["order_id"] for p in waited.pending] == ["o2"]
@@ -247,9 +254,10 @@ async def test_a_paused_child_lists_the_waiting_pauses_of_its_own_subtree(env: T
 
 async def test_a_pause_whose_send_raised_is_recorded_as_send_failed_not_cancelled(
     env: TestEnv,
+    recorded: TreeRecorder,
 ) -> None:
     env.mock_of(tree_app.DeskHoldApprovalChannel)
-    asks_then_breaks(env, AlphaAgent, "o1")
+    asks_then_breaks(env, recorded, AlphaAgent, "o1")
     pauses(env, BetaAgent, "o2")
     result = await env.app.execute(DeclinedWorkflow, ORDERS, owner_id="u", record=True)
     assert result.record is not None

@@ -22,9 +22,6 @@ from agboss.engine._frame import ExecutionFrame
 from agboss.testing import TestEnv, call_tools, invalid_answer, reply_with, test_with, tool_call
 from tests.apps import tree_app
 from tests.apps.tree_app import (
-    JOINS,
-    RUNS,
-    SENT,
     AlphaAgent,
     BareFailFastWorkflow,
     BetaAgent,
@@ -50,6 +47,7 @@ from tests.apps.tree_app import (
     StepChildWorkflow,
     SummaryDto,
     TreeApplication,
+    TreeRecorder,
 )
 from tests.stores import STORE_KINDS, store_url
 
@@ -109,6 +107,7 @@ def model_calls(env: TestEnv, agent: type[Any]) -> int:
 
 async def test_a_paused_branch_does_not_stop_its_siblings_they_run_to_their_end(
     env: TestEnv,
+    recorded: TreeRecorder,
 ) -> None:
     pauses(env, AlphaAgent, "o1")
     finishes(env, BetaAgent, "beta ok")
@@ -117,11 +116,11 @@ async def test_a_paused_branch_does_not_stop_its_siblings_they_run_to_their_end(
     assert result.status is ExecutionStatus.PAUSED
     assert [p.agent for p in result.pending] == ["alpha-agent"]
     assert (model_calls(env, BetaAgent), model_calls(env, GammaAgent)) == (1, 1)
-    assert JOINS == []  # the join waits for the paused one
+    assert recorded.joins == []  # the join waits for the paused one
     done = await approve(env, pause_of(result, "o1"))
     assert done.status is ExecutionStatus.COMPLETED
     assert done.output == SummaryDto(text="o1 done; beta ok; gamma ok")
-    assert RUNS == ["ship o1"]
+    assert recorded.runs == ["ship o1"]
 
 
 async def test_a_paused_branch_frees_its_max_concurrency_slot(env: TestEnv) -> None:
@@ -136,6 +135,7 @@ async def test_a_paused_branch_frees_its_max_concurrency_slot(env: TestEnv) -> N
 
 async def test_the_join_waits_only_for_the_paused_ones_and_pending_keeps_the_rest(
     env: TestEnv,
+    recorded: TreeRecorder,
 ) -> None:
     pauses(env, AlphaAgent, "o1")
     pauses(env, BetaAgent, "o2")
@@ -144,21 +144,23 @@ async def test_the_join_waits_only_for_the_paused_ones_and_pending_keeps_the_res
     after_one = await approve(env, pause_of(result, "o1"))
     assert after_one.status is ExecutionStatus.PAUSED
     assert [p.agent for p in after_one.pending] == ["beta-agent"]
-    assert JOINS == []
+    assert recorded.joins == []
     done = await approve(env, pause_of(result, "o2"))
     assert done.status is ExecutionStatus.COMPLETED
-    assert len(JOINS) == 1
+    assert len(recorded.joins) == 1
 
 
-async def test_on_execution_pause_fires_each_time_the_tree_rests(env: TestEnv) -> None:
+async def test_on_execution_pause_fires_each_time_the_tree_rests(
+    env: TestEnv, recorded: TreeRecorder
+) -> None:
     pauses(env, AlphaAgent, "o1")
     pauses(env, BetaAgent, "o2")
     finishes(env, GammaAgent, "gamma ok")
     result = await env.app.execute(ParallelWorkflow, ORDERS, owner_id="u")
     await approve(env, pause_of(result, "o1"))
-    assert [len(e.pending) for e in tree_app.EVENTS] == [2, 1]
+    assert [len(e.pending) for e in recorded.events] == [2, 1]
     await approve(env, pause_of(result, "o2"))
-    assert len(tree_app.EVENTS) == 2
+    assert len(recorded.events) == 2
 
 
 async def test_pending_lists_each_item_pause_with_its_item_index(env: TestEnv) -> None:
@@ -175,20 +177,21 @@ async def test_pending_lists_each_item_pause_with_its_item_index(env: TestEnv) -
 
 async def test_resuming_one_pause_re_runs_nothing_but_its_own_branch_and_the_join(
     env: TestEnv,
+    recorded: TreeRecorder,
 ) -> None:
     orders = OrdersDto(orders=[OrderDto(order_id=f"o{i}") for i in range(5)])
     for item in orders.orders:
         item_pauses(env, item.order_id)
     result = await env.app.execute(EachWorkflow, orders, owner_id="u")
     assert len(result.pending) == 5
-    calls_before, sent_before = model_calls(env, ItemAgent), list(SENT)
+    calls_before, sent_before = model_calls(env, ItemAgent), list(recorded.sent)
     after = await approve(env, pause_of(result, "o2"))
     assert after.status is ExecutionStatus.PAUSED
     assert model_calls(env, ItemAgent) == calls_before + 1  # only o2's next turn
-    assert sent_before == SENT  # no other branch asked again
-    assert RUNS == ["ship o2"]
-    assert tree_app.ITEMS == [2]  # the branch knows its item_index
-    assert JOINS == []
+    assert sent_before == recorded.sent  # no other branch asked again
+    assert recorded.runs == ["ship o2"]
+    assert recorded.items == [2]  # the branch knows its item_index
+    assert recorded.joins == []
     assert sorted(p.ask.arguments["order_id"] for p in after.pending) == ["o0", "o1", "o3", "o4"]
 
 
@@ -289,6 +292,7 @@ async def test_fail_fast_withdraws_paused_siblings_and_the_join_error_handler_ru
 
 async def test_without_a_handler_the_execution_fails_with_the_branchs_own_error(
     env: TestEnv,
+    recorded: TreeRecorder,
 ) -> None:
     pauses(env, AlphaAgent, "o1")
     fails_once_answered(env, FailingAgent, "o2")
@@ -296,11 +300,13 @@ async def test_without_a_handler_the_execution_fails_with_the_branchs_own_error(
     with pytest.raises(AgentFailedError) as caught:
         await approve(env, pause_of(paused, "o2"))
     assert caught.value.agent == "failing-agent"
-    assert sorted(SENT) == ["send o1", "send o2", "withdraw o1 withdrawn"]
+    assert sorted(recorded.sent) == ["send o1", "send o2", "withdraw o1 withdrawn"]
 
 
-async def test_on_join_error_matches_a_domain_error_in_the_cause_chain(env: TestEnv) -> None:
-    tree_app.DECLINE.add("o8")
+async def test_on_join_error_matches_a_domain_error_in_the_cause_chain(
+    env: TestEnv, recorded: TreeRecorder
+) -> None:
+    recorded.decline.add("o8")
     pauses(env, AlphaAgent, "o1")
     env.mock_llm(BetaAgent).then_return(
         call_tools(tool_call(ShipTool, order_id="o2")),
@@ -309,14 +315,16 @@ async def test_on_join_error_matches_a_domain_error_in_the_cause_chain(env: Test
     paused = await env.app.execute(DeclinedWorkflow, ORDERS, owner_id="u")
     result = await approve(env, pause_of(paused, "o2"))
     assert result.output == SummaryDto(text="recovered from AgentFailedError")
-    [failed] = [j for j in JOINS if j.error is not None]
+    [failed] = [j for j in recorded.joins if j.error is not None]
     assert isinstance(failed.error, AgentFailedError)
     assert isinstance(failed.error.__cause__, tree_app.PaymentDeclinedError)
     # o1 was sent, so it is told once; o8's send threw: never sent, never withdrawn.
-    assert sorted(SENT) == ["send o1", "send o2", "withdraw o1 withdrawn"]
+    assert sorted(recorded.sent) == ["send o1", "send o2", "withdraw o1 withdrawn"]
 
 
-async def test_fail_fast_withdraws_a_sibling_childs_pauses_at_any_depth(env: TestEnv) -> None:
+async def test_fail_fast_withdraws_a_sibling_childs_pauses_at_any_depth(
+    env: TestEnv, recorded: TreeRecorder
+) -> None:
     for order in ("o0", "o1", "o2"):
         item_pauses(env, order)
     fails_once_answered(env, FailingAgent, "o9")
@@ -326,18 +334,20 @@ async def test_fail_fast_withdraws_a_sibling_childs_pauses_at_any_depth(env: Tes
     assert result.status is ExecutionStatus.COMPLETED
     assert result.output == SummaryDto(text="recovered from AgentFailedError")
     assert result.pending == []
-    withdrawn = sorted(line for line in SENT if line.startswith("withdraw"))
+    withdrawn = sorted(line for line in recorded.sent if line.startswith("withdraw"))
     assert withdrawn == [f"withdraw o{i} withdrawn" for i in range(3)]
     paused_child = next(c for c in result.children if c.execution_id.endswith("@0"))
     assert paused_child.status is ExecutionStatus.CANCELLED
 
 
-async def test_collect_gives_the_join_each_branchs_output_or_error(env: TestEnv) -> None:
+async def test_collect_gives_the_join_each_branchs_output_or_error(
+    env: TestEnv, recorded: TreeRecorder
+) -> None:
     finishes(env, AlphaAgent, "alpha ok")
     fails(env, FailingAgent)
     result = await env.app.execute(CollectWorkflow, ORDERS, owner_id="u")
     assert result.status is ExecutionStatus.COMPLETED
-    [joined] = JOINS
+    [joined] = recorded.joins
     assert joined.results[0].output == CheckDto(verdict="alpha ok")
     assert isinstance(joined.results[1].error, AgentFailedError)
 
@@ -362,7 +372,9 @@ async def test_a_decided_quorum_drops_its_waiting_branches_in_the_same_call(env:
         await approve(env, pause_of(paused, "o3"))
 
 
-async def test_a_quorum_that_can_no_longer_be_reached_is_decided(env: TestEnv) -> None:
+async def test_a_quorum_that_can_no_longer_be_reached_is_decided(
+    env: TestEnv, recorded: TreeRecorder
+) -> None:
     finishes(env, AlphaAgent, "alpha ok")
     fails(env, BetaAgent)
     fails(env, GammaAgent)
@@ -371,13 +383,14 @@ async def test_a_quorum_that_can_no_longer_be_reached_is_decided(env: TestEnv) -
     env.mock_llm(GammaAgent).then_return(*[invalid_answer(nonsense=True)] * 3)
     result = await env.app.execute(QuorumWorkflow, ORDERS, owner_id="u")
     assert result.status is ExecutionStatus.COMPLETED
-    [joined] = JOINS
+    [joined] = recorded.joins
     assert joined.quorum is not None
     assert joined.quorum.reached is False
 
 
 async def test_a_deadline_that_passes_while_the_tree_rests_withdraws_nothing_until_the_next_pass(
     env: TestEnv,
+    recorded: TreeRecorder,
 ) -> None:
     finishes(env, AlphaAgent, "alpha ok")
     pauses(env, BetaAgent, "o2")
@@ -390,14 +403,14 @@ async def test_a_deadline_that_passes_while_the_tree_rests_withdraws_nothing_unt
     done = await approve(env, pause_of(result, "o2"))  # the next pass finds it decided
     assert done.status is ExecutionStatus.COMPLETED
     assert done.pending == []
-    [joined] = JOINS
+    [joined] = recorded.joins
     assert joined.quorum is not None
     assert joined.quorum.deadline_passed
-    assert SENT.count("withdraw o3 withdrawn") == 1
-    assert RUNS == []  # the answer came after the quorum was decided
+    assert recorded.sent.count("withdraw o3 withdrawn") == 1
+    assert recorded.runs == []  # the answer came after the quorum was decided
 
 
-async def test_a_quorum_group_wins(env: TestEnv) -> None:
+async def test_a_quorum_group_wins(env: TestEnv, recorded: TreeRecorder) -> None:
     pauses(env, AlphaAgent, "o1")
     pauses(env, BetaAgent, "o2")
     pauses(env, GammaAgent, "o3")
@@ -405,7 +418,7 @@ async def test_a_quorum_group_wins(env: TestEnv) -> None:
     result = await approve(env, pause_of(paused, "o3"))
     assert result.status is ExecutionStatus.COMPLETED
     assert result.output == SummaryDto(text="o3 done | quorum True solo")
-    assert sorted(SENT) == sorted(
+    assert sorted(recorded.sent) == sorted(
         ["send o1", "send o2", "send o3", "withdraw o1 withdrawn", "withdraw o2 withdrawn"]
     )
 
@@ -487,16 +500,19 @@ async def test_a_childs_model_calls_count_against_the_trees_budget(env: TestEnv)
     assert "budgeted-workflow" in str(caught.value.__cause__)
 
 
-async def test_a_per_item_launch_over_no_items_joins_at_once(env: TestEnv) -> None:
+async def test_a_per_item_launch_over_no_items_joins_at_once(
+    env: TestEnv, recorded: TreeRecorder
+) -> None:
     result = await env.app.execute(EachWorkflow, OrdersDto(orders=[]), owner_id="u")
     assert result.status is ExecutionStatus.COMPLETED
     assert result.output == SummaryDto(text="")
-    [joined] = JOINS
+    [joined] = recorded.joins
     assert joined.results == []
 
 
 async def test_a_pass_that_takes_many_answers_recorded_meanwhile_rests_on_the_rest(
     env: TestEnv,
+    recorded: TreeRecorder,
 ) -> None:
     # More answers than the resting commit checks itself (64): the pass reads them instead.
     orders = OrdersDto(orders=[OrderDto(order_id=f"o{i}") for i in range(70)])
@@ -511,7 +527,7 @@ async def test_a_pass_that_takes_many_answers_recorded_meanwhile_rests_on_the_re
     [moved] = await env.app.recover()
     assert moved.status is ExecutionStatus.PAUSED
     assert [p.ask.arguments["order_id"] for p in moved.pending] == ["o69"]
-    assert sorted(RUNS) == sorted(f"ship o{i}" for i in range(69))
+    assert sorted(recorded.runs) == sorted(f"ship o{i}" for i in range(69))
     done = await approve(env, pause_of(moved, "o69"))
     assert done.status is ExecutionStatus.COMPLETED
 
@@ -553,7 +569,6 @@ async def test_each_resume_in_a_tree_of_children_says_what_a_fresh_read_of_it_sa
 async def test_a_resume_after_another_instance_moved_the_tree_shows_what_it_did(
     kind: str, tmp_path: Path
 ) -> None:
-    tree_app.clear()
     orders = OrdersDto(orders=[OrderDto(order_id=f"o{i}") for i in range(3)])
     async with (
         store_url(kind, tmp_path) as url,

@@ -20,7 +20,6 @@ import pytest
 from agboss import ChannelWithdrawal, ExecutionStatus, PauseResolution
 from agboss.testing import TestEnv, call_tools, tool_call
 from tests.apps.tree_app import (
-    DECLINE,
     SHIP_TIMEOUT,
     AlphaAgent,
     BetaAgent,
@@ -31,6 +30,7 @@ from tests.apps.tree_app import (
     QuorumWorkflow,
     ShipTool,
     TreeApplication,
+    TreeRecorder,
 )
 from tests.test_trees import ORDERS, finishes, pause_of, pauses
 
@@ -91,9 +91,11 @@ async def test_app_cancel_returns_once_a_hanging_withdraw_passed_its_timeout(
 
 
 async def test_a_fail_fast_join_goes_on_once_a_hanging_withdraw_passed_its_timeout(
-    env: TestEnv, caplog: pytest.LogCaptureFixture
+    env: TestEnv, caplog: pytest.LogCaptureFixture, recorded: TreeRecorder
 ) -> None:
-    DECLINE.add("o8")  # alpha's send raises: its step fails, and FailFast withdraws beta's pause
+    recorded.decline.add(
+        "o8"
+    )  # alpha's send raises: its step fails, and FailFast withdraws beta's pause
     env.mock_llm(AlphaAgent).then_return(call_tools(tool_call(ShipTool, order_id="o8")))
     pauses(env, BetaAgent, "o2")
     hanging = Hanging(env)

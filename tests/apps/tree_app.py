@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -28,12 +29,14 @@ from agboss import (
     channel,
     channel_role,
     join,
+    provide,
     start,
     tool,
     workflow,
     workflow_finish,
     workflow_start,
 )
+from tests.apps.recorded import Recorder, Records
 
 
 class OrderDto(BaseModel):
@@ -56,14 +59,19 @@ class PaymentDeclinedError(Exception):
     """A domain error: the payment provider declined."""
 
 
-RUNS: list[str] = []
-ITEMS: list[int | None] = []
-"""The item index each ship-tool run read from its ExecutionContext."""
-JOINS: list[JoinInput] = []
-SENT: list[str] = []
-EVENTS: list[ExecutionPauseEvent] = []
-DECLINE: set[str] = set()
-"""Order ids whose hold the channel cannot even send (it raises PaymentDeclinedError)."""
+@dataclass
+class TreeRecorder(Recorder):
+    """What the tree application did in one test (`tests.apps.recorded`)."""
+
+    runs: list[str] = field(default_factory=list)
+    items: list[int | None] = field(default_factory=list)
+    """The item index each ship-tool run read from its ExecutionContext."""
+    joins: list[JoinInput] = field(default_factory=list)
+    sent: list[str] = field(default_factory=list)
+    events: list[ExecutionPauseEvent] = field(default_factory=list)
+    decline: set[str] = field(default_factory=set)
+    """Set by a test: order ids whose hold the channel cannot even send (it raises
+    PaymentDeclinedError)."""
 
 
 @channel_role(
@@ -75,17 +83,19 @@ DECLINE: set[str] = set()
 class HoldApprovalChannel(ChannelOf[OrderDto]): ...
 
 
-@channel(name="desk-hold-approval-channel", description="Asks at the desk")
-class DeskHoldApprovalChannel(HoldApprovalChannel):
+@channel(name="desk-hold-approval-channel", description="Asks at the desk", deps=[TreeRecorder])
+class DeskHoldApprovalChannel(Records[TreeRecorder], HoldApprovalChannel):
     async def send(self, ask: ChannelAsk[OrderDto]) -> ChannelOutcome:
         order = ask.value.arguments.order_id
-        if order in DECLINE:
+        if order in self.recorded.decline:
             raise PaymentDeclinedError(f"the payment of {order} was declined")
-        SENT.append(f"send {order}")
+        self.recorded.sent.append(f"send {order}")
         return ChannelOutcome.await_reply()
 
     async def withdraw(self, withdrawal: ChannelWithdrawal[OrderDto]) -> None:
-        SENT.append(f"withdraw {withdrawal.value.arguments.order_id} {withdrawal.resolution}")
+        self.recorded.sent.append(
+            f"withdraw {withdrawal.value.arguments.order_id} {withdrawal.resolution}"
+        )
 
 
 SHIP_TIMEOUT = timedelta(minutes=5)
@@ -98,17 +108,18 @@ SHIP_TIMEOUT = timedelta(minutes=5)
     input=OrderDto,
     output=CheckDto,
     channel=HoldApprovalChannel,
-    deps=[ExecutionContext],
+    deps=[ExecutionContext, TreeRecorder],
     timeout=SHIP_TIMEOUT,
 )
 class ShipTool(ToolHandler[OrderDto, CheckDto]):
-    def __init__(self, context: ExecutionContext) -> None:
+    def __init__(self, context: ExecutionContext, recorded: TreeRecorder) -> None:
         self.context = context
+        self.recorded = recorded
 
     async def run(self, args: OrderDto) -> CheckDto:
-        RUNS.append(f"ship {args.order_id}")
+        self.recorded.runs.append(f"ship {args.order_id}")
         assert self.context.step is not None
-        ITEMS.append(self.context.step.item_index)
+        self.recorded.items.append(self.context.step.item_index)
         return CheckDto(verdict=f"shipped {args.order_id}")
 
 
@@ -145,10 +156,10 @@ class FailingAgent: ...
 class ItemAgent: ...
 
 
-@join(name="checks-join", description="Lists the verdicts", output=SummaryDto)
-class ChecksJoin(JoinHandler[SummaryDto]):
+@join(name="checks-join", description="Lists the verdicts", output=SummaryDto, deps=[TreeRecorder])
+class ChecksJoin(Records[TreeRecorder], JoinHandler[SummaryDto]):
     def join(self, input: JoinInput) -> SummaryDto:
-        JOINS.append(input)
+        self.recorded.joins.append(input)
         verdicts = [
             r.output.verdict
             if isinstance(r.output, CheckDto)
@@ -163,10 +174,10 @@ class ChecksJoin(JoinHandler[SummaryDto]):
         return SummaryDto(text="; ".join(verdicts) + quorum)
 
 
-@join(name="recover-join", description="Says what failed", output=SummaryDto)
-class RecoverJoin(JoinHandler[SummaryDto]):
+@join(name="recover-join", description="Says what failed", output=SummaryDto, deps=[TreeRecorder])
+class RecoverJoin(Records[TreeRecorder], JoinHandler[SummaryDto]):
     async def join(self, input: JoinInput) -> SummaryDto:
-        JOINS.append(input)
+        self.recorded.joins.append(input)
         return SummaryDto(text=f"recovered from {type(input.error).__name__}")
 
 
@@ -447,16 +458,9 @@ class BudgetedWorkflow: ...
         BudgetedWorkflow,
     ],
     channels=[DeskHoldApprovalChannel],
+    dependencies=[provide(TreeRecorder)],
+    deps=[TreeRecorder],
 )
-class TreeApplication:
+class TreeApplication(Records[TreeRecorder]):
     def on_execution_pause(self, event: ExecutionPauseEvent) -> None:
-        EVENTS.append(event)
-
-
-def clear() -> None:
-    RUNS.clear()
-    ITEMS.clear()
-    JOINS.clear()
-    SENT.clear()
-    EVENTS.clear()
-    DECLINE.clear()
+        self.recorded.events.append(event)
