@@ -47,10 +47,9 @@ from agboss.web import Caller, pause_router
 from tests.apps import deadline_app
 from tests.apps.deadline_app import (
     DAYS_2,
-    RUNS,
-    TOLD,
     ApproveRefundTool,
     DeadlineApplication,
+    DeadlineRecorder,
     OrderDto,
     RefundAgent,
     RefundWorkflow,
@@ -62,7 +61,6 @@ from tests.apps.deadline_app import (
     WithdrawRefundTool,
 )
 from tests.apps.office_parts import DeskDoneDto, office_flow
-from tests.stores import STORE_KINDS, env_on
 from tests.test_web import serve
 
 REQUEST = WorkflowStartTextDto(text="Refund o-1")
@@ -79,9 +77,9 @@ async def asked(env: TestEnv, tool: type[Any], order: str = "o-1") -> ExecutionO
     return result
 
 
-def pause_id_of(env: TestEnv) -> str:
+def pause_id_of(recorded: DeadlineRecorder) -> str:
     """The channel pause's id, as its channel was sent it."""
-    return deadline_app.PAUSE_IDS[-1]
+    return recorded.pause_ids[-1]
 
 
 async def answered_by(env: TestEnv, result: ExecutionOutput) -> ExecutionOutput:
@@ -95,6 +93,7 @@ async def answered_by(env: TestEnv, result: ExecutionOutput) -> ExecutionOutput:
 
 async def test_a_question_nobody_answers_in_time_is_rejected_and_the_model_reads_why(
     env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
     began = env.clock.now()
     result = await asked(env, RejectRefundTool)
@@ -103,7 +102,7 @@ async def test_a_question_nobody_answers_in_time_is_rejected_and_the_model_reads
     assert (await env.app.get(result.execution_id)).status is ExecutionStatus.PAUSED
     await env.clock.advance(timedelta(seconds=1))
     done = await answered_by(env, result)
-    assert RUNS == []
+    assert recorded.runs == []
     read = env.mock_llm(RefundAgent).requests[-1].messages[-1].content
     assert "the call was rejected by reject-refund-channel: no answer within 2 days" in read
     assert done.record is not None
@@ -112,18 +111,21 @@ async def test_a_question_nobody_answers_in_time_is_rejected_and_the_model_reads
     assert entry.responder is None
     assert entry.decision is not None
     assert (entry.decision.approved, entry.decision.reason) == (False, "no answer within 2 days")
-    assert TOLD == ["send o-1", "withdraw o-1 expired desk/o-1"]  # its channel told, once
+    assert recorded.told == ["send o-1", "withdraw o-1 expired desk/o-1"]  # its channel told, once
 
 
-async def test_a_role_that_says_so_approves_a_question_nobody_answered(env: TestEnv) -> None:
+async def test_a_role_that_says_so_approves_a_question_nobody_answered(
+    env: TestEnv, recorded: DeadlineRecorder
+) -> None:
     result = await asked(env, ApproveRefundTool)
     await env.clock.advance(DAYS_2)
     await answered_by(env, result)
-    assert RUNS == ["ApproveRefundTool o-1"]
+    assert recorded.runs == ["ApproveRefundTool o-1"]
 
 
 async def test_a_withdrawing_deadline_fails_the_step_with_pause_expired_error(
     env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
     result = await asked(env, WithdrawRefundTool)
     await env.clock.advance(DAYS_2)
@@ -132,8 +134,8 @@ async def test_a_withdrawing_deadline_fails_the_step_with_pause_expired_error(
     assert caught.value.code == "pause.expired"
     assert isinstance(caught.value, AgentFailedError)
     assert caught.value.channel == "withdraw-refund-channel"
-    assert RUNS == []
-    assert TOLD == ["send o-1", "withdraw o-1 expired desk/o-1"]
+    assert recorded.runs == []
+    assert recorded.told == ["send o-1", "withdraw o-1 expired desk/o-1"]
 
 
 async def test_a_tool_shortens_its_roles_deadline(env: TestEnv) -> None:
@@ -148,6 +150,7 @@ async def test_a_tool_shortens_its_roles_deadline(env: TestEnv) -> None:
 
 async def test_an_expired_failfast_branch_withdraws_its_sibling_and_the_join_handles_it(
     env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
     env.mock_llm(RefundAgent).then_return(
         call_tools(tool_call(RejectRefundTool, order_id="o-1")), DONE
@@ -163,7 +166,7 @@ async def test_an_expired_failfast_branch_withdraws_its_sibling_and_the_join_han
     assert done.record is not None
     resolutions = sorted(entry.resolution.value for entry in done.record.pauses)
     assert resolutions in (["expired", "expired"], ["expired", "withdrawn"])
-    assert RUNS == []
+    assert recorded.runs == []
 
 
 # ---- answers and the deadline ----------------------------------------------------------------
@@ -171,28 +174,28 @@ async def test_an_expired_failfast_branch_withdraws_its_sibling_and_the_join_han
 
 async def test_an_answer_before_the_deadline_wins_and_the_deadline_then_changes_nothing(
     env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
     await asked(env, RejectRefundTool)
     await env.clock.advance(DAYS_2 - timedelta(seconds=1))
     approved = await env.app.resume(
-        pause_id_of(env), decision={"approved": True}, answered_by="manager-17"
+        pause_id_of(recorded), decision={"approved": True}, answered_by="manager-17"
     )
     assert approved.status is ExecutionStatus.COMPLETED
     await env.clock.advance(timedelta(days=3))
-    assert RUNS == ["RejectRefundTool o-1"]
-    assert TOLD == ["send o-1"]
+    assert recorded.runs == ["RejectRefundTool o-1"]
+    assert recorded.told == ["send o-1"]
 
 
-@pytest.mark.parametrize("kind", STORE_KINDS)
+@pytest.mark.application.with_args(DeadlineApplication, instances=2)
 async def test_wake_at_is_the_earliest_deadline_of_the_questions_still_waiting(
-    kind: str, tmp_path: Path
+    env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
-    deadline_app.clear()
-    async with env_on(kind, tmp_path, DeadlineApplication, instances=2) as env:
-        await _earliest_deadline_of_those_waiting(env)
+    await _earliest_deadline_of_those_waiting(env, recorded)
 
 
-async def _earliest_deadline_of_those_waiting(env: TestEnv) -> None:
+async def _earliest_deadline_of_those_waiting(env: TestEnv, recorded: DeadlineRecorder) -> None:
     began = env.clock.now()
     both = call_tools(
         tool_call(UrgentRefundTool, order_id="o-1"), tool_call(RejectRefundTool, order_id="o-2")
@@ -200,36 +203,36 @@ async def _earliest_deadline_of_those_waiting(env: TestEnv) -> None:
     env.mock_llm(RefundAgent).then_return(both, DONE)
     result = await env.app.execute(RefundWorkflow, REQUEST, owner_id="ada")
     assert result.wake_at == began + timedelta(hours=1)  # the urgent one's
-    urgent, other = deadline_app.PAUSE_IDS
+    urgent, other = recorded.pause_ids
     after = await env.app.resume(urgent, decision={"approved": True}, answered_by="m-17")
     assert after.status is ExecutionStatus.PAUSED
     assert after.wake_at == began + DAYS_2  # only the 48-hour question waits
     # As stored: what another instance (or this one after a restart) reads.
     assert (await env.apps[1].get(result.execution_id)).wake_at == began + DAYS_2
     await env.clock.advance(timedelta(hours=2))  # past the answered one's deadline: nothing
-    assert TOLD == ["send o-1", "send o-2"]
-    assert other in deadline_app.PAUSE_IDS
+    assert recorded.told == ["send o-1", "send o-2"]
+    assert other in recorded.pause_ids
 
 
-@pytest.mark.parametrize("kind", STORE_KINDS)
+@pytest.mark.application.with_args(DeadlineApplication, instances=2)
 async def test_an_answer_after_the_deadline_decided_is_expired_on_every_instance(
-    kind: str, tmp_path: Path
+    env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
-    deadline_app.clear()
-    async with env_on(kind, tmp_path, DeadlineApplication, instances=2) as env:
-        await asked(env, RejectRefundTool)
-        await env.clock.advance(DAYS_2)  # the deadline decided, on the first instance
-        for app in env.apps:  # the one that asked the question, and the other
-            with pytest.raises(NotPausedError) as caught:
-                await app.resume(pause_id_of(env), decision={"approved": True}, answered_by="m-17")
-            assert caught.value.status == "expired"
+    await asked(env, RejectRefundTool)
+    await env.clock.advance(DAYS_2)  # the deadline decided, on the first instance
+    for app in env.apps:  # the one that asked the question, and the other
+        with pytest.raises(NotPausedError) as caught:
+            await app.resume(pause_id_of(recorded), decision={"approved": True}, answered_by="m-17")
+        assert caught.value.status == "expired"
 
 
 async def test_an_answer_at_the_deadline_is_refused_and_the_deadline_decides(
     env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
     result = await asked(env, RejectRefundTool)
-    pause_id = pause_id_of(env)
+    pause_id = pause_id_of(recorded)
     store = env.app.store
     hold = AcquireLease(result.execution_id, "elsewhere", timedelta(days=30), env.clock.now())
     held = (await store.write([hold]))[hold]
@@ -241,13 +244,14 @@ async def test_an_answer_at_the_deadline_is_refused_and_the_deadline_decides(
     await store.write([ReleaseLease(held.fence)])
     await env.app.sweep()
     await answered_by(env, result)
-    assert RUNS == []
+    assert recorded.runs == []
     with pytest.raises(NotPausedError):  # a late answer, after the deadline decided
         await env.app.answer(pause_id, decision={"approved": True}, answered_by="manager-17")
 
 
 async def test_a_deadline_that_passed_across_a_restart_is_applied_by_the_new_instances_sweep(
     env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
     result = await asked(env, RejectRefundTool)
     await env.restart()  # the instance that armed the timer is gone
@@ -255,26 +259,30 @@ async def test_a_deadline_that_passed_across_a_restart_is_applied_by_the_new_ins
     assert (await env.app.get(result.execution_id)).status is ExecutionStatus.PAUSED
     await env.clock.advance(timedelta(minutes=1))  # due: the new instance's next sweep
     await answered_by(env, result)
-    assert TOLD == ["send o-1", "withdraw o-1 expired desk/o-1"]
+    assert recorded.told == ["send o-1", "withdraw o-1 expired desk/o-1"]
 
 
-@pytest.mark.parametrize("kind", STORE_KINDS)
-async def test_with_two_instances_a_deadline_decides_once(kind: str, tmp_path: Path) -> None:
-    deadline_app.clear()
-    async with env_on(kind, tmp_path, DeadlineApplication, instances=2) as env:
-        result = await asked(env, RejectRefundTool)
-        await env.clock.jump(DAYS_2)
-        await env.apps[0].sweep()
-        await env.apps[1].sweep()
-        await answered_by(env, result)
-        assert TOLD == ["send o-1", "withdraw o-1 expired desk/o-1"]
-        assert len(env.mock_llm(RefundAgent).requests) == 2
+@pytest.mark.application.with_args(DeadlineApplication, instances=2)
+async def test_with_two_instances_a_deadline_decides_once(
+    env: TestEnv, recorded: DeadlineRecorder
+) -> None:
+    result = await asked(env, RejectRefundTool)
+    await env.clock.jump(DAYS_2)
+    await env.apps[0].sweep()
+    await env.apps[1].sweep()
+    await answered_by(env, result)
+    assert recorded.told == ["send o-1", "withdraw o-1 expired desk/o-1"]
+    assert len(env.mock_llm(RefundAgent).requests) == 2
 
 
-async def test_the_pause_record_carries_its_deadline(env: TestEnv) -> None:
+async def test_the_pause_record_carries_its_deadline(
+    env: TestEnv, recorded: DeadlineRecorder
+) -> None:
     began = env.clock.now()
     await asked(env, RejectRefundTool)
-    pause = await env.app.store.pauses.find_by_tenant_id_and_pause_id("default", pause_id_of(env))
+    pause = await env.app.store.pauses.find_by_tenant_id_and_pause_id(
+        "default", pause_id_of(recorded)
+    )
     assert pause is not None
     assert pause.expires_at == began + DAYS_2
     assert pause.status is PauseStatus.PENDING
@@ -403,6 +411,7 @@ def per_order(env: TestEnv, tools: dict[str, type[Any]]) -> None:
 
 async def test_a_question_expires_inside_a_child_workflow_and_failfast_takes_the_launch(
     env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
     per_order(env, {"o-1": WithdrawRefundTool, "o-2": RejectRefundTool})
     result = await env.app.execute(deadline_app.ChildOrdersWorkflow, ORDERS, owner_id="ada")
@@ -411,11 +420,12 @@ async def test_a_question_expires_inside_a_child_workflow_and_failfast_takes_the
     await env.clock.advance(DAYS_2)
     done = await answered_by(env, result)
     assert done.output == WorkflowFinishTextDto(text="a question expired")
-    assert RUNS == []
+    assert recorded.runs == []
 
 
 async def test_under_collect_each_expired_question_is_its_own_branchs_outcome(
     env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
     per_order(env, {"o-1": WithdrawRefundTool, "o-2": RejectRefundTool})
     result = await env.app.execute(deadline_app.CollectedOrdersWorkflow, ORDERS, owner_id="ada")
@@ -424,7 +434,7 @@ async def test_under_collect_each_expired_question_is_its_own_branchs_outcome(
     assert done.output == WorkflowFinishTextDto(text="PauseExpiredError | ok")
     assert done.record is not None
     assert [e.resolution for e in done.record.pauses] == [PauseResolution.EXPIRED] * 2
-    assert sorted(TOLD) == [
+    assert sorted(recorded.told) == [
         "send o-1",
         "send o-2",
         "withdraw o-1 expired desk/o-1",
@@ -502,7 +512,6 @@ def test_the_command_line_lists_what_expires_within_a_time(tmp_path: Path) -> No
     url = f"sqlite:///{tmp_path / 'agboss.db'}"
 
     async def asked() -> None:
-        deadline_app.clear()
         # Asked now: the command reads the system clock.
         clock = TestClock(datetime.now(UTC))
         async with test_with(DeadlineApplication, store=url, clock=clock) as env:

@@ -32,16 +32,14 @@ from tests.apps.deadline_app import (
     DAYS_2,
     ESCALATION,
     HOUR,
-    RUNS,
-    TOLD,
     DeadlineApplication,
+    DeadlineRecorder,
     EscalatingRefundTool,
     LeadRefundChannel,
     OrderDto,
     RefundAgent,
 )
 from tests.apps.office_parts import office_flow
-from tests.stores import STORE_KINDS, env_on
 from tests.test_deadlines import answered_by, asked
 from tests.test_ladder import _role
 
@@ -57,12 +55,13 @@ pytestmark = pytest.mark.application.with_args(DeadlineApplication)
 
 async def test_a_question_nobody_answered_is_asked_of_the_next_role_under_a_new_id(
     env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
     result = await asked(env, EscalatingRefundTool)
-    [desk_id] = deadline_app.PAUSE_IDS
+    [desk_id] = recorded.pause_ids
     await env.clock.advance(HOUR)
     await env.clock.advance(ESCALATION - HOUR)
-    assert TOLD == ESCALATED
+    assert recorded.told == ESCALATED
     paused = await env.app.get(result.execution_id)
     assert paused.status is ExecutionStatus.PAUSED
     [waiting] = paused.pending  # the lead's: a thread-owner question, its id shown
@@ -70,13 +69,13 @@ async def test_a_question_nobody_answered_is_asked_of_the_next_role_under_a_new_
     assert waiting.answered_by is PauseAnswerer.THREAD_OWNER
     assert waiting.pause_id is not None
     assert waiting.pause_id not in (desk_id, None)
-    assert [desk_id, waiting.pause_id] == deadline_app.PAUSE_IDS
+    assert [desk_id, waiting.pause_id] == recorded.pause_ids
     with pytest.raises(NotPausedError) as late:  # the desk's id answers nothing now
         await env.app.answer(desk_id, decision={"approved": True}, answered_by="manager-17")
     assert late.value.status == "escalated"
     done = await env.app.resume(waiting.pause_id, decision={"approved": True}, owner_id="ada")
     assert done.status is ExecutionStatus.COMPLETED
-    assert RUNS == ["EscalatingRefundTool o-1"]
+    assert recorded.runs == ["EscalatingRefundTool o-1"]
     record = (await env.app.get(result.execution_id, record=True)).record
     assert record is not None
     trail = [(e.role, e.resolution, e.responder, e.escalation) for e in record.pauses]
@@ -88,60 +87,62 @@ async def test_a_question_nobody_answered_is_asked_of_the_next_role_under_a_new_
 
 async def test_the_ladder_goes_on_after_the_escalation_and_the_deadline_still_decides(
     env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
     result = await asked(env, EscalatingRefundTool)
     await env.clock.advance(HOUR)
     await env.clock.advance(ESCALATION - HOUR)
     await env.clock.advance(timedelta(hours=12))  # 36 h: the lead is reminded
-    assert [*ESCALATED, "lead remind o-1 #2 lead/o-1"] == TOLD
+    assert [*ESCALATED, "lead remind o-1 #2 lead/o-1"] == recorded.told
     await env.clock.advance(timedelta(hours=12))  # 48 h: the question's deadline
     await answered_by(env, result)
-    assert TOLD[-1] == "lead withdraw o-1 expired lead/o-1"
+    assert recorded.told[-1] == "lead withdraw o-1 expired lead/o-1"
     read = env.mock_llm(RefundAgent).requests[-1].messages[-1].content  # type: ignore[union-attr]
     assert "rejected by lead-refund-channel: no answer within 2 days" in read
-    assert RUNS == []
+    assert recorded.runs == []
 
 
 async def test_an_answer_before_the_escalation_keeps_the_question_where_it_was(
     env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
     await asked(env, EscalatingRefundTool)
     await env.clock.advance(ESCALATION - timedelta(seconds=1))
     done = await env.app.resume(
-        deadline_app.PAUSE_IDS[0], decision={"approved": True}, answered_by="manager-17"
+        recorded.pause_ids[0], decision={"approved": True}, answered_by="manager-17"
     )
     assert done.status is ExecutionStatus.COMPLETED
     await env.clock.advance(DAYS_2)
-    assert TOLD == DESK
-    assert RUNS == ["EscalatingRefundTool o-1"]
+    assert recorded.told == DESK
+    assert recorded.runs == ["EscalatingRefundTool o-1"]
 
 
 async def test_an_escalation_due_across_a_restart_is_made_by_the_new_instances_sweep(
     env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
     result = await asked(env, EscalatingRefundTool)
     await env.restart()  # the instance that armed the timer is gone
     await env.clock.advance(ESCALATION)  # the new instance's sweeps: at 1 h, then at 24 h
-    assert TOLD == ESCALATED
+    assert recorded.told == ESCALATED
     [waiting] = (await env.app.get(result.execution_id)).pending
     assert waiting.channel == "lead-refund-channel"
 
 
-@pytest.mark.parametrize("kind", STORE_KINDS)
+@pytest.mark.application.with_args(DeadlineApplication, instances=2)
 async def test_with_two_instances_sweeping_a_question_is_escalated_once(
-    kind: str, tmp_path: Path
+    env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
-    deadline_app.clear()
-    async with env_on(kind, tmp_path, DeadlineApplication, instances=2) as env:
-        result = await asked(env, EscalatingRefundTool)
-        await env.clock.jump(ESCALATION)  # both steps due at once: escalated, not reminded
-        await env.apps[0].sweep()
-        await env.apps[1].sweep()
-        await env.apps[0].sweep()
-        assert TOLD == ["send o-1", "lead send o-1", "withdraw o-1 escalated desk/o-1"]
-        record = (await env.app.get(result.execution_id, record=True)).record
-        assert record is not None
-        assert [e.resolution for e in record.pauses] == [PauseResolution.ESCALATED]
+    result = await asked(env, EscalatingRefundTool)
+    await env.clock.jump(ESCALATION)  # both steps due at once: escalated, not reminded
+    await env.apps[0].sweep()
+    await env.apps[1].sweep()
+    await env.apps[0].sweep()
+    assert recorded.told == ["send o-1", "lead send o-1", "withdraw o-1 escalated desk/o-1"]
+    record = (await env.app.get(result.execution_id, record=True)).record
+    assert record is not None
+    assert [e.resolution for e in record.pauses] == [PauseResolution.ESCALATED]
 
 
 async def test_the_inbox_says_the_next_step_is_an_escalation(env: TestEnv) -> None:

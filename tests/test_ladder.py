@@ -39,9 +39,8 @@ from tests.apps import deadline_app
 from tests.apps.deadline_app import (
     DAYS_2,
     HOUR,
-    RUNS,
-    TOLD,
     DeadlineApplication,
+    DeadlineRecorder,
     OrderDto,
     RefundAgent,
     RefundWorkflow,
@@ -50,7 +49,6 @@ from tests.apps.deadline_app import (
     RemindedRefundTool,
 )
 from tests.apps.office_parts import DeskDoneDto, office_flow
-from tests.stores import STORE_KINDS, env_on
 from tests.test_deadlines import DONE, REQUEST, answered_by, asked, pause_id_of
 from tests.test_web import serve
 
@@ -62,46 +60,51 @@ pytestmark = pytest.mark.application.with_args(DeadlineApplication)
 
 async def test_a_question_nobody_answers_is_reminded_at_each_step_once_then_expires(
     env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
     began = env.clock.now()
     result = await asked(env, RemindedRefundTool)
     assert result.wake_at == began + HOUR  # the tree moves by itself at the first step
     await env.clock.advance(HOUR - timedelta(seconds=1))
-    assert TOLD == ["send o-1"]
+    assert recorded.told == ["send o-1"]
     await env.clock.advance(timedelta(seconds=1))
-    assert TOLD == ["send o-1", "remind o-1 #1 desk/o-1"]
+    assert recorded.told == ["send o-1", "remind o-1 #1 desk/o-1"]
     paused = await env.app.get(result.execution_id)
     assert paused.status is ExecutionStatus.PAUSED
     assert paused.wake_at == began + DAY  # the next step
     await env.clock.advance(DAY - HOUR)
     await env.clock.advance(DAYS_2 - DAY)
     await answered_by(env, result)
-    assert TOLD == [
+    assert recorded.told == [
         "send o-1",
         "remind o-1 #1 desk/o-1",
         "remind o-1 #2 desk/o-1",
         "withdraw o-1 expired desk/o-1",
     ]
-    assert RUNS == []
+    assert recorded.runs == []
 
 
-async def test_an_answered_question_is_not_reminded(env: TestEnv) -> None:
+async def test_an_answered_question_is_not_reminded(
+    env: TestEnv, recorded: DeadlineRecorder
+) -> None:
     await asked(env, RemindedRefundTool)
     await env.clock.advance(HOUR - timedelta(seconds=1))
     approved = await env.app.resume(
-        pause_id_of(env), decision={"approved": True}, answered_by="manager-17"
+        pause_id_of(recorded), decision={"approved": True}, answered_by="manager-17"
     )
     assert approved.status is ExecutionStatus.COMPLETED
     await env.clock.advance(DAYS_2)
-    assert TOLD == ["send o-1"]
-    assert RUNS == ["RemindedRefundTool o-1"]
+    assert recorded.told == ["send o-1"]
+    assert recorded.runs == ["RemindedRefundTool o-1"]
 
 
-async def test_steps_that_fell_due_together_remind_once(env: TestEnv) -> None:
+async def test_steps_that_fell_due_together_remind_once(
+    env: TestEnv, recorded: DeadlineRecorder
+) -> None:
     result = await asked(env, RemindedRefundTool)
     await env.clock.jump(DAY + HOUR)  # nobody ran meanwhile: both steps are due
     await env.app.sweep()
-    assert TOLD == ["send o-1", "remind o-1 #2 desk/o-1"]
+    assert recorded.told == ["send o-1", "remind o-1 #2 desk/o-1"]
     paused = await env.app.get(result.execution_id)
     assert paused.status is ExecutionStatus.PAUSED
     assert result.wake_at is not None
@@ -110,58 +113,60 @@ async def test_steps_that_fell_due_together_remind_once(env: TestEnv) -> None:
 
 async def test_a_reminder_due_across_a_restart_is_sent_by_the_new_instances_sweep(
     env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
     result = await asked(env, RemindedRefundTool)
     await env.restart()  # the instance that armed the timer is gone
     await env.clock.advance(HOUR)
-    assert TOLD == ["send o-1", "remind o-1 #1 desk/o-1"]
+    assert recorded.told == ["send o-1", "remind o-1 #1 desk/o-1"]
     assert (await env.app.get(result.execution_id)).status is ExecutionStatus.PAUSED
 
 
-@pytest.mark.parametrize("kind", STORE_KINDS)
+@pytest.mark.application.with_args(DeadlineApplication, instances=2)
 async def test_with_two_instances_sweeping_a_reminder_is_sent_once(
-    kind: str, tmp_path: Path
+    env: TestEnv,
+    recorded: DeadlineRecorder,
 ) -> None:
-    deadline_app.clear()
-    async with env_on(kind, tmp_path, DeadlineApplication, instances=2) as env:
-        await asked(env, RemindedRefundTool)
-        await env.clock.jump(HOUR)
-        await env.apps[0].sweep()
-        await env.apps[1].sweep()
-        await env.apps[0].sweep()
-        assert TOLD == ["send o-1", "remind o-1 #1 desk/o-1"]
+    await asked(env, RemindedRefundTool)
+    await env.clock.jump(HOUR)
+    await env.apps[0].sweep()
+    await env.apps[1].sweep()
+    await env.apps[0].sweep()
+    assert recorded.told == ["send o-1", "remind o-1 #1 desk/o-1"]
 
 
 async def test_a_remind_that_fails_is_one_warning_and_the_ladder_goes_on(
-    env: TestEnv, caplog: pytest.LogCaptureFixture
+    env: TestEnv, caplog: pytest.LogCaptureFixture, recorded: DeadlineRecorder
 ) -> None:
     result = await asked(env, RemindedRefundTool)
-    deadline_app.FAILING.append("down")
+    recorded.failing = True
     with caplog.at_level(logging.WARNING, logger="agboss"):
         await env.clock.advance(HOUR)
         await env.clock.advance(timedelta(minutes=5))
     failed = [r for r in caplog.records if getattr(r, "event", None) == "channel.remind-failed"]
     assert len(failed) == 1  # not tried again and again
-    assert pause_id_of(env) not in failed[0].getMessage()
-    deadline_app.FAILING.clear()
+    assert pause_id_of(recorded) not in failed[0].getMessage()
+    recorded.failing = False
     await env.clock.advance(DAY - HOUR)
-    assert TOLD == ["send o-1", "remind o-1 #2 desk/o-1"]
+    assert recorded.told == ["send o-1", "remind o-1 #2 desk/o-1"]
     assert (await env.app.get(result.execution_id)).status is ExecutionStatus.PAUSED
 
 
-async def test_the_pause_record_says_where_it_is_on_its_ladder(env: TestEnv) -> None:
+async def test_the_pause_record_says_where_it_is_on_its_ladder(
+    env: TestEnv, recorded: DeadlineRecorder
+) -> None:
     began = env.clock.now()
     await asked(env, RemindedRefundTool)
     pauses = env.app.store.pauses
-    pause = await pauses.find_by_tenant_id_and_pause_id("default", pause_id_of(env))
+    pause = await pauses.find_by_tenant_id_and_pause_id("default", pause_id_of(recorded))
     assert pause is not None
     assert (pause.ladder_step, pause.next_step_at) == (0, began + HOUR)
     await env.clock.advance(HOUR)
-    pause = await pauses.find_by_tenant_id_and_pause_id("default", pause_id_of(env))
+    pause = await pauses.find_by_tenant_id_and_pause_id("default", pause_id_of(recorded))
     assert pause is not None
     assert (pause.ladder_step, pause.next_step_at) == (1, began + DAY)
     await env.clock.advance(DAY - HOUR)
-    pause = await pauses.find_by_tenant_id_and_pause_id("default", pause_id_of(env))
+    pause = await pauses.find_by_tenant_id_and_pause_id("default", pause_id_of(recorded))
     assert pause is not None
     assert (pause.ladder_step, pause.next_step_at) == (2, None)
 
@@ -305,7 +310,6 @@ def test_get_pauses_and_the_command_line_give_the_next_step(tmp_path: Path) -> N
     url = f"sqlite:///{tmp_path / 'agboss.db'}"
 
     async def listed_by_the_router() -> tuple[datetime, dict[str, Any]]:
-        deadline_app.clear()
         clock = TestClock(datetime.now(UTC))  # the command reads the system clock
         async with test_with(DeadlineApplication, store=url, clock=clock) as env:
             began = env.clock.now()

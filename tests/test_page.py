@@ -145,7 +145,6 @@ async def travel_site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIt
 @pytest.fixture(params=STORE_KINDS)
 async def deadline_site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Site]:
     """The page over an application whose questions expire."""
-    deadline_app.clear()
     async for made in site_for(request.param, tmp_path, 250, deadline_app.DeadlineApplication):
         yield made
 

@@ -10,12 +10,11 @@ import pytest
 
 from agboss import ExecutionOutput, ExecutionStatus, WorkflowFinishTextDto
 from agboss.testing import TestEnv, call_tools, reply_with, tool_call
-from tests.apps import deadline_app
 from tests.apps.deadline_app import (
     HOUR,
-    TOLD,
     CollectedOrdersWorkflow,
     DeadlineApplication,
+    DeadlineRecorder,
     OrderDto,
     OrderRefundAgent,
     OrdersDto,
@@ -56,17 +55,20 @@ async def launched(env: TestEnv, count: int) -> ExecutionOutput:
     return result
 
 
-async def woken_reads(env: TestEnv, count: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+async def woken_reads(
+    env: TestEnv, recorded: DeadlineRecorder, count: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str]:
     """The reads of the pass the first question's reminder wakes, in a launch of ``count``;
     and the launch's root."""
-    deadline_app.clear()
+    before = len(recorded.told)  # a test may launch again on the same store
     root = (await launched(env, count)).execution_id
     await env.clock.advance(HOUR - SWEPT)  # the sweeps of the hour find nothing to move
     calls = Calls()
     calls.watch(env.app.store, monkeypatch)
     await env.clock.advance(SWEPT)  # the reminder is due: this instance's timer wakes the tree
-    assert TOLD[-1].startswith(f"remind {count}-0 #1"), TOLD
-    assert [line for line in TOLD if line.startswith("remind")] == [TOLD[-1]]
+    told = recorded.told[before:]
+    assert told[-1].startswith(f"remind {count}-0 #1"), told
+    assert [line for line in told if line.startswith("remind")] == [told[-1]]
     monkeypatch.undo()
     return passes_reads(calls), root
 
@@ -88,27 +90,27 @@ async def answer_reads(env: TestEnv, root: str, monkeypatch: pytest.MonkeyPatch)
 
 
 async def test_a_pass_woken_by_one_due_question_of_80_reads_what_an_answer_reads(
-    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch, recorded: DeadlineRecorder
 ) -> None:
-    woken, root = await woken_reads(env, 80, monkeypatch)
+    woken, root = await woken_reads(env, recorded, 80, monkeypatch)
     answered = await answer_reads(env, root, monkeypatch)
     assert woken <= answered, (woken, answered)
 
 
 @pytest.mark.parametrize("count", [5, 40])
 async def test_what_a_woken_pass_reads_does_not_grow_with_the_questions_waiting(
-    env: TestEnv, monkeypatch: pytest.MonkeyPatch, count: int
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch, count: int, recorded: DeadlineRecorder
 ) -> None:
-    few, _ = await woken_reads(env, count, monkeypatch)
+    few, _ = await woken_reads(env, recorded, count, monkeypatch)
     # The same launch once more in the same store, eight times as wide.
-    more, _ = await woken_reads(env, count * 8, monkeypatch)
+    more, _ = await woken_reads(env, recorded, count * 8, monkeypatch)
     assert more == few, (few, more)
 
 
 async def test_the_other_questions_keep_their_deadline_after_the_woken_pass(
-    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch, recorded: DeadlineRecorder
 ) -> None:
-    _, root = await woken_reads(env, 5, monkeypatch)
+    _, root = await woken_reads(env, recorded, 5, monkeypatch)
     await env.clock.advance(timedelta(days=2))  # every question's deadline has come
     assert (await env.app.pending(owner_id="ada")).entries == []
     done = await env.app.get(root)

@@ -3,6 +3,7 @@ shortens its role's deadline, and a FailFast launch a withdrawn question fails."
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -29,6 +30,7 @@ from agboss import (
     channel,
     channel_role,
     join,
+    provide,
     start,
     tool,
     workflow,
@@ -36,15 +38,22 @@ from agboss import (
 )
 from agboss.flow import Failure
 from tests.apps.office_parts import DeskDoneDto, OfficeWorkflowFinish, OfficeWorkflowStart
+from tests.apps.recorded import Recorder, Records
 
-RUNS: list[str] = []
-"""Every tool run, in order."""
 
-TOLD: list[str] = []
-"""What the channels were sent and told, in order."""
+@dataclass
+class DeadlineRecorder(Recorder):
+    """What the deadline application did in one test (`tests.apps.recorded`)."""
 
-PAUSE_IDS: list[str] = []
-"""The pause ids the channels were sent, in order (a channel pause's id is only theirs)."""
+    runs: list[str] = field(default_factory=list)
+    """Every tool run, in order."""
+    told: list[str] = field(default_factory=list)
+    """What the channels were sent and told, in order."""
+    pause_ids: list[str] = field(default_factory=list)
+    """The pause ids the channels were sent, in order (a channel pause's id is only theirs)."""
+    failing: bool = False
+    """Set by a test: the channels' ``remind`` raises."""
+
 
 DAYS_2 = timedelta(days=2)
 
@@ -52,9 +61,6 @@ HOUR = timedelta(hours=1)
 
 REMINDERS = (HOUR, timedelta(hours=24))
 """When the reminded role reminds of a question, after it was asked."""
-
-FAILING: list[str] = []
-"""Non-empty: the channels' ``remind`` raises."""
 
 
 class OrderDto(BaseModel):
@@ -123,8 +129,8 @@ class ApproveRefundChannel(ChannelOf[OrderDto]): ...
 class WithdrawRefundChannel(ChannelOf[OrderDto]): ...
 
 
-class _Desk:
-    """Asks the desk: what it was sent, told and reminded of goes to `TOLD`."""
+class _Desk(Records[DeadlineRecorder]):
+    """Asks the desk: what it was sent, told and reminded of is recorded in ``told``."""
 
     said = ""
     """How its lines begin (``lead `` for the lead's)."""
@@ -132,38 +138,48 @@ class _Desk:
     """Where its questions are posted (the reference it keeps: ``desk/o-1``)."""
 
     async def send(self, ask: ChannelAsk[OrderDto]) -> ChannelOutcome:
-        TOLD.append(f"{self.said}send {ask.value.arguments.order_id}")
-        PAUSE_IDS.append(ask.pause_id)
+        self.recorded.told.append(f"{self.said}send {ask.value.arguments.order_id}")
+        self.recorded.pause_ids.append(ask.pause_id)
         return ChannelOutcome.await_reply(reference=f"{self.place}/{ask.value.arguments.order_id}")
 
     async def withdraw(self, withdrawal: ChannelWithdrawal[OrderDto]) -> None:
         order, how = withdrawal.value.arguments.order_id, withdrawal.resolution.value
-        TOLD.append(f"{self.said}withdraw {order} {how} {withdrawal.reference}")
+        self.recorded.told.append(f"{self.said}withdraw {order} {how} {withdrawal.reference}")
 
     async def remind(self, reminder: ChannelReminder[OrderDto]) -> None:
-        if FAILING:
+        if self.recorded.failing:
             raise ConnectionError("the desk's inbox is down")
         order = reminder.value.arguments.order_id
-        TOLD.append(f"{self.said}remind {order} #{reminder.reminder} {reminder.reference}")
+        self.recorded.told.append(
+            f"{self.said}remind {order} #{reminder.reminder} {reminder.reference}"
+        )
 
 
-@channel(name="reject-desk-channel", description="Asks the desk")
+@channel(name="reject-desk-channel", description="Asks the desk", deps=[DeadlineRecorder])
 class RejectDeskChannel(_Desk, RejectRefundChannel): ...
 
 
-@channel(name="approve-desk-channel", description="Asks the desk")
+@channel(name="approve-desk-channel", description="Asks the desk", deps=[DeadlineRecorder])
 class ApproveDeskChannel(_Desk, ApproveRefundChannel): ...
 
 
-@channel(name="withdraw-desk-channel", description="Asks the desk")
+@channel(name="withdraw-desk-channel", description="Asks the desk", deps=[DeadlineRecorder])
 class WithdrawDeskChannel(_Desk, WithdrawRefundChannel): ...
 
 
-@channel(name="reminded-desk-channel", description="Asks the desk, and reminds it")
+@channel(
+    name="reminded-desk-channel",
+    description="Asks the desk, and reminds it",
+    deps=[DeadlineRecorder],
+)
 class RemindedDeskChannel(_Desk, RemindedRefundChannel): ...
 
 
-@channel(name="escalating-desk-channel", description="Asks the desk, then the lead")
+@channel(
+    name="escalating-desk-channel",
+    description="Asks the desk, then the lead",
+    deps=[DeadlineRecorder],
+)
 class EscalatingDeskChannel(_Desk, EscalatingRefundChannel): ...
 
 
@@ -174,13 +190,13 @@ class _Lead(_Desk):
     place = "lead"
 
 
-@channel(name="lead-desk-channel", description="Asks the finance lead")
+@channel(name="lead-desk-channel", description="Asks the finance lead", deps=[DeadlineRecorder])
 class LeadDeskChannel(_Lead, LeadRefundChannel): ...
 
 
-class _Refund(ToolHandler[OrderDto, DeskDoneDto]):
+class _Refund(Records[DeadlineRecorder], ToolHandler[OrderDto, DeskDoneDto]):
     async def run(self, args: OrderDto) -> DeskDoneDto:
-        RUNS.append(f"{type(self).__name__} {args.order_id}")
+        self.recorded.runs.append(f"{type(self).__name__} {args.order_id}")
         return DeskDoneDto(status=f"refunded {args.order_id}")
 
 
@@ -191,6 +207,7 @@ def _tool(name: str, role: type[Any], **options: Any) -> Any:
         input=OrderDto,
         output=DeskDoneDto,
         channel=role,
+        deps=[DeadlineRecorder],
         **options,
     )
 
@@ -380,12 +397,6 @@ class TwoDesksWorkflow: ...
         EscalatingDeskChannel,
         LeadDeskChannel,
     ],
+    dependencies=[provide(DeadlineRecorder)],
 )
 class DeadlineApplication: ...
-
-
-def clear() -> None:
-    RUNS.clear()
-    TOLD.clear()
-    PAUSE_IDS.clear()
-    FAILING.clear()
