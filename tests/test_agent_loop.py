@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 import pytest
@@ -17,6 +18,7 @@ from agboss import (
     WorkflowStartTextDto,
     agent,
     application,
+    provide,
     start,
     tool,
     workflow,
@@ -34,29 +36,31 @@ from agboss.testing import (
     tool_call,
 )
 from tests.apps.office import (
-    RUNS,
     BookExpenseTool,
     DeskDoneDto,
     OfficeAgent,
     OfficeApplication,
+    OfficeRecorder,
     OfficeWorkflow,
     ReturnDepositTool,
 )
+from tests.apps.recorded import Recorder, recording
 
 REQUEST = WorkflowStartTextDto(text="Return L-7's deposit and book the taxi")
 
 
-@pytest.fixture(autouse=True)
-def _clear_runs() -> None:
-    RUNS.clear()
+@pytest.fixture
+def recorded() -> OfficeRecorder:
+    """What the office records in a test (this module's tests open their instance)."""
+    return OfficeRecorder()
 
 
 def tool_messages(script_requests: list, turn: int) -> list[str]:  # type: ignore[type-arg]
     return [m.content for m in script_requests[turn].messages if m.role is MessageRole.TOOL]
 
 
-async def test_a_model_turn_may_call_several_tools_at_once() -> None:
-    async with test_with(OfficeApplication) as env:
+async def test_a_model_turn_may_call_several_tools_at_once(recorded: OfficeRecorder) -> None:
+    async with test_with(OfficeApplication, dependencies=recording(recorded)) as env:
         env.mock_llm(OfficeAgent).then_return(
             call_tools(
                 tool_call(ReturnDepositTool, lease_id="L-7"),
@@ -67,7 +71,7 @@ async def test_a_model_turn_may_call_several_tools_at_once() -> None:
         result = await env.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
     assert result.status is ExecutionStatus.COMPLETED
     assert result.output == WorkflowFinishTextDto(text="Both done.")
-    assert sorted(run.split()[0] for run in RUNS) == ["book-expense", "return-deposit"]
+    assert sorted(run.split()[0] for run in recorded.runs) == ["book-expense", "return-deposit"]
     assert result.pending == []
 
 
@@ -108,8 +112,10 @@ async def test_a_tool_that_returns_the_wrong_type_fails_the_step() -> None:
             await env.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
 
 
-async def test_invalid_tool_arguments_are_a_tool_error_the_model_can_correct() -> None:
-    async with test_with(OfficeApplication) as env:
+async def test_invalid_tool_arguments_are_a_tool_error_the_model_can_correct(
+    recorded: OfficeRecorder,
+) -> None:
+    async with test_with(OfficeApplication, dependencies=recording(recorded)) as env:
         script = env.mock_llm(OfficeAgent).then_return(
             call_tools(tool_call(BookExpenseTool, purpose="taxi", amount="a lot")),
             call_tools(tool_call(BookExpenseTool, purpose="taxi", amount=12.5)),
@@ -118,7 +124,7 @@ async def test_invalid_tool_arguments_are_a_tool_error_the_model_can_correct() -
         result = await env.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
     [error] = tool_messages(script.requests, 1)
     assert error.startswith("Tool error: invalid arguments for book-expense-tool: amount:")
-    assert RUNS == ["book-expense taxi"]
+    assert recorded.runs == ["book-expense taxi"]
     assert result.status is ExecutionStatus.COMPLETED
 
 
@@ -186,24 +192,32 @@ class CountTool(ToolHandler[NumberDto, NumberDto]):
         return NumberDto(value=args.value + 1)
 
 
+@dataclass
+class LoopRecorder(Recorder):
+    """What the loop application's slow tool did in one test."""
+
+    runs: list[str] = field(default_factory=list)
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the slow tool starts."""
+
+
 @tool(
     name="slow-tool",
     description="Waits",
     input=NumberDto,
     output=NumberDto,
     timeout=timedelta(seconds=5),
-    deps=[ExecutionContext],
+    deps=[ExecutionContext, LoopRecorder],
 )
 class SlowTool(ToolHandler[NumberDto, NumberDto]):
-    started = asyncio.Event()
-
-    def __init__(self, context: ExecutionContext) -> None:
+    def __init__(self, context: ExecutionContext, recorded: LoopRecorder) -> None:
         self.context = context
+        self.recorded = recorded
 
     async def run(self, args: NumberDto) -> NumberDto:
-        SlowTool.started.set()
+        self.recorded.started.set()
         await self.context.signal.wait()
-        RUNS.append(f"aborted: {self.context.signal.reason}")
+        self.recorded.runs.append(f"aborted: {self.context.signal.reason}")
         await asyncio.sleep(3600)  # cut off: the framework cancels it
         return args
 
@@ -235,7 +249,9 @@ class LoopFinish: ...
 class LoopWorkflow: ...
 
 
-@application(name="loop-application", workflows=[LoopWorkflow])
+@application(
+    name="loop-application", workflows=[LoopWorkflow], dependencies=[provide(LoopRecorder)]
+)
 class LoopApplication: ...
 
 
@@ -247,14 +263,14 @@ async def test_the_tool_loop_is_bounded() -> None:
 
 
 async def test_a_tool_timeout_fires_the_abort_signal_on_the_clock_and_cuts_the_call_off() -> None:
-    SlowTool.started = asyncio.Event()
-    async with test_with(LoopApplication) as env:
+    recorded = LoopRecorder()
+    async with test_with(LoopApplication, dependencies=recording(recorded)) as env:
         script = env.mock_llm(LoopAgent).then_return(
             call_tools(tool_call(SlowTool, value=1)),
             reply_with(WorkflowFinishTextDto, text="gave up"),
         )
         running = asyncio.ensure_future(env.app.execute(LoopWorkflow, REQUEST, owner_id="u"))
-        await SlowTool.started.wait()
+        await recorded.started.wait()
         await env.clock.advance(timedelta(seconds=4))
         assert not running.done()
         await env.clock.advance(timedelta(seconds=1))
@@ -263,11 +279,13 @@ async def test_a_tool_timeout_fires_the_abort_signal_on_the_clock_and_cuts_the_c
     assert tool_messages(script.requests, 1) == [
         "Tool error: slow-tool did not finish within its timeout of 0:00:05"
     ]
-    assert RUNS == ["aborted: slow-tool timed out after 0:00:05"]
+    assert recorded.runs == ["aborted: slow-tool timed out after 0:00:05"]
 
 
-async def test_each_step_has_a_deterministic_idempotency_key_handlers_can_read() -> None:
-    async with test_with(OfficeApplication) as env:
+async def test_each_step_has_a_deterministic_idempotency_key_handlers_can_read(
+    recorded: OfficeRecorder,
+) -> None:
+    async with test_with(OfficeApplication, dependencies=recording(recorded)) as env:
         env.mock_llm(OfficeAgent).then_return(
             call_tools(tool_call(ReturnDepositTool, lease_id="L-7")),
             reply_with(WorkflowFinishTextDto, text="ok"),
@@ -275,7 +293,7 @@ async def test_each_step_has_a_deterministic_idempotency_key_handlers_can_read()
         result = await env.app.execute(OfficeWorkflow, REQUEST, owner_id="u", record=True)
     assert result.record is not None
     [tool_step] = [s for s in result.record.steps if s.kind == "tool-run"]
-    assert [f"return-deposit L-7 {tool_step.key}"] == RUNS
+    assert [f"return-deposit L-7 {tool_step.key}"] == recorded.runs
     assert tool_step.key == f"{result.execution_id}/1:office-agent#0/turn-0/tool-0"
 
 
@@ -324,8 +342,8 @@ async def test_a_script_that_runs_out_is_a_clear_error_naming_the_component() ->
             await env.app.execute(OfficeWorkflow, REQUEST, owner_id="u")
 
 
-async def test_mock_of_a_tool_records_calls_and_can_be_scripted() -> None:
-    async with test_with(OfficeApplication) as env:
+async def test_mock_of_a_tool_records_calls_and_can_be_scripted(recorded: OfficeRecorder) -> None:
+    async with test_with(OfficeApplication, dependencies=recording(recorded)) as env:
         env.mock_llm(OfficeAgent).then_return(
             call_tools(tool_call(ReturnDepositTool, lease_id="L-7")),
             call_tools(tool_call(ReturnDepositTool, lease_id="L-8")),
@@ -334,7 +352,7 @@ async def test_mock_of_a_tool_records_calls_and_can_be_scripted() -> None:
         mock = env.mock_of(ReturnDepositTool)
         await env.app.execute(OfficeWorkflow, REQUEST, owner_id="u")
         assert mock.run.call_count == 2
-        assert len(RUNS) == 2  # unscripted, the real method ran
+        assert len(recorded.runs) == 2  # unscripted, the real method ran
         mock.run.return_value = DeskDoneDto(status="scripted")
         env.mock_llm(OfficeAgent).then_return(
             call_tools(tool_call(ReturnDepositTool, lease_id="L-9")),
@@ -342,4 +360,4 @@ async def test_mock_of_a_tool_records_calls_and_can_be_scripted() -> None:
         )
         await env.app.execute(OfficeWorkflow, REQUEST, owner_id="u")
     assert mock.run.call_count == 3
-    assert len(RUNS) == 2
+    assert len(recorded.runs) == 2

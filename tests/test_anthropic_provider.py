@@ -12,7 +12,8 @@ import pytest
 from agboss import App, ExecutionStatus, ModelProviderError, WorkflowFinishTextDto
 from agboss.models import ToolCall
 from agboss.models.anthropic import AnthropicProvider
-from tests.apps.office import RUNS, OfficeApplication, OfficeWorkflow
+from tests.apps.office import OfficeApplication, OfficeRecorder, OfficeWorkflow
+from tests.apps.recorded import recording
 from tests.loopback import LoopbackServer, Reply, loopback_server
 from tests.test_openai_provider import request
 
@@ -184,7 +185,7 @@ async def test_it_serves_no_decision_model(provider: AnthropicProvider) -> None:
 async def test_the_office_workflow_runs_end_to_end_on_claude(
     server: LoopbackServer, provider: AnthropicProvider, tmp_path: Path
 ) -> None:
-    RUNS.clear()
+    recorded = OfficeRecorder()
     server.replies.extend(
         [
             message(tool_use("return-deposit-tool", {"lease_id": "L-7"})),
@@ -192,12 +193,15 @@ async def test_the_office_workflow_runs_end_to_end_on_claude(
         ]
     )
     async with await App.create(
-        OfficeApplication, store=tmp_path / "a.db", providers=[provider]
+        OfficeApplication,
+        store=tmp_path / "a.db",
+        providers=[provider],
+        dependencies=recording(recorded),
     ) as app:
         result = await app.execute(OfficeWorkflow, {"text": "Return L-7"}, owner_id="user-1")
     assert result.status is ExecutionStatus.COMPLETED
     assert result.output == WorkflowFinishTextDto(text="Returned.")
-    assert len(RUNS) == 1
+    assert len(recorded.runs) == 1
     assert result.spend.input_tokens == 34
     last = server.requests[1]["messages"][-1]
     assert last["role"] == "user"

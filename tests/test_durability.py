@@ -23,14 +23,15 @@ from agboss.testing import TestClock, call_tools, reply_with, test_with, tool_ca
 from tests.apps.durable_app import DurableApplication, DurableWorkflow, answer_turn
 from tests.apps.durable_pause_app import RefundApplication, model
 from tests.apps.office import (
-    RUNS,
     BookExpenseTool,
     DeskDoneDto,
     OfficeAgent,
     OfficeApplication,
+    OfficeRecorder,
     OfficeWorkflow,
     ReturnDepositTool,
 )
+from tests.apps.recorded import recording
 from tests.stores import STORE_KINDS, store_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -250,7 +251,9 @@ class _HeldRow:
     """Holds the commit that carries a tool's journal row (by the tool's name) until ``release``
     or a second, and says what happened around it, in order."""
 
-    def __init__(self, store: Any, tool: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(
+        self, store: Any, tool: str, runs: list[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         self.events: list[str] = []
         self.released = asyncio.Event()
         self.before: Callable[[], Awaitable[None]] | None = None
@@ -268,7 +271,7 @@ class _HeldRow:
             try:
                 return await write(batch, **options)
             finally:
-                self.events.append(f"row committed ({', '.join(RUNS)})")
+                self.events.append(f"row committed ({', '.join(runs)})")
 
         monkeypatch.setattr(store, "write", held_write)
 
@@ -281,16 +284,16 @@ def _is_row_of(write: Any, tool: str) -> bool:
     )
 
 
-def _office_model(events: list[str], then: Callable[[], None]) -> FunctionProvider:
+def _office_model(events: list[str], runs: list[str], then: Callable[[], None]) -> FunctionProvider:
     """Returns a deposit, then books an expense, then finishes; says when it is called after
-    the first tool."""
+    the first tool, and what had run by then."""
 
     def model(request: ChatRequest) -> ChatResponse:
         done = sum(message.role is MessageRole.TOOL for message in request.messages)
         if done == 0:
             return call_tools(tool_call(ReturnDepositTool, lease_id="L-7")).response(request)
         if done == 1:
-            events.append(f"model called ({', '.join(RUNS)})")
+            events.append(f"model called ({', '.join(runs)})")
             then()
             book = call_tools(tool_call(BookExpenseTool, purpose="taxi", amount=3))
             return book.response(request)
@@ -301,8 +304,7 @@ def _office_model(events: list[str], then: Callable[[], None]) -> FunctionProvid
 
 @pytest.fixture(params=STORE_KINDS)
 async def office_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    """A fresh store's URL, of each kind, with the office's runs cleared."""
-    RUNS.clear()
+    """A fresh store's URL, of each kind."""
     async with store_url(request.param, tmp_path) as url:
         yield url
 
@@ -311,23 +313,31 @@ async def test_the_model_call_after_a_tool_goes_on_while_its_row_commits_and_the
     office_store: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     events: list[str] = []
+    recorded = OfficeRecorder()
     loop = asyncio.get_running_loop()
     held: list[_HeldRow] = []
-    provider = _office_model(events, lambda: loop.call_later(0.05, held[0].released.set))
-    app = await App.create(OfficeApplication, store=office_store, providers=[provider])
+    provider = _office_model(
+        events, recorded.runs, lambda: loop.call_later(0.05, held[0].released.set)
+    )
+    app = await App.create(
+        OfficeApplication,
+        store=office_store,
+        providers=[provider],
+        dependencies=recording(recorded),
+    )
     try:
-        held.append(_HeldRow(app.store, "return-deposit-tool", monkeypatch))
+        held.append(_HeldRow(app.store, "return-deposit-tool", recorded.runs, monkeypatch))
         held[0].events = events
         done = await app.execute(OfficeWorkflow, {"text": "go"}, owner_id="user-1")
         again = await app.get(done.execution_id, record=True)
     finally:
         await app.close()
     assert done.status is ExecutionStatus.COMPLETED
-    run = RUNS[0]
+    run = recorded.runs[0]
     # The row went to the store at once; the model was called before its commit was
     # acknowledged, and the next tool ran only after it.
     assert events == ["row sent", f"model called ({run})", f"row committed ({run})"]
-    assert RUNS[1] == "book-expense taxi"
+    assert recorded.runs[1] == "book-expense taxi"
     assert again.record is not None
     assert [step.kind for step in again.record.steps] == [
         "model-call",
@@ -342,11 +352,15 @@ async def test_a_tools_row_refused_on_its_way_stops_the_pass_before_the_next_too
     office_store: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     events: list[str] = []
+    recorded = OfficeRecorder()
     app = await App.create(
-        OfficeApplication, store=office_store, providers=[_office_model(events, lambda: None)]
+        OfficeApplication,
+        store=office_store,
+        providers=[_office_model(events, recorded.runs, lambda: None)],
+        dependencies=recording(recorded),
     )
     try:
-        held = _HeldRow(app.store, "return-deposit-tool", monkeypatch)
+        held = _HeldRow(app.store, "return-deposit-tool", recorded.runs, monkeypatch)
         held.events = events
         held.released.set()
         # Another holder takes the tree while the row is on its way: the fence refuses it.
@@ -355,8 +369,8 @@ async def test_a_tools_row_refused_on_its_way_stops_the_pass_before_the_next_too
             await app.execute(OfficeWorkflow, {"text": "go"}, owner_id="user-1")
     finally:
         await app.close()
-    assert len(RUNS) == 1, "the tool after the refused row did not run"
-    assert RUNS[0].startswith("return-deposit L-7")
+    assert len(recorded.runs) == 1, "the tool after the refused row did not run"
+    assert recorded.runs[0].startswith("return-deposit L-7")
 
 
 async def _take_every_lease(url: str) -> None:

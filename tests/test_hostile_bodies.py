@@ -17,11 +17,14 @@ import pytest
 
 from agboss import PauseStatus, ToolCallApprovalDecisionDto, pause_ref
 from agboss.errors import DtoValidationError
+from agboss.testing import TestEnv
 from agboss.web import pause_router
 from tests.apps import replies_app
-from tests.stores import STORE_KINDS, env_on
+from tests.stores import env_on
 from tests.test_replies import EXPENSE
 from tests.test_web import Served, bearer, serve
+
+pytestmark = pytest.mark.application.with_args(replies_app.OfficeApplication)
 
 DEPTHS = [100, 999, 1_000, 5_000, 30_000]
 
@@ -49,23 +52,21 @@ def in_a_string(depth: int) -> str:
     return '{"reply": "' + "[" * depth + '"}'
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Served]:
+@pytest.fixture
+async def served(env: TestEnv) -> AsyncIterator[Served]:
     import httpx
     from starlette.applications import Starlette
     from starlette.routing import Mount
 
-    replies_app.clear()
-    async with env_on(request.param, tmp_path, replies_app.OfficeApplication) as env:
-        # The default body limit (64 KiB): 30,000 nested arrays fit in it.
-        api = Starlette(routes=[Mount("/agboss", pause_router(env.app, authenticate=bearer))])
-        server, task, port = await serve(api)
-        try:
-            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
-                yield Served(env, http)
-        finally:
-            server.should_exit = True
-            await task
+    # The default body limit (64 KiB): 30,000 nested arrays fit in it.
+    api = Starlette(routes=[Mount("/agboss", pause_router(env.app, authenticate=bearer))])
+    server, task, port = await serve(api)
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            yield Served(env, http)
+    finally:
+        server.should_exit = True
+        await task
 
 
 @pytest.mark.parametrize("shape", [arrays, objects, in_a_decision, in_a_reply])
@@ -215,7 +216,6 @@ async def test_mounted_with_mount_the_bare_path_is_the_page_never_a_redirect(
 
     from agboss.web import mount
 
-    replies_app.clear()
     async with env_on("sqlite", tmp_path, replies_app.OfficeApplication) as env:
         api = FastAPI()  # the documented host: its own redirect_slashes on
         mount(api, "/agboss", pause_router(env.app, authenticate=bearer))

@@ -28,7 +28,8 @@ from agboss.models import (
 )
 from agboss.models._decisions import Decision, DecisionRequest
 from agboss.models.openai import OpenAIApi, OpenAICompatibleProvider, OpenAIProvider
-from tests.apps.office import RUNS, OfficeApplication, OfficeWorkflow
+from tests.apps.office import OfficeApplication, OfficeRecorder, OfficeWorkflow
+from tests.apps.recorded import recording
 from tests.loopback import LoopbackServer, Reply, completion, loopback_server
 
 FAST = {"timeout": timedelta(seconds=10)}
@@ -215,7 +216,7 @@ async def test_model_names_can_be_sent_as_the_server_knows_them(server: Loopback
 async def test_the_office_workflow_runs_end_to_end_on_the_provider(
     server: LoopbackServer, provider: OpenAICompatibleProvider, tmp_path: Path
 ) -> None:
-    RUNS.clear()
+    recorded = OfficeRecorder()
     server.replies.extend(
         [
             completion(
@@ -225,12 +226,15 @@ async def test_the_office_workflow_runs_end_to_end_on_the_provider(
         ]
     )
     async with await App.create(
-        OfficeApplication, store=tmp_path / "a.db", providers=[provider]
+        OfficeApplication,
+        store=tmp_path / "a.db",
+        providers=[provider],
+        dependencies=recording(recorded),
     ) as app:
         result = await app.execute(OfficeWorkflow, {"text": "Return L-7"}, owner_id="user-1")
     assert result.status is ExecutionStatus.COMPLETED
     assert result.output == WorkflowFinishTextDto(text="Returned.")
-    assert len(RUNS) == 1
+    assert len(recorded.runs) == 1
     assert result.spend.input_tokens == 22
     assert server.requests[1]["messages"][-1]["role"] == "tool"
 
@@ -331,11 +335,11 @@ async def test_a_decision_model_without_log_probabilities_reads_its_one_word(
 async def test_a_reply_interpreter_reads_a_reply_through_the_provider(
     server: LoopbackServer, tmp_path: Path
 ) -> None:
-    from tests.apps.replies_app import RUNS as REPLY_RUNS
     from tests.apps.replies_app import OfficeApplication as RepliesApplication
     from tests.apps.replies_app import OfficeWorkflow as RepliesWorkflow
+    from tests.apps.replies_app import RepliesRecorder
 
-    REPLY_RUNS.clear()
+    recorded = RepliesRecorder()
     provider = OpenAICompatibleProvider(
         base_url=server.base_url,
         decision_models=["typesafe/*"],
@@ -351,7 +355,10 @@ async def test_a_reply_interpreter_reads_a_reply_through_the_provider(
         ]
     )
     async with await App.create(
-        RepliesApplication, store=tmp_path / "a.db", providers=[provider]
+        RepliesApplication,
+        store=tmp_path / "a.db",
+        providers=[provider],
+        dependencies=recording(recorded),
     ) as app:
         paused = await app.execute(RepliesWorkflow, {"text": "return L-7"}, owner_id="user-1")
         assert paused.status is ExecutionStatus.PAUSED
@@ -359,7 +366,7 @@ async def test_a_reply_interpreter_reads_a_reply_through_the_provider(
         done = await app.resume(pause.pause_id, reply="yes, give it back", answered_by="clerk-3")
     await provider.aclose()
     assert done.status is ExecutionStatus.COMPLETED
-    assert REPLY_RUNS == ["return-deposit L-7"]
+    assert recorded.runs == ["return-deposit L-7"]
     assert done.spend.model_calls == 3
 
 
@@ -428,7 +435,7 @@ async def test_the_responses_api_is_sent_its_items_and_read_back(server: Loopbac
 async def test_the_office_workflow_runs_end_to_end_on_the_responses_api(
     server: LoopbackServer, tmp_path: Path
 ) -> None:
-    RUNS.clear()
+    recorded = OfficeRecorder()
     provider = OpenAIProvider(base_url=server.base_url, api_key="sk-test", api=OpenAIApi.RESPONSES)
 
     def call(name: str, arguments: str) -> dict[str, object]:
@@ -448,11 +455,14 @@ async def test_the_office_workflow_runs_end_to_end_on_the_responses_api(
         ]
     )
     async with await App.create(
-        OfficeApplication, store=tmp_path / "a.db", providers=[provider]
+        OfficeApplication,
+        store=tmp_path / "a.db",
+        providers=[provider],
+        dependencies=recording(recorded),
     ) as app:
         result = await app.execute(OfficeWorkflow, {"text": "Return L-7"}, owner_id="user-1")
     await provider.aclose()
     assert result.status is ExecutionStatus.COMPLETED
     assert result.output == WorkflowFinishTextDto(text="Returned.")
-    assert len(RUNS) == 1
+    assert len(recorded.runs) == 1
     assert server.requests[1]["input"][-1]["type"] == "function_call_output"

@@ -25,6 +25,7 @@ from agboss import (
     WorkflowFinishTextDto,
     application,
     mask,
+    provide,
     replace_with_token,
 )
 from agboss.models import ChatRequest, MessageRole
@@ -36,11 +37,11 @@ from tests.apps.pii_app import (
     EMAIL,
     IBAN,
     OTHER_IBAN,
-    RUNS,
     CustomerDto,
     LookupTool,
     MessageWorkflow,
     PiiApplication,
+    PiiRecorder,
     RefundAgent,
     RefundReplyInterpreter,
     RefundTool,
@@ -48,6 +49,7 @@ from tests.apps.pii_app import (
     StrictMessageWorkflow,
     TextAgent,
 )
+from tests.apps.recorded import recording
 from tests.stores import store_url
 from tests.waiting import eventually
 
@@ -74,13 +76,14 @@ def sent(requests: list[Any]) -> str:
 
 async def test_a_marked_field_reaches_the_model_as_a_token_and_the_tool_gets_the_real_value(
     env: TestEnv,
+    recorded: PiiRecorder,
 ) -> None:
     script = env.mock_llm(RefundAgent).then_return(
         call_tools(tool_call(LookupTool, order_id="o-7", iban="<IBAN_1>")), DONE
     )
     result = await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
     assert result.status is ExecutionStatus.COMPLETED
-    assert [f"lookup o-7 {IBAN}"] == RUNS  # revealed before validation
+    assert [f"lookup o-7 {IBAN}"] == recorded.runs  # revealed before validation
     text = sent(script.requests)
     assert IBAN not in text
     assert "<IBAN_1>" in text
@@ -126,12 +129,13 @@ async def test_a_workflows_rule_replaces_the_applications_for_its_executions(
 
 async def test_a_token_nobody_issued_is_a_tool_error_and_the_tool_never_runs(
     env: TestEnv,
+    recorded: PiiRecorder,
 ) -> None:
     script = env.mock_llm(RefundAgent).then_return(
         call_tools(tool_call(LookupTool, order_id="o-7", iban="<IBAN_9>")), DONE
     )
     await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
-    assert RUNS == []
+    assert recorded.runs == []
     [tool_message] = [
         m.content
         for m in script.requests[1].messages
@@ -140,24 +144,28 @@ async def test_a_token_nobody_issued_is_a_tool_error_and_the_tool_never_runs(
     assert "<IBAN_9>, a token nobody issued" in tool_message
 
 
-async def test_a_token_survives_a_pause_and_a_restart(kind: str, tmp_path: Path) -> None:
-    pii_app.clear()
+async def test_a_token_survives_a_pause_and_a_restart(
+    kind: str, tmp_path: Path, recorded: PiiRecorder
+) -> None:
+    recorded = PiiRecorder()
     async with store_url(kind, tmp_path) as url:
-        async with test_with(PiiApplication, store=url) as first:
+        async with test_with(PiiApplication, store=url, dependencies=recording(recorded)) as first:
             first.mock_llm(RefundAgent).then_return(
                 call_tools(tool_call(RefundTool, order_id="o-7", iban="<IBAN_1>")), DONE
             )
             paused = await first.app.execute(RefundWorkflow, CUSTOMER, owner_id="u")
         [pause] = paused.pending
         assert pause.pause_id is not None
-        async with test_with(PiiApplication, store=url) as second:  # a new process
+        async with test_with(  # a new process
+            PiiApplication, store=url, dependencies=recording(recorded)
+        ) as second:
             # The journaled turn is replayed here: its token is read back from the store.
             second.mock_llm(RefundAgent).then_return(DONE)
             done = await second.app.resume(
                 pause.pause_id, decision={"approved": True}, owner_id="u"
             )
     assert done.status is ExecutionStatus.COMPLETED
-    assert [f"refund o-7 to {IBAN}"] == RUNS
+    assert [f"refund o-7 to {IBAN}"] == recorded.runs
 
 
 # ---- what leaves the process ---------------------------------------------------------------
@@ -185,6 +193,7 @@ async def refund_paused(env: TestEnv) -> str:
 
 async def test_an_answers_receipt_shows_the_decision_masked_and_the_tool_gets_it_real(
     env: TestEnv,
+    recorded: PiiRecorder,
 ) -> None:
     pause_id = await refund_paused(env)
     override = {"order_id": "o-7", "iban": OTHER_IBAN}
@@ -192,20 +201,22 @@ async def test_an_answers_receipt_shows_the_decision_masked_and_the_tool_gets_it
         pause_id, decision={"approved": True, "override_arguments": override}, owner_id="u"
     )
     assert receipt.decision.override_arguments == {"order_id": "o-7", "iban": "****5432"}
-    await eventually(lambda: bool(RUNS), "the refund")
-    assert [f"refund o-7 to {OTHER_IBAN}"] == RUNS
+    await eventually(lambda: bool(recorded.runs), "the refund")
+    assert [f"refund o-7 to {OTHER_IBAN}"] == recorded.runs
 
 
-async def test_pending_events_channels_and_records_show_the_value_masked(env: TestEnv) -> None:
+async def test_pending_events_channels_and_records_show_the_value_masked(
+    env: TestEnv, recorded: PiiRecorder
+) -> None:
     env.mock_llm(RefundAgent).then_return(
         call_tools(tool_call(RefundTool, order_id="o-7", iban="<IBAN_1>")), DONE
     )
     paused = await env.app.execute(RefundWorkflow, CUSTOMER, owner_id="u", record=True)
     [pause] = paused.pending
     assert pause.ask.arguments == {"order_id": "o-7", "iban": "****3000"}
-    [asked] = pii_app.ASKED
+    [asked] = recorded.asked
     assert asked.value.arguments.iban == "****3000"  # the channel is shown the mask
-    [event] = pii_app.EVENTS
+    [event] = recorded.events
     assert event.pending[0].ask.arguments["iban"] == "****3000"
     assert pause.pause_id is not None
     done = await env.app.resume(
@@ -216,7 +227,7 @@ async def test_pending_events_channels_and_records_show_the_value_masked(env: Te
         owner_id="u",
         record=True,
     )
-    assert [f"refund o-7 to {OTHER_IBAN}"] == RUNS  # the tool got the real override
+    assert [f"refund o-7 to {OTHER_IBAN}"] == recorded.runs  # the tool got the real override
     assert done.record is not None
     shown = done.record.model_dump_json()
     assert IBAN not in shown
@@ -280,6 +291,7 @@ async def test_a_custom_kinds_value_quoted_in_a_reason_or_a_reply_is_masked_wher
 
 async def test_an_interpreters_model_reads_the_ask_with_tokens_and_a_stray_token_declines(
     env: TestEnv,
+    recorded: PiiRecorder,
 ) -> None:
     pause_id = await refund_paused(env)
     reader = env.mock_llm(RefundReplyInterpreter).then_return(
@@ -302,7 +314,7 @@ async def test_an_interpreters_model_reads_the_ask_with_tokens_and_a_stray_token
     assert "<IBAN_1>" in text
     done = await env.app.resume(pause_id, reply="yes", owner_id="u")
     assert done.status is ExecutionStatus.COMPLETED
-    assert [f"refund o-7 to {IBAN}"] == RUNS  # the model's token is the real value again
+    assert [f"refund o-7 to {IBAN}"] == recorded.runs  # the model's token is the real value again
 
 
 async def test_a_refused_value_in_a_reply_keeps_the_pause_waiting(env: TestEnv) -> None:
@@ -327,6 +339,7 @@ async def test_a_refused_value_in_a_reply_keeps_the_pause_waiting(env: TestEnv) 
     name="bad-pii-application",
     workflows=[RefundWorkflow],
     channels=[pii_app.DeskRefundApprovalChannel],
+    dependencies=[provide(pii_app.PiiRecorder)],
     pii=[
         PiiRule(PiiKind.IBAN, mask()),
         PiiRule(PiiKind.IBAN, replace_with_token()),
@@ -393,6 +406,7 @@ def test_a_pii_marker_needs_a_kind() -> None:
 
 async def test_an_override_that_hands_back_a_masked_value_as_shown_keeps_the_real_one(
     env: TestEnv,
+    recorded: PiiRecorder,
 ) -> None:
     env.mock_llm(RefundAgent).then_return(
         call_tools(tool_call(RefundTool, order_id="o-7", iban="<IBAN_1>")), DONE
@@ -406,7 +420,7 @@ async def test_an_override_that_hands_back_a_masked_value_as_shown_keeps_the_rea
         decision={"approved": True, "override_arguments": changed},
         owner_id="u",
     )
-    assert [f"refund o-8 to {IBAN}"] == RUNS
+    assert [f"refund o-8 to {IBAN}"] == recorded.runs
 
 
 # ---- no marked value ever leaves: a property over generated values -----------------------
@@ -434,13 +448,12 @@ async def _leak_check(iban: str, other: str, note: str, caplog: pytest.LogCaptur
     from tests.test_tracing import _EXPORTER
 
     assume(other not in iban and iban not in other)
-    pii_app.clear()
-    pii_app.ON_FILE[:] = [other]
+    recorded = PiiRecorder(on_file=other)
     _EXPORTER.clear()
     caplog.clear()
     customer = CustomerDto(order_id="o-1", iban=iban, note=note)
     with caplog.at_level(logging.DEBUG):
-        async with test_with(PiiApplication) as env:
+        async with test_with(PiiApplication, dependencies=recording(recorded)) as env:
             script = env.mock_llm(RefundAgent).then_return(
                 call_tools(tool_call(LookupTool, order_id="o-1", iban="<IBAN_1>")),
                 call_tools(tool_call(RefundTool, order_id="o-1", iban="<IBAN_2>")),
@@ -452,12 +465,15 @@ async def _leak_check(iban: str, other: str, note: str, caplog: pytest.LogCaptur
             done = await env.app.resume(
                 pause.pause_id, decision={"approved": True}, owner_id="u", record=True
             )
-    assert [f"lookup o-1 {iban}", f"refund o-1 to {other}"] == RUNS  # tools get real values
+    assert [
+        f"lookup o-1 {iban}",
+        f"refund o-1 to {other}",
+    ] == recorded.runs  # tools get real values
     seen = [
         sent(script.requests),
         repr(paused),
-        repr(pii_app.ASKED),
-        repr(pii_app.EVENTS),
+        repr(recorded.asked),
+        repr(recorded.events),
         done.record.model_dump_json() if done.record else "",
         repr(done.pending),
         json.dumps(

@@ -32,9 +32,7 @@ from agboss.testing import (
     reply_with,
     tool_call,
 )
-from tests.apps import replies_app
 from tests.apps.replies_app import (
-    RUNS,
     BookExpenseTool,
     DepositReplyInterpreter,
     DeskDepositApprovalChannel,
@@ -44,6 +42,7 @@ from tests.apps.replies_app import (
     OfficeWorkflow,
     RefundCardTool,
     RefundReplyInterpreter,
+    RepliesRecorder,
     ReturnDepositTool,
     SlackRefundApprovalChannel,
     TightOfficeWorkflow,
@@ -91,6 +90,7 @@ EXPENSE = tool_call(BookExpenseTool, purpose="taxi", amount=12.5)
 
 async def test_a_model_reads_ok_but_only_half_as_an_approval_of_half_the_amount(
     env: TestEnv,
+    recorded: RepliesRecorder,
 ) -> None:
     pause_id = await paused_on(env, REFUND)
     interpreter = env.mock_llm(RefundReplyInterpreter)
@@ -103,22 +103,26 @@ async def test_a_model_reads_ok_but_only_half_as_an_approval_of_half_the_amount(
     )
     result = await env.app.resume(pause_id, reply="ok, but only half", answered_by="manager-17")
     assert result.status is ExecutionStatus.COMPLETED
-    assert RUNS == ["refund 7 25.0"]
+    assert recorded.runs == ["refund 7 25.0"]
 
 
-async def test_a_decision_model_reads_a_clerks_reply_as_approve_or_refuse(env: TestEnv) -> None:
+async def test_a_decision_model_reads_a_clerks_reply_as_approve_or_refuse(
+    env: TestEnv, recorded: RepliesRecorder
+) -> None:
     pause_id = await paused_on(env, DEPOSIT)
     env.mock_llm(DepositReplyInterpreter).then_return(decide_with(approved=0.9))
     result = await env.app.resume(pause_id, reply="sure, give it back", answered_by="clerk-3")
     assert result.status is ExecutionStatus.COMPLETED
-    assert RUNS == ["return-deposit L-7"]
+    assert recorded.runs == ["return-deposit L-7"]
 
 
-async def test_code_reads_the_owners_expense_button(env: TestEnv) -> None:
+async def test_code_reads_the_owners_expense_button(
+    env: TestEnv, recorded: RepliesRecorder
+) -> None:
     pause_id = await paused_on(env, EXPENSE)
     result = await env.app.resume(pause_id, reply='{"approved": true}', owner_id="user-1")
     assert result.status is ExecutionStatus.COMPLETED
-    assert RUNS == ["book-expense taxi"]
+    assert recorded.runs == ["book-expense taxi"]
 
 
 # ---- what an interpreter reads ---------------------------------------------------------
@@ -159,23 +163,26 @@ async def test_a_decision_model_gets_one_approved_decision_and_the_interpreters_
 
 async def test_a_decision_model_approves_only_above_one_half_and_answers_approved_only(
     env: TestEnv,
+    recorded: RepliesRecorder,
 ) -> None:
     pause_id = await paused_on(env, DEPOSIT)
     env.mock_llm(DepositReplyInterpreter).then_return(decide_with(approved=0.5))
     result = await env.app.resume(
         pause_id, reply="hm, not sure", answered_by="clerk-3", record=True
     )
-    assert RUNS == []
+    assert recorded.runs == []
     assert tool_results(env) == ["Tool error: the call was rejected by clerk-3"]
     assert result.record is not None
     [entry] = result.record.pauses
     assert entry.decision == ToolCallApprovalDecisionDto(approved=False)
 
 
-async def test_a_code_interpreter_reads_in_the_pauses_execution_frame(env: TestEnv) -> None:
+async def test_a_code_interpreter_reads_in_the_pauses_execution_frame(
+    env: TestEnv, recorded: RepliesRecorder
+) -> None:
     pause_id = await paused_on(env, EXPENSE)
     await env.app.resume(pause_id, reply='{"approved": false}', owner_id="user-1")
-    [context] = replies_app.CONTEXTS
+    [context] = recorded.contexts
     assert context.tenant.tenant_id == "default"
     assert context.owner_id == "user-1"
     assert context.step is not None
@@ -189,6 +196,7 @@ async def test_a_code_interpreter_reads_in_the_pauses_execution_frame(env: TestE
 
 async def test_not_understood_is_an_uninterpretable_reply_and_the_pause_stays_pending(
     env: TestEnv,
+    recorded: RepliesRecorder,
 ) -> None:
     pause_id = await paused_on(env, EXPENSE)
     with pytest.raises(UninterpretableReplyError) as caught:
@@ -198,7 +206,7 @@ async def test_not_understood_is_an_uninterpretable_reply_and_the_pause_stays_pe
     assert caught.value.cause is None
     assert await status_of(env, pause_id) is PauseStatus.PENDING
     await env.app.resume(pause_id, decision={"approved": True}, owner_id="user-1")
-    assert RUNS == ["book-expense taxi"]
+    assert recorded.runs == ["book-expense taxi"]
 
 
 async def test_an_interpreter_that_crashes_is_unreadable_with_the_error_as_its_cause(
@@ -228,7 +236,9 @@ async def test_a_model_that_gives_no_answer_is_unreadable(env: TestEnv) -> None:
     assert await status_of(env, pause_id) is PauseStatus.PENDING
 
 
-async def test_an_answer_invalid_for_the_role_is_unreadable(env: TestEnv) -> None:
+async def test_an_answer_invalid_for_the_role_is_unreadable(
+    env: TestEnv, recorded: RepliesRecorder
+) -> None:
     pause_id = await paused_on(env, REFUND)
     env.mock_llm(RefundReplyInterpreter).then_return(
         reply_with(ToolCallApprovalDecisionDto, approved=True, override_arguments={"amount": 1})
@@ -237,7 +247,7 @@ async def test_an_answer_invalid_for_the_role_is_unreadable(env: TestEnv) -> Non
         await env.app.resume(pause_id, reply="ok, 1 euro", answered_by="manager-17")
     assert isinstance(caught.value.cause, DtoValidationError)
     assert await status_of(env, pause_id) is PauseStatus.PENDING
-    assert RUNS == []
+    assert recorded.runs == []
 
 
 async def test_the_credential_is_checked_for_a_reply_as_for_a_decision(env: TestEnv) -> None:
@@ -262,12 +272,14 @@ async def test_an_interpreters_call_on_a_spent_budget_is_refused_and_the_pause_u
     assert await status_of(env, pause_id) is PauseStatus.PENDING
 
 
-async def test_agents_model_calls_are_checked_against_budgets_too(env: TestEnv) -> None:
+async def test_agents_model_calls_are_checked_against_budgets_too(
+    env: TestEnv, recorded: RepliesRecorder
+) -> None:
     pause_id = await paused_on(env, REFUND, TightOfficeWorkflow)
     with pytest.raises(AgentFailedError) as caught:
         await env.app.resume(pause_id, decision={"approved": True}, answered_by="manager-17")
     assert isinstance(caught.value.__cause__, BudgetExceededError)
-    assert RUNS == ["refund 7 50.0"]
+    assert recorded.runs == ["refund 7 50.0"]
 
 
 async def test_an_interpreters_call_is_in_the_ledger_at_once_and_in_the_spend_once_taken(
@@ -303,17 +315,19 @@ async def test_mock_llm_of_a_code_interpreter_is_a_setup_error(env: TestEnv) -> 
         env.mock_llm(ExpenseReplyInterpreter)
 
 
-async def test_mock_of_a_code_interpreter_scripts_its_reading(env: TestEnv) -> None:
+async def test_mock_of_a_code_interpreter_scripts_its_reading(
+    env: TestEnv, recorded: RepliesRecorder
+) -> None:
     pause_id = await paused_on(env, EXPENSE)
     env.mock_of(ExpenseReplyInterpreter).interpret.return_value = ReplyInterpretation.understood(
         ToolCallApprovalDecisionDto(approved=True)
     )
     await env.app.resume(pause_id, reply="anything at all", owner_id="user-1")
-    assert RUNS == ["book-expense taxi"]
-    assert replies_app.CONTEXTS == []  # the real interpret did not run
+    assert recorded.runs == ["book-expense taxi"]
+    assert recorded.contexts == []  # the real interpret did not run
 
 
-async def test_a_code_interpreter_may_be_async(env: TestEnv) -> None:
+async def test_a_code_interpreter_may_be_async(env: TestEnv, recorded: RepliesRecorder) -> None:
     pause_id = await paused_on(env, EXPENSE)
 
     async def interpret(reading: Any) -> ReplyInterpretation:
@@ -321,7 +335,7 @@ async def test_a_code_interpreter_may_be_async(env: TestEnv) -> None:
 
     env.mock_of(ExpenseReplyInterpreter).interpret.side_effect = interpret
     await env.app.resume(pause_id, reply="👍", owner_id="user-1")
-    assert RUNS == ["book-expense taxi"]
+    assert recorded.runs == ["book-expense taxi"]
 
 
 async def test_an_interpreters_model_must_be_served_like_any_model() -> None:

@@ -24,9 +24,9 @@ from playwright.async_api import expect
 from agboss import ExecutionStatus, ToolCallApprovalDecisionDto, pause_ref
 from agboss.testing import reply_with
 from agboss.web import pause_router
-from tests.apps import replies_app
 from tests.apps.desk import DeskDepositApprovalChannel
-from tests.apps.replies_app import OfficeApplication, RefundReplyInterpreter
+from tests.apps.recorded import recording
+from tests.apps.replies_app import OfficeApplication, RefundReplyInterpreter, RepliesRecorder
 from tests.stores import env_on
 from tests.test_page import expense_card, ran, site_for
 from tests.test_replies import EXPENSE, REFUND
@@ -51,7 +51,7 @@ async def test_over_http_behind_uvicorns_access_log_the_id_is_in_no_url_line_or_
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    replies_app.clear()
+    recorded = RepliesRecorder()
     urls: list[str] = []
     bodies: list[str] = []
 
@@ -61,7 +61,9 @@ async def test_over_http_behind_uvicorns_access_log_the_id_is_in_no_url_line_or_
     async def received(response: httpx.Response) -> None:
         bodies.append((await response.aread()).decode())
 
-    async with env_on("sqlite", tmp_path, OfficeApplication) as env:
+    async with env_on(
+        "sqlite", tmp_path, OfficeApplication, dependencies=recording(recorded)
+    ) as env:
         api = FastAPI()
         api.mount("/agboss", pause_router(env.app, authenticate=bearer))
         server, task, port = await serve(api, access_log=True)
@@ -91,7 +93,7 @@ async def test_over_http_behind_uvicorns_access_log_the_id_is_in_no_url_line_or_
                 )
                 theirs = await served.post(channels, {"reply": "yes"}, token="tok-manager")
                 assert theirs.status_code == 202
-                await eventually(lambda: len(replies_app.RUNS) == 2, "the refund made")
+                await eventually(lambda: len(recorded.runs) == 2, "the refund made")
         finally:
             server.should_exit = True
             await task

@@ -35,11 +35,11 @@ from agboss.slack import SlackAnswering, SlackWorkspace, slack_router
 from agboss.testing import TestEnv, call_tools, invalid_answer, reply_with, tool_call
 from agboss.testing.slack import FakeMessage, FakeSlack
 from tests.apps import slack_app
+from tests.apps.recorded import recording
 from tests.apps.slack_app import (
     ESCALATION,
     FINANCE,
     LEADS,
-    RUNS,
     BookExpenseTool,
     LargeRefundTool,
     RefundAgent,
@@ -47,6 +47,7 @@ from tests.apps.slack_app import (
     RefundWorkflow,
     SecondRefundAgent,
     SlackApplication,
+    SlackRecorder,
     TwoDesksWorkflow,
 )
 from tests.stores import STORE_KINDS, env_on
@@ -61,15 +62,10 @@ GROUPS = {slack_app.FINANCE_GROUP: ["U0MANAGER", "U0DEPUTY"]}
 OWNERS = {"U0ADA": "ada", "U0BOB": "bob"}
 
 
-ASKED: list[SlackAnswering] = []
-"""What the answerer was asked, in order."""
-
-
 def answerer(asking: SlackAnswering) -> str | None:
     """Managers answer the refund roles' (channel) pauses; people their own threads'. The desk
     clerk answers the small refunds' role alone: told the question, the mapping refuses them
     any other."""
-    ASKED.append(asking)
     if asking.answered_by is PauseAnswerer.THREAD_OWNER:
         return OWNERS.get(asking.user.id)
     if asking.user.id == "U0CLERK" and asking.role != "refund-approval-channel":
@@ -82,7 +78,15 @@ class Desk:
     env: TestEnv
     slack: FakeSlack
     urls: list[str]  # each instance's interactions route
+    recorded: SlackRecorder
+    asked: list[SlackAnswering] = field(default_factory=list)
+    """What the answerer was asked, in order."""
     results: list[ExecutionOutput] = field(default_factory=list)
+
+    def answerer(self, asking: SlackAnswering) -> str | None:
+        """`answerer`, recording what it was asked."""
+        self.asked.append(asking)
+        return answerer(asking)
 
     @property
     def url(self) -> str:
@@ -134,25 +138,33 @@ async def served_desk(
 ) -> AsyncIterator[Desk]:
     """The Slack application on a fresh store, its workspace the fake Slack's (from the
     environment, as `SlackWorkspace.from_env` reads it), each instance's route served."""
-    slack_app.clear()
-    ASKED.clear()
+    recorded = SlackRecorder()
     with FakeSlack(user_groups=GROUPS) as slack:
         monkeypatch.setenv("SLACK_BOT_TOKEN", slack.token)
         monkeypatch.setenv("SLACK_API_URL", slack.base_url)
-        async with env_on(kind, tmp_path, SlackApplication, instances=instances) as env:
+        async with env_on(
+            kind,
+            tmp_path,
+            SlackApplication,
+            instances=instances,
+            dependencies=recording(recorded),
+        ) as env:
             slack.clock = env.clock  # signed on the application's clock, as the route checks
+            desk = Desk(env, slack, [], recorded)
             servers = []
             for app in env.apps:
                 routes = slack_router(
                     app,
                     signing_secret=slack.signing_secret,
-                    answerer=answerer,
+                    answerer=desk.answerer,
                     ack_within=ack_within,
                 )
                 servers.append(await serve(Starlette(routes=[Mount("/slack", routes)])))
             try:
-                urls = [f"http://127.0.0.1:{port}/slack/interactions" for _, _, port in servers]
-                yield Desk(env, slack, urls)
+                desk.urls = [
+                    f"http://127.0.0.1:{port}/slack/interactions" for _, _, port in servers
+                ]
+                yield desk
             finally:
                 for server, task, _ in servers:
                     server.should_exit = True
@@ -298,11 +310,11 @@ async def test_approve_answers_as_the_mapped_manager_and_the_message_says_who_an
     assert "*order_id*\no-1" in shown  # the question stays readable
     outcome = await desk.outcome()
     assert outcome.status is ExecutionStatus.COMPLETED
-    assert RUNS == ["refund o-1 40.0"]
+    assert desk.recorded.runs == ["refund o-1 40.0"]
     assert outcome.record is not None
     assert [entry.responder for entry in outcome.record.pauses] == ["manager-17"]
     # The answerer was told who clicked, in which workspace, for which tenant and role.
-    asking = ASKED[-1]
+    asking = desk.asked[-1]
     assert (asking.user.id, asking.user.team_id, asking.user.name) == (
         "U0MANAGER",
         desk.slack.team_id,
@@ -328,7 +340,7 @@ async def test_reject_with_reason_opens_a_modal_and_the_model_reads_the_reason(
     assert "*Rejected* by <@U0MANAGER>" in shown
     assert "Reason: a duplicate order" in shown
     assert (await desk.outcome()).status is ExecutionStatus.COMPLETED
-    assert RUNS == []
+    assert desk.recorded.runs == []
     read = desk.env.mock_llm(RefundAgent).requests[-1].messages[-1].content
     assert "rejected by manager-17: a duplicate order" in str(read)
 
@@ -363,7 +375,7 @@ async def test_edit_shows_the_arguments_refuses_an_invalid_one_on_its_field_then
     assert "Changed *amount*: 40.0 → 25.0" in shown
     assert "Changed *express*: false → true" in shown
     assert (await desk.outcome()).status is ExecutionStatus.COMPLETED
-    assert RUNS == ["refund o-1 25.0"]
+    assert desk.recorded.runs == ["refund o-1 25.0"]
 
 
 async def test_an_answer_in_words_is_read_by_the_roles_interpreter_unread_words_on_the_modal(
@@ -384,7 +396,7 @@ async def test_an_answer_in_words_is_read_by_the_roles_interpreter_unread_words_
     assert "In their words: “ok, but only half”" in shown
     assert "Changed *amount*: 40.0 → 20.0" in shown
     assert (await desk.outcome()).status is ExecutionStatus.COMPLETED
-    assert RUNS == ["refund o-1 20.0"]
+    assert desk.recorded.runs == ["refund o-1 20.0"]
 
 
 async def test_an_answer_still_being_read_is_acknowledged_in_time_and_shown_once_read(
@@ -393,7 +405,7 @@ async def test_an_answer_still_being_read_is_acknowledged_in_time_and_shown_once
     async with served_desk(
         "sqlite", tmp_path, monkeypatch, ack_within=timedelta(milliseconds=200)
     ) as desk:
-        slack_app.GATE = asyncio.Event()
+        desk.recorded.gate = asyncio.Event()
         message = await desk.refund_asked()
         await desk.slack.click(desk.url, message, "Answer in words", user="U0MANAGER")
         [view] = desk.slack.views
@@ -401,7 +413,7 @@ async def test_an_answer_still_being_read_is_acknowledged_in_time_and_shown_once
         # Acknowledged while the interpreter still reads: Slack would have given up at 3 s.
         assert response.status_code == 200
         assert desk.slack.message(message.ts).updates == 0
-        slack_app.GATE.set()
+        desk.recorded.gate.set()
         await eventually(lambda: desk.slack.message(message.ts).updates == 1, "the update")
         assert "*Approved* by <@U0MANAGER>" in desk.slack.message(message.ts).text_of_blocks()
         assert (await desk.outcome()).status is ExecutionStatus.COMPLETED
@@ -421,7 +433,7 @@ async def test_a_double_click_answers_once_and_a_retried_delivery_changes_nothin
     assert (first.status_code, again.status_code) == (200, 200)
     await eventually(lambda: desk.slack.message(message.ts).updates == 1, "the update")
     assert (await desk.outcome()).status is ExecutionStatus.COMPLETED
-    assert RUNS == ["refund o-1 40.0"]
+    assert desk.recorded.runs == ["refund o-1 40.0"]
     # A second click on the stale buttons (another tab): the same answer repeats the receipt.
     second = await desk.slack.post(desk.url, other_tab)
     assert second.status_code == 200
@@ -469,7 +481,7 @@ async def test_a_vote_that_leaves_the_question_waiting_is_told_to_the_voter_alon
     await desk.slack.click(desk.url, message, "Approve", user="U0MANAGER")  # again: a repeat
     await desk.slack.click(desk.url, message, "Approve", user="U0DEPUTY")
     # The deciding vote's tree moves once its lease is taken, after the acknowledgement.
-    await eventually(lambda: RUNS == ["large refund o-9 9000.0"], "the refund")
+    await eventually(lambda: desk.recorded.runs == ["large refund o-9 9000.0"], "the refund")
     assert (await desk.outcome()).status is ExecutionStatus.COMPLETED
     await eventually(lambda: desk.slack.message(message.ts).updates == 1, "the update")
     assert "*Approved* by <@U0DEPUTY>" in desk.slack.message(message.ts).text_of_blocks()
@@ -481,7 +493,7 @@ async def test_the_answerer_is_told_the_question_and_may_refuse_a_user_for_it(
 ) -> None:
     message = await desk.refund_asked()
     await desk.slack.click(desk.url, message, "Approve", user="U0CLERK")
-    asking = ASKED[-1]
+    asking = desk.asked[-1]
     assert (asking.role, asking.channel, asking.tool, asking.owner_id, asking.kind) == (
         "refund-approval-channel",
         "refund-approval-channel",
@@ -498,7 +510,7 @@ async def test_the_answerer_is_told_the_question_and_may_refuse_a_user_for_it(
     desk.slack.user_groups[slack_app.FINANCE_GROUP].append("U0CLERK")  # let past the group
     await desk.slack.click(desk.url, large, "Approve", user="U0CLERK")
     await eventually(lambda: len(desk.slack.ephemerals) == 1, "the refusal")
-    assert ASKED[-1].role == "large-refund-approval-channel"
+    assert desk.asked[-1].role == "large-refund-approval-channel"
     [told] = desk.slack.ephemerals
     assert told["user"] == "U0CLERK"
     assert "not allowed to answer this question" in told["text"]
@@ -515,7 +527,7 @@ async def test_a_role_names_who_in_slack_may_vote_and_a_clerk_casts_no_vote(
     desk.results.append(await desk.env.app.execute(RefundWorkflow, REQUEST, owner_id="ada"))
     [message] = desk.slack.messages(FINANCE)
     await desk.slack.click(desk.url, message, "Approve", user="U0MANAGER")
-    asked = len(ASKED)
+    asked = len(desk.asked)
     # The clerk is mapped by the route, but not in the role's group: refused before the
     # answerer is asked, nothing recorded — the deciding vote is not theirs to cast.
     clicked = await desk.slack.click(desk.url, message, "Approve", user="U0CLERK")
@@ -524,7 +536,7 @@ async def test_a_role_names_who_in_slack_may_vote_and_a_clerk_casts_no_vote(
     told = desk.slack.ephemerals[-1]
     assert told["user"] == "U0CLERK"
     assert "answered by the people its channel names, not by you" in told["text"].lower()
-    assert len(ASKED) == asked
+    assert len(desk.asked) == asked
     found = await desk.env.app.store.pauses.find_with_execution_by_ref(
         "default", json.loads(_buttons(message)[0]["value"])["r"]
     )
@@ -538,7 +550,7 @@ async def test_a_role_names_who_in_slack_may_vote_and_a_clerk_casts_no_vote(
     await eventually(lambda: len(desk.slack.ephemerals) == 3, "the second refusal")
     assert desk.slack.views == []
     await desk.slack.click(desk.url, message, "Approve", user="U0DEPUTY")
-    await eventually(lambda: RUNS == ["large refund o-9 9000.0"], "the refund")
+    await eventually(lambda: desk.recorded.runs == ["large refund o-9 9000.0"], "the refund")
     outcome = await desk.outcome()
     assert outcome.record is not None
     [entry] = outcome.record.pauses
@@ -594,7 +606,7 @@ async def test_a_thread_owners_question_is_answered_by_the_owner_alone(desk: Des
     await eventually(lambda: len(desk.slack.ephemerals) == 2, "the refusal")
     await desk.slack.click(desk.url, message, "Approve", user="U0ADA")
     assert (await desk.outcome()).status is ExecutionStatus.COMPLETED
-    assert RUNS == ["expense taxi 12.5"]
+    assert desk.recorded.runs == ["expense taxi 12.5"]
     # The message is updated once the click's answer is recorded, beside the tree's move.
     await eventually(lambda: desk.slack.message(message.ts).updates == 1, "the update")
 
@@ -721,7 +733,7 @@ async def test_a_question_a_failfast_sibling_withdrew_says_so_once_its_buttons_g
     await eventually(lambda: len(desk.slack.ephemerals) == 1, "the refusal")
     assert "no longer waits" in desk.slack.ephemerals[0]["text"]
     assert desk.slack.message(first.ts).updates == 1
-    assert RUNS == ["refund o-2 9.0"]
+    assert desk.recorded.runs == ["refund o-2 9.0"]
 
 
 async def test_a_cancelled_question_says_so_its_buttons_gone(desk: Desk) -> None:
@@ -759,7 +771,7 @@ async def test_two_instances_answer_two_questions_of_one_tree_at_once(
         outcome = await desk.outcome()
         assert outcome.status is ExecutionStatus.COMPLETED
         assert outcome.output == WorkflowFinishTextDto(text="Done. | Done.")
-        assert sorted(RUNS) == ["refund o-1 40.0", "refund o-2 9.0"]
+        assert sorted(desk.recorded.runs) == ["refund o-1 40.0", "refund o-2 9.0"]
         for message in (first, second):
             await eventually(lambda m=message: desk.slack.message(m.ts).updates == 1, "updates")
         assert outcome.record is not None
@@ -783,7 +795,7 @@ async def test_a_slack_that_refuses_the_token_fails_the_asking_step_with_the_sdk
         with pytest.raises(AgentFailedError, match="invalid_auth") as caught:
             await desk.env.app.execute(RefundWorkflow, REQUEST, owner_id="ada")
         assert isinstance(caught.value.__cause__, SlackApiError)
-        assert RUNS == []
+        assert desk.recorded.runs == []
 
 
 def test_the_workspace_from_the_environment_needs_a_bot_token() -> None:

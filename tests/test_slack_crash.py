@@ -26,6 +26,7 @@ from agboss.slack import slack_router
 from agboss.store.writes import AcquireLease, write_one
 from agboss.testing.slack import FakeMessage, FakeSlack
 from tests.apps import slack_app
+from tests.apps.recorded import recording
 from tests.apps.slack_app import FINANCE, RefundWorkflow
 from tests.slack_instance import LEASE, SIGNING_SECRET, answerer, model
 from tests.stores import STORE_KINDS, store_url
@@ -47,6 +48,8 @@ class Two:
     child: subprocess.Popen[bytes]
     child_route: str
     asked: ExecutionOutput
+    recorded: slack_app.SlackRecorder
+    """What this instance's tools ran (the child's are its own)."""
 
     def kill(self) -> None:
         self.child.send_signal(signal.SIGKILL)
@@ -67,7 +70,7 @@ def _ref(value: str) -> str:
 
 @contextlib.asynccontextmanager
 async def two(kind: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Two]:
-    slack_app.clear()
+    recorded = slack_app.SlackRecorder()
     with FakeSlack() as slack:
         monkeypatch.setenv("SLACK_BOT_TOKEN", slack.token)
         monkeypatch.setenv("SLACK_API_URL", slack.base_url)
@@ -77,6 +80,7 @@ async def two(kind: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> Async
                 store=url,
                 providers=[FunctionProvider(model)],
                 lease_ttl=LEASE,
+                dependencies=recording(recorded),
             )
             port_file = folder / "port"
             child = subprocess.Popen(
@@ -89,7 +93,7 @@ async def two(kind: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> Async
                 assert asked.status is ExecutionStatus.PAUSED
                 await eventually(port_file.exists, "the other instance serving", seconds=30)
                 route = f"http://127.0.0.1:{port_file.read_text()}/slack/interactions"
-                yield Two(url, slack, app, child, route, asked)
+                yield Two(url, slack, app, child, route, asked, recorded)
             finally:
                 if child.poll() is None:
                     child.kill()
@@ -185,7 +189,7 @@ async def test_a_click_whose_instance_dies_before_its_commit_tells_the_clicker_t
             return found.status is ExecutionStatus.COMPLETED
 
         await eventually(done, "the tree moved on")
-        assert slack_app.RUNS == ["refund o-1 40.0"]
+        assert pair.recorded.runs == ["refund o-1 40.0"]
 
 
 @pytest.mark.timeout(60)
@@ -219,7 +223,7 @@ async def test_an_answer_whose_instance_dies_after_its_commit_is_moved_and_shown
             return found.status is ExecutionStatus.COMPLETED and pair.message().updates == 1
 
         await eventually(moved, "the tree moved and shown by the other instance", seconds=15)
-        assert slack_app.RUNS == ["refund o-1 40.0"]  # once, here: the dead one never ran it
+        assert pair.recorded.runs == ["refund o-1 40.0"]  # once, here: the dead one never ran it
         shown = pair.message().text_of_blocks()
         assert "*Approved* by manager-17" in shown
         assert pair.message().buttons() == []

@@ -20,7 +20,6 @@ from agboss import (
     WorkflowStartTextDto,
 )
 from agboss.testing import call_tools, fail_with, reply_with, test_with, tool_call
-from tests.apps import replies_app
 from tests.apps.replies_app import (
     OfficeAgent,
     OfficeApplication,
@@ -51,7 +50,6 @@ def attributes(exporter: InMemorySpanExporter, name: str) -> list[dict[str, Any]
 async def test_a_reply_interpreters_model_call_is_traced_under_the_pauses_execution(
     spans: InMemorySpanExporter,
 ) -> None:
-    replies_app.clear()
     async with test_with(OfficeApplication) as env:
         env.mock_llm(OfficeAgent).then_return(
             call_tools(tool_call(RefundCardTool, order_id="7", amount=50.0)),
@@ -88,7 +86,6 @@ async def test_a_reply_interpreters_model_call_is_traced_under_the_pauses_execut
 async def test_a_channel_pauses_id_in_its_channels_error_is_redacted_everywhere_agboss_shows_it(
     spans: InMemorySpanExporter,
 ) -> None:
-    replies_app.clear()
     sent: list[str] = []
 
     async def leaky_send(ask: Any) -> Any:

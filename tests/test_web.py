@@ -33,19 +33,19 @@ from agboss.errors import (
 from agboss.testing import TestEnv, call_tools, reply_with, test_with
 from agboss.web import Caller, pause_router
 from agboss.web._problems import status_of
-from tests.apps import replies_app
 from tests.apps.replies_app import (
-    RUNS,
     OfficeAgent,
     OfficeApplication,
     OfficeWorkflow,
     RefundReplyInterpreter,
+    RepliesRecorder,
     SlackRefundApprovalChannel,
     TightOfficeWorkflow,
 )
-from tests.stores import STORE_KINDS, env_on
 from tests.test_replies import DONE, EXPENSE, REFUND
 from tests.waiting import eventually
+
+pytestmark = pytest.mark.application.with_args(OfficeApplication)
 
 CALLERS = {
     "tok-owner": Caller(owner_id="user-1"),
@@ -124,25 +124,25 @@ async def serve(
     return server, task, port
 
 
-@pytest.fixture(params=STORE_KINDS)
-async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Served]:
-    replies_app.clear()
-    async with env_on(request.param, tmp_path, OfficeApplication) as env:
-        api = FastAPI()  # the router mounts in a FastAPI application as in a Starlette one
-        api.mount("/agboss", pause_router(env.app, authenticate=bearer, max_body=4096))
-        server, task, port = await serve(api)
-        try:
-            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
-                yield Served(env, http)
-        finally:
-            server.should_exit = True
-            await task
+@pytest.fixture
+async def served(env: TestEnv) -> AsyncIterator[Served]:
+    api = FastAPI()  # the router mounts in a FastAPI application as in a Starlette one
+    api.mount("/agboss", pause_router(env.app, authenticate=bearer, max_body=4096))
+    server, task, port = await serve(api)
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            yield Served(env, http)
+    finally:
+        server.should_exit = True
+        await task
 
 
 # ---- answering -------------------------------------------------------------------------------
 
 
-async def test_a_post_records_the_owners_decision_and_the_tree_moves(served: Served) -> None:
+async def test_a_post_records_the_owners_decision_and_the_tree_moves(
+    served: Served, recorded: RepliesRecorder
+) -> None:
     pause_id = await served.paused_on(EXPENSE)
     response = await served.post(pause_id, {"decision": {"approved": True, "reason": "fine"}})
     assert response.status_code == 202
@@ -152,7 +152,7 @@ async def test_a_post_records_the_owners_decision_and_the_tree_moves(served: Ser
     assert receipt["responder"] == "user-1"
     assert receipt["decision"] == {"approved": True, "reason": "fine", "override_arguments": None}
     assert receipt["repeated"] is False
-    await eventually(lambda: RUNS == ["book-expense taxi"], "the booking")
+    await eventually(lambda: recorded.runs == ["book-expense taxi"], "the booking")
 
 
 async def test_a_channels_side_answers_with_a_reply_its_interpreter_reads(served: Served) -> None:
@@ -183,13 +183,14 @@ async def test_a_retried_post_of_the_same_answer_gets_the_same_receipt(served: S
 
 async def test_two_identical_posts_at_once_record_one_answer_and_both_succeed(
     served: Served,
+    recorded: RepliesRecorder,
 ) -> None:
     pause_id = await served.paused_on(EXPENSE)
     body = {"decision": {"approved": True}}
     first, second = await asyncio.gather(served.post(pause_id, body), served.post(pause_id, body))
     assert sorted([first.status_code, second.status_code]) == [200, 202]
     assert first.json()["decision"] == second.json()["decision"]
-    await eventually(lambda: RUNS == ["book-expense taxi"], "one booking")
+    await eventually(lambda: recorded.runs == ["book-expense taxi"], "one booking")
 
 
 async def test_a_retried_reply_is_not_read_again(served: Served) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from agboss import (
     ExecutionContext,
     ToolError,
     ToolHandler,
     agent,
     application,
+    provide,
     tool,
     workflow,
 )
@@ -17,9 +20,15 @@ from tests.apps.office_parts import (
     ExpenseDto,
     office_flow,
 )
+from tests.apps.recorded import Recorder, Records
 
-RUNS: list[str] = []
-"""Every tool run, in order: tests clear it and count."""
+
+@dataclass
+class OfficeRecorder(Recorder):
+    """What the office application's tools did in one test (`tests.apps.recorded`)."""
+
+    runs: list[str] = field(default_factory=list)
+    """Every tool run, in order."""
 
 
 @tool(
@@ -27,24 +36,31 @@ RUNS: list[str] = []
     description="Returns a deposit",
     input=DepositReturnDto,
     output=DeskDoneDto,
-    deps=[ExecutionContext],
+    deps=[ExecutionContext, OfficeRecorder],
 )
 class ReturnDepositTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
-    def __init__(self, context: ExecutionContext) -> None:
+    def __init__(self, context: ExecutionContext, recorded: OfficeRecorder) -> None:
         self.context = context
+        self.recorded = recorded
 
     async def run(self, args: DepositReturnDto) -> DeskDoneDto:
         assert self.context.step is not None
-        RUNS.append(f"return-deposit {args.lease_id} {self.context.step.idempotency_key}")
+        self.recorded.runs.append(
+            f"return-deposit {args.lease_id} {self.context.step.idempotency_key}"
+        )
         return DeskDoneDto(status=f"returned the deposit of {args.lease_id}")
 
 
 @tool(
-    name="book-expense-tool", description="Books an expense", input=ExpenseDto, output=DeskDoneDto
+    name="book-expense-tool",
+    description="Books an expense",
+    input=ExpenseDto,
+    output=DeskDoneDto,
+    deps=[OfficeRecorder],
 )
-class BookExpenseTool(ToolHandler[ExpenseDto, DeskDoneDto]):
+class BookExpenseTool(Records[OfficeRecorder], ToolHandler[ExpenseDto, DeskDoneDto]):
     def run(self, args: ExpenseDto) -> DeskDoneDto:  # a sync tool: runs in a worker thread
-        RUNS.append(f"book-expense {args.purpose}")
+        self.recorded.runs.append(f"book-expense {args.purpose}")
         if args.amount < 0:
             raise ToolError("an expense cannot be negative")
         return DeskDoneDto(status=f"booked {args.purpose}")
@@ -68,5 +84,9 @@ class OfficeAgent: ...
 class OfficeWorkflow: ...
 
 
-@application(name="office-application", workflows=[OfficeWorkflow])
+@application(
+    name="office-application",
+    workflows=[OfficeWorkflow],
+    dependencies=[provide(OfficeRecorder)],
+)
 class OfficeApplication: ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Annotated
 
@@ -28,6 +29,7 @@ from agboss import (
     channel,
     channel_role,
     mask,
+    provide,
     replace_with_token,
     reply_interpreter,
     start,
@@ -36,6 +38,7 @@ from agboss import (
     workflow_finish,
     workflow_start,
 )
+from tests.apps.recorded import Recorder, Records
 
 IBAN = "DE89370400440532013000"
 """A valid IBAN (check digits and German format)."""
@@ -44,16 +47,8 @@ EMAIL = "ada.lovelace@example.org"
 CARD = "4111 1111 1111 1111"
 """A test card number whose Luhn digit is valid."""
 
-RUNS: list[str] = []
-ON_FILE = [OTHER_IBAN]
-"""The IBAN the lookup tool finds (a test may set another)."""
-ASKED: list[ChannelAsk[RefundDto]] = []
-
-REMINDED: list[ChannelReminder[RefundDto]] = []
-
 REMIND = timedelta(hours=4)
 """When the owner is reminded of a refund nobody answered."""
-EVENTS: list[ExecutionPauseEvent] = []
 
 
 class RefundDto(BaseModel):
@@ -72,6 +67,18 @@ class CustomerDto(BaseModel):
     note: str = ""
     name: Annotated[str, Pii(kind="customer-name")] = ""
     """A kind of the application's own: no detector finds it, only its marked values."""
+
+
+@dataclass
+class PiiRecorder(Recorder):
+    """What the PII application did in one test (`tests.apps.recorded`)."""
+
+    runs: list[str] = field(default_factory=list)
+    asked: list[ChannelAsk[RefundDto]] = field(default_factory=list)
+    reminded: list[ChannelReminder[RefundDto]] = field(default_factory=list)
+    events: list[ExecutionPauseEvent] = field(default_factory=list)
+    on_file: str = OTHER_IBAN
+    """Set by a test: the IBAN the lookup tool finds."""
 
 
 @reply_interpreter(
@@ -95,14 +102,14 @@ class RefundReplyInterpreter: ...
 class RefundApprovalChannel(ChannelOf[RefundDto]): ...
 
 
-@channel(name="desk-refund-approval-channel", description="Asks at the desk")
-class DeskRefundApprovalChannel(RefundApprovalChannel):
+@channel(name="desk-refund-approval-channel", description="Asks at the desk", deps=[PiiRecorder])
+class DeskRefundApprovalChannel(Records[PiiRecorder], RefundApprovalChannel):
     async def send(self, ask: ChannelAsk[RefundDto]) -> ChannelOutcome:
-        ASKED.append(ask)
+        self.recorded.asked.append(ask)
         return ChannelOutcome.await_reply()
 
     async def remind(self, reminder: ChannelReminder[RefundDto]) -> None:
-        REMINDED.append(reminder)
+        self.recorded.reminded.append(reminder)
 
 
 @tool(
@@ -111,18 +118,25 @@ class DeskRefundApprovalChannel(RefundApprovalChannel):
     input=RefundDto,
     output=RefundedDto,
     channel=RefundApprovalChannel,
+    deps=[PiiRecorder],
 )
-class RefundTool(ToolHandler[RefundDto, RefundedDto]):
+class RefundTool(Records[PiiRecorder], ToolHandler[RefundDto, RefundedDto]):
     async def run(self, args: RefundDto) -> RefundedDto:
-        RUNS.append(f"refund {args.order_id} to {args.iban}")
+        self.recorded.runs.append(f"refund {args.order_id} to {args.iban}")
         return RefundedDto(status="refunded", iban=args.iban)
 
 
-@tool(name="lookup-tool", description="Finds an order's IBAN", input=RefundDto, output=RefundedDto)
-class LookupTool(ToolHandler[RefundDto, RefundedDto]):
+@tool(
+    name="lookup-tool",
+    description="Finds an order's IBAN",
+    input=RefundDto,
+    output=RefundedDto,
+    deps=[PiiRecorder],
+)
+class LookupTool(Records[PiiRecorder], ToolHandler[RefundDto, RefundedDto]):
     async def run(self, args: RefundDto) -> RefundedDto:
-        RUNS.append(f"lookup {args.order_id} {args.iban}")
-        return RefundedDto(status="on file", iban=ON_FILE[0])
+        self.recorded.runs.append(f"lookup {args.order_id} {args.iban}")
+        return RefundedDto(status="on file", iban=self.recorded.on_file)
 
 
 @agent(
@@ -208,15 +222,9 @@ RULES = [
     workflows=[RefundWorkflow, MessageWorkflow, StrictMessageWorkflow],
     channels=[DeskRefundApprovalChannel],
     pii=RULES,
+    dependencies=[provide(PiiRecorder)],
+    deps=[PiiRecorder],
 )
-class PiiApplication:
+class PiiApplication(Records[PiiRecorder]):
     def on_execution_pause(self, event: ExecutionPauseEvent) -> None:
-        EVENTS.append(event)
-
-
-def clear() -> None:
-    RUNS.clear()
-    ASKED.clear()
-    REMINDED.clear()
-    EVENTS.clear()
-    ON_FILE[:] = [OTHER_IBAN]
+        self.recorded.events.append(event)

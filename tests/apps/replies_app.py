@@ -4,6 +4,7 @@ decision model, and an owner's expense buttons read by code."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
@@ -24,6 +25,7 @@ from agboss import (
     application,
     channel,
     channel_role,
+    provide,
     reply_interpreter,
     tool,
     workflow,
@@ -35,6 +37,7 @@ from tests.apps.office_parts import (
     ExpenseDto,
     office_flow,
 )
+from tests.apps.recorded import Recorder, Records
 
 
 class RefundCardInputDto(BaseModel):
@@ -42,8 +45,13 @@ class RefundCardInputDto(BaseModel):
     amount: float
 
 
-RUNS: list[str] = []
-CONTEXTS: list[ExecutionContext] = []
+@dataclass
+class RepliesRecorder(Recorder):
+    """What the replies application did in one test (`tests.apps.recorded`)."""
+
+    runs: list[str] = field(default_factory=list)
+    contexts: list[ExecutionContext] = field(default_factory=list)
+    """The frame each expense reply was read in."""
 
 
 @reply_interpreter(
@@ -91,14 +99,15 @@ class DepositApprovalChannel(ChannelOf[DepositReturnDto]): ...
     name="expense-reply-interpreter",
     description="Reads an expense button's value",
     decided_by=DecidedBy.CODE,
-    deps=[ExecutionContext],
+    deps=[ExecutionContext, RepliesRecorder],
 )
 class ExpenseReplyInterpreter(ReplyInterpreterHandler[ExpenseDto]):
-    def __init__(self, context: ExecutionContext) -> None:
+    def __init__(self, context: ExecutionContext, recorded: RepliesRecorder) -> None:
         self.context = context
+        self.recorded = recorded
 
     def interpret(self, input: InterpreterInput[ExpenseDto]) -> ReplyInterpretation:
-        CONTEXTS.append(self.context)
+        self.recorded.contexts.append(self.context)
         value: Any = json.loads(input.reply)  # a text that is no JSON: a crash, unreadable
         if not isinstance(value, dict) or "approved" not in value:
             return ReplyInterpretation.not_understood(
@@ -143,10 +152,11 @@ class ButtonExpenseApprovalChannel(ExpenseApprovalChannel):
     input=RefundCardInputDto,
     output=DeskDoneDto,
     channel=RefundApprovalChannel,
+    deps=[RepliesRecorder],
 )
-class RefundCardTool(ToolHandler[RefundCardInputDto, DeskDoneDto]):
+class RefundCardTool(Records[RepliesRecorder], ToolHandler[RefundCardInputDto, DeskDoneDto]):
     async def run(self, args: RefundCardInputDto) -> DeskDoneDto:
-        RUNS.append(f"refund {args.order_id} {args.amount}")
+        self.recorded.runs.append(f"refund {args.order_id} {args.amount}")
         return DeskDoneDto(status=f"refunded {args.amount} on {args.order_id}")
 
 
@@ -156,10 +166,11 @@ class RefundCardTool(ToolHandler[RefundCardInputDto, DeskDoneDto]):
     input=DepositReturnDto,
     output=DeskDoneDto,
     channel=DepositApprovalChannel,
+    deps=[RepliesRecorder],
 )
-class ReturnDepositTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
+class ReturnDepositTool(Records[RepliesRecorder], ToolHandler[DepositReturnDto, DeskDoneDto]):
     async def run(self, args: DepositReturnDto) -> DeskDoneDto:
-        RUNS.append(f"return-deposit {args.lease_id}")
+        self.recorded.runs.append(f"return-deposit {args.lease_id}")
         return DeskDoneDto(status=f"returned the deposit of {args.lease_id}")
 
 
@@ -169,10 +180,11 @@ class ReturnDepositTool(ToolHandler[DepositReturnDto, DeskDoneDto]):
     input=ExpenseDto,
     output=DeskDoneDto,
     channel=ExpenseApprovalChannel,
+    deps=[RepliesRecorder],
 )
-class BookExpenseTool(ToolHandler[ExpenseDto, DeskDoneDto]):
+class BookExpenseTool(Records[RepliesRecorder], ToolHandler[ExpenseDto, DeskDoneDto]):
     async def run(self, args: ExpenseDto) -> DeskDoneDto:
-        RUNS.append(f"book-expense {args.purpose}")
+        self.recorded.runs.append(f"book-expense {args.purpose}")
         return DeskDoneDto(status=f"booked {args.purpose}")
 
 
@@ -201,11 +213,9 @@ CHANNELS = [SlackRefundApprovalChannel, DeskDepositApprovalChannel, ButtonExpens
 
 
 @application(
-    name="office-application", workflows=[OfficeWorkflow, TightOfficeWorkflow], channels=CHANNELS
+    name="office-application",
+    workflows=[OfficeWorkflow, TightOfficeWorkflow],
+    channels=CHANNELS,
+    dependencies=[provide(RepliesRecorder)],
 )
 class OfficeApplication: ...
-
-
-def clear() -> None:
-    RUNS.clear()
-    CONTEXTS.clear()

@@ -5,6 +5,7 @@ in a conversation chosen per question, and a FailFast launch whose failure withd
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -41,12 +42,18 @@ from agboss import (
 from agboss.interpreters import InterpreterInput
 from agboss.slack import SlackChannel, SlackWorkspace
 from tests.apps.office_parts import DeskDoneDto, OfficeWorkflowFinish, OfficeWorkflowStart
+from tests.apps.recorded import Recorder, Records
 
-RUNS: list[str] = []
-"""Every tool run, in order."""
 
-GATE: asyncio.Event | None = None
-"""What a reply that starts with "slowly" waits for before it is read."""
+@dataclass
+class SlackRecorder(Recorder):
+    """What the Slack application's tools did in one test (`tests.apps.recorded`)."""
+
+    runs: list[str] = field(default_factory=list)
+    """Every tool run, in order."""
+    gate: asyncio.Event | None = None
+    """Set by a test: what a reply that starts with "slowly" waits for before it is read."""
+
 
 FINANCE = "C0FINANCE"
 
@@ -69,12 +76,14 @@ class ExpenseDto(BaseModel):
     name="refund-reply-interpreter",
     description="Reads a manager's words about a refund",
     decided_by=DecidedBy.CODE,
+    deps=[SlackRecorder],
 )
-class RefundReplyInterpreter(ReplyInterpreterHandler[RefundDto]):
+class RefundReplyInterpreter(Records[SlackRecorder], ReplyInterpreterHandler[RefundDto]):
     async def interpret(self, input: InterpreterInput[RefundDto]) -> ReplyInterpretation:
         words = input.reply.lower()
-        if words.startswith("slowly") and GATE is not None:
-            await GATE.wait()  # a model that takes its time: the test opens the gate
+        gate = self.recorded.gate
+        if words.startswith("slowly") and gate is not None:
+            await gate.wait()  # a model that takes its time: the test opens the gate
         if "half" in words:
             asked = input.ask.arguments
             half = asked.model_copy(update={"amount": asked.amount / 2}).model_dump()
@@ -179,10 +188,11 @@ class SlackExpenseApprovalChannel(SlackChannel[ExpenseDto], ExpenseApprovalChann
     input=RefundDto,
     output=DeskDoneDto,
     channel=RefundApprovalChannel,
+    deps=[SlackRecorder],
 )
-class RefundCardTool(ToolHandler[RefundDto, DeskDoneDto]):
+class RefundCardTool(Records[SlackRecorder], ToolHandler[RefundDto, DeskDoneDto]):
     async def run(self, args: RefundDto) -> DeskDoneDto:
-        RUNS.append(f"refund {args.order_id} {args.amount}")
+        self.recorded.runs.append(f"refund {args.order_id} {args.amount}")
         return DeskDoneDto(status=f"refunded {args.order_id}")
 
 
@@ -192,10 +202,11 @@ class RefundCardTool(ToolHandler[RefundDto, DeskDoneDto]):
     input=RefundDto,
     output=DeskDoneDto,
     channel=LargeRefundApprovalChannel,
+    deps=[SlackRecorder],
 )
-class LargeRefundTool(ToolHandler[RefundDto, DeskDoneDto]):
+class LargeRefundTool(Records[SlackRecorder], ToolHandler[RefundDto, DeskDoneDto]):
     async def run(self, args: RefundDto) -> DeskDoneDto:
-        RUNS.append(f"large refund {args.order_id} {args.amount}")
+        self.recorded.runs.append(f"large refund {args.order_id} {args.amount}")
         return DeskDoneDto(status=f"refunded {args.order_id}")
 
 
@@ -205,10 +216,11 @@ class LargeRefundTool(ToolHandler[RefundDto, DeskDoneDto]):
     input=ExpenseDto,
     output=DeskDoneDto,
     channel=ExpenseApprovalChannel,
+    deps=[SlackRecorder],
 )
-class BookExpenseTool(ToolHandler[ExpenseDto, DeskDoneDto]):
+class BookExpenseTool(Records[SlackRecorder], ToolHandler[ExpenseDto, DeskDoneDto]):
     async def run(self, args: ExpenseDto) -> DeskDoneDto:
-        RUNS.append(f"expense {args.purpose} {args.amount}")
+        self.recorded.runs.append(f"expense {args.purpose} {args.amount}")
         return DeskDoneDto(status=f"booked {args.purpose}")
 
 
@@ -285,12 +297,9 @@ class TwoDesksWorkflow: ...
         SlackLargeRefundApprovalChannel,
     ],
     # The workspace from SLACK_BOT_TOKEN and SLACK_API_URL (the tests' fake Slack).
-    dependencies=[provide(SlackWorkspace, factory=SlackWorkspace.from_env)],
+    dependencies=[
+        provide(SlackWorkspace, factory=SlackWorkspace.from_env),
+        provide(SlackRecorder),
+    ],
 )
 class SlackApplication: ...
-
-
-def clear() -> None:
-    global GATE
-    RUNS.clear()
-    GATE = None
