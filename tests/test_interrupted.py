@@ -50,14 +50,15 @@ from agboss.cli._main import cli
 from agboss.components import spec_of
 from agboss.web import Caller, pause_router
 from tests.apps.interrupted_app import (
-    ASKED,
     AskedPayTool,
+    InterruptedRecorder,
     PaidDto,
     PayAgainTool,
     PaymentDto,
     open_app,
 )
 from tests.apps.office_parts import office_flow
+from tests.apps.recorded import recording
 from tests.stores import STORE_KINDS, store_url
 from tests.test_web import serve
 
@@ -103,10 +104,11 @@ async def in_child(url: str, *args: str, die: bool) -> int:
     raise AssertionError("the child process did not finish within 60 s")
 
 
-async def recovered(url: str) -> tuple[App, str]:
-    """A new instance, once the dead holder's lease expired, that recovered the tree."""
+async def recovered(url: str, recorded: InterruptedRecorder | None = None) -> tuple[App, str]:
+    """A new instance, once the dead holder's lease expired, that recovered the tree (recording
+    into ``recorded`` when given)."""
     await asyncio.sleep(0.7)  # the child's lease (0.6 s) expires
-    app = await open_app(url)
+    app = await open_app(url, dependencies=recording(recorded))
     [root] = await app.store.executions.find_roots("default", "t-1")  # running: cut off
     await app.recover()
     return app, root.execution_id
@@ -119,9 +121,12 @@ async def killed_in(url: str, tool_name: str) -> tuple[App, str]:
     return await recovered(url)
 
 
-async def cut_off_after_approval(url: str, tool_name: str) -> tuple[App, str, str]:
+async def cut_off_after_approval(
+    url: str, tool_name: str, recorded: InterruptedRecorder | None = None
+) -> tuple[App, str, str]:
     """The call approved (``tool_name``), cut off in the tool in a child process, and the tree
-    recovered here; the app, the root and the approval's pause id."""
+    recovered here (recording into ``recorded`` when given); the app, the root and the
+    approval's pause id."""
     app = await open_app(url)
     try:
         paused = await app.execute(
@@ -132,7 +137,7 @@ async def cut_off_after_approval(url: str, tool_name: str) -> tuple[App, str, st
     finally:
         await app.close()
     assert await in_child(url, tool_name, approval.pause_id, die=True) == -signal.SIGKILL
-    app, root = await recovered(url)
+    app, root = await recovered(url, recorded)
     return app, root, approval.pause_id
 
 
@@ -414,8 +419,9 @@ async def test_ask_on_a_tool_without_a_channel_is_a_wiring_error(tmp_path: Path)
 async def test_an_asked_tool_cut_off_mid_call_asks_and_runs_again_once_when_approved(
     kind: str, tmp_path: Path, runs: Path
 ) -> None:
+    recorded = InterruptedRecorder()
     async with store_url(kind, tmp_path) as url:
-        app, root, approval_id = await cut_off_after_approval(url, "asked-pay-tool")
+        app, root, approval_id = await cut_off_after_approval(url, "asked-pay-tool", recorded)
         try:
             rested = await app.get(root)
             assert rested.status is ExecutionStatus.PAUSED
@@ -424,8 +430,10 @@ async def test_an_asked_tool_cut_off_mid_call_asks_and_runs_again_once_when_appr
             assert question.pause_id not in (None, approval_id)  # its own id
             assert question.ask.tool == "asked-pay-tool"
             assert question.ask.arguments == {"invoice": "inv-7", "amount": 120.0}
-            assert ASKED[-1].kind is PauseKind.INTERRUPTED  # its channel was told what it asks
-            assert ASKED[-1].arguments == PaymentDto(invoice="inv-7", amount=120.0)
+            assert (
+                recorded.asked[-1].kind is PauseKind.INTERRUPTED
+            )  # its channel was told what it asks
+            assert recorded.asked[-1].arguments == PaymentDto(invoice="inv-7", amount=120.0)
             [entry] = (await app.pending(owner_id="u-1")).entries
             assert entry.pause.ask.kind is PauseKind.INTERRUPTED
             described = await app.describe_pause(str(question.pause_id))

@@ -31,41 +31,44 @@ from agboss import (
 from agboss.store.writes import AcquireLease, ResolvePause, write_one
 from agboss.testing import TestClock
 from tests.apps.liveness_app import (
-    RUNS,
-    SEND_SECONDS,
-    WITHDRAW_HANGS,
-    WITHDRAW_STARTED,
-    WITHDRAWS,
+    LivenessRecorder,
     PaymentApplication,
     PaymentDto,
     model,
 )
 from tests.apps.liveness_app import PaymentWorkflow as Payments
+from tests.apps.recorded import recording
 from tests.stores import STORE_KINDS, store_url
 
 
 @pytest.fixture(params=STORE_KINDS)
 async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    SEND_SECONDS[0] = 0.0
-    RUNS.clear()
-    WITHDRAWS.clear()
-    WITHDRAW_STARTED.clear()
-    WITHDRAW_HANGS[0] = False
     async with store_url(request.param, tmp_path) as made:
         yield made
 
 
-async def _app(url: str, **options: object) -> App:
+@pytest.fixture
+def recorded() -> LivenessRecorder:
+    """What the payment application records in a test (its instances opened by the test)."""
+    return LivenessRecorder()
+
+
+async def _app(url: str, recorded: LivenessRecorder, **options: object) -> App:
     return await App.create(
-        PaymentApplication, store=url, providers=[FunctionProvider(model)], **options
-    )  # type: ignore[arg-type]
+        PaymentApplication,
+        store=url,
+        providers=[FunctionProvider(model)],
+        dependencies=recording(recorded),
+        **options,  # type: ignore[arg-type]
+    )
 
 
 async def test_a_send_that_hangs_is_cut_off_at_its_tools_timeout_and_the_tree_fails(
     url: str,
+    recorded: LivenessRecorder,
 ) -> None:
-    SEND_SECONDS[0] = 30
-    app = await _app(url)
+    recorded.send_seconds = 30
+    app = await _app(url, recorded)
     try:
         started = time.monotonic()
         with pytest.raises(AgentFailedError) as raised:
@@ -79,9 +82,10 @@ async def test_a_send_that_hangs_is_cut_off_at_its_tools_timeout_and_the_tree_fa
 
 async def test_a_caller_that_goes_away_does_not_wait_for_a_send_and_lets_go_of_the_tree(
     url: str,
+    recorded: LivenessRecorder,
 ) -> None:
-    SEND_SECONDS[0] = 0.25  # under the tool's timeout: a slow channel, not a broken one
-    app = await _app(url)
+    recorded.send_seconds = 0.25  # under the tool's timeout: a slow channel, not a broken one
+    app = await _app(url, recorded)
     try:
         started = time.monotonic()
         with pytest.raises(TimeoutError):
@@ -90,7 +94,7 @@ async def test_a_caller_that_goes_away_does_not_wait_for_a_send_and_lets_go_of_t
         assert time.monotonic() - started < 0.2
         [root] = await app.store.executions.find_roots("default", "t")
         assert root.status is ExecutionStatus.RUNNING  # the sweep picks it up
-        SEND_SECONDS[0] = 0.0
+        recorded.send_seconds = 0.0
         [recovered] = await app.recover()  # the lease was let go: no wait for it to expire
         assert recovered.status is ExecutionStatus.PAUSED
         assert len(recovered.pending) == 1
@@ -100,8 +104,9 @@ async def test_a_caller_that_goes_away_does_not_wait_for_a_send_and_lets_go_of_t
 
 async def test_a_resume_waits_for_a_holder_only_until_its_deadline_and_keeps_the_decision(
     url: str,
+    recorded: LivenessRecorder,
 ) -> None:
-    app = await _app(url, resume_timeout=timedelta(milliseconds=200))
+    app = await _app(url, recorded, resume_timeout=timedelta(milliseconds=200))
     try:
         paused = await app.execute(Payments, PaymentDto(amount=5), owner_id="u")
         [pending] = paused.pending
@@ -118,13 +123,15 @@ async def test_a_resume_waits_for_a_holder_only_until_its_deadline_and_keeps_the
         )
         assert pause is not None
         assert pause.status is PauseStatus.RESOLVED  # recorded: the holder or the sweep takes it
-        assert RUNS == []
+        assert recorded.runs == []
     finally:
         await app.close()
 
 
-async def test_a_non_finite_override_is_rejected_and_the_pause_stays_pending(url: str) -> None:
-    app = await _app(url)
+async def test_a_non_finite_override_is_rejected_and_the_pause_stays_pending(
+    url: str, recorded: LivenessRecorder
+) -> None:
+    app = await _app(url, recorded)
     try:
         paused = await app.execute(Payments, PaymentDto(amount=5), owner_id="u")
         [pending] = paused.pending
@@ -143,9 +150,9 @@ async def test_a_non_finite_override_is_rejected_and_the_pause_stays_pending(url
 
 
 async def test_a_poisoned_tree_is_failed_and_logged_once_and_the_sweep_goes_on(
-    url: str, caplog: pytest.LogCaptureFixture
+    url: str, caplog: pytest.LogCaptureFixture, recorded: LivenessRecorder
 ) -> None:
-    app = await _app(url)
+    app = await _app(url, recorded)
     try:
         poisoned = await app.execute(Payments, PaymentDto(amount=1), owner_id="u")
         healthy = await app.execute(Payments, PaymentDto(amount=2), owner_id="u")
@@ -184,9 +191,9 @@ async def test_a_poisoned_tree_is_failed_and_logged_once_and_the_sweep_goes_on(
 
 
 async def test_a_takeover_and_a_recovery_are_logged_at_info(
-    url: str, caplog: pytest.LogCaptureFixture
+    url: str, caplog: pytest.LogCaptureFixture, recorded: LivenessRecorder
 ) -> None:
-    app = await _app(url)
+    app = await _app(url, recorded)
     try:
         paused = await app.execute(Payments, PaymentDto(amount=5), owner_id="u")
         acquired = await write_one(
@@ -226,22 +233,23 @@ async def _stored(app: App, pause_id: str) -> PauseRecord:
 
 async def test_a_withdraw_past_the_lease_is_not_started_again_by_the_sweep_and_is_cut_off(
     url: str,
+    recorded: LivenessRecorder,
 ) -> None:
     clock = TestClock()
     # The pay tool's timeout (0.3 s) outlasts the lease: the withdraw runs past it.
-    app = await _app(url, clock=clock, lease_ttl=timedelta(milliseconds=150))
+    app = await _app(url, recorded, clock=clock, lease_ttl=timedelta(milliseconds=150))
     try:
         paused = await app.execute(Payments, PaymentDto(amount=5), owner_id="u", thread_id="t")
         assert paused.status is ExecutionStatus.PAUSED
         await clock.advance(timedelta(seconds=29.8))  # the sweep comes due mid-withdraw
-        WITHDRAW_HANGS[0] = True
+        recorded.withdraw_hangs = True
         started = asyncio.Event()
-        WITHDRAW_STARTED.append(started)
+        recorded.withdraw_started.append(started)
         cancelling = asyncio.ensure_future(app.cancel("t"))
         await asyncio.wait_for(started.wait(), 10)
         await clock.advance(timedelta(seconds=1))
         assert (await asyncio.wait_for(cancelling, 10)) is not None
-        assert len(WITHDRAWS) == 1  # its holder kept the lease: the sweep did not start it
+        assert len(recorded.withdraws) == 1  # its holder kept the lease: the sweep did not start it
         assert await app.store.executions.find_interrupted(clock.now(), 10) == []
     finally:
         await app.close()

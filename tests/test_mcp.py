@@ -34,15 +34,16 @@ from agboss.mcp import McpInputRequest, McpServer
 from agboss.models import ChatRequest, MessageRole
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
 from tests.apps.mcp_app import (
-    ASKED,
     ROOT,
     STATE_KEY,
+    McpRecorder,
     OrderDesk,
     RefundApprovalChannel,
     desk_named,
     order_desk_app,
     stdio_desk,
 )
+from tests.apps.recorded import recording
 
 Desk = Callable[..., McpServer]
 """Makes the order desk's declaration (on one transport) with these options."""
@@ -120,13 +121,6 @@ def desk(request: pytest.FixtureRequest, calls: Path) -> Desk:
         return lambda **options: stdio_desk(calls, **options)
     served: HttpDesk = request.getfixturevalue("http_desk")
     return lambda **options: McpServer.http("order-desk-mcp", url=served.url, **options)
-
-
-@pytest.fixture(autouse=True)
-def _no_asks_left() -> Iterator[None]:
-    ASKED.clear()
-    yield
-    ASKED.clear()
 
 
 def tool_messages(request: ChatRequest | Any) -> list[str]:
@@ -241,14 +235,15 @@ async def test_a_question_a_tool_asks_mid_call_is_a_pause_of_its_channel_answere
     desk: Desk, calls: Path
 ) -> None:
     made = order_desk_app(desk(approvals=asking()))
-    async with test_with(made.application) as env:
+    recorded = McpRecorder()
+    async with test_with(made.application, dependencies=recording(recorded)) as env:
         pending = await erase_paused(env, made)
         assert (pending.channel, pending.ask.tool) == ("refund-approval-channel", "erase_history")
         question = McpInputRequest.model_validate(pending.ask.arguments)
         assert question.elicitation == "Really erase everything ada ever ordered?"
         assert question.requested_schema["required"] == ["sure"]
         assert env.app.arguments_schema(pending) == question.requested_schema
-        call, asked = ASKED  # the call was approved at once by the channel; then it asked
+        call, asked = recorded.asked  # the call was approved at once by the channel; then it asked
         assert call.value.arguments.values == {"customer": "ada"}
         assert isinstance(asked.value.arguments, McpInputRequest)
         assert asked.pause_id == pending.pause_id
@@ -344,7 +339,8 @@ async def test_a_call_whose_tool_names_a_channel_pauses_and_runs_once_with_the_o
     desk: Desk, calls: Path
 ) -> None:
     made = order_desk_app(desk(approvals=approvals()))
-    async with test_with(made.application) as env:
+    recorded = McpRecorder()
+    async with test_with(made.application, dependencies=recording(recorded)) as env:
         env.mock_llm(made.agent).then_return(
             call_tools(
                 tool_call("lookup_order", order_id="o-1"),
@@ -357,7 +353,7 @@ async def test_a_call_whose_tool_names_a_channel_pauses_and_runs_once_with_the_o
         [pending] = paused.pending
         assert (pending.channel, pending.ask.tool) == ("refund-approval-channel", "refund_order")
         assert pending.ask.arguments == {"order_id": "o-1", "amount": 120}
-        [asked] = ASKED
+        [asked] = recorded.asked
         assert asked.pause_id == pending.pause_id
         assert asked.value.arguments.values == {"order_id": "o-1", "amount": 120}
         assert ran(calls) == [{"tool": "lookup_order", "arguments": {"order_id": "o-1"}}]

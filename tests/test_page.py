@@ -101,7 +101,6 @@ async def site_for(
     *,
     access_log: bool = False,
 ) -> AsyncIterator[Site]:
-    travel_app.BOOKED.clear()
     recorded = recorder_for(application)
     async with (
         store_url(kind, folder) as url,
@@ -252,7 +251,8 @@ async def test_the_form_has_a_control_for_each_kind_of_field_and_sends_what_it_s
     await form.get_by_role("button", name="Approve with these arguments").click()
     await expect(card.locator(".note")).to_contain_text("Approved with ")
     await expect(card.locator(".note")).to_contain_text("nights=3")
-    await eventually(lambda: bool(travel_app.BOOKED), "the booking")
+    booked = travel_site.recorded.booked
+    await eventually(lambda: bool(booked), "the booking")
     expected = travel_app.TripDto(
         city="Lyon",
         note=None,
@@ -261,7 +261,7 @@ async def test_the_form_has_a_control_for_each_kind_of_field_and_sends_what_it_s
         cabin="business",
         travellers=["ada", "bob"],
     )
-    assert [expected] == travel_app.BOOKED
+    assert [expected] == booked
 
 
 async def test_an_invalid_edit_shows_the_errors_and_the_pause_keeps_waiting(site: Site) -> None:

@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from agboss import (
     application,
     channel,
     channel_role,
+    provide,
     tool,
     workflow,
 )
@@ -47,6 +49,7 @@ from agboss.agents import ANSWER_TOOL
 from agboss.components import spec_of
 from agboss.models import ChatRequest, ChatResponse, MessageRole, ToolCall
 from tests.apps.office_parts import office_flow
+from tests.apps.recorded import Recorder, Records
 
 LEASE_TTL = timedelta(milliseconds=600)
 """Short: the test need not wait long for the dead holder's lease to expire."""
@@ -89,15 +92,22 @@ def _ran(tool_name: str, context: ExecutionContext, args: PaymentDto) -> None:
 class PaymentApprovalChannel(ChannelOf[PaymentDto]): ...
 
 
-@channel(name="inbox-payment-approval-channel", description="Waits for the manager")
-class InboxPaymentApprovalChannel(PaymentApprovalChannel):
+@dataclass
+class InterruptedRecorder(Recorder):
+    """What the channel of the payment application was sent (`tests.apps.recorded`)."""
+
+    asked: list[ApprovalAsk[PaymentDto]] = field(default_factory=list)
+
+
+@channel(
+    name="inbox-payment-approval-channel",
+    description="Waits for the manager",
+    deps=[InterruptedRecorder],
+)
+class InboxPaymentApprovalChannel(Records[InterruptedRecorder], PaymentApprovalChannel):
     async def send(self, ask: ChannelAsk[PaymentDto]) -> ChannelOutcome:
-        ASKED.append(ask.value)
+        self.recorded.asked.append(ask.value)
         return ChannelOutcome.await_reply()
-
-
-ASKED: list[ApprovalAsk[PaymentDto]] = []
-"""What this process's channel was sent."""
 
 
 class _Payer(ToolHandler[PaymentDto, PaidDto]):
@@ -176,6 +186,7 @@ class PaymentWorkflow: ...
     name="payment-application",
     workflows=[PaymentWorkflow],
     channels=[InboxPaymentApprovalChannel],
+    dependencies=[provide(InterruptedRecorder)],
 )
 class PaymentApplication: ...
 

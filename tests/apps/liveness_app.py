@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from pydantic import BaseModel
@@ -19,6 +20,7 @@ from agboss import (
     application,
     channel,
     channel_role,
+    provide,
     start,
     tool,
     workflow,
@@ -27,6 +29,7 @@ from agboss import (
 )
 from agboss.agents import ANSWER_TOOL
 from agboss.models import ChatRequest, ChatResponse, MessageRole, ToolCall
+from tests.apps.recorded import Recorder, Records
 
 
 class PaymentDto(BaseModel):
@@ -37,19 +40,20 @@ class PaidDto(BaseModel):
     status: str
 
 
-SEND_SECONDS: list[float] = [0.0]
-"""How long the channel's send takes (a list, so that a test can change it)."""
+@dataclass
+class LivenessRecorder(Recorder):
+    """What the payment application did in one test, and how slow a test made its channel
+    (`tests.apps.recorded`)."""
 
-RUNS: list[float] = []
-
-WITHDRAWS: list[str] = []
-"""The pause ids the channel's withdraw was called with, as each call began."""
-
-WITHDRAW_HANGS: list[bool] = [False]
-"""Whether the channel's withdraw waits until it is cut off (a list, as above)."""
-
-WITHDRAW_STARTED: list[asyncio.Event] = []
-"""Events set as a withdraw begins (a test appends one)."""
+    runs: list[float] = field(default_factory=list)
+    withdraws: list[str] = field(default_factory=list)
+    """The pause ids the channel's withdraw was called with, as each call began."""
+    send_seconds: float = 0.0
+    """Set by a test: how long the channel's send takes."""
+    withdraw_hangs: bool = False
+    """Set by a test: whether the channel's withdraw waits until it is cut off."""
+    withdraw_started: list[asyncio.Event] = field(default_factory=list)
+    """Events set as a withdraw begins (a test appends one)."""
 
 
 @channel_role(
@@ -61,17 +65,21 @@ WITHDRAW_STARTED: list[asyncio.Event] = []
 class PaymentApprovalChannel(ChannelOf[PaymentDto]): ...
 
 
-@channel(name="slow-payment-approval-channel", description="Takes its time to post")
-class SlowPaymentApprovalChannel(PaymentApprovalChannel):
+@channel(
+    name="slow-payment-approval-channel",
+    description="Takes its time to post",
+    deps=[LivenessRecorder],
+)
+class SlowPaymentApprovalChannel(Records[LivenessRecorder], PaymentApprovalChannel):
     async def send(self, ask: ChannelAsk[PaymentDto]) -> ChannelOutcome:
-        await asyncio.sleep(SEND_SECONDS[0])
+        await asyncio.sleep(self.recorded.send_seconds)
         return ChannelOutcome.await_reply()
 
     async def withdraw(self, withdrawal: ChannelWithdrawal[PaymentDto]) -> None:
-        WITHDRAWS.append(withdrawal.pause_id)
-        for started in WITHDRAW_STARTED:
+        self.recorded.withdraws.append(withdrawal.pause_id)
+        for started in self.recorded.withdraw_started:
             started.set()
-        if WITHDRAW_HANGS[0]:
+        if self.recorded.withdraw_hangs:
             await asyncio.Event().wait()
 
 
@@ -82,10 +90,11 @@ class SlowPaymentApprovalChannel(PaymentApprovalChannel):
     output=PaidDto,
     channel=PaymentApprovalChannel,
     timeout=timedelta(seconds=0.3),
+    deps=[LivenessRecorder],
 )
-class PayTool(ToolHandler[PaymentDto, PaidDto]):
+class PayTool(Records[LivenessRecorder], ToolHandler[PaymentDto, PaidDto]):
     async def run(self, args: PaymentDto) -> PaidDto:
-        RUNS.append(args.amount)
+        self.recorded.runs.append(args.amount)
         return PaidDto(status=f"paid {args.amount}")
 
 
@@ -118,7 +127,10 @@ class PaymentWorkflow: ...
 
 
 @application(
-    name="payment-application", workflows=[PaymentWorkflow], channels=[SlowPaymentApprovalChannel]
+    name="payment-application",
+    workflows=[PaymentWorkflow],
+    channels=[SlowPaymentApprovalChannel],
+    dependencies=[provide(LivenessRecorder)],
 )
 class PaymentApplication: ...
 

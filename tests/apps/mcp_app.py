@@ -7,6 +7,7 @@ The server is reached over stdio or HTTP, so the application is made per test by
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -23,20 +24,27 @@ from agboss import (
     application,
     channel,
     channel_role,
+    provide,
     reply_interpreter,
     workflow,
 )
 from agboss.interpreters import InterpreterInput
 from agboss.mcp import McpArguments, McpInputRequest, McpServer
 from tests.apps.office_parts import office_flow
+from tests.apps.recorded import Recorder, Records
 
 ROOT = Path(__file__).resolve().parents[2]
 
 STATE_KEY = "order-desk-test-key-" + "0" * 13
 """The key the desk seals its questions' state with (32 bytes), the same in every process."""
 
-ASKED: list[ChannelAsk[McpArguments]] = []
-"""Every question the refund channel was sent."""
+
+@dataclass
+class McpRecorder(Recorder):
+    """What the order desk's channel was sent in one test (`tests.apps.recorded`)."""
+
+    asked: list[ChannelAsk[McpArguments]] = field(default_factory=list)
+    """Every question the refund channel was sent."""
 
 
 def stdio_desk(calls: Path, **options: Any) -> McpServer:
@@ -81,10 +89,10 @@ class DeskReplyInterpreter(ReplyInterpreterHandler[McpArguments]):
 class RefundApprovalChannel(ChannelOf[McpArguments]): ...
 
 
-@channel(name="desk-refund-approval-channel", description="Asks the manager")
-class DeskRefundApprovalChannel(RefundApprovalChannel):
+@channel(name="desk-refund-approval-channel", description="Asks the manager", deps=[McpRecorder])
+class DeskRefundApprovalChannel(Records[McpRecorder], RefundApprovalChannel):
     async def send(self, ask: ChannelAsk[McpArguments]) -> ChannelOutcome:
-        ASKED.append(ask)
+        self.recorded.asked.append(ask)
         question = isinstance(ask.value.arguments, McpInputRequest)
         if ask.value.tool == "erase_history" and not question:
             # Its calls need no approval, only the answers to what it asks.
@@ -121,6 +129,7 @@ def order_desk_app(*servers: McpServer, on_application: bool = False) -> OrderDe
         workflows=[OrderWorkflow],
         channels=[DeskRefundApprovalChannel],
         mcp_servers=list(servers) if on_application else [],
+        dependencies=[provide(McpRecorder)],
     )
     class OrderDeskApplication: ...
 

@@ -3,6 +3,7 @@ optional text, a whole number, a yes / no, a choice and a list."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel
@@ -19,12 +20,14 @@ from agboss import (
     application,
     channel,
     channel_role,
+    provide,
     start,
     tool,
     workflow,
     workflow_finish,
     workflow_start,
 )
+from tests.apps.recorded import Recorder, Records
 
 
 class TripDto(BaseModel):
@@ -40,8 +43,11 @@ class BookedDto(BaseModel):
     status: str
 
 
-BOOKED: list[TripDto] = []
-"""What the tool was given, in order."""
+@dataclass
+class TravelRecorder(Recorder):
+    """What the travel application's tool was given in one test (`tests.apps.recorded`)."""
+
+    booked: list[TripDto] = field(default_factory=list)
 
 
 @channel_role(
@@ -65,10 +71,11 @@ class ScreenTripApprovalChannel(TripApprovalChannel):
     input=TripDto,
     output=BookedDto,
     channel=TripApprovalChannel,
+    deps=[TravelRecorder],
 )
-class BookTripTool(ToolHandler[TripDto, BookedDto]):
+class BookTripTool(Records[TravelRecorder], ToolHandler[TripDto, BookedDto]):
     async def run(self, args: TripDto) -> BookedDto:
-        BOOKED.append(args)
+        self.recorded.booked.append(args)
         return BookedDto(status=f"booked {args.city}")
 
 
@@ -106,6 +113,9 @@ class TravelWorkflow: ...
 
 
 @application(
-    name="travel-application", workflows=[TravelWorkflow], channels=[ScreenTripApprovalChannel]
+    name="travel-application",
+    workflows=[TravelWorkflow],
+    channels=[ScreenTripApprovalChannel],
+    dependencies=[provide(TravelRecorder)],
 )
 class TravelApplication: ...
