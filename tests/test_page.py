@@ -512,24 +512,23 @@ async def test_a_question_on_a_ladder_shows_what_its_next_step_is_and_when(
 @pytest.fixture(params=STORE_KINDS)
 async def voting_site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Site]:
     """The page over an application whose questions take several approvals."""
-    from tests import test_quorum
+    from tests.apps import quorum_app
 
-    test_quorum.RUNS.clear()
-    async for made in site_for(request.param, tmp_path, 250, test_quorum.TreasuryApplication):
+    async for made in site_for(request.param, tmp_path, 250, quorum_app.TreasuryApplication):
         yield made
 
 
 async def _voted_on_write_off(site: Site, owner: str) -> tuple[Any, Any]:
     """ada signed in approves the write-off asked on ``owner``'s thread (the partners' quorum
     names her): the run and its card."""
-    from tests import test_quorum
+    from tests.apps import quorum_app
 
     env = site.env
-    env.mock_llm(test_quorum.TreasuryAgent).then_return(
-        call_tools(tool_call(test_quorum.WriteOffTool, order_id="x-1", amount=70)), DONE
+    env.mock_llm(quorum_app.TreasuryAgent).then_return(
+        call_tools(tool_call(quorum_app.WriteOffTool, order_id="x-1", amount=70)), DONE
     )
     paused = await env.app.execute(
-        test_quorum.TreasuryWorkflow, REQUEST, tenant_id="acme", owner_id=owner
+        quorum_app.TreasuryWorkflow, REQUEST, tenant_id="acme", owner_id=owner
     )
     page = await site.open()
     card = page.locator('li.pause[data-tool="write-off-tool"]')
@@ -538,7 +537,7 @@ async def _voted_on_write_off(site: Site, owner: str) -> tuple[Any, Any]:
     await expect(card.locator(".note")).to_have_text(
         "Your vote is recorded (Approved); it waits for the other voters."
     )
-    assert test_quorum.RUNS == []
+    assert site.recorded.runs == []
     return paused, card
 
 

@@ -12,206 +12,62 @@ import sqlite3
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import httpx
 import pytest
 from click.testing import CliRunner
-from pydantic import BaseModel
 from starlette.requests import Request
 
 from agboss import (
     AgentFailedError,
     AlreadyVotedError,
     AssemblyError,
-    ChannelAsk,
     ChannelOf,
-    ChannelOutcome,
     DtoValidationError,
     ExecutionStatus,
     NotAnAnswererError,
     NotPausedError,
-    OnExpiry,
     PauseAnswerer,
     PauseAnswererError,
     PauseResolution,
-    Pii,
-    PiiKind,
     Quorum,
-    QuorumAsk,
     StandingScope,
-    ToolHandler,
     WorkflowFinishTextDto,
     WorkflowStartTextDto,
     agent,
     application,
     channel,
     channel_role,
-    tool,
+    provide,
     workflow,
 )
 from agboss.cli._main import cli
 from agboss.records._outputs import ExecutionOutput
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
 from agboss.web import Caller, pause_router
-from tests.apps.office_parts import DeskDoneDto, office_flow
+from tests.apps.office_parts import office_flow
+from tests.apps.quorum_app import (
+    IBAN,
+    DeskChannel,
+    PayDto,
+    PaymentApprovalChannel,
+    PayTool,
+    QuorumRecorder,
+    RefundTool,
+    TreasuryAgent,
+    TreasuryApplication,
+    TreasuryTool,
+    TreasuryWorkflow,
+    WireTool,
+    WriteOffTool,
+    treasury_tool,
+)
+from tests.apps.recorded import recording
 from tests.stores import STORE_KINDS, command_url, store_url
 from tests.test_web import serve
 
-SENT: dict[str, str] = {}
-"""The ids the desk channel was sent (a channel pause's id stays with its channel), by the
-order of the call that asked."""
-
-RUNS: list[str] = []
-"""The calls that ran, as ``<tool> <order>``."""
-
 DONE = reply_with(WorkflowFinishTextDto, text="Done.")
-
-
-IBAN = "DE89370400440532013000"
-
-
-class PayDto(BaseModel):
-    order_id: str
-    amount: int
-    iban: Annotated[str, Pii(kind=PiiKind.IBAN)] = IBAN
-
-
-def finance_team(ask: QuorumAsk[PayDto]) -> list[str]:
-    """The voters on a payment: the finance team, by the amount; the owner is listed too, so
-    that ``distinct_from_owner`` is seen to take them out."""
-    if ask.value.arguments.amount > 1_000_000:
-        return ["cfo"]  # one voter for two approvals: nobody could approve it
-    return ["fin-1", "fin-2", "fin-3", ask.owner_id]
-
-
-@channel_role(
-    name="payment-approval-channel",
-    description="Two of the finance team approve a payment",
-    approves=PayDto,
-    answered_by=PauseAnswerer.CHANNEL,
-    approvals=Quorum(2, of=finance_team),
-    distinct_from_owner=True,
-    expires_after=timedelta(days=2),
-    on_expiry=OnExpiry.REJECT,
-)
-class PaymentApprovalChannel(ChannelOf[PayDto]): ...
-
-
-@channel_role(
-    name="veto-approval-channel",
-    description="Two approve a wire; any one rejection stops it",
-    approves=PayDto,
-    answered_by=PauseAnswerer.CHANNEL,
-    approvals=Quorum(2, rejection_decides=True),
-)
-class VetoApprovalChannel(ChannelOf[PayDto]): ...
-
-
-@channel_role(
-    name="partners-approval-channel",
-    description="Two of the partners approve a write-off, signed in",
-    approves=PayDto,
-    answered_by=PauseAnswerer.THREAD_OWNER,
-    approvals=Quorum(2, of=["ada", "bo", "cy"]),
-)
-class PartnersApprovalChannel(ChannelOf[PayDto]): ...
-
-
-@channel_role(
-    name="refund-approval-channel",
-    description="Someone other than the asker approves a refund",
-    approves=PayDto,
-    answered_by=PauseAnswerer.CHANNEL,
-    distinct_from_owner=True,
-)
-class RefundApprovalChannel(ChannelOf[PayDto]): ...
-
-
-class _Desk:
-    async def send(self, ask: ChannelAsk[PayDto]) -> ChannelOutcome:
-        SENT[f"{ask.value.tool} {ask.value.arguments.order_id}"] = ask.pause_id
-        return ChannelOutcome.await_reply()
-
-
-@channel(name="desk-payment-approval-channel", description="Asks the finance desk")
-class DeskPaymentChannel(_Desk, PaymentApprovalChannel): ...
-
-
-@channel(name="desk-veto-approval-channel", description="Asks the wire desk")
-class DeskVetoChannel(_Desk, VetoApprovalChannel): ...
-
-
-@channel(name="desk-partners-approval-channel", description="Shows the partners' inbox")
-class DeskPartnersChannel(_Desk, PartnersApprovalChannel): ...
-
-
-@channel(name="desk-refund-approval-channel", description="Asks the refund desk")
-class DeskRefundChannel(_Desk, RefundApprovalChannel): ...
-
-
-class _Recorded(ToolHandler[PayDto, DeskDoneDto]):
-    name = ""
-
-    async def run(self, args: PayDto) -> DeskDoneDto:
-        RUNS.append(f"{self.name} {args.order_id}")
-        return DeskDoneDto(status="done")
-
-
-def _tool(name: str, role: type[Any]) -> Any:
-    return tool(
-        name=name, description=f"{name} an order", input=PayDto, output=DeskDoneDto, channel=role
-    )
-
-
-@_tool("pay-tool", PaymentApprovalChannel)
-class PayTool(_Recorded):
-    name = "pay-tool"
-
-
-@_tool("wire-tool", VetoApprovalChannel)
-class WireTool(_Recorded):
-    name = "wire-tool"
-
-
-@_tool("write-off-tool", PartnersApprovalChannel)
-class WriteOffTool(_Recorded):
-    name = "write-off-tool"
-
-
-@_tool("refund-tool", RefundApprovalChannel)
-class RefundTool(_Recorded):
-    name = "refund-tool"
-
-
-@agent(
-    name="treasury-agent",
-    description="Pays, wires, writes off and refunds",
-    model="gpt-4o",
-    tools=[PayTool, WireTool, WriteOffTool, RefundTool],
-    prompt="Do what you are asked to.",
-)
-class TreasuryAgent: ...
-
-
-@workflow(
-    name="treasury-workflow", description="Payments", version="1", flow=office_flow(TreasuryAgent)
-)
-class TreasuryWorkflow: ...
-
-
-@application(
-    name="treasury-application",
-    workflows=[TreasuryWorkflow],
-    channels=[DeskPaymentChannel, DeskVetoChannel, DeskPartnersChannel, DeskRefundChannel],
-)
-class TreasuryApplication: ...
-
-
-def clear() -> None:
-    """What the application records, cleared before each test (the env fixture calls it)."""
-    SENT.clear()
-    RUNS.clear()
 
 
 pytestmark = pytest.mark.application.with_args(TreasuryApplication, instances=2)
@@ -228,16 +84,19 @@ async def _call(
     return await env.app.execute(TreasuryWorkflow, request, owner_id=owner, thread_id=order)
 
 
-async def _paid(env: TestEnv, order: str = "o-1") -> tuple[ExecutionOutput, str]:
+async def _paid(
+    env: TestEnv, recorded: QuorumRecorder, order: str = "o-1"
+) -> tuple[ExecutionOutput, str]:
     paused = await _call(env, PayTool, order)
     assert paused.status is ExecutionStatus.PAUSED
-    return paused, SENT[f"pay-tool {order}"]
+    return paused, recorded.sent[f"pay-tool {order}"]
 
 
 async def test_a_question_waits_for_its_quorum_and_resolves_approved_when_it_is_reached(
     env: TestEnv,
+    recorded: QuorumRecorder,
 ) -> None:
-    paused, pause_id = await _paid(env)
+    paused, pause_id = await _paid(env, recorded)
     [pending] = paused.pending
     assert pending.votes is not None
     assert (pending.votes.needed, pending.votes.eligible) == (2, ("fin-1", "fin-2", "fin-3"))
@@ -256,12 +115,12 @@ async def test_a_question_waits_for_its_quorum_and_resolves_approved_when_it_is_
     ]
     [listed] = (await env.app.pending(owner_id="ada")).entries
     assert listed.pause.votes == still.votes  # the inbox shows the votes so far
-    assert RUNS == []
+    assert recorded.runs == []
     done = await env.apps[1].resume(
         pause_id, decision={"approved": True}, answered_by="fin-3", record=True
     )
     assert done.status is ExecutionStatus.COMPLETED
-    assert RUNS == ["pay-tool o-1"]
+    assert recorded.runs == ["pay-tool o-1"]
     assert done.record is not None
     [entry] = done.record.pauses
     assert entry.resolution is PauseResolution.REPLIED
@@ -273,8 +132,9 @@ async def test_a_question_waits_for_its_quorum_and_resolves_approved_when_it_is_
 
 async def test_a_question_is_rejected_with_the_reasons_once_its_quorum_cannot_be_reached(
     env: TestEnv,
+    recorded: QuorumRecorder,
 ) -> None:
-    _, pause_id = await _paid(env)
+    _, pause_id = await _paid(env, recorded)
     await env.app.resume(
         pause_id, decision={"approved": False, "reason": "over budget"}, answered_by="fin-2"
     )
@@ -283,7 +143,7 @@ async def test_a_question_is_rejected_with_the_reasons_once_its_quorum_cannot_be
         pause_id, decision={"approved": False}, answered_by="fin-3", record=True
     )
     assert done.status is ExecutionStatus.COMPLETED  # the model read the rejection
-    assert RUNS == []
+    assert recorded.runs == []
     assert done.record is not None
     [entry] = done.record.pauses
     assert entry.decision is not None
@@ -295,9 +155,11 @@ async def test_a_question_is_rejected_with_the_reasons_once_its_quorum_cannot_be
     assert [v.voter for v in entry.votes] == ["fin-2", "fin-1", "fin-3"]
 
 
-async def test_one_rejection_decides_at_once_under_rejection_decides(env: TestEnv) -> None:
+async def test_one_rejection_decides_at_once_under_rejection_decides(
+    env: TestEnv, recorded: QuorumRecorder
+) -> None:
     paused = await _call(env, WireTool, "w-1")
-    pause_id = SENT["wire-tool w-1"]
+    pause_id = recorded.sent["wire-tool w-1"]
     [pending] = paused.pending
     assert pending.votes is not None
     assert pending.votes.eligible is None  # anyone the channel authenticates
@@ -309,7 +171,7 @@ async def test_one_rejection_decides_at_once_under_rejection_decides(env: TestEn
         record=True,
     )
     assert done.status is ExecutionStatus.COMPLETED
-    assert RUNS == []
+    assert recorded.runs == []
     assert done.record is not None
     [entry] = done.record.pauses
     assert entry.decision is not None
@@ -317,8 +179,10 @@ async def test_one_rejection_decides_at_once_under_rejection_decides(env: TestEn
     assert entry.responder == "anyone-2"
 
 
-async def test_the_same_voter_twice_is_a_repeat_not_a_second_vote(env: TestEnv) -> None:
-    paused, pause_id = await _paid(env)
+async def test_the_same_voter_twice_is_a_repeat_not_a_second_vote(
+    env: TestEnv, recorded: QuorumRecorder
+) -> None:
+    paused, pause_id = await _paid(env, recorded)
     vote = {"approved": True, "reason": "ok"}
     await env.app.answer(pause_id, decision=vote, answered_by="fin-1")
     again = await env.app.answer(pause_id, decision=vote, answered_by="fin-1")
@@ -335,13 +199,14 @@ async def test_the_same_voter_twice_is_a_repeat_not_a_second_vote(env: TestEnv) 
     [still] = waiting.pending
     assert still.votes is not None
     assert [v.voter for v in still.votes.votes] == ["fin-1"]
-    assert RUNS == []
+    assert recorded.runs == []
 
 
 async def test_the_owner_and_anyone_not_named_are_refused_and_the_question_keeps_waiting(
     env: TestEnv,
+    recorded: QuorumRecorder,
 ) -> None:
-    paused, pause_id = await _paid(env)
+    paused, pause_id = await _paid(env, recorded)
     with pytest.raises(NotAnAnswererError) as owner:
         await env.app.answer(pause_id, decision={"approved": True}, answered_by="ada")
     assert owner.value.code == "pause.not-an-answerer"
@@ -366,20 +231,22 @@ async def test_the_owner_and_anyone_not_named_are_refused_and_the_question_keeps
 
 async def test_a_role_that_refuses_the_owner_takes_anyone_else_as_its_one_answer(
     env: TestEnv,
+    recorded: QuorumRecorder,
 ) -> None:
     paused = await _call(env, RefundTool, "r-1", owner="ada")
-    pause_id = SENT["refund-tool r-1"]
+    pause_id = recorded.sent["refund-tool r-1"]
     [pending] = paused.pending
     assert pending.votes is None  # no quorum: the first answer decides
     with pytest.raises(NotAnAnswererError):
         await env.app.resume(pause_id, decision={"approved": True}, answered_by="ada")
     done = await env.app.resume(pause_id, decision={"approved": True}, answered_by="bo")
     assert done.status is ExecutionStatus.COMPLETED
-    assert RUNS == ["refund-tool r-1"]
+    assert recorded.runs == ["refund-tool r-1"]
 
 
 async def test_a_thread_owner_role_takes_votes_from_the_named_owners_signed_in(
     env: TestEnv,
+    recorded: QuorumRecorder,
 ) -> None:
     paused = await _call(env, WriteOffTool, "x-1", owner="dan")
     [pending] = paused.pending
@@ -392,13 +259,14 @@ async def test_a_thread_owner_role_takes_votes_from_the_named_owners_signed_in(
     await env.app.resume(pause_id, decision={"approved": True}, owner_id="bo")
     done = await env.app.resume(pause_id, decision={"approved": True}, owner_id="cy")
     assert done.status is ExecutionStatus.COMPLETED
-    assert RUNS == ["write-off-tool x-1"]
+    assert recorded.runs == ["write-off-tool x-1"]
     with pytest.raises(NotPausedError):  # a late voter finds it decided
         await env.app.resume(pause_id, decision={"approved": True}, owner_id="ada")
 
 
 async def test_a_named_voter_finds_the_questions_on_other_peoples_threads_in_their_inbox(
     env: TestEnv,
+    recorded: QuorumRecorder,
 ) -> None:
     await _call(env, WriteOffTool, "x-1", owner="dan")  # ada, bo and cy vote
     await env.clock.advance(timedelta(seconds=1))
@@ -438,7 +306,7 @@ async def test_a_named_voter_finds_the_questions_on_other_peoples_threads_in_the
     assert await threads(voter="bo") == ["x-1", "x-2"]  # voted: it waits on the others
     await app.resume(pause_id, decision={"approved": True}, owner_id="ada")
     assert await threads(voter="bo") == ["x-2"]  # decided
-    assert RUNS == ["write-off-tool x-1"]
+    assert recorded.runs == ["write-off-tool x-1"]
 
 
 async def test_a_signed_in_voters_inbox_over_http_lists_what_they_may_vote_on(
@@ -514,20 +382,21 @@ async def _as_before_the_voters_index(kind: str, url: str) -> None:
 
 async def test_two_instances_voting_at_once_count_each_other_and_the_call_runs_once(
     env: TestEnv,
+    recorded: QuorumRecorder,
 ) -> None:
     orders = [f"o-{index}" for index in range(6)]
     for order in orders:
-        await _paid(env, order)
+        await _paid(env, recorded, order)
     votes = [
         env.apps[index % 2].resume(
-            SENT[f"pay-tool {order}"], decision={"approved": True}, answered_by=voter
+            recorded.sent[f"pay-tool {order}"], decision={"approved": True}, answered_by=voter
         )
         for order in orders
         for index, voter in enumerate(("fin-1", "fin-2"))
     ]
     outputs = await asyncio.gather(*votes, return_exceptions=True)
     assert not [o for o in outputs if isinstance(o, BaseException)], outputs
-    assert sorted(RUNS) == sorted(f"pay-tool {order}" for order in orders)  # each ran once
+    assert sorted(recorded.runs) == sorted(f"pay-tool {order}" for order in orders)  # each ran once
     assert (await env.app.pending(owner_id="ada")).entries == []
     for output in outputs:
         assert isinstance(output, ExecutionOutput)
@@ -537,8 +406,10 @@ async def test_two_instances_voting_at_once_count_each_other_and_the_call_runs_o
         assert sorted(v.voter for v in entry.votes) == ["fin-1", "fin-2"]
 
 
-async def test_the_same_voter_on_two_instances_at_once_counts_once(env: TestEnv) -> None:
-    paused, pause_id = await _paid(env)
+async def test_the_same_voter_on_two_instances_at_once_counts_once(
+    env: TestEnv, recorded: QuorumRecorder
+) -> None:
+    paused, pause_id = await _paid(env, recorded)
     vote = {"approved": True}
     receipts = await asyncio.gather(
         *(app.answer(pause_id, decision=vote, answered_by="fin-1") for app in env.apps)
@@ -552,8 +423,9 @@ async def test_the_same_voter_on_two_instances_at_once_counts_once(env: TestEnv)
 
 async def test_votes_are_kept_across_a_restart_and_the_deadline_decides_if_they_do_not(
     env: TestEnv,
+    recorded: QuorumRecorder,
 ) -> None:
-    paused, pause_id = await _paid(env)
+    paused, pause_id = await _paid(env, recorded)
     await env.app.answer(pause_id, decision={"approved": True}, answered_by="fin-2")
     await env.restart()
     waiting = await env.app.get(paused.execution_id)
@@ -563,7 +435,7 @@ async def test_votes_are_kept_across_a_restart_and_the_deadline_decides_if_they_
     await env.clock.advance(timedelta(days=2))
     done = await env.app.get(paused.execution_id, record=True)
     assert done.status is ExecutionStatus.COMPLETED
-    assert RUNS == []
+    assert recorded.runs == []
     assert done.record is not None
     [entry] = done.record.pauses
     assert entry.resolution is PauseResolution.EXPIRED
@@ -574,11 +446,12 @@ async def test_votes_are_kept_across_a_restart_and_the_deadline_decides_if_they_
 
 async def test_a_quorum_that_names_too_few_voters_fails_the_step_when_asked(
     env: TestEnv,
+    recorded: QuorumRecorder,
 ) -> None:
     with pytest.raises(AgentFailedError) as failed:
         await _call(env, PayTool, "big-1", amount=2_000_000)
     assert "needs 2 approvals of pay-tool, but its quorum named 1 voter(s)" in str(failed.value)
-    assert RUNS == []
+    assert recorded.runs == []
 
 
 async def test_a_standing_decision_does_not_stand_in_for_a_quorum(env: TestEnv) -> None:
@@ -589,8 +462,10 @@ async def test_a_standing_decision_does_not_stand_in_for_a_quorum(env: TestEnv) 
     assert await env.app.standing() == []
 
 
-async def test_a_votes_words_are_masked_wherever_they_are_shown(env: TestEnv) -> None:
-    paused, pause_id = await _paid(env)
+async def test_a_votes_words_are_masked_wherever_they_are_shown(
+    env: TestEnv, recorded: QuorumRecorder
+) -> None:
+    paused, pause_id = await _paid(env, recorded)
     receipt = await env.app.answer(
         pause_id,
         decision={"approved": True, "reason": f"paid to {IBAN} before"},
@@ -623,8 +498,10 @@ async def _bearer(request: Request) -> Caller | None:
     return TOKENS.get(token) if scheme == "Bearer" else None
 
 
-async def test_votes_over_http_each_get_a_receipt_with_the_votes_so_far(env: TestEnv) -> None:
-    paused, pause_id = await _paid(env)
+async def test_votes_over_http_each_get_a_receipt_with_the_votes_so_far(
+    env: TestEnv, recorded: QuorumRecorder
+) -> None:
+    paused, pause_id = await _paid(env, recorded)
     server, task, port = await serve(pause_router(env.app, authenticate=_bearer, page=False))
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
@@ -653,7 +530,7 @@ async def test_votes_over_http_each_get_a_receipt_with_the_votes_so_far(env: Tes
     await env.app.sweep()  # the second vote's tree moved in the background; here, at the latest
     done = await env.app.get(paused.execution_id)
     assert done.status is ExecutionStatus.COMPLETED
-    assert RUNS == ["pay-tool o-1"]
+    assert recorded.runs == ["pay-tool o-1"]
 
 
 def _role(**options: Any) -> type[Any]:
@@ -690,11 +567,11 @@ async def test_a_quorum_that_could_never_approve_is_refused_at_assembly(
 ) -> None:
     role = _role(**options)
 
-    @channel(name="desk-bad-approval-channel", description="Asks")
-    class DeskBadChannel(_Desk, role): ...  # type: ignore[valid-type,misc]  # a role made here
+    @channel(name="desk-bad-approval-channel", description="Asks", deps=[QuorumRecorder])
+    class DeskBadChannel(DeskChannel, role): ...  # type: ignore[valid-type,misc]  # a role made here
 
-    @_tool("bad-tool", role)
-    class BadTool(_Recorded): ...
+    @treasury_tool("bad-tool", role)
+    class BadTool(TreasuryTool): ...
 
     @agent(name="bad-agent", description="Pays", model="gpt-4o", tools=[BadTool], prompt="Pay.")
     class BadAgent: ...
@@ -702,7 +579,12 @@ async def test_a_quorum_that_could_never_approve_is_refused_at_assembly(
     @workflow(name="bad-workflow", description="Pays", version="1", flow=office_flow(BadAgent))
     class BadWorkflow: ...
 
-    @application(name="bad-application", workflows=[BadWorkflow], channels=[DeskBadChannel])
+    @application(
+        name="bad-application",
+        workflows=[BadWorkflow],
+        channels=[DeskBadChannel],
+        dependencies=[provide(QuorumRecorder)],
+    )
     class BadApplication: ...
 
     with pytest.raises(AssemblyError) as refused:
@@ -719,16 +601,17 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 
 async def _paused_on_wire(url: str) -> str:
-    SENT.clear()  # a question with no deadline: the command line reads the system's clock
-    async with test_with(TreasuryApplication, store=url) as env:
+    # A question with no deadline: the command line reads the system's clock.
+    recorded = QuorumRecorder()
+    async with test_with(TreasuryApplication, store=url, dependencies=recording(recorded)) as env:
         await _call(env, WireTool, "w-1")
-        return SENT["wire-tool w-1"]
+        return recorded.sent["wire-tool w-1"]
 
 
 def test_a_vote_from_the_command_line_says_what_it_waits_for(url: str) -> None:
     pause_id = asyncio.run(_paused_on_wire(url))
     runner = CliRunner()
-    where = ["--app", "tests.test_quorum:TreasuryApplication", "--store", url]
+    where = ["--app", "tests.apps.quorum_app:TreasuryApplication", "--store", url]
     voted = runner.invoke(cli, ["resume", pause_id, *where, "--answered-by", "fin-1", "--approve"])
     assert voted.exit_code == 0, voted.output
     assert "a vote, recorded. 1 of the 2 approvals it needs" in " ".join(voted.output.split())
@@ -749,7 +632,7 @@ async def _asked_of_partners(url: str) -> None:
 def test_the_command_line_lists_the_questions_that_name_a_voter(url: str) -> None:
     asyncio.run(_asked_of_partners(url))
     runner = CliRunner()
-    where = ["--app", "tests.test_quorum:TreasuryApplication", "--store", url, "--json"]
+    where = ["--app", "tests.apps.quorum_app:TreasuryApplication", "--store", url, "--json"]
     found = runner.invoke(cli, ["pauses", "list", *where, "--voter", "bo"])
     assert found.exit_code == 0, found.output
     [shown] = [json.loads(line) for line in found.output.splitlines()]
