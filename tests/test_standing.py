@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -15,29 +16,17 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
-from pydantic import BaseModel
 from starlette.requests import Request
 
 from agboss import (
-    ChannelAsk,
-    ChannelOf,
-    ChannelOutcome,
     DtoValidationError,
     ExecutionStatus,
-    PauseAnswerer,
     PauseKind,
     PauseResolution,
     StandingScope,
-    ToolHandler,
     UnknownStandingDecisionError,
     WorkflowFinishTextDto,
     WorkflowStartTextDto,
-    agent,
-    application,
-    channel,
-    channel_role,
-    tool,
-    workflow,
 )
 from agboss.cli._main import cli
 from agboss.records._outputs import ExecutionOutput
@@ -50,107 +39,24 @@ from tests.apps.desk import (
     OfficeApplication,
     OfficeWorkflow,
 )
-from tests.apps.office_parts import DeskDoneDto, office_flow
+from tests.apps.standing_app import (
+    OrderDto,
+    StandingAgent,
+    StandingApplication,
+    StandingLookupTool,
+    StandingRecorder,
+    StandingRefundChannel,
+    StandingRefundTool,
+    StandingVoidTool,
+    StandingWorkflow,
+)
 from tests.interrupting import cut_off_in_tool
 from tests.stores import STORE_KINDS, command_url, env_on
 from tests.test_round_trips import ASK
 from tests.test_round_trips import DONE as ROUND_DONE
 from tests.test_web import serve
 
-ASKED: list[str] = []
-"""The questions the desk was sent, as ``<tool> <order>``."""
-
-RUNS: list[str] = []
-"""The calls that ran, as ``<tool> <order>``."""
-
 DONE = reply_with(WorkflowFinishTextDto, text="Done.")
-
-
-class OrderDto(BaseModel):
-    order_id: str
-
-
-@channel_role(
-    name="standing-refund-channel",
-    description="Approves refunds and voids",
-    approves=OrderDto,
-    answered_by=PauseAnswerer.THREAD_OWNER,
-)
-class StandingRefundChannel(ChannelOf[OrderDto]): ...
-
-
-@channel(name="desk-standing-refund-channel", description="Asks the desk")
-class DeskStandingRefundChannel(StandingRefundChannel):
-    async def send(self, ask: ChannelAsk[OrderDto]) -> ChannelOutcome:
-        ASKED.append(f"{ask.value.tool} {ask.value.arguments.order_id}")
-        return ChannelOutcome.await_reply()
-
-
-class _Recorded(ToolHandler[OrderDto, DeskDoneDto]):
-    name = ""
-
-    async def run(self, args: OrderDto) -> DeskDoneDto:
-        RUNS.append(f"{self.name} {args.order_id}")
-        return DeskDoneDto(status="done")
-
-
-@tool(
-    name="standing-refund-tool",
-    description="Refunds an order",
-    input=OrderDto,
-    output=DeskDoneDto,
-    channel=StandingRefundChannel,
-)
-class StandingRefundTool(_Recorded):
-    name = "standing-refund-tool"
-
-
-@tool(
-    name="standing-void-tool",
-    description="Voids an order",
-    input=OrderDto,
-    output=DeskDoneDto,
-    channel=StandingRefundChannel,
-)
-class StandingVoidTool(_Recorded):
-    name = "standing-void-tool"
-
-
-@tool(
-    name="standing-lookup-tool", description="Looks an order up", input=OrderDto, output=DeskDoneDto
-)
-class StandingLookupTool(_Recorded):
-    name = "standing-lookup-tool"
-
-
-@agent(
-    name="standing-agent",
-    description="Refunds and voids orders",
-    model="gpt-4o",
-    tools=[StandingRefundTool, StandingVoidTool, StandingLookupTool],
-    prompt="Do what you are asked to.",
-)
-class StandingAgent: ...
-
-
-@workflow(
-    name="standing-workflow", description="Orders", version="1", flow=office_flow(StandingAgent)
-)
-class StandingWorkflow: ...
-
-
-@application(
-    name="standing-application",
-    workflows=[StandingWorkflow],
-    channels=[DeskStandingRefundChannel],
-)
-class StandingApplication: ...
-
-
-def clear() -> None:
-    """What the application records, cleared before each test (the env fixture calls it)."""
-    ASKED.clear()
-    RUNS.clear()
 
 
 pytestmark = pytest.mark.application.with_args(StandingApplication)
@@ -166,7 +72,7 @@ async def _call(
 ) -> ExecutionOutput:
     """One execution whose agent calls ``tool_class`` once (its own script: a call that
     pauses leaves its closing turn to no other)."""
-    request = WorkflowStartTextDto(text=f"o-1 in {thread} of {tenant}, {len(RUNS + ASKED)}")
+    request = WorkflowStartTextDto(text=f"o-1 in {thread} of {tenant}, {uuid.uuid4().hex}")
     env.mock_llm(StandingAgent).when(input=request).then_return(
         call_tools(tool_call(tool_class, order_id="o-1")), DONE
     )
@@ -177,6 +83,7 @@ async def _call(
 
 async def test_a_call_a_standing_decision_covers_is_decided_at_once_and_the_audit_names_it(
     env: TestEnv,
+    recorded: StandingRecorder,
 ) -> None:
     decision = await env.app.allow(
         StandingRefundTool,
@@ -187,8 +94,8 @@ async def test_a_call_a_standing_decision_covers_is_decided_at_once_and_the_audi
     )
     result = await _call(env, StandingRefundTool, thread="t-1")
     assert result.status is ExecutionStatus.COMPLETED
-    assert ASKED == []
-    assert RUNS == ["standing-refund-tool o-1"]
+    assert recorded.asked == []
+    assert recorded.runs == ["standing-refund-tool o-1"]
     done = await env.app.get(result.execution_id, record=True)
     assert done.record is not None
     [entry] = done.record.pauses
@@ -221,7 +128,7 @@ async def test_decisions_granted_at_one_instant_follow_the_order_they_were_grant
     assert entry.responder == granted[0].responder  # the first granted decided
 
 
-async def test_a_decision_holds_only_in_its_scope(env: TestEnv) -> None:
+async def test_a_decision_holds_only_in_its_scope(env: TestEnv, recorded: StandingRecorder) -> None:
     await env.app.allow(
         StandingRefundTool, scope=StandingScope.THREAD, thread_id="t-1", granted_by="ada"
     )
@@ -236,11 +143,16 @@ async def test_a_decision_holds_only_in_its_scope(env: TestEnv) -> None:
         ExecutionStatus.COMPLETED,
         ExecutionStatus.PAUSED,
     ]
-    assert ASKED == ["standing-refund-tool o-1", "standing-void-tool o-1", "standing-void-tool o-1"]
+    assert recorded.asked == [
+        "standing-refund-tool o-1",
+        "standing-void-tool o-1",
+        "standing-void-tool o-1",
+    ]
 
 
 async def test_a_tenant_wide_decision_for_a_role_covers_every_tool_that_asks_it_there(
     env: TestEnv,
+    recorded: StandingRecorder,
 ) -> None:
     await env.app.allow(
         StandingRefundChannel, scope=StandingScope.TENANT, tenant_id="acme", granted_by="admin"
@@ -253,7 +165,7 @@ async def test_a_tenant_wide_decision_for_a_role_covers_every_tool_that_asks_it_
         ExecutionStatus.COMPLETED,
         ExecutionStatus.PAUSED,
     )
-    assert RUNS == ["standing-refund-tool o-1", "standing-void-tool o-1"]
+    assert recorded.runs == ["standing-refund-tool o-1", "standing-void-tool o-1"]
 
 
 async def test_a_decision_holds_across_a_restart_until_revoked_and_revoking_twice_is_a_repeat(
@@ -294,6 +206,7 @@ async def test_a_decision_lapses_at_its_until(env: TestEnv) -> None:
 
 async def test_a_question_already_waiting_is_not_decided_by_a_decision_granted_after_it(
     env: TestEnv,
+    recorded: StandingRecorder,
 ) -> None:
     waiting = await _call(env, StandingRefundTool, thread="t-1")
     await env.app.allow(
@@ -302,7 +215,7 @@ async def test_a_question_already_waiting_is_not_decided_by_a_decision_granted_a
     assert (await env.app.get(waiting.execution_id)).status is ExecutionStatus.PAUSED
     await env.app.recover()
     assert (await env.app.get(waiting.execution_id)).status is ExecutionStatus.PAUSED
-    assert RUNS == []
+    assert recorded.runs == []
 
 
 @pytest.mark.parametrize(
