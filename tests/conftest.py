@@ -4,7 +4,6 @@ the applications themselves live in ``tests/apps/``."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -33,8 +32,8 @@ _TOOLING = ("__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "application(cls, clear=None, **options): the application the env fixture runs, "
-        "its recorders cleared by clear() (else by its module's clear()), test_with's options",
+        "application(cls, **options): the application the env fixture runs, with "
+        "test_with's options; it records into the test's own `recorded` (tests/apps/recorded.py)",
     )
     config.addinivalue_line(
         "markers",
@@ -93,11 +92,6 @@ async def env(
     options = dict(marker.kwargs)
     options["instances"] = instances
     options["dependencies"] = [*options.get("dependencies", ()), *recording(recorded)]
-    clear = options.pop("clear", None) or getattr(
-        sys.modules[application.__module__], "clear", None
-    )
-    if callable(clear):
-        clear()
     async with test_with(application, store=env_store, **options) as made:
         yield made
 

@@ -12,36 +12,31 @@ from pathlib import Path
 import pytest
 
 from agboss import (
-    ExecutionContext,
     ExecutionStatus,
-    RetryPolicy,
     WorkflowFinishTextDto,
     WorkflowStartTextDto,
-    agent,
-    application,
-    tool,
-    workflow,
 )
 from agboss.models.openai import OpenAICompatibleProvider
 from agboss.store.writes import AcquireLease, ReleaseLease
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
-from tests.apps.office_parts import DeskDoneDto, ExpenseDto, office_flow
-from tests.loopback import LoopbackServer, Reply, completion, loopback_server
-from tests.stores import STORE_KINDS, store_url
-from tests.test_retry_policies import (
-    RUNS,
-    GatewayBusyError,
+from tests.apps.pay_app import (
+    LatePayAgent,
+    LatePayApplication,
+    LatePayTool,
+    LatePayWorkflow,
     PayApplication,
-    PayTool,
+    PayRecorder,
     PayWorkflow,
 )
+from tests.apps.recorded import recording
+from tests.loopback import LoopbackServer, Reply, completion, loopback_server
+from tests.stores import STORE_KINDS, store_url
 
 ANSWER = completion(tool_calls=[{"name": "final_answer", "arguments": {"text": "Done."}}])
 
 
 @pytest.fixture(params=STORE_KINDS)
 async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    RUNS.clear()
     async with store_url(request.param, tmp_path) as made:
         yield made
 
@@ -111,34 +106,9 @@ async def test_the_instances_own_timer_wakes_the_tree_when_it_is_due(
     await provider.aclose()
 
 
-@tool(
-    name="late-pay-tool",
-    description="Pays through a gateway that asks to come back in five minutes",
-    input=ExpenseDto,
-    output=DeskDoneDto,
-    deps=[ExecutionContext],
-    retry_policy=RetryPolicy(
-        max_attempts=2, initial_interval=timedelta(minutes=5), retry_on=(GatewayBusyError,)
-    ),
-)
-class LatePayTool(PayTool):
-    """The pay tool, whose gateway asks for a wait longer than a third of the lease."""
-
-
-@agent(name="late-pay-agent", description="Pays", prompt="Pay it.", model="m", tools=[LatePayTool])
-class LatePayAgent: ...
-
-
-@workflow(name="late-pay-workflow", version="1", flow=office_flow(LatePayAgent))
-class LatePayWorkflow: ...
-
-
-@application(name="late-pay-application", workflows=[LatePayWorkflow])
-class LatePayApplication: ...
-
-
 async def test_a_tools_long_wait_rests_the_tree_and_its_attempts_go_on(url: str) -> None:
-    async with test_with(LatePayApplication, store=url) as env:
+    recorded = PayRecorder()
+    async with test_with(LatePayApplication, store=url, dependencies=recording(recorded)) as env:
         env.mock_llm(LatePayAgent).then_return(
             call_tools(tool_call(LatePayTool, purpose="busy1", amount=1.0)),
             reply_with(WorkflowFinishTextDto, text="Paid."),
@@ -149,12 +119,12 @@ async def test_a_tools_long_wait_rests_the_tree_and_its_attempts_go_on(url: str)
         )
         assert rested.status is ExecutionStatus.WAITING
         assert rested.wake_at == began + timedelta(minutes=5)
-        assert [run.split()[:2] for run in RUNS] == [["busy", "1"]]
+        assert [run.split()[:2] for run in recorded.runs] == [["busy", "1"]]
         await env.clock.advance(timedelta(minutes=5))
         done = await env.app.get(rested.execution_id)
         assert done.status is ExecutionStatus.COMPLETED
-        assert [run.split()[:2] for run in RUNS] == [["busy", "1"], ["paid", "2"]]
-        keys = {run.split()[2] for run in RUNS}
+        assert [run.split()[:2] for run in recorded.runs] == [["busy", "1"], ["paid", "2"]]
+        keys = {run.split()[2] for run in recorded.runs}
         assert len(keys) == 1  # the same call, its key kept across the rest
 
 

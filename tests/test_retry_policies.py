@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ from agboss import (
     AssemblyError,
     Budget,
     ConfigurationError,
-    ExecutionContext,
     ExecutionOutput,
     ExecutionStatus,
     FunctionProvider,
@@ -38,7 +36,15 @@ from agboss.models import ChatRequest, ChatResponse
 from agboss.models.openai import OpenAICompatibleProvider
 from agboss.testing import TestEnv, call_tools, fail_with, reply_with, test_with, tool_call
 from tests.apps.office_parts import DeskDoneDto, ExpenseDto, office_flow
-from tests.apps.recorded import Recorder
+from tests.apps.pay_app import (
+    GatewayBusyError,
+    GatewayRefusedError,
+    PayAgent,
+    PayApplication,
+    PayRecorder,
+    PayTool,
+    PayWorkflow,
+)
 from tests.apps.tree_app import (
     AlphaAgent,
     BetaAgent,
@@ -53,71 +59,6 @@ from tests.apps.tree_app import (
 from tests.loopback import LoopbackServer, Reply, completion, loopback_server
 from tests.stores import STORE_KINDS, store_url
 from tests.test_trees import ORDERS
-
-
-@dataclass
-class PayRecorder(Recorder):
-    """What the pay application did in one test (`tests.apps.recorded`)."""
-
-    runs: list[str] = field(default_factory=list)
-    """Each run of the gateway tool: its attempt, and what it did."""
-
-
-class GatewayBusyError(Exception):
-    """The payment gateway asks to try again later."""
-
-
-class GatewayRefusedError(Exception):
-    """The payment gateway refused: trying again changes nothing."""
-
-
-@tool(
-    name="pay-tool",
-    description="Pays an expense through a flaky gateway",
-    input=ExpenseDto,
-    output=DeskDoneDto,
-    deps=[ExecutionContext, PayRecorder],
-    retry_policy=RetryPolicy(
-        max_attempts=3, initial_interval=timedelta(seconds=2), retry_on=(GatewayBusyError,)
-    ),
-)
-class PayTool(ToolHandler[ExpenseDto, DeskDoneDto]):
-    def __init__(self, context: ExecutionContext, recorded: PayRecorder) -> None:
-        self.context = context
-        self.recorded = recorded
-
-    async def run(self, args: ExpenseDto) -> DeskDoneDto:
-        assert self.context.step is not None
-        attempt = self.context.step.attempt
-        key = self.context.step.idempotency_key
-        if args.purpose.startswith("busy") and attempt <= int(args.purpose[-1]):
-            self.recorded.runs.append(f"busy {attempt} {key}")
-            raise GatewayBusyError(f"busy, attempt {attempt}")
-        if args.purpose == "refused":
-            self.recorded.runs.append(f"refused {attempt}")
-            raise GatewayRefusedError("card declined")
-        self.recorded.runs.append(f"paid {attempt} {key}")
-        return DeskDoneDto(status=f"paid {args.purpose}")
-
-
-@agent(
-    name="pay-agent",
-    description="Pays expenses",
-    prompt="Pay it.",
-    model="test/pay",
-    tools=[PayTool],
-    retry_policy=RetryPolicy(max_attempts=3, initial_interval=timedelta(seconds=1)),
-)
-class PayAgent: ...
-
-
-@workflow(name="pay-workflow", version="1", flow=office_flow(PayAgent))
-class PayWorkflow: ...
-
-
-@application(name="pay-application", workflows=[PayWorkflow], dependencies=[provide(PayRecorder)])
-class PayApplication: ...
-
 
 pytestmark = pytest.mark.application.with_args(PayApplication)
 

@@ -4,13 +4,17 @@ carries the page's protections (issue 37, item 7)."""
 from __future__ import annotations
 
 import httpx
+import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Mount
 
 from agboss.web import Caller, pause_router
+from tests.apps.replies_app import OfficeApplication
 from tests.test_replies import EXPENSE
 from tests.test_web import Served, serve, served  # noqa: F401 - the fixture
+
+pytestmark = pytest.mark.application.with_args(OfficeApplication)
 
 _PROTECTIONS = ("content-security-policy", "x-content-type-options")
 
