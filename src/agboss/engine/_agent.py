@@ -35,7 +35,6 @@ from agboss.engine._interrupted import on_interrupted
 from agboss.engine._steps import (
     MODEL_CALL,
     MODEL_CALL_UNDER_BUDGET,
-    Resting,
     Step,
     run_step,
 )
@@ -49,6 +48,7 @@ from agboss.engine._tool_results import (
     journal_refusal,
     tool_policy,
 )
+from agboss.engine._waiting import Waiting
 from agboss.errors import (
     AgbossError,
     AgentFailedError,
@@ -73,17 +73,7 @@ from agboss.pii._policy import PiiSeam, UnknownTokenError
 from agboss.records._model import ComponentRecord, StepRecord, ToolCallRecord
 from agboss.store.writes import AddLedgerEntry
 
-__all__ = ["WAITING", "AgentRun", "Waiting", "describe_validation_error"]
-
-
-class Waiting:
-    """What an agent's visit returns while one of its tool calls waits for an answer."""
-
-    def __repr__(self) -> str:
-        return "WAITING"
-
-
-WAITING = Waiting()
+__all__ = ["AgentRun", "describe_validation_error"]
 
 
 def describe_validation_error(error: ValidationError) -> str:
@@ -164,8 +154,8 @@ class AgentRun:
         attempts = 0
         for iteration in range(self.spec.max_tool_loop_iterations):
             seen = await self._model_turn(iteration, attempts, messages)
-            if isinstance(seen, Resting):
-                return WAITING  # its next attempt is due later: the tree rests until then
+            if isinstance(seen, Waiting):
+                return seen  # its next attempt is due later: the tree rests until then
             if self.pii is not None:
                 await self.pii.ready_for(
                     [seen.content or "", *(c.arguments for c in seen.tool_calls)]
@@ -202,10 +192,11 @@ class AgentRun:
             if failures:
                 raise (stops or failures)[0]
             results = [o for o in outcomes if not isinstance(o, BaseException)]
-            if any(result is None for result in results):
-                return WAITING
+            waits = [result for result in results if isinstance(result, Waiting)]
+            if waits:
+                return Waiting.joined(waits)  # a paused call waits; its siblings ran to their end
             for call, result in zip(calls, results, strict=True):
-                assert result is not None
+                assert not isinstance(result, Waiting)
                 messages.append(Message(MessageRole.TOOL, result.content, tool_call_id=call.id))
             for index, call in enumerate(answers):
                 reply = invalid if index == 0 else "Only one final_answer call is read per turn."
@@ -375,7 +366,7 @@ class AgentRun:
 
     async def _model_turn(
         self, iteration: int, attempts: int, messages: list[Message]
-    ) -> ChatResponse | Resting:
+    ) -> ChatResponse | Waiting:
         key = self._key(iteration, "model")
         history = {"history": self._history_sent} if iteration == 0 else {}
         record = self._record("model-call", key, iteration, attempts, **history)
@@ -467,7 +458,7 @@ class AgentRun:
 
     async def _tool_call(
         self, iteration: int, attempts: int, index: int, call: ToolCall
-    ) -> ToolResult | None:
+    ) -> ToolResult | Waiting:
         found = self.tools.get(call.name)
         if found is None:
             names = ", ".join([*self.tools, ANSWER_TOOL])
@@ -494,7 +485,7 @@ class AgentRun:
         if self.pii is not None:
             # The marked fields of what goes to the model next are known to the seam.
             self.pii.know(args, tool_spec.input)
-            if result is not None and not result.error:
+            if isinstance(result, ToolResult) and not result.error:
                 self.pii.know(json.loads(result.content), tool_spec.output)
         return result
 
@@ -506,7 +497,7 @@ class AgentRun:
         call: ToolCall,
         args: BaseModel,
         found: tuple[type[Any], ToolSpec],
-    ) -> ToolResult | None:
+    ) -> ToolResult | Waiting:
         tool_cls, tool_spec = found
         key = self._key(iteration, f"tool-{index}")
         record = self._record(
@@ -536,8 +527,8 @@ class AgentRun:
             args=args,
             path=self.frame.branch_path(self.scope),
         )
-        if approval is None:
-            return None
+        if isinstance(approval, Waiting):
+            return approval
         decision = approval.decision
         pause = approval.pause
         taken = approval.taken  # with the commit that journals the step
@@ -568,7 +559,7 @@ class AgentRun:
             taken,
         )
 
-    async def _run_call(self, call: ToolStep) -> ToolResult | None:
+    async def _run_call(self, call: ToolStep) -> ToolResult | Waiting:
         """Runs an approved (or unguarded) call; an MCP tool's may ask questions first."""
         if issubclass(call.tool_cls, McpTool):
             return await run_asking(self.site, call, self.journal_tool)
@@ -576,7 +567,7 @@ class AgentRun:
 
     async def journal_tool(
         self, call: ToolStep, answering: Answering | None = None, settled: int = 0
-    ) -> ToolResult | None:
+    ) -> ToolResult | Waiting:
         """Runs the tool once, as a journaled step — a tool that must not run twice with its
         intent committed before it runs (``answering``: an MCP tool's call with the answers to
         the questions it asked before; ``settled``: how many of its earlier attempts ended — in
@@ -586,8 +577,8 @@ class AgentRun:
         says what happens (see `on_interrupted`).
 
         Returns:
-            The call's result, or ``None`` while a person is asked whether to run it again, or
-            while the call rests until its next attempt is due.
+            The call's result, or what waits while a person is asked whether to run it again,
+            or while the call rests until its next attempt is due.
 
         Raises:
             Asked: The MCP tool asked questions instead of answering; nothing was journaled.
@@ -599,7 +590,7 @@ class AgentRun:
             step = replace(call.step, attempt=attempt)
             return await self._run_tool(call.tool_cls, spec, call.args, step, answering)
 
-        result = await run_step(
+        return await run_step(
             self.frame,
             Step(
                 call.key,
@@ -617,7 +608,6 @@ class AgentRun:
             in_doubt=lambda attempt: on_interrupted(self.site, call, attempt),
             settled=settled,
         )
-        return None if isinstance(result, Resting) else result
 
     def _tool_failed(self, spec: ToolSpec, error: BaseException, errors: list[str]) -> Exception:
         """The step's failure once a tool's raised run is not tried again."""

@@ -25,6 +25,7 @@ from agboss.engine._decisions import validate_decision
 from agboss.engine._frame import ExecutionFrame
 from agboss.engine._ladder import climb, first_step_at
 from agboss.engine._quorums import votes_for
+from agboss.engine._waiting import WAITING, Waiting
 from agboss.enums import OnExpiry, PauseKind, PauseResolution, PauseStatus
 from agboss.errors import (
     AgentFailedError,
@@ -83,11 +84,11 @@ async def ask_approval(
     context: StepContext,
     args: BaseModel,
     path: str,
-) -> Approval | None:
+) -> Approval | Waiting:
     """The decision on a tool call, asking its channel if need be.
 
     Returns:
-        The decision to take, or ``None`` while the call waits (or its pause was closed).
+        The decision to take, or what waits while the call waits (or its pause was closed).
 
     Raises:
         AgentFailedError: The channel's ``send`` threw, or decided something invalid.
@@ -173,20 +174,21 @@ async def ask_approval(
     if pause.status is PauseStatus.CANCELLED:
         if pause.resolution is PauseResolution.EXPIRED:  # withdrawn by its deadline, replayed
             raise _expired_error(pause, channel, context)
-        return None
-    if pause.expires_at is not None:
-        if pause.expires_at <= runtime.clock.now():
-            return await _expire(frame, pause, channel, context)
-        state.wake(pause.expires_at)  # the tree moves by itself when the deadline passes
-    if pause.next_step_at is not None:
-        if pause.is_sent and pause.next_step_at <= runtime.clock.now():
-            pause, channel = await climb(frame, pause, channel)
-            if pause.status is not PauseStatus.PENDING:  # an answer was recorded first
-                return None if pause.status is PauseStatus.CANCELLED else _approval(pause)
-        if pause.next_step_at is not None:
-            state.wake(pause.next_step_at)  # and when its ladder's next step is due
+        return WAITING
+    if pause.expires_at is not None and pause.expires_at <= runtime.clock.now():
+        return await _expire(frame, pause, channel, context) or WAITING
+    if (
+        pause.is_sent
+        and pause.next_step_at is not None
+        and pause.next_step_at <= runtime.clock.now()
+    ):
+        pause, channel = await climb(frame, pause, channel)
+        if pause.status is not PauseStatus.PENDING:  # an answer was recorded first
+            return WAITING if pause.status is PauseStatus.CANCELLED else _approval(pause)
+    # The tree moves by itself when the deadline passes, and when the ladder's next step is due.
+    waiting = Waiting.on_question(pause.expires_at, pause.next_step_at)
     if pause.is_sent:
-        return None
+        return waiting
     if not read:  # stored before and never sent (a pass cut off, an escalation): read it now
         find = _find_standing(frame, pause, channel)
         if find is not None:
@@ -200,8 +202,8 @@ async def ask_approval(
             )
     if standing is not None:
         answer = PauseAnswer(decision=_ALLOWED, responder=standing.responder)
-        return await _decide(frame, pause, answer)
-    return await _send(frame, pause, channel, tool, context, args)
+        return await _decide(frame, pause, answer) or waiting
+    return await _send(frame, pause, channel, tool, context, args) or waiting
 
 
 _ALLOWED = ToolCallApprovalDecisionDto(approved=True)

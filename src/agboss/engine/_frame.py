@@ -13,7 +13,6 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TypeVar
 
 from agboss.context import ExecutionContext, StepContext, Tenant
@@ -137,11 +136,6 @@ class PassState:
     """The pauses resolved for this pass, by their execution and step: a step re-entered
     finds its answer here, without a read."""
 
-    wake_at: datetime | None = None
-    """When the tree this pass rests wakes: the earliest resting step's next attempt, or the
-    earliest deadline or ladder step of a question it re-entered."""
-    resting_until: datetime | None = None
-    """When the earliest step this pass left resting is due (its next attempt)."""
     due: dict[tuple[str, str], PauseRecord] = field(default_factory=dict)
     """The pending pauses whose deadline or ladder step had come when the pass took the lease,
     by their execution and step: a step re-entered finds its pause here once, without a read."""
@@ -188,14 +182,6 @@ class PassState:
     def affected(self, path: str) -> bool:
         """Whether a waiting branch or child at the branch path ``path`` is re-entered."""
         return self.recovering or any(resolved.startswith(path) for resolved in self.resolved_paths)
-
-    def wake(self, at: datetime, *, resting: bool = False) -> None:
-        """The tree wakes by ``at``: a question's deadline or ladder step, or (``resting``) a
-        step that rests until its next attempt."""
-        if self.wake_at is None or at < self.wake_at:
-            self.wake_at = at
-        if resting and (self.resting_until is None or at < self.resting_until):
-            self.resting_until = at
 
     def reopens(self, generation: int) -> bool:
         """Whether what failed, was dropped or was withdrawn in ``generation`` is run or asked

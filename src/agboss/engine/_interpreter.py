@@ -1,9 +1,10 @@
 """The flow interpreter: runs an execution's compiled flow in a pass, node by node.
 
 Agent nodes run the tool loop; a workflow step runs its child execution (in its own frame);
-a launch runs its branches (`LaunchRun`). Anything that waits for an answer returns `WAITING`,
-and the execution rests once nothing else can move. A child (or branch) that waits, and under
-which no pause was resolved for this pass, is not re-entered at all.
+a launch runs its branches (`LaunchRun`). Anything that cannot finish in this pass — it waits
+for an answer, or rests until its next attempt — returns a `Waiting` that says when it moves by
+itself, and the execution rests once nothing else can move. A child (or branch) that waits,
+and under which no pause was resolved for this pass, is not re-entered at all.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from pydantic import BaseModel
 from agboss.assembly._assemble import Assembly
 from agboss.assembly._definitions import WorkflowDefinition
 from agboss.components._specs import AgentSpec
-from agboss.engine._agent import WAITING, AgentRun, Waiting
+from agboss.engine._agent import AgentRun
 from agboss.engine._frame import ExecutionFrame
 from agboss.engine._runtime import Runtime
+from agboss.engine._waiting import WAITING, Waiting
 from agboss.enums import ExecutionStatus
 from agboss.errors import (
     AgbossError,

@@ -18,6 +18,7 @@ from agboss.engine._asking import ask_approval
 from agboss.engine._channels import TOOL_INTERRUPTED
 from agboss.engine._steps import RUN_AGAIN, RunAgain
 from agboss.engine._tool_results import CallSite, ToolResult, ToolStep, journal_refusal
+from agboss.engine._waiting import Waiting
 from agboss.enums import OnInterrupted
 from agboss.errors import ToolInterruptedError
 from agboss.observability._logs import log_event
@@ -35,12 +36,13 @@ def interrupted_key(key: str, attempt: int) -> str:
 
 async def on_interrupted(
     site: CallSite, call: ToolStep, attempt: int
-) -> RunAgain | ToolResult | None:
+) -> RunAgain | ToolResult | Waiting:
     """What the tool says happens to a call whose ``attempt`` may have run.
 
     Returns:
         `RunAgain` (the pauses it took buffered for the intent's commit), the result the
-        model reads (a refusal to run it again, journaled), or ``None`` while a person is asked.
+        model reads (a refusal to run it again, journaled), or what waits while a person is
+        asked.
 
     Raises:
         ToolInterruptedError: The tool says ``FAIL``.
@@ -102,7 +104,7 @@ async def _said(site: CallSite, call: ToolStep, said: PauseRecord) -> RunAgain |
     )
 
 
-async def _ask(site: CallSite, call: ToolStep, attempt: int) -> RunAgain | ToolResult | None:
+async def _ask(site: CallSite, call: ToolStep, attempt: int) -> RunAgain | ToolResult | Waiting:
     frame = site.frame
     # What the call's row would have taken is taken now: the tree rests on the question, and
     # an answer left Resolved would keep the sweep moving it.
@@ -118,8 +120,8 @@ async def _ask(site: CallSite, call: ToolStep, attempt: int) -> RunAgain | ToolR
         args=call.args,
         path=site.path,
     )
-    if approval is None:
-        return None
+    if isinstance(approval, Waiting):
+        return approval
     taken = approval.taken
     decision = approval.decision
     if decision.approved:

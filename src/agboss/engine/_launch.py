@@ -25,9 +25,10 @@ from pydantic import BaseModel
 
 from agboss.components._joins import BranchResult, JoinInput, QuorumOutcome
 from agboss.components._specs import AgentSpec, JoinComponentSpec
-from agboss.engine._agent import WAITING, AgentRun, Waiting
+from agboss.engine._agent import AgentRun
 from agboss.engine._frame import ExecutionFrame, maybe_await, step_context
 from agboss.engine._steps import Step, run_once
+from agboss.engine._waiting import WAITING, Waiting
 from agboss.engine._withdrawing import withdraw_closed
 from agboss.enums import PauseResolution
 from agboss.errors import (
@@ -97,7 +98,9 @@ class LaunchRun:
         self.place = f"{node.node_id}#{visit}"
         self.runtime = frame.runtime
         self.results: dict[int, BranchResult] = {}
-        self.waiting: set[int] = set()
+        self.waiting: dict[int, Waiting] = {}
+        """The branches that wait, by index: what each returned in this pass (`WAITING` for one
+        this pass did not re-enter, whose wake-up the tree keeps)."""
         self.dropped: set[int] = set()
         self.failures: list[tuple[_Branch, BaseException]] = []
         """Branches that failed under FailFast in this pass, their rows not yet written."""
@@ -105,7 +108,7 @@ class LaunchRun:
     # ---- the visit -----------------------------------------------------------------
 
     async def run(self) -> BaseModel | Waiting:
-        """Runs what can move; the join's output, or `WAITING`."""
+        """Runs what can move; the join's output, or what its branches wait on, joined."""
         frame = self.frame
         join_key = f"{self.place}/join"
         await frame.load(self.place + "/")
@@ -138,7 +141,7 @@ class LaunchRun:
             if row is None or (row.status is BranchStatus.WAITING and branch.index in affected):
                 to_run.append(branch)
             elif row.status is BranchStatus.WAITING:
-                self.waiting.add(branch.index)
+                self.waiting[branch.index] = WAITING
             else:
                 failure = self._take_row(branch, row)
                 if failure is not None:
@@ -156,7 +159,7 @@ class LaunchRun:
             await self._drop(branches)
             return await self._join_error(dropped.error)
         if outcome is None and self.waiting:
-            return WAITING
+            return Waiting.joined(self.waiting.values())
         await self._drop(branches)
         return await self._join(JoinInput(self.value, self._finished(), quorum=outcome))
 
@@ -206,9 +209,9 @@ class LaunchRun:
             await self._drop(branches)
             return await self._join_error(dropped.error)
         if waiting_elsewhere or self.waiting:
-            return WAITING
+            return Waiting.joined(self.waiting.values())
         await frame.writes.flush()  # what these branches left is read back with the rest
-        self.results, self.waiting = {}, set()
+        self.results, self.waiting = {}, {}
         return None
 
     def _current(self, row: BranchRow | None) -> BranchRow | None:
@@ -424,10 +427,10 @@ class LaunchRun:
             await self._withdraw(closing, await self.frame.writes.commit(closing))
             return None
         if isinstance(outcome, Waiting):
-            self.waiting.add(branch.index)
+            self.waiting[branch.index] = outcome
             self.frame.writes.add(self._row(branch, BranchStatus.WAITING))
             return None
-        self.waiting.discard(branch.index)
+        self.waiting.pop(branch.index, None)
         self.results[branch.index] = self._result(branch, output=outcome)
         self.frame.writes.add(
             self._row(branch, BranchStatus.DONE, output_json=outcome.model_dump_json())
@@ -539,7 +542,7 @@ class LaunchRun:
                 writes.append(CancelExecutions(child, now))
             writes.append(self._row(branch, BranchStatus.CANCELLED))
             self.dropped.add(branch.index)
-            self.waiting.discard(branch.index)
+            self.waiting.pop(branch.index, None)
         if writes:
             await self._withdraw(writes, await self.frame.writes.commit(writes))
 

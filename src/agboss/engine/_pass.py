@@ -17,11 +17,11 @@ from typing import NamedTuple
 
 from pydantic import BaseModel
 
-from agboss.engine._agent import Waiting
 from agboss.engine._frame import ExecutionFrame, PassState
 from agboss.engine._interpreter import FlowRunner
 from agboss.engine._lease import PassWrites
 from agboss.engine._runtime import Runtime
+from agboss.engine._waiting import Waiting, earliest
 from agboss.engine._withdrawing import tell_owed_withdrawals
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import AgbossError, ExecutionFailedError, PassStoppingError
@@ -36,7 +36,7 @@ from agboss.store.writes import (
     SetExecutionStatus,
 )
 
-__all__ = ["Ended", "Pass", "earliest", "resolved_pauses"]
+__all__ = ["Ended", "Pass", "resolved_pauses"]
 
 
 class Ended(NamedTuple):
@@ -133,10 +133,10 @@ class Pass:
                     check = None
                 # A pass that re-entered every branch knows every step that rests; another
                 # keeps the wake-up of those it did not re-enter (read with its lease).
-                wake = earliest(state.wake_at, await self._kept_wake())
+                wake = earliest(outcome.wake_at, await self._kept_wake())
                 # The branches it did not re-enter keep their resting steps' wake-up.
                 resting = earliest(
-                    state.resting_until, None if state.recovering else row.resting_until
+                    outcome.resting_until, None if state.recovering else row.resting_until
                 )
                 rested = await writes.commit_one(
                     RestTree(writes.lease.fence, runtime.clock.now(), check, wake, resting)
@@ -200,12 +200,6 @@ async def resolved_pauses(runtime: Runtime, root: ExecutionRow) -> list[PauseRec
     """The tree's resolved pauses, which no step has taken yet (a step takes its pause in the
     commit that journals it)."""
     return await runtime.store.pauses.find_by_root(root.execution_id, (PauseStatus.RESOLVED,))
-
-
-def earliest(*times: datetime | None) -> datetime | None:
-    """The earliest of the times given, if any."""
-    given = [time for time in times if time is not None]
-    return min(given) if given else None
 
 
 def close_pending(writes: PassWrites, root: str, now: datetime) -> list[CancelPendingUnder]:

@@ -18,7 +18,7 @@ writes an intent, its `RetryPolicy`, which of its errors are an attempt's failur
 A failed attempt's count survives a crash, a restart and a resting tree: a pass that re-enters
 the step goes on from the attempt after the last journaled. A wait shorter than a third of the
 lease sleeps in the pass, the lease kept; a longer one rests the tree — no lease held, no task
-parked — with a wake time stored with it (`PassState.wake`), which this instance's timer and,
+parked — with a wake time stored with it (`Waiting.resting`), which this instance's timer and,
 as a backstop, the recovery sweep of any instance honour when it comes due.
 """
 
@@ -38,6 +38,7 @@ from agboss.engine._frame import (
     failed_key,
     intent_of,
 )
+from agboss.engine._waiting import Waiting
 from agboss.enums import OnInterrupted
 from agboss.errors import (
     AgbossError,
@@ -56,11 +57,9 @@ __all__ = [
     "MODEL_CALL",
     "MODEL_CALL_UNDER_BUDGET",
     "PLAIN_STEP",
-    "RESTING",
     "RUN_AGAIN",
     "RUN_ONCE",
     "TOOL_ROUND",
-    "Resting",
     "RunAgain",
     "Step",
     "StepPolicy",
@@ -70,16 +69,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-
-class Resting:
-    """What a step returns while it rests until its next attempt is due."""
-
-    def __repr__(self) -> str:
-        return "RESTING"
-
-
-RESTING: Final = Resting()
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +199,7 @@ class Step(Generic[T]):
     implies: Sequence[Write[Any]] = ()
 
 
-InDoubt = Callable[[int], Awaitable[RunAgain | T | None]]
+InDoubt = Callable[[int], Awaitable[RunAgain | T | Waiting]]
 """The rule for a call whose attempt (the argument) may have run: `RUN_AGAIN`, a result
 instead, or ``None`` while a person is asked."""
 
@@ -227,7 +216,7 @@ async def run_step(
     fail: Callable[[BaseException, list[str]], Exception] = _reraised,
     in_doubt: InDoubt[T] | None = None,
     settled: int = 0,
-) -> T | Resting | None:
+) -> T | Waiting:
     """Runs a step: replay → in doubt → attempts → intent → run → journal.
 
     Args:
@@ -242,7 +231,7 @@ async def run_step(
             tool's rounds of questions): not in doubt.
 
     Returns:
-        The step's result; `RESTING` while it rests until its next attempt is due; ``None``
+        The step's result; what waits while it rests until its next attempt is due, or
         while a person is asked whether a call in doubt runs again.
 
     Raises:
@@ -266,7 +255,7 @@ async def run_step(
     if failures:
         due = failures[-1].get("retry_at")
         if due is not None and not await _waited(frame, datetime.fromisoformat(due)):
-            return RESTING
+            return Waiting.resting(datetime.fromisoformat(due))
     retry = policy.retry
     while True:
         try:
@@ -284,7 +273,7 @@ async def run_step(
         due_at = frame.runtime.clock.now() + retry.interval(number, asked)
         _journal_failure(frame, step, number, errors[-1], due_at)
         if not await _waited(frame, due_at):
-            return RESTING
+            return Waiting.resting(due_at)
         number += 1
 
 
@@ -294,8 +283,7 @@ async def run_once(frame: ExecutionFrame, step: Step[T], policy: StepPolicy = PL
     assert policy.retry.max_attempts == 1, policy
     assert policy.on_interrupted is None, policy
     result = await run_step(frame, step, policy)
-    assert not isinstance(result, Resting)
-    assert result is not None
+    assert not isinstance(result, Waiting)
     return result
 
 
@@ -365,14 +353,12 @@ def _journal_failure(
 async def _waited(frame: ExecutionFrame, due: datetime) -> bool:
     """Waits in the pass until ``due`` (the lease kept) when that is soon — after committing
     what the pass buffered, so that the failed attempts are durable before the wait — and says
-    so; ``False`` for a longer wait: the tree rests until it is due (`PassState.wake`)."""
+    so; ``False`` for a longer wait: the tree rests until it is due (`Waiting.resting`)."""
     runtime = frame.runtime
     clock = runtime.clock
     wait = due - clock.now()
     if wait > runtime.lease_ttl / 3:
-        # No lease held, no task parked: the tree wakes when it is due.
-        frame.state.wake(due, resting=True)
-        return False
+        return False  # no lease held, no task parked: the tree wakes when it is due
     if wait > timedelta(0):
         await frame.writes.flush()
         await clock.sleep(wait)

@@ -21,6 +21,7 @@ from agboss.engine._asking import Approval, ask_approval
 from agboss.engine._channels import TOOL_INPUT, question_spec
 from agboss.engine._steps import TOOL_ROUND, Step, run_once
 from agboss.engine._tool_results import CallSite, ToolResult, ToolStep, journal_refusal
+from agboss.engine._waiting import Waiting
 from agboss.mcp._input import McpInputRequest, McpReply, McpRound
 
 __all__ = ["MAX_ROUNDS", "Answering", "Asked", "JournalTool", "run_asking"]
@@ -28,7 +29,7 @@ __all__ = ["MAX_ROUNDS", "Answering", "Asked", "JournalTool", "run_asking"]
 Answering = tuple[dict[str, McpReply] | None, str | None]
 """An MCP tool's call again: the answers to the questions it asked, and the state it gave."""
 
-JournalTool = Callable[[ToolStep, Answering, int], Awaitable[ToolResult | None]]
+JournalTool = Callable[[ToolStep, Answering, int], Awaitable[ToolResult | Waiting]]
 """Runs a tool's call as its journaled step: with the answers it is called again with, and how
 many of its earlier attempts ended in a round of questions (the agent's `journal_tool`)."""
 
@@ -46,7 +47,7 @@ class Asked(Exception):
 
 async def run_asking(
     site: CallSite, call: ToolStep, journal_tool: JournalTool
-) -> ToolResult | None:
+) -> ToolResult | Waiting:
     """Runs an MCP tool's call to its result, asking its questions as pauses.
 
     Args:
@@ -55,7 +56,7 @@ async def run_asking(
         journal_tool: Runs the call as its journaled step.
 
     Returns:
-        The call's result, or ``None`` while a question waits for its answer.
+        The call's result, or what waits while a question waits for its answer.
     """
     frame = site.frame
     key, record, spec = call.key, call.record, call.spec
@@ -94,9 +95,10 @@ async def run_asking(
             await _ask(site, f"{round_key}/q-{index}", call, question)
             for index, question in enumerate(_questions(asked))
         ]
-        if any(approval is None for approval in approvals):
-            return None
-        done = [approval for approval in approvals if approval is not None]
+        waits = [approval for approval in approvals if isinstance(approval, Waiting)]
+        if waits:
+            return Waiting.joined(waits)
+        done = [approval for approval in approvals if not isinstance(approval, Waiting)]
         answers = {
             question.key: _reply(approval)
             for question, approval in zip(asked.questions, done, strict=True)
@@ -143,7 +145,7 @@ def _refusal(
 
 async def _ask(
     site: CallSite, step_key: str, call: ToolStep, question: McpInputRequest
-) -> Approval | None:
+) -> Approval | Waiting:
     frame = site.frame
     channel = frame.runtime.assembly.tool_channels[call.tool_cls]
     return await ask_approval(
