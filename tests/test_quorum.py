@@ -355,6 +355,7 @@ async def _as_before_the_voters_index(kind: str, url: str) -> None:
     """The store as the version before the voters' index (step 17) left it: the steps
     since undone."""
     statements = [
+        "ALTER TABLE executions DROP COLUMN resting_paths",  # step 21
         "ALTER TABLE executions DROP COLUMN resting_until",  # step 20
         "DROP INDEX standing_decisions_standing",  # step 19
         "ALTER TABLE standing_decisions DROP COLUMN granted_seq",

@@ -1,6 +1,7 @@
 """What a pass woken by time asks of its store: it enters only the branches whose question is
-due — read with the lease, as an answer's is — not every waiting branch. Counted at the
-store's driver, as `tests/test_round_trips.py` counts an answer's."""
+due — read with the lease, as an answer's is — or whose step rests until its next attempt
+(their paths kept with the tree's wake-up), not every waiting branch. Counted at the store's
+driver, as `tests/test_round_trips.py` counts an answer's."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from datetime import timedelta
 
 import pytest
 
-from agboss import ExecutionOutput, ExecutionStatus, WorkflowFinishTextDto
-from agboss.testing import TestEnv, call_tools, reply_with, tool_call
+from agboss import ExecutionOutput, ExecutionStatus, ModelProviderError, WorkflowFinishTextDto
+from agboss.testing import TestEnv, call_tools, fail_with, reply_with, tool_call
 from tests.apps.deadline_app import (
     HOUR,
     CollectedOrdersWorkflow,
@@ -73,12 +74,14 @@ async def woken_reads(
     return passes_reads(calls), root
 
 
-async def answer_reads(env: TestEnv, root: str, monkeypatch: pytest.MonkeyPatch) -> int:
-    """The reads of the pass that moves an answer to the reminded question."""
+async def answer_reads(
+    env: TestEnv, root: str, monkeypatch: pytest.MonkeyPatch, order: str = "80-0"
+) -> int:
+    """The reads of the pass that moves an answer to ``order``'s question (the reminded one)."""
     [pause] = [
         pause
         for pause in (await env.app.get(root)).pending
-        if pause.ask.arguments == {"order_id": "80-0"}
+        if pause.ask.arguments == {"order_id": order}
     ]
     pause_id = await env.app.pause_id_of(pause.pause_ref)  # as the channel's side knows it
     calls = Calls()
@@ -115,3 +118,57 @@ async def test_the_other_questions_keep_their_deadline_after_the_woken_pass(
     assert (await env.app.pending(owner_id="ada")).entries == []
     done = await env.app.get(root)
     assert done.status is ExecutionStatus.COMPLETED, done
+
+
+# ---- a resting step --------------------------------------------------------------------------
+
+BUSY = ModelProviderError("busy", status=503, retryable=True, retry_after=HOUR.total_seconds())
+"""A provider that asks to come back in an hour: longer than a lease, so the call rests."""
+
+
+async def rested_reads(
+    env: TestEnv, count: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str]:
+    """The reads of the pass woken by the first branch's resting model call (its provider was
+    busy for an hour), in a launch whose other ``count - 1`` branches wait on questions; and
+    the launch's root."""
+    orders = [f"r{count}-{index}" for index in range(count)]
+    for order in orders:
+        script = env.mock_llm(OrderRefundAgent).when(input=OrderDto(order_id=order))
+        asks = call_tools(tool_call(RejectRefundTool, order_id=order))
+        script.then_return(*((fail_with(BUSY),) if order == orders[0] else ()), asks, DONE)
+    items = OrdersDto(orders=[OrderDto(order_id=order) for order in orders])
+    result = await env.app.execute(CollectedOrdersWorkflow, items, owner_id="ada")
+    assert len(result.pending) == count - 1
+    root = await env.app.store.executions.find_by_id(result.execution_id)
+    assert root is not None
+    assert root.resting_paths is not None
+    assert len(root.resting_paths) == 1  # the one branch that rests, kept with its wake-up
+    await env.clock.advance(HOUR - SWEPT)  # the sweeps of the hour find nothing to move
+    calls = Calls()
+    calls.watch(env.app.store, monkeypatch)
+    await env.clock.advance(SWEPT)  # the call is due again: this instance's timer wakes the tree
+    monkeypatch.undo()
+    woken = await env.app.get(result.execution_id)
+    assert len(woken.pending) == count  # the rested branch's call ran and asked its question
+    assert woken.wake_at is not None
+    assert woken.wake_at > env.clock.now()  # the questions' deadlines: no wake-up left behind
+    return passes_reads(calls), result.execution_id
+
+
+async def test_a_pass_woken_by_one_resting_branch_of_80_reads_what_an_answer_reads(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    woken, root = await rested_reads(env, 80, monkeypatch)
+    answered = await answer_reads(env, root, monkeypatch, order="r80-0")
+    # Besides what an answer's pass reads, the branch's own work: its first model call reads
+    # the thread's earlier exchanges, and the question it then asks is looked for by its step.
+    assert woken <= answered + 2, (woken, answered)
+
+
+async def test_what_a_pass_woken_by_a_resting_step_reads_does_not_grow_with_the_branches(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    few, _ = await rested_reads(env, 5, monkeypatch)
+    more, _ = await rested_reads(env, 40, monkeypatch)
+    assert more == few, (few, more)

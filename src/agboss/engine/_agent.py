@@ -155,7 +155,7 @@ class AgentRun:
         for iteration in range(self.spec.max_tool_loop_iterations):
             seen = await self._model_turn(iteration, attempts, messages)
             if isinstance(seen, Waiting):
-                return seen  # its next attempt is due later: the tree rests until then
+                return seen.at(self.site.path)  # its next attempt is due later: the tree rests
             if self.pii is not None:
                 await self.pii.ready_for(
                     [seen.content or "", *(c.arguments for c in seen.tool_calls)]
@@ -194,7 +194,8 @@ class AgentRun:
             results = [o for o in outcomes if not isinstance(o, BaseException)]
             waits = [result for result in results if isinstance(result, Waiting)]
             if waits:
-                return Waiting.joined(waits)  # a paused call waits; its siblings ran to their end
+                # A paused call waits; its siblings ran to their end.
+                return Waiting.joined(waits).at(self.site.path)
             for call, result in zip(calls, results, strict=True):
                 assert not isinstance(result, Waiting)
                 messages.append(Message(MessageRole.TOOL, result.content, tool_call_id=call.id))
@@ -525,7 +526,7 @@ class AgentRun:
             step=record,
             context=step,
             args=args,
-            path=self.frame.branch_path(self.scope),
+            path=self.site.path,
         )
         if isinstance(approval, Waiting):
             return approval

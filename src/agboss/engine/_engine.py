@@ -261,6 +261,7 @@ class Engine:
                         None,
                         row.wake_at,
                         row.resting_until,
+                        row.resting_paths,
                     )
                 )
             else:
@@ -279,7 +280,8 @@ class Engine:
             begun=start.begun,
             generation=row.generation,
             due={(pause.execution_id, pause.step_key): pause for pause in start.due},
-            due_paths=tuple(pause.path for pause in start.due),
+            due_paths=(*(pause.path for pause in start.due), *(start.rested or ())),
+            rested=start.rested is not None,
         )
         async with runtime.store.session():
             async with lease.kept():
@@ -529,12 +531,14 @@ class Engine:
             await tell_owed_withdrawals(runtime, execution_id)
             return None
         resting = row.resting_until is not None and row.resting_until <= now
-        if woken and (resting or not start.due):
-            # Every branch is re-entered: a resting step's path is not known.
+        if woken and resting and row.resting_paths is not None:
+            start = replace(start, rested=row.resting_paths)  # their branches are entered
+        elif woken and (resting or not start.due):
+            # Every branch is re-entered: what is due, and where, is not known.
             start = replace(start, woken=True)
         why = (
             "a retry's wait is due"
-            if start.woken
+            if start.woken or start.rested is not None
             else "its last pass was cut off"
             if start.recovering
             else "a question's deadline or ladder step is due"

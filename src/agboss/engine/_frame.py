@@ -140,7 +140,11 @@ class PassState:
     """The pending pauses whose deadline or ladder step had come when the pass took the lease,
     by their execution and step: a step re-entered finds its pause here once, without a read."""
     due_paths: tuple[str, ...] = ()
-    """Their branch paths: entered as those of the answers are."""
+    """Their branch paths, and those of the resting steps whose wait is due (``rested``):
+    entered as those of the answers are."""
+    rested: bool = False
+    """The pass was woken by its tree's resting steps: it enters every branch one rests in,
+    so what rests after it is what its flow says (none is kept from before)."""
     reminding: asyncio.Lock = field(default_factory=asyncio.Lock)
     """Held while a channel is reminded and the step recorded: one at a time in a tree, so a
     crash repeats one reminder, never every branch's."""

@@ -211,8 +211,11 @@ class PassStart:
             yet written: `Lease.written`).
         begun: The journal keys of the tool intents written with the lease, for this pass
             (not a sign of a call cut off).
-        woken: A resting step's wait is due (a retry): every waiting branch and paused child
-            is re-entered, as when recovering, though no pass was cut off.
+        woken: A wake-up is due whose branches are not known (a resting step's of a tree that
+            rested before they were kept): every waiting branch and paused child is
+            re-entered, as when recovering, though no pass was cut off.
+        rested: A resting step's wait is due: the branch paths of the tree's resting steps,
+            entered as those of the questions due are (``None``: none is due).
         due: The pending pauses whose deadline or ladder step had come, read with the lease:
             their branches are entered (a pass woken by them alone enters only those).
         was: The root's status before the lease's transaction set it running (a pass that
@@ -229,6 +232,7 @@ class PassStart:
     begin: BeginExecution | None = None
     begun: frozenset[str] = frozenset()
     woken: bool = False
+    rested: tuple[str, ...] | None = None
     was: ExecutionStatus | None = None
     due: Sequence[PauseRecord] = ()
 

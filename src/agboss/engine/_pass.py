@@ -135,11 +135,16 @@ class Pass:
                 # keeps the wake-up of those it did not re-enter (read with its lease).
                 wake = earliest(outcome.wake_at, await self._kept_wake())
                 # The branches it did not re-enter keep their resting steps' wake-up.
-                resting = earliest(
-                    outcome.resting_until, None if state.recovering else row.resting_until
-                )
+                kept = None if state.recovering or state.rested else row.resting_until
                 rested = await writes.commit_one(
-                    RestTree(writes.lease.fence, runtime.clock.now(), check, wake, resting)
+                    RestTree(
+                        writes.lease.fence,
+                        runtime.clock.now(),
+                        check,
+                        wake,
+                        earliest(outcome.resting_until, kept),
+                        self._resting_paths(outcome, kept),
+                    )
                 )
                 if rested is None:  # an answer came: the lease is still held
                     resolved = await resolved_pauses(runtime, row)
@@ -171,6 +176,17 @@ class Pass:
                 return Ended(ExecutionStatus.CANCELLED, None, due=True)
             return Ended(ExecutionStatus.COMPLETED, outcome, due=writes.withdrawals_due)
 
+    def _resting_paths(self, outcome: Waiting, kept: datetime | None) -> tuple[str, ...] | None:
+        """The branch paths of the steps left resting: this pass's, and those kept (``kept``:
+        the wake-up of the branches it did not re-enter) — ``None`` when one is not known."""
+        if outcome.resting_until is None and kept is None:
+            return None  # nothing rests
+        known = outcome.resting_until is None or bool(outcome.resting_paths)
+        if not known or (kept is not None and self.row.resting_paths is None):
+            return None  # a resting step whose branch is not known: every branch, when due
+        kept_paths = () if kept is None else (self.row.resting_paths or ())
+        return tuple(sorted({*outcome.resting_paths, *kept_paths}))
+
     async def _kept_wake(self) -> datetime | None:
         """The wake-up a pass keeps of the branches it did not re-enter: the tree's, as read
         with its lease — unless it has come (the pass was woken by a question's deadline or
@@ -192,7 +208,7 @@ class Pass:
         return earliest(
             *(pause.expires_at for pause in waiting),
             *(pause.next_step_at for pause in waiting),
-            row.resting_until,
+            None if state.rested else row.resting_until,  # re-entered: the flow's says
         )
 
 

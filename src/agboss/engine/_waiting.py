@@ -32,10 +32,13 @@ class Waiting:
             answer moves it.
         resting_until: When the earliest resting step's next attempt is due (in ``wake_at``
             too): what a woken pass re-enters its branches for.
+        resting_paths: The branch paths of the resting steps (the agent's visit that makes
+            the step says where it is): the branches a pass woken by them enters.
     """
 
     wake_at: datetime | None = None
     resting_until: datetime | None = None
+    resting_paths: frozenset[str] = frozenset()
 
     @classmethod
     def on_question(cls, *times: datetime | None) -> Waiting:
@@ -54,13 +57,24 @@ class Waiting:
         moving by itself at the earliest of their times."""
         wake_at: datetime | None = None
         resting_until: datetime | None = None
+        resting_paths: set[str] = set()
         for wait in waits:
             wake_at = earliest(wake_at, wait.wake_at)
             resting_until = earliest(resting_until, wait.resting_until)
-        return cls(wake_at, resting_until)
+            resting_paths.update(wait.resting_paths)
+        return cls(wake_at, resting_until, frozenset(resting_paths))
+
+    def at(self, path: str) -> Waiting:
+        """What waits, its resting steps said to be in the branch at ``path``."""
+        if self.resting_until is None:
+            return self
+        return Waiting(self.wake_at, self.resting_until, frozenset({path}))
 
     def __repr__(self) -> str:
-        return f"Waiting(wake_at={self.wake_at}, resting_until={self.resting_until})"
+        return (
+            f"Waiting(wake_at={self.wake_at}, resting_until={self.resting_until}, "
+            f"resting_paths={sorted(self.resting_paths)})"
+        )
 
 
 WAITING: Final = Waiting()

@@ -48,10 +48,11 @@ EXECUTION_COLUMNS = (
 )
 
 EXECUTION_READ = (
-    EXECUTION_COLUMNS + ", input_tokens, output_tokens, cost, model_calls, resting_until"
+    EXECUTION_COLUMNS
+    + ", input_tokens, output_tokens, cost, model_calls, resting_until, resting_paths"
 )
 """An execution's columns, what its own steps spent, and when its earliest resting step is
-due (written only as its tree rests)."""
+due and in which branches (written only as its tree rests)."""
 
 AT_NOW = "COALESCE(CAST(? AS BIGINT), {now})"
 """Now, in a statement: the application's time when given (a test clock), else the
@@ -100,6 +101,9 @@ def execution_of(row: Any) -> ExecutionRow:
         ),
         resting_until=(
             None if len(values) <= 20 or values[20] is None else from_micros(int(values[20]))
+        ),
+        resting_paths=(
+            None if len(values) <= 21 or values[21] is None else tuple(json.loads(values[21]))
         ),
     )
 

@@ -194,6 +194,10 @@ class ExecutionRow:
     resting_until: datetime | None = None
     """When the earliest resting step (a retry's wait) of a root that rests is due, else
     ``None``: a pass woken before it enters only the branches of the questions due."""
+    resting_paths: tuple[str, ...] | None = None
+    """The branch paths of a resting root's resting steps: a pass woken by them enters only
+    those branches. ``None`` when none rests, or when they are not known (a tree that rested
+    before they were kept): then that pass re-enters every branch."""
 
     @classmethod
     def starting(

@@ -692,6 +692,9 @@ class RestTree(Write[Rested | None]):
     wake-up)."""
     resting_until: datetime | None = None
     """When its earliest resting step (a retry's wait) is due (`ExecutionRow.resting_until`)."""
+    resting_paths: tuple[str, ...] | None = None
+    """The branch paths of its resting steps (`ExecutionRow.resting_paths`); ``None``: not
+    known (every branch is re-entered when they are due)."""
 
     def changed_executions(self) -> tuple[str, ...]:
         return (self.fence.root_execution_id,)

@@ -356,6 +356,13 @@ def _resting_steps(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _resting_paths(dialect: Dialect) -> list[Sql]:
+    """The branch paths of a resting tree's resting steps, kept with their wake-up — so that
+    a pass woken by a resting step enters only their branches. ``NULL`` (a tree that rested
+    before): not known, its pass re-enters every branch, as it did then."""
+    return [Sql("ALTER TABLE executions ADD COLUMN resting_paths TEXT")]
+
+
 Step: TypeAlias = Callable[[Dialect], "list[Sql] | Generator[Sql, Any, None]"]
 """A schema step: its statements, or a generator of them that reads what a statement returned
 (a row's value computed in Python)."""
@@ -381,6 +388,7 @@ STEPS: tuple[Step, ...] = (
     _pause_refs,
     _granting_order,
     _resting_steps,
+    _resting_paths,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

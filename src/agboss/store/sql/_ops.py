@@ -7,6 +7,7 @@ driver runs as one transaction.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -162,7 +163,7 @@ def _insert_child(write: InsertChild) -> Ops:
 def _set_execution_status(write: SetExecutionStatus) -> Ops:
     changed = yield one_later(
         "UPDATE executions SET status = ?, output_json = ?, error_json = ?, updated_at = ?, "
-        "wake_at = NULL, resting_until = NULL "
+        "wake_at = NULL, resting_until = NULL, resting_paths = NULL "
         "WHERE execution_id = ? AND status != 'cancelled' RETURNING 1",
         write.status.value,
         write.output_json,
@@ -520,11 +521,13 @@ def _rest_tree(write: RestTree) -> Ops:
         "UPDATE executions SET status = CASE WHEN EXISTS (SELECT 1 FROM pauses "
         "WHERE root_execution_id = ? AND status = 'pending') THEN 'paused' ELSE ? END, "
         "output_json = NULL, error_json = NULL, wake_at = ?, resting_until = ?, "
+        "resting_paths = ?, "
         f"updated_at = ? WHERE execution_id = ? AND status != 'cancelled'{unless} RETURNING 1",
         root,
         "paused" if write.wake_at is None else "waiting",
         _micros(write.wake_at),
         _micros(write.resting_until),
+        None if write.resting_paths is None else json.dumps(list(write.resting_paths)),
         to_micros(write.now),
         root,
         *others,

@@ -179,11 +179,13 @@ class RetryContract(Contract):
         waiting = replace(make_pause("q" * 32, "1:a#1/turn-0/tool-0", path="b"), next_step_at=later)
         await store.write([InsertPause(due), InsertPause(waiting)], fence=fence)
         resting = NOW + timedelta(minutes=30)
-        rested = RestTree(fence, NOW, frozenset(), soon, resting_until=resting)
+        paths = ("1:a#1/fan#0@2", "1:a#1/fan#0@7")
+        rested = RestTree(fence, NOW, frozenset(), soon, resting_until=resting, resting_paths=paths)
         assert await write_one(store, rested, fence=fence) is not None
         found = await store.executions.find_by_id("ex-1")
         assert found is not None
         assert (found.wake_at, found.resting_until) == (soon, resting)
+        assert found.resting_paths == paths  # which branches rest, kept with their wake-up
         # Taken once the first question's deadline came: that question is named, not the other.
         taken = await write_one(store, AcquireLease("ex-1", "b", TTL, soon, start_pass=True))
         assert taken is not None
@@ -196,7 +198,7 @@ class RetryContract(Contract):
         await store.write([done], fence=taken.fence)
         found = await store.executions.find_by_id("ex-1")
         assert found is not None
-        assert (found.wake_at, found.resting_until) == (None, None)
+        assert (found.wake_at, found.resting_until, found.resting_paths) == (None, None, None)
 
     async def test_a_tree_with_a_pending_pause_rests_paused_with_its_wake_up(
         self, store: Store
