@@ -27,6 +27,7 @@ from agboss.assembly._definitions import WorkflowDefinition
 from agboss.clock import TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine._agent import describe_validation_error
+from agboss.engine._ballots import cast_vote
 from agboss.engine._channels import lacking
 from agboss.engine._cut_off import CallSaid, said_of_cut_off
 from agboss.engine._frame import PassState
@@ -70,10 +71,12 @@ from agboss.store.writes import (
     Announce,
     AppendStep,
     BeginExecution,
+    CastVote,
     ReopenTree,
     ResolvePause,
     RestTree,
     SetExecutionStatus,
+    Voted,
     Write,
     write_one,
 )
@@ -346,6 +349,12 @@ class Engine:
             await taken.release()
             return None, None
         return resolved, taken
+
+    async def cast_vote(self, vote: CastVote, *, move: bool) -> Voted:
+        """Records a vote (`cast_vote`): counted once per voter, the one that decides the
+        question resolving it in the same commit; without ``move``, announced to the
+        instances that listen."""
+        return await cast_vote(self.runtime, vote, move=move)
 
     async def move(
         self, root_execution_id: str, *, record: bool, taken: Taken | None = None

@@ -1,14 +1,17 @@
 """Answering a pause by its id: the checks, recording the decision, then moving the tree.
 
-A resume has two phases. 1. Record the decision: the shape, the lookup by
-``(tenant_id, pause_id)``, who may answer, the decision's validation, then Pending → Resolved
-atomically (a second answer gets `NotPausedError` and moves nothing). 2. Move the tree: take
+A resume has two phases. 1. Record the decision — one path for every answer, whether it
+decides its pause alone or is one vote of several (a `Ballot` says how it counts): the shape,
+the lookup by ``(tenant_id, pause_id)``, who may answer, an answer given before, the decision's
+validation, then the record through the engine's door (Pending → Resolved atomically, or the
+vote counted; a second answer gets `NotPausedError` and moves nothing). 2. Move the tree: take
 its lease and run a pass, which takes every resolved pause.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +30,12 @@ from agboss.errors import (
     StoreUnavailableError,
     UnknownPauseError,
 )
+from agboss.models._messages import Usage
 from agboss.pauses._answers import (
     AnswerReceipt,
+    Ballot,
     Credentials,
+    Given,
     Recorded,
     check_not_owner,
     check_owner,
@@ -43,7 +49,7 @@ from agboss.pauses._answers import (
     tell_answered,
     validated,
 )
-from agboss.pauses._voting import Vote, record_vote
+from agboss.pauses._voting import VoteBallot
 from agboss.records._outputs import ExecutionOutput
 from agboss.records._pauses import PauseAnswer, PauseRecord, shown_pause_id
 from agboss.records._refs import pause_ref
@@ -93,10 +99,10 @@ async def record_answer(
     take_lease: bool = True,
     repeat_ok: bool = False,
 ) -> Recorded:
-    """The first phase of an answer: every check, then the decision recorded (with the
-    tree's lease taken in the same commit when it is free, unless ``take_lease=False``: the
-    answer is then left for any instance's pass or sweep). On a question whose role takes
-    several approvals, the answer is a vote (`record_vote`).
+    """The first phase of an answer — one path for an answer that decides its pause and for
+    a vote (``approvals=``: `VoteBallot`): every check, then the decision recorded (an
+    answer's with the tree's lease taken in the same commit when it is free, unless
+    ``take_lease=False``: the answer is then left for any instance's pass or sweep).
 
     With ``repeat_ok``, an answer that repeats the one recorded gets its receipt again
     (``repeated=True``, nothing to move) instead of `NotPausedError`; checked before a reply
@@ -104,75 +110,122 @@ async def record_answer(
     """
     runtime = engine.runtime
     check_shape(decision, reply, runtime.assembly.spec.limits)
-    store = runtime.store
     pause_id = credentials.pause_id
     tenant = credentials.tenant_id or DEFAULT_TENANT_ID
     # A question this instance asked is checked as stored (a reply, whose reading costs a
     # model call, is checked against the pause as it is now): its write says if it waits.
     kept = runtime.asked.take(tenant, pause_id) if reply is None else None
-    found = kept or await store.pauses.find_with_execution(tenant, pause_id)
+    found = kept or await runtime.store.pauses.find_with_execution(tenant, pause_id)
     if found is None:
         raise UnknownPauseError()
     pause, row = found
     if row.workflow not in runtime.assembly.workflows_by_name:
         raise lacking(pause.root_execution_id, f"the workflow {row.workflow!r}")
     tool_of(runtime, pause)  # what the answer is read with: refused here if this build lacks it
-    responder = credential(pause, credentials.owner_id, credentials.answered_by)
-    if pause.votes is not None:
-        vote = Vote(responder, decision, reply)
-        return await record_vote(
-            engine, pause, row, vote, take_lease=take_lease, repeat_ok=repeat_ok
-        )
-    check_owner(pause, row, responder)
-    check_not_owner(engine, pause, row, responder)
-    repeated = _repeated(engine, pause, row, responder, decision, reply) if repeat_ok else None
-    if repeated is not None:
-        return Recorded(repeated)
+    given = Given(credential(pause, credentials.owner_id, credentials.answered_by), decision, reply)
+    ballot: Ballot = (
+        _Alone(engine, pause, row, kept is not None)
+        if pause.votes is None
+        else VoteBallot(engine, pause, row, pause.votes)
+    )
+    ballot.check(given.responder)
+    again = ballot.again(given, repeat_ok=repeat_ok)
+    if again is not None:
+        return Recorded(again, tenant_id=pause.tenant_id)
     if pause.status is not PauseStatus.PENDING:  # closed: no reply is read for nothing
         raise NotPausedError(closed_as(pause))
     if expired(pause, runtime.clock.now()):
         raise NotPausedError("expired")  # its deadline passed: the tree's next pass decides
     valid, usage = await read_decision(engine, pause, row, decision, reply)
-    now = runtime.clock.now()
-    answer = PauseAnswer(decision=valid, responder=responder, reply=reply, usage=usage)
-    # The decision and its audit entry, and the tree's lease for the pass that takes it: one
-    # commit.
-    tool_spec, channel = tool_of(runtime, pause)
-    resolve = ResolvePause(
-        pause,
-        PauseStatus.RESOLVED,
-        PauseResolution.REPLIED,
-        answer,
-        now,
-        tell=shows_answers(channel),
-    )
-    intents = _intents(pause, tool_spec, valid, now) if take_lease else ()
-    in_doubt = False
-    try:
-        resolved, taken = await engine.record_answer(resolve, move=take_lease, intents=intents)
-    except StoreOutcomeUnknownError as unknown:
-        resolved, taken, in_doubt = await _settled(store, resolve, unknown), None, take_lease
-    if resolved is None:
-        current = await store.pauses.find_by_tenant_id_and_pause_id(tenant, pause_id)
-        if repeat_ok and current is not None:  # the same answer, recorded by a retry meanwhile
-            again = _repeated(engine, current, row, responder, decision, reply)
-            if again is not None:
-                return Recorded(again)
-        if current is None and kept is not None:  # kept, then removed (retention)
-            raise UnknownPauseError()
-        if current is not None and expired(current, runtime.clock.now()):
-            raise NotPausedError("expired")
-        raise NotPausedError(closed_as(current) if current else "gone")
-    await tell_answered(engine, resolved, row, responder, valid, now)
-    receipt = AnswerReceipt(
-        pause_id=shown_pause_id(resolved.pause_id, resolved.answered_by),
-        pause_ref=pause_ref(resolved.pause_id),
-        execution_id=resolved.root_execution_id,
-        thread_id=row.thread_id,
-        decision=shown(engine, resolved, row, valid),
-        responder=responder,
-    )
-    return Recorded(receipt, taken, in_doubt)
+    ballot.check_decision(valid)
+    return await ballot.record(given, valid, usage, take_lease=take_lease, repeat_ok=repeat_ok)
+
+
+@dataclass(frozen=True, slots=True)
+class _Alone:
+    """An answer that decides its pause by itself (a `Ballot`): Pending → Resolved with its
+    audit entry, and the tree's lease for the pass that takes it, in one commit."""
+
+    engine: Engine
+    pause: PauseRecord
+    row: ExecutionRow
+    kept: bool
+    """The pause was read from what this instance keeps of the questions it asked."""
+
+    def check(self, responder: str) -> None:
+        """Raises unless ``responder`` may answer: the thread's owner for an owner's pause,
+        not the owner under ``distinct_from_owner``."""
+        check_owner(self.pause, self.row, responder)
+        check_not_owner(self.engine, self.pause, self.row, responder)
+
+    def again(self, given: Given, *, repeat_ok: bool) -> AnswerReceipt | None:
+        """The receipt of the answer this one repeats, with ``repeat_ok``."""
+        if not repeat_ok:
+            return None
+        return _repeated(self.engine, self.pause, self.row, given)
+
+    def check_decision(self, decision: ToolCallApprovalDecisionDto) -> None:
+        """Any valid decision decides the pause (its arguments' overrides included)."""
+
+    async def record(
+        self,
+        given: Given,
+        decision: ToolCallApprovalDecisionDto,
+        usage: Usage | None,
+        *,
+        take_lease: bool,
+        repeat_ok: bool,
+    ) -> Recorded:
+        """Records the answer through the engine's door (`Engine.record_answer`).
+
+        Raises:
+            NotPausedError: The pause was answered, withdrawn or expired since it was read.
+            UnknownPauseError: It was removed since it was read.
+        """
+        engine, pause, row = self.engine, self.pause, self.row
+        runtime = engine.runtime
+        store = runtime.store
+        now = runtime.clock.now()
+        responder = given.responder
+        answer = PauseAnswer(decision=decision, responder=responder, reply=given.reply, usage=usage)
+        tool_spec, channel = tool_of(runtime, pause)
+        resolve = ResolvePause(
+            pause,
+            PauseStatus.RESOLVED,
+            PauseResolution.REPLIED,
+            answer,
+            now,
+            tell=shows_answers(channel),
+        )
+        intents = _intents(pause, tool_spec, decision, now) if take_lease else ()
+        in_doubt = False
+        try:
+            resolved, taken = await engine.record_answer(resolve, move=take_lease, intents=intents)
+        except StoreOutcomeUnknownError as unknown:
+            resolved, taken, in_doubt = await _settled(store, resolve, unknown), None, take_lease
+        if resolved is None:
+            current = await store.pauses.find_by_tenant_id_and_pause_id(
+                pause.tenant_id, pause.pause_id
+            )
+            if repeat_ok and current is not None:  # the same answer, recorded by a retry
+                again = _repeated(engine, current, row, given)
+                if again is not None:
+                    return Recorded(again)
+            if current is None and self.kept:  # kept, then removed (retention)
+                raise UnknownPauseError()
+            if current is not None and expired(current, runtime.clock.now()):
+                raise NotPausedError("expired")
+            raise NotPausedError(closed_as(current) if current else "gone")
+        await tell_answered(engine, resolved, row, responder, decision, now)
+        receipt = AnswerReceipt(
+            pause_id=shown_pause_id(resolved.pause_id, resolved.answered_by),
+            pause_ref=pause_ref(resolved.pause_id),
+            execution_id=resolved.root_execution_id,
+            thread_id=row.thread_id,
+            decision=shown(engine, resolved, row, decision),
+            responder=responder,
+        )
+        return Recorded(receipt, taken, in_doubt)
 
 
 def _intents(
@@ -214,17 +267,13 @@ async def _settled(
 
 
 def _repeated(
-    engine: Engine,
-    pause: PauseRecord,
-    row: ExecutionRow,
-    responder: str,
-    decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
-    reply: str | None,
+    engine: Engine, pause: PauseRecord, row: ExecutionRow, given: Given
 ) -> AnswerReceipt | None:
     """The receipt of the answer already recorded on this pause when this one repeats it (the
     same answerer, and the same words or the same decision once validated): a retried
     webhook. ``None`` when it was answered otherwise, withdrawn, or still waits."""
     recorded = pause.answer
+    responder, reply = given.responder, given.reply
     if (
         recorded is None
         or pause.status is PauseStatus.PENDING
@@ -237,7 +286,7 @@ def _repeated(
             return None
     else:
         try:
-            valid = validated(engine, decision, pause, row)
+            valid = validated(engine, given.decision, pause, row)
         except AgbossError:
             return None
         if recorded.reply is not None or valid != recorded.decision:

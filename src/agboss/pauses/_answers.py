@@ -8,7 +8,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
@@ -40,7 +40,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AnswerReceipt",
+    "Ballot",
     "Credentials",
+    "Given",
     "Recorded",
     "check_not_owner",
     "check_owner",
@@ -181,6 +183,47 @@ class Credentials:
     tenant_id: str | None = None
     owner_id: str | None = None
     answered_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Given:
+    """An answer as its caller gave it: who answers, and exactly one of a decision and a
+    reply."""
+
+    responder: str
+    decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None
+    reply: str | None
+
+
+class Ballot(Protocol):
+    """How an answer to one pause counts: alone, deciding it, or as one vote of several
+    (``approvals=``). The one path every answer takes (`record_answer`) asks it at each of
+    its steps, in order: who may answer, an answer given before, the decision, the record."""
+
+    def check(self, responder: str) -> None:
+        """Raises unless ``responder`` may answer this pause."""
+        ...
+
+    def again(self, given: Given, *, repeat_ok: bool) -> AnswerReceipt | None:
+        """The receipt of an answer this one repeats (``repeat_ok``: a retried webhook); or
+        raises when the answerer may not answer twice."""
+        ...
+
+    def check_decision(self, decision: ToolCallApprovalDecisionDto) -> None:
+        """Raises unless this kind of answer may decide ``decision``."""
+        ...
+
+    async def record(
+        self,
+        given: Given,
+        decision: ToolCallApprovalDecisionDto,
+        usage: Usage | None,
+        *,
+        take_lease: bool,
+        repeat_ok: bool,
+    ) -> Recorded:
+        """Records the answer through the engine's door, and what the caller is told."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,12 +10,10 @@ voter again is a repeat (its receipt again) or, voting otherwise, `AlreadyVotedE
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.engine._ballots import cast_vote
 from agboss.engine._channels import shows_answers, tool_of
 from agboss.enums import PauseAnswerer, PauseStatus
 from agboss.errors import (
@@ -27,16 +25,17 @@ from agboss.errors import (
     StoreOutcomeUnknownError,
     StoreUnavailableError,
 )
+from agboss.models._messages import Usage
 from agboss.observability._events import ExecutionEventKind
 from agboss.pauses._answers import (
     AnswerReceipt,
+    Given,
     Recorded,
     check_not_owner,
     check_owner,
     closed_as,
     expired,
     read_back,
-    read_decision,
     shown,
     shown_votes,
     tell,
@@ -52,90 +51,99 @@ from agboss.store.writes import CastVote, Voted
 if TYPE_CHECKING:
     from agboss.engine._engine import Engine
 
-__all__ = ["Vote", "record_vote"]
+__all__ = ["VoteBallot"]
 
 
 @dataclass(frozen=True, slots=True)
-class Vote:
-    """An answer given as a vote: who, and exactly one of a decision and a reply."""
+class VoteBallot:
+    """An answer that counts as one vote of several (a `Ballot`); see the module's
+    docstring. The tree moves only after the vote that decided its question
+    (``Recorded.to_move``), waiting for its lease like an answer that found it held."""
 
-    voter: str
-    decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None
-    reply: str | None
+    engine: Engine
+    pause: PauseRecord
+    row: ExecutionRow
+    votes: PauseVotes
 
+    def check(self, responder: str) -> None:
+        """Raises `NotAnAnswererError` unless ``responder`` is named among the question's
+        voters (the thread's owner alone when a thread-owner role named none), and not the
+        owner under ``distinct_from_owner``."""
+        _check_voter(self.engine, self.pause, self.row, self.votes, responder)
 
-async def record_vote(
-    engine: Engine,
-    pause: PauseRecord,
-    row: ExecutionRow,
-    vote: Vote,
-    *,
-    take_lease: bool,
-    repeat_ok: bool,
-) -> Recorded:
-    """Records a vote; see the module's docstring. The tree moves only after the vote that
-    decided its question (``Recorded.to_move``), waiting for its lease like an answer that
-    found it held.
+    def again(self, given: Given, *, repeat_ok: bool) -> AnswerReceipt | None:
+        """A voter who voted already: their vote's receipt again when this repeats it (a
+        retried webhook, with ``repeat_ok``), else `AlreadyVotedError`."""
+        cast = self.votes.of(given.responder)
+        if cast is None:
+            return None
+        return _again(self.engine, self.pause, self.row, given, cast, self.votes, repeat_ok)
 
-    Raises:
-        NotAnAnswererError: The voter may not vote on this question.
-        AlreadyVotedError: The voter voted already, otherwise (or again, without
-            ``repeat_ok``).
-        DtoValidationError: The vote carries ``override_arguments``: a quorum approves the
-            call as asked.
-        NotPausedError: The question no longer waits.
-    """
-    votes = pause.votes
-    assert votes is not None
-    _check_voter(engine, pause, row, votes, vote.voter)
-    cast = votes.of(vote.voter)
-    if cast is not None:
-        return _again(engine, pause, row, vote, cast, votes, repeat_ok=repeat_ok)
-    if pause.status is not PauseStatus.PENDING:  # closed: no reply is read for nothing
-        raise NotPausedError(closed_as(pause))
-    runtime = engine.runtime
-    if expired(pause, runtime.clock.now()):
-        raise NotPausedError("expired")
-    valid, usage = await read_decision(engine, pause, row, vote.decision, vote.reply)
-    if valid.override_arguments is not None:
-        raise DtoValidationError(
-            "a vote approves or rejects the call as asked; it cannot change its arguments",
-            hint="vote without override_arguments (several approvers approve one call)",
+    def check_decision(self, decision: ToolCallApprovalDecisionDto) -> None:
+        """A vote approves the call as asked: `DtoValidationError` for ``override_arguments``."""
+        if decision.override_arguments is not None:
+            raise DtoValidationError(
+                "a vote approves or rejects the call as asked; it cannot change its arguments",
+                hint="vote without override_arguments (several approvers approve one call)",
+            )
+
+    async def record(
+        self,
+        given: Given,
+        decision: ToolCallApprovalDecisionDto,
+        usage: Usage | None,
+        *,
+        take_lease: bool,
+        repeat_ok: bool,
+    ) -> Recorded:
+        """Casts the vote (`CastVote`, through the engine's door); the one that decides the
+        question resolves it in the same commit.
+
+        Raises:
+            NotPausedError: The question was closed, or its deadline passed, since it was
+                read.
+            AlreadyVotedError: The same voter was counted meanwhile, otherwise.
+        """
+        engine, pause, row = self.engine, self.pause, self.row
+        runtime = engine.runtime
+        now = runtime.clock.now()
+        ballot = PauseVote(
+            voter=given.responder,
+            approved=decision.approved,
+            reason=decision.reason,
+            reply=given.reply,
+            voted_at=now.isoformat(),
+            usage=usage,
         )
-    now = runtime.clock.now()
-    ballot = PauseVote(
-        voter=vote.voter,
-        approved=valid.approved,
-        reason=valid.reason,
-        reply=vote.reply,
-        voted_at=now.isoformat(),
-        usage=usage,
-    )
-    write = CastVote(pause, ballot, now, tell=shows_answers(tool_of(runtime, pause)[1]))
-    in_doubt = False
-    try:
-        voted = await cast_vote(runtime, write, move=take_lease)
-    except StoreOutcomeUnknownError as unknown:
-        voted, in_doubt = await _settled(runtime.store, write, unknown), True
-    if voted.votes is None:  # closed, or its deadline passed, since it was read
-        current = await runtime.store.pauses.find_by_tenant_id_and_pause_id(
-            pause.tenant_id, pause.pause_id
-        )
-        if current is not None and expired(current, runtime.clock.now()):
-            raise NotPausedError("expired")
-        raise NotPausedError(closed_as(current) if current else "gone")
-    theirs = voted.votes.of(vote.voter)
-    if not voted.counted and theirs is not None:  # the same voter, counted meanwhile
-        return _again(engine, pause, row, vote, theirs, voted.votes, repeat_ok=repeat_ok)
-    tell(engine, pause, ExecutionEventKind.PAUSE_VOTED, vote.voter, ballot.approved, now)
-    if voted.resolved is not None:
-        outcome = voted.votes.outcome()
-        assert outcome is not None
-        assert voted.resolved.answer is not None
-        responder = voted.resolved.answer.responder or vote.voter
-        await tell_answered(engine, voted.resolved, row, responder, outcome, now)
-    receipt = _receipt(engine, pause, row, vote.voter, valid, voted.votes)
-    return Recorded(receipt, None, in_doubt, tenant_id=pause.tenant_id)
+        write = CastVote(pause, ballot, now, tell=shows_answers(tool_of(runtime, pause)[1]))
+        in_doubt = False
+        try:
+            voted = await engine.cast_vote(write, move=take_lease)
+        except StoreOutcomeUnknownError as unknown:
+            voted, in_doubt = await _settled(runtime.store, write, unknown), True
+        if voted.votes is None:  # closed, or its deadline passed, since it was read
+            current = await runtime.store.pauses.find_by_tenant_id_and_pause_id(
+                pause.tenant_id, pause.pause_id
+            )
+            if current is not None and expired(current, runtime.clock.now()):
+                raise NotPausedError("expired")
+            raise NotPausedError(closed_as(current) if current else "gone")
+        theirs = voted.votes.of(given.responder)
+        if not voted.counted and theirs is not None:  # the same voter, counted meanwhile
+            return Recorded(
+                _again(engine, pause, row, given, theirs, voted.votes, repeat_ok),
+                tenant_id=pause.tenant_id,
+            )
+        voter = given.responder
+        tell(engine, pause, ExecutionEventKind.PAUSE_VOTED, voter, ballot.approved, now)
+        if voted.resolved is not None:
+            outcome = voted.votes.outcome()
+            assert outcome is not None
+            assert voted.resolved.answer is not None
+            responder = voted.resolved.answer.responder or voter
+            await tell_answered(engine, voted.resolved, row, responder, outcome, now)
+        receipt = _receipt(engine, pause, row, voter, decision, voted.votes)
+        return Recorded(receipt, None, in_doubt, tenant_id=pause.tenant_id)
 
 
 def _receipt(
@@ -182,35 +190,33 @@ def _again(
     engine: Engine,
     pause: PauseRecord,
     row: ExecutionRow,
-    vote: Vote,
+    given: Given,
     cast: PauseVote,
     votes: PauseVotes,
-    *,
     repeat_ok: bool,
-) -> Recorded:
+) -> AnswerReceipt:
     """A voter who voted already: their vote's receipt again when this repeats it (a
     retried webhook, with ``repeat_ok``), else `AlreadyVotedError`."""
-    if repeat_ok and _repeats(engine, pause, row, vote, cast):
+    if repeat_ok and _repeats(engine, pause, row, given, cast):
         decision = ToolCallApprovalDecisionDto(approved=cast.approved, reason=cast.reason)
-        receipt = _receipt(engine, pause, row, vote.voter, decision, votes, repeated=True)
-        return Recorded(receipt, tenant_id=pause.tenant_id)
+        return _receipt(engine, pause, row, given.responder, decision, votes, repeated=True)
     verdict = "approved" if cast.approved else "rejected"
     raise AlreadyVotedError(
-        f"{vote.voter} already voted on this question ({verdict} it); a vote stands as cast"
+        f"{given.responder} already voted on this question ({verdict} it); a vote stands as cast"
     )
 
 
 def _repeats(
-    engine: Engine, pause: PauseRecord, row: ExecutionRow, vote: Vote, cast: PauseVote
+    engine: Engine, pause: PauseRecord, row: ExecutionRow, given: Given, cast: PauseVote
 ) -> bool:
     """Whether an answer repeats the vote cast: the same words, or the same decision once
     validated."""
-    if vote.reply is not None:
-        return cast.reply == vote.reply
+    if given.reply is not None:
+        return cast.reply == given.reply
     if cast.reply is not None:
         return False
     try:
-        valid = validated(engine, vote.decision, pause, row)
+        valid = validated(engine, given.decision, pause, row)
     except AgbossError:
         return False
     return (
