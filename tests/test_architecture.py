@@ -306,3 +306,17 @@ def test_only_the_engine_writes_to_the_store() -> None:
             ):
                 writers.add(module)
     assert writers == set(), sorted(writers)
+
+
+def test_what_an_instance_keeps_lives_in_the_engines_memory_and_the_store_only_stores() -> None:
+    # The questions it asked, the pending entries it listed or inserted and the outlines of
+    # the trees it moved are bounded in one place (`engine/_memory.py`, its questions in
+    # `engine/_asked.py`); a store keeps nothing of what it wrote or read. (A PII policy's
+    # map of the values it found in one tree is that tree's, not the instance's.)
+    keeping = {
+        module
+        for module, (path, _) in _modules().items()
+        if "OrderedDict" in path.read_text() or "lru_cache" in path.read_text()
+    }
+    assert keeping <= {"agboss.engine._memory", "agboss.engine._asked", "agboss.pii._policy"}
+    assert not any(module.startswith("agboss.store") for module in keeping)

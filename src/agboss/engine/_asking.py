@@ -166,7 +166,7 @@ async def ask_approval(
         pause = results[insert]
         standing, read = (None if find is None else results[find]), True
         if standing is None:
-            runtime.asked.keep(pause, row)
+            runtime.memory.asked_here(pause, row)
         emit_pause_event(ExecutionEventKind.PAUSE_ASKED, pause, asked_at)
     channel = channel.asking(pause.channel)  # the role its ladder escalated it to, if any
     if pause.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN):

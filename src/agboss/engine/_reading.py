@@ -8,7 +8,7 @@ them all. Only ``record=True`` reads each execution's journal (and builds the ch
 
 from __future__ import annotations
 
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from agboss.engine._frame import ATTEMPT, ATTEMPT_FAILED
 from agboss.engine._interpreter import failure_record
+from agboss.engine._memory import Outline
 from agboss.engine._runtime import Runtime
 from agboss.enums import ExecutionStatus
 from agboss.models._messages import Usage
@@ -234,17 +235,6 @@ class PassEnd:
     """When the tree the pass rested moves by itself (a retry's wait), if it does."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Outline:
-    epoch: int
-    nodes: list[TreeNode]
-    ids: frozenset[str]
-
-
-_OUTLINES = 256
-"""The trees whose outlines an instance keeps."""
-
-
 class TreeReader:
     """Builds outputs for one `App` instance.
 
@@ -257,18 +247,18 @@ class TreeReader:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.outside = runtime.assembly.pii_outside
-        self._outlines: OrderedDict[str, _Outline] = OrderedDict()
 
     async def _outline(self, root: str, changes: PassChanges | None) -> list[TreeNode]:
         store = self.runtime.store
         if changes is None:  # read without a pass of this instance: whole, and not kept
             return await store.executions.outline(root)
-        kept = self._outlines.pop(root, None)
+        outlines = self.runtime.memory.outlines
+        kept = outlines.take(root)
         if changes.changed is not None and kept is not None and kept.epoch == changes.epoch - 1:
             again = await store.executions.outline_of(root, sorted(changes.changed | {root}))
             if all(node.execution_id in kept.ids for node in again):  # else: new children
                 fresh = {node.execution_id: node for node in again}
-                kept = _Outline(
+                kept = Outline(
                     changes.epoch, [fresh.get(n.execution_id, n) for n in kept.nodes], kept.ids
                 )
             else:
@@ -277,10 +267,8 @@ class TreeReader:
             kept = None
         if kept is None:
             nodes = await store.executions.outline(root)
-            kept = _Outline(changes.epoch, nodes, frozenset(node.execution_id for node in nodes))
-        self._outlines[root] = kept
-        while len(self._outlines) > _OUTLINES:
-            self._outlines.popitem(last=False)
+            kept = Outline(changes.epoch, nodes, frozenset(node.execution_id for node in nodes))
+        outlines.keep(root, kept)
         return kept.nodes
 
     def decoded_output(self, row: ExecutionRow | TreeNode) -> BaseModel | None:
@@ -326,7 +314,8 @@ class TreeReader:
         node = next((n for n in nodes if n.execution_id == row.execution_id), nodes[0])
         waiting = []
         if status is ExecutionStatus.PAUSED:
-            waiting = await store.pauses.list_pending(row.root_execution_id, pending_ids)
+            memory = self.runtime.memory
+            waiting = await memory.pending.listed(store, row.root_execution_id, pending_ids)
             if self.outside.masks:
                 policy = self.outside.policy(row.workflow)
                 waiting = [self.outside.pending(pause, policy) for pause in waiting]

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from agboss.assembly._definitions import Assembly
 from agboss.clock import Clock
-from agboss.engine._asked import AskedHere
+from agboss.engine._memory import InstanceMemory
 from agboss.models._provider import ModelResolver
 from agboss.store.protocol import Store
 
@@ -48,5 +48,5 @@ class Runtime:
     resume_timeout: timedelta = RESUME_TIMEOUT
     prompts: dict[str, str] = field(default_factory=dict)
     """Each reply interpreter's instructions (its prompt and prompt URLs), by name."""
-    asked: AskedHere = field(default_factory=AskedHere)
-    """The questions this instance asked lately: answered without a read."""
+    memory: InstanceMemory = field(default_factory=InstanceMemory)
+    """What this instance keeps of what it wrote and read (`InstanceMemory`)."""

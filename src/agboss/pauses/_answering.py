@@ -114,7 +114,7 @@ async def record_answer(
     tenant = credentials.tenant_id or DEFAULT_TENANT_ID
     # A question this instance asked is checked as stored (a reply, whose reading costs a
     # model call, is checked against the pause as it is now): its write says if it waits.
-    kept = runtime.asked.take(tenant, pause_id) if reply is None else None
+    kept = runtime.memory.asked.take(tenant, pause_id) if reply is None else None
     found = kept or await runtime.store.pauses.find_with_execution(tenant, pause_id)
     if found is None:
         raise UnknownPauseError()

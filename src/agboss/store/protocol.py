@@ -526,9 +526,13 @@ class PausedExecutionRepository(Protocol):
 
         Args:
             root_execution_id: The tree.
-            ids: Their ids in that order, when they were read already (`Rested.pending_ids`):
-                only the pauses themselves are read.
+            ids: Their ids in that order, when they were read already (`Rested.pending_ids`,
+                `pending_ids`): those pauses are listed, in that order.
         """
+        ...
+
+    async def pending_ids(self, root_execution_id: str) -> list[str]:
+        """The ids of a tree's Pending pauses, in the order `list_pending` lists them."""
         ...
 
     async def list_waiting(self, query: WaitingQuery) -> list[WaitingPause]:

@@ -7,7 +7,6 @@ on columns that compare as bytes, so an index serves them.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -29,7 +28,6 @@ from agboss.store._rows import (
     execution_of,
     pause_of,
     pending_of,
-    pending_pause,
     qualified,
     step_of,
 )
@@ -390,10 +388,6 @@ class SqlBranchRepository(_Repository):
         return {_BRANCH_STATUS[str(row[0])]: int(row[1]) for row in rows}
 
 
-_PENDING_CACHE = 50_000
-"""How many listed pending pauses a store keeps decoded (a pending pause never changes: it is
-only ever closed, after which it is no longer listed)."""
-
 _PAUSE_WITH_EXECUTION = (
     f"SELECT {qualified(PAUSE_COLUMNS, 'p')}, {qualified(EXECUTION_READ, 'e')} "
     "FROM pauses p JOIN executions e ON e.execution_id = p.execution_id "
@@ -406,21 +400,6 @@ _PENDING_WIDTH = PENDING_COLUMNS.count(",") + 1
 
 class SqlPausedExecutionRepository(_Repository):
     """The pauses: their state changes are writes (`agboss.store.sql._ops`)."""
-
-    def __init__(self, driver: Driver) -> None:
-        super().__init__(driver)
-        self._pending: OrderedDict[tuple[str, str], PendingPause] = OrderedDict()
-
-    def remember(self, pause: PauseRecord) -> None:
-        """Keeps a pause this instance just inserted as `list_pending` lists it: the result
-        that lists it next reads only its id (not one that takes votes: they change while it
-        waits)."""
-        if pause.votes is not None:
-            return
-        cache = self._pending
-        cache[(pause.root_execution_id, pause.pause_id)] = pending_pause(pause)
-        if len(cache) > _PENDING_CACHE:
-            cache.popitem(last=False)
 
     async def find_by_step(self, execution_id: str, step_key: str) -> PauseRecord | None:
         row = await self._driver.read(
@@ -487,29 +466,18 @@ class SqlPausedExecutionRepository(_Repository):
         self, root_execution_id: str, ids: Sequence[str] | None = None
     ) -> list[PendingPause]:
         if ids is None:
-            rows = await self._driver.read(_all(PENDING_IDS, root_execution_id))
-            ids = [str(row[0]) for row in rows]
-        # A resume among N pending pauses lists N - 1 of them again: each is decoded once,
-        # and only the ids are read for those decoded before.
-        cache = self._pending
-        missing = [pause_id for pause_id in ids if (root_execution_id, pause_id) not in cache]
+            ids = await self.pending_ids(root_execution_id)
         full = await self._read_in(
             f"SELECT {PENDING_COLUMNS} FROM pauses WHERE root_execution_id = ? AND pause_id IN",
             root_execution_id,
-            missing,
+            ids,
         )
-        read: dict[str, PendingPause] = {}
-        for row in full:
-            pending = pending_of(row, root_execution_id)
-            read[str(row[0])] = pending
-            if pending.votes is None:  # a question's votes change while it waits: read anew
-                cache[(root_execution_id, str(row[0]))] = pending
-        while len(cache) > _PENDING_CACHE:
-            cache.popitem(last=False)
-        return [
-            read[pause_id] if pause_id in read else cache[(root_execution_id, pause_id)]
-            for pause_id in ids
-        ]
+        read = {str(row[0]): pending_of(row, root_execution_id) for row in full}
+        return [read[pause_id] for pause_id in ids]
+
+    async def pending_ids(self, root_execution_id: str) -> list[str]:
+        rows = await self._driver.read(_all(PENDING_IDS, root_execution_id))
+        return [str(row[0]) for row in rows]
 
     async def list_waiting(self, query: WaitingQuery) -> list[WaitingPause]:
         columns = qualified(PENDING_COLUMNS, "p")

@@ -21,7 +21,7 @@ from agboss.store.sql._reads import (
     SqlStepJournalRepository,
 )
 from agboss.store.sql._standing import SqlStandingDecisionRepository
-from agboss.store.writes import InsertPause, Results, Write
+from agboss.store.writes import Results, Write
 
 __all__ = ["SqlStore"]
 
@@ -85,9 +85,6 @@ class SqlStore:
         )
         if signals and notice is None:
             self._driver.announced(signals)
-        for write, value in zip(writes, values, strict=True):
-            if isinstance(write, InsertPause):
-                self._pauses.remember(value)
         return Results(writes, values)
 
     @property

@@ -472,6 +472,12 @@ class PauseContract(Contract):
         assert rested.pending_ids == ("o" * 32, "c" * 32)  # the owner's first, then the channels'
         listed = await store.pauses.list_pending("ex-1")
         assert await store.pauses.list_pending("ex-1", rested.pending_ids) == listed
+        assert await store.pauses.pending_ids("ex-1") == list(rested.pending_ids)
+        # Listed by the ids given, in their order (an instance reads only those it does not
+        # keep already).
+        reversed_ids = list(reversed(rested.pending_ids))
+        assert await store.pauses.list_pending("ex-1", reversed_ids) == listed[::-1]
+        assert await store.pauses.list_pending("ex-1", []) == []
 
     async def test_a_tree_does_not_rest_on_an_answer_its_pass_has_not_tried(
         self, store: Store
