@@ -320,3 +320,42 @@ def test_what_an_instance_keeps_lives_in_the_engines_memory_and_the_store_only_s
     }
     assert keeping <= {"agboss.engine._memory", "agboss.engine._asked", "agboss.pii._policy"}
     assert not any(module.startswith("agboss.store") for module in keeping)
+
+
+EXPORTING = (
+    "assembly",
+    "components",
+    "flow",
+    "models",
+    "observability",
+    "pii",
+    "policies",
+    "records",
+    "store",
+)
+"""The packages whose ``__init__`` exports what the other packages use (issue 54, step 7):
+their private modules are their own. ``engine``, ``pauses``, ``mcp`` and ``web`` are not yet
+among them (``mcp``'s ``__init__`` must stay light: declaring a server needs no SDK)."""
+
+
+def _private_imports() -> list[str]:
+    """Each import, under ``src/``, of another package's private module."""
+    found = []
+    for module, (path, _) in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.ImportFrom) and node.module):
+                continue
+            parts = node.module.split(".")
+            if (
+                parts[0] == "agboss"
+                and len(parts) >= 3
+                and parts[2].startswith("_")
+                and parts[1] != _package(module)
+            ):
+                found.append(f"{module} imports {node.module}")
+    return found
+
+
+def test_no_module_imports_a_private_module_of_a_package_that_exports_what_others_use() -> None:
+    found = [line for line in _private_imports() if line.split()[-1].split(".")[1] in EXPORTING]
+    assert found == [], found

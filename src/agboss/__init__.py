@@ -5,6 +5,8 @@ from agboss.assembly import Provide, Scope, provide
 from agboss.clock import Clock, SystemClock
 from agboss.components import (
     ApprovalAsk,
+    AutoApproveChannel,
+    AutoRejectChannel,
     BranchResult,
     ChannelAnswered,
     ChannelAsk,
@@ -20,6 +22,7 @@ from agboss.components import (
     QuorumAsk,
     QuorumOutcome,
     Remind,
+    TerminalUserChannel,
     ToolHandler,
     agent,
     application,
@@ -32,7 +35,6 @@ from agboss.components import (
     workflow_finish,
     workflow_start,
 )
-from agboss.components._builtin import AutoApproveChannel, AutoRejectChannel, TerminalUserChannel
 from agboss.context import AbortSignal, ExecutionContext, StepContext, Tenant
 from agboss.dto import (
     ToolCallApprovalAskDto,
@@ -119,17 +121,18 @@ from agboss.policies import Budget, History, RetryPolicy
 from agboss.records import (
     ChildExecutionRecord,
     ComponentRecord,
+    ExecutionOutput,
     ExecutionRecord,
     FailureRecord,
     LedgerRecord,
+    PendingPause,
     RetryRecord,
     Spend,
     StandingDecision,
     StepRecord,
     ToolCallRecord,
+    pause_ref,
 )
-from agboss.records._outputs import ExecutionOutput, PendingPause
-from agboss.records._refs import pause_ref
 
 __all__ = [
     "AbortSignal",

@@ -13,10 +13,15 @@ from typing import TYPE_CHECKING, Any, Self, overload
 
 from pydantic import BaseModel
 
-from agboss.assembly._arguments import check_arguments, check_dependencies
-from agboss.assembly._assemble import Assembly, assemble
-from agboss.assembly._container import Provide
-from agboss.assembly._mcp import McpTool, open_declared
+from agboss.assembly import (
+    Assembly,
+    McpTool,
+    Provide,
+    assemble,
+    check_arguments,
+    check_dependencies,
+    open_declared,
+)
 from agboss.clock import Clock, SystemClock, TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto, schema_of
@@ -30,17 +35,16 @@ from agboss.enums import PauseKind, StandingScope
 from agboss.errors import ConfigurationError
 from agboss.inputs import InputLimits, check_flag, check_id, check_optional_id
 from agboss.mcp._input import McpInputRequest
-from agboss.models._provider import ModelProvider, ModelResolver
-from agboss.observability._events import ExecutionEvent, ExecutionEventKind, streaming_to
+from agboss.models import ModelProvider, ModelResolver
+from agboss.observability import ExecutionEvent, ExecutionEventKind, streaming_to
 from agboss.pauses._answering import move_answered, record_answer
 from agboss.pauses._answers import AnswerReceipt, Credentials
 from agboss.pauses._describing import PauseDescription, describe_pause, pause_id_of
 from agboss.pauses._failed import FailedPage, failed_query, list_failed
 from agboss.pauses._inbox import InboxPage, list_inbox, query_of
 from agboss.pauses._prompts import load_prompts
-from agboss.records._outputs import ExecutionOutput, PendingPause
-from agboss.records._standing import StandingDecision
-from agboss.store._url import store_from
+from agboss.records import ExecutionOutput, PendingPause, StandingDecision
+from agboss.store import store_from
 from agboss.store.protocol import Store, WaitingQuery
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel
 
-from agboss.components._channels import ApprovalAsk
+from agboss.components import ApprovalAsk
 from agboss.dto import ToolCallApprovalDecisionDto
 
 __all__ = ["InterpreterInput", "ReplyInterpretation", "ReplyInterpreterHandler"]

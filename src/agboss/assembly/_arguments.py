@@ -9,7 +9,7 @@ from datetime import timedelta
 from agboss.assembly._container import Provide
 from agboss.clock import Clock
 from agboss.errors import ConfigurationError
-from agboss.models._provider import MODEL_PROVIDER_MEMBERS
+from agboss.models import MODEL_PROVIDER_MEMBERS
 
 __all__ = ["check_arguments", "check_dependencies"]
 

@@ -19,23 +19,21 @@ from agboss.assembly._definitions import Assembly, ToolChannel, WorkflowDefiniti
 from agboss.assembly._flows import FlowRules
 from agboss.assembly._mcp import McpRules, McpTool, McpWiring
 from agboss.assembly._types import argument_type_violations
-from agboss.components._channels import ChannelHandler
-from agboss.components._handlers import ToolHandler
-from agboss.components._specs import (
+from agboss.components import (
     AgentSpec,
     ApplicationSpec,
+    ChannelHandler,
     ChannelSpec,
     ComponentKind,
     ComponentSpec,
     ReplyInterpreterSpec,
+    ToolHandler,
     ToolSpec,
     spec_of,
 )
 from agboss.errors import AssemblyError, AssemblyViolation
-from agboss.models._provider import ModelResolver
-from agboss.pii._outside import PiiOutside
-from agboss.pii._policy import PiiPolicy
-from agboss.pii._rules import PiiRule
+from agboss.models import ModelResolver
+from agboss.pii import PiiOutside, PiiPolicy, PiiRule
 
 __all__ = ["Assembly", "ToolChannel", "WorkflowDefinition", "assemble"]
 

@@ -10,13 +10,13 @@ from typing import Any
 
 from agboss.assembly._definitions import ToolChannel
 from agboss.assembly._walk import Walk
-from agboss.components._channels import ChannelHandler
-from agboss.components._ladder import Escalate
-from agboss.components._quorum import Quorum
-from agboss.components._specs import (
+from agboss.components import (
     ApplicationSpec,
+    ChannelHandler,
     ChannelRoleSpec,
     ChannelSpec,
+    Escalate,
+    Quorum,
     ReplyInterpreterSpec,
     ToolSpec,
     spec_of,

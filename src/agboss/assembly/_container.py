@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar, cast
 
-from agboss.components._specs import ComponentSpec
+from agboss.components import ComponentSpec
 from agboss.context import ExecutionContext
 from agboss.errors import AssemblyViolation
 

@@ -7,20 +7,19 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 from agboss.assembly._container import Container
-from agboss.components._ladder import LadderStep
-from agboss.components._specs import (
+from agboss.components import (
     AgentSpec,
     ApplicationSpec,
     ChannelRoleSpec,
     ComponentSpec,
+    LadderStep,
     ToolSpec,
     WorkflowSpec,
 )
 from agboss.enums import OnExpiry, PauseAnswerer
-from agboss.flow._graph import FlowGraph
-from agboss.pii._outside import PiiOutside
-from agboss.pii._policy import PiiPolicy
-from agboss.policies._retries import DEFAULT_MODEL_RETRY, RetryPolicy
+from agboss.flow import FlowGraph
+from agboss.pii import PiiOutside, PiiPolicy
+from agboss.policies import DEFAULT_MODEL_RETRY, RetryPolicy
 
 __all__ = ["Assembly", "SpecT", "ToolChannel", "WorkflowDefinition"]
 

@@ -10,14 +10,14 @@ from pydantic import BaseModel
 
 from agboss.assembly._definitions import WorkflowDefinition
 from agboss.assembly._walk import Walk
-from agboss.components._handlers import ToolHandler
-from agboss.components._specs import (
+from agboss.components import (
     AgentSpec,
     ChannelRoleSpec,
     ChannelSpec,
     ComponentKind,
     ComponentSpec,
     JoinComponentSpec,
+    ToolHandler,
     ToolSpec,
     WorkflowFinishSpec,
     WorkflowSpec,
@@ -25,8 +25,15 @@ from agboss.components._specs import (
     spec_of,
 )
 from agboss.enums import OnInterrupted
-from agboss.flow._dsl import Flow, LaunchSpec, StepKind
-from agboss.flow._graph import CompiledBranch, CompiledLaunch, FlowGraph, FlowNode
+from agboss.flow import (
+    CompiledBranch,
+    CompiledLaunch,
+    Flow,
+    FlowGraph,
+    FlowNode,
+    LaunchSpec,
+    StepKind,
+)
 from agboss.mcp._servers import McpServer
 
 __all__ = ["FlowRules"]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from agboss.assembly._types import reachable
 from agboss.assembly._walk import Walk
-from agboss.components._specs import (
+from agboss.components import (
     AgentSpec,
     ApplicationSpec,
     ChannelRoleSpec,

@@ -17,8 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agboss.components import spec_of
-from agboss.components._specs import ComponentSpec
+from agboss.components import ComponentSpec, spec_of
 from agboss.errors import AssemblyViolation
 from agboss.flow import Flow
 from agboss.policies import Budget

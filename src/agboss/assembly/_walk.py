@@ -7,13 +7,9 @@ from typing import Any
 
 from agboss.assembly._container import Provide
 from agboss.assembly._definitions import SpecT, WorkflowDefinition
-from agboss.components._specs import (
-    ComponentKind,
-    ComponentSpec,
-    spec_of,
-)
+from agboss.components import ComponentKind, ComponentSpec, spec_of
 from agboss.errors import AssemblyViolation
-from agboss.models._provider import ModelResolver
+from agboss.models import ModelResolver
 
 __all__ = ["Walk"]
 

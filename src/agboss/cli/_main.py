@@ -20,15 +20,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from agboss.app import App
-from agboss.components._specs import ApplicationSpec, spec_of
+from agboss.components import ApplicationSpec, spec_of
 from agboss.errors import AgbossError, ModelProviderError, StoreUnavailableError
-from agboss.models._messages import ChatRequest, ChatResponse
-from agboss.models._provider import ChatModel, ModelProvider
+from agboss.models import ChatModel, ChatRequest, ChatResponse, ModelProvider
 from agboss.pauses._failed import FailedExecution
 from agboss.pauses._inbox import InboxEntry
-from agboss.records._outputs import PendingPause
-from agboss.records._standing import StandingDecision
-from agboss.store._url import store_from
+from agboss.records import PendingPause, StandingDecision
+from agboss.store import store_from
 from agboss.store.sqlite import SqliteStore
 
 __all__ = ["cli", "main"]

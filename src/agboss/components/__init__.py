@@ -1,5 +1,6 @@
 """Components: the decorators, the specs they attach, and the base classes handlers implement."""
 
+from agboss.components._builtin import AutoApproveChannel, AutoRejectChannel, TerminalUserChannel
 from agboss.components._channels import (
     ApprovalAsk,
     ChannelAnswered,
@@ -26,10 +27,29 @@ from agboss.components._handlers import ToolHandler
 from agboss.components._joins import BranchResult, JoinHandler, JoinInput, QuorumOutcome
 from agboss.components._ladder import Escalate, LadderStep, Remind
 from agboss.components._quorum import Quorum, QuorumAsk
-from agboss.components._specs import ComponentKind, spec_of
+from agboss.components._specs import (
+    AgentSpec,
+    ApplicationSpec,
+    ChannelRoleSpec,
+    ChannelSpec,
+    ComponentKind,
+    ComponentSpec,
+    JoinComponentSpec,
+    ReplyInterpreterSpec,
+    ToolSpec,
+    WorkflowFinishSpec,
+    WorkflowSpec,
+    WorkflowStartSpec,
+    interrupted_default,
+    spec_of,
+)
 
 __all__ = [
+    "AgentSpec",
+    "ApplicationSpec",
     "ApprovalAsk",
+    "AutoApproveChannel",
+    "AutoRejectChannel",
     "BranchResult",
     "ChannelAnswered",
     "ChannelAsk",
@@ -37,9 +57,13 @@ __all__ = [
     "ChannelOf",
     "ChannelOutcome",
     "ChannelReminder",
+    "ChannelRoleSpec",
+    "ChannelSpec",
     "ChannelWithdrawal",
     "ComponentKind",
+    "ComponentSpec",
     "Escalate",
+    "JoinComponentSpec",
     "JoinHandler",
     "JoinInput",
     "LadderStep",
@@ -47,11 +71,18 @@ __all__ = [
     "QuorumAsk",
     "QuorumOutcome",
     "Remind",
+    "ReplyInterpreterSpec",
+    "TerminalUserChannel",
     "ToolHandler",
+    "ToolSpec",
+    "WorkflowFinishSpec",
+    "WorkflowSpec",
+    "WorkflowStartSpec",
     "agent",
     "application",
     "channel",
     "channel_role",
+    "interrupted_default",
     "join",
     "reply_interpreter",
     "spec_of",

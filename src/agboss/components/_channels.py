@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.enums import PauseAnswerer, PauseKind, PauseResolution
 from agboss.errors import ConfigurationError
-from agboss.records._refs import pause_ref
+from agboss.records import pause_ref
 
 __all__ = [
     "ApprovalAsk",

@@ -39,13 +39,12 @@ from agboss.enums import DecidedBy, OnExpiry, OnInterrupted, PauseAnswerer
 from agboss.errors import ConfigurationError
 from agboss.inputs import InputLimits
 from agboss.mcp._servers import McpServer
-from agboss.pii._rules import PiiRule
-from agboss.policies._history import DEFAULT_HISTORY, History
-from agboss.policies._retries import RetryPolicy
+from agboss.pii import PiiRule
+from agboss.policies import DEFAULT_HISTORY, History, RetryPolicy
 
 if TYPE_CHECKING:
-    from agboss.flow._dsl import Flow
-    from agboss.policies._budgets import Budget
+    from agboss.flow import Flow
+    from agboss.policies import Budget
 
 __all__ = [
     "agent",

@@ -24,8 +24,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from agboss.agents import ANSWER_TOOL
-from agboss.assembly._mcp import McpTool
-from agboss.components._specs import AgentSpec, ToolSpec
+from agboss.assembly import McpTool
+from agboss.components import AgentSpec, ToolSpec
 from agboss.context import StepContext
 from agboss.dto import is_text_dto, schema_of, validation_errors
 from agboss.engine._asking import ask_approval
@@ -56,9 +56,9 @@ from agboss.errors import (
     PassStoppingError,
     ToolError,
 )
-from agboss.flow._graph import FlowNode
+from agboss.flow import FlowNode
 from agboss.mcp._input import McpRound
-from agboss.models._messages import (
+from agboss.models import (
     ChatRequest,
     ChatResponse,
     Message,
@@ -67,10 +67,9 @@ from agboss.models._messages import (
     ToolCall,
     ToolSchema,
 )
-from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit, listening
-from agboss.observability._tracing import span
-from agboss.pii._policy import PiiSeam, UnknownTokenError
-from agboss.records._model import ComponentRecord, StepRecord, ToolCallRecord
+from agboss.observability import ExecutionEvent, ExecutionEventKind, emit, listening, span
+from agboss.pii import PiiSeam, UnknownTokenError
+from agboss.records import ComponentRecord, StepRecord, ToolCallRecord
 from agboss.store.writes import AddLedgerEntry
 
 __all__ = ["AgentRun", "describe_validation_error"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from agboss.enums import PauseStatus
-from agboss.records._pauses import PauseRecord
+from agboss.records import PauseRecord
 from agboss.store.protocol import ExecutionRow
 
 __all__ = ["AskedHere"]

@@ -15,9 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agboss.assembly._definitions import ToolChannel
-from agboss.components._channels import ApprovalAsk, ChannelAsk, ChannelOutcome
-from agboss.components._specs import ToolSpec
+from agboss.assembly import ToolChannel
+from agboss.components import ApprovalAsk, ChannelAsk, ChannelOutcome, ToolSpec
 from agboss.context import StepContext
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
 from agboss.engine._channels import ChannelCall, emit_pause_event, pause_kind
@@ -33,16 +32,16 @@ from agboss.errors import (
     LeaseLostError,
     PauseExpiredError,
 )
-from agboss.observability._events import ExecutionEventKind
-from agboss.records._model import StepRecord
-from agboss.records._pauses import (
+from agboss.observability import ExecutionEventKind
+from agboss.records import (
     PauseAnswer,
     PauseRecord,
+    StandingDecision,
+    StepRecord,
     new_pause_id,
     secret_of,
 )
-from agboss.records._standing import StandingDecision
-from agboss.store._failures import redacted
+from agboss.store import redacted
 from agboss.store.writes import (
     CancelPause,
     ExpirePause,

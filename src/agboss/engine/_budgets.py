@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from agboss.engine._runtime import Runtime
 from agboss.errors import BudgetExceededError
-from agboss.models._messages import Usage
-from agboss.policies._budgets import Budget
+from agboss.models import Usage
+from agboss.policies import Budget
 from agboss.store.protocol import ExecutionRow
 from agboss.store.writes import AddLedgerEntry
 

@@ -9,8 +9,8 @@ from agboss.engine._runtime import Runtime
 from agboss.engine._withdrawing import tell_owed_withdrawals
 from agboss.enums import ExecutionStatus, PauseResolution
 from agboss.errors import ThreadOwnerError, UnknownThreadError
-from agboss.observability._logs import log_event
-from agboss.records._outputs import ExecutionOutput
+from agboss.observability import log_event
+from agboss.records import ExecutionOutput
 from agboss.store.writes import CancelExecutions, CancelPendingUnder, LockTree
 
 __all__ = ["cancel_thread"]

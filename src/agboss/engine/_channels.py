@@ -17,9 +17,8 @@ from typing import Any
 from opentelemetry.trace import Span
 from pydantic import BaseModel
 
-from agboss.assembly._definitions import ToolChannel
-from agboss.components._channels import ApprovalAsk, ChannelHandler
-from agboss.components._specs import ToolSpec
+from agboss.assembly import ToolChannel
+from agboss.components import ApprovalAsk, ChannelHandler, ToolSpec
 from agboss.context import ExecutionContext
 from agboss.engine._frame import execution_context, maybe_await, step_context
 from agboss.engine._runtime import Runtime
@@ -27,10 +26,9 @@ from agboss.engine._timeouts import run_within
 from agboss.enums import PauseKind
 from agboss.errors import DefinitionChangedError
 from agboss.mcp._input import McpInputRequest, answer_model
-from agboss.observability._events import ExecutionEvent, ExecutionEventKind, emit
-from agboss.observability._tracing import span
-from agboss.records._pauses import PauseRecord, secret_of, shown_pause_id
-from agboss.store._failures import redacted
+from agboss.observability import ExecutionEvent, ExecutionEventKind, emit, span
+from agboss.records import PauseRecord, secret_of, shown_pause_id
+from agboss.store import redacted
 from agboss.store.protocol import ExecutionRow
 
 __all__ = [

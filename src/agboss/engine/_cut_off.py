@@ -23,8 +23,7 @@ from agboss.engine._runtime import Runtime
 from agboss.enums import PauseAnswerer, PauseKind, PauseResolution, PauseStatus
 from agboss.errors import DtoValidationError, FinalFailureError, ToolInterruptedError
 from agboss.inputs import InputLimits, check_flag, check_text
-from agboss.records._model import StepRecord
-from agboss.records._pauses import PauseAnswer, PauseRecord, new_pause_id
+from agboss.records import PauseAnswer, PauseRecord, StepRecord, new_pause_id
 from agboss.store.protocol import ExecutionRow
 from agboss.store.writes import InsertPause, ResolvePause
 

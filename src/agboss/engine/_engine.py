@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agboss.assembly._definitions import WorkflowDefinition
+from agboss.assembly import WorkflowDefinition
 from agboss.clock import TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine._agent import describe_validation_error
@@ -62,10 +62,8 @@ from agboss.errors import (
     UnknownWorkflowError,
 )
 from agboss.inputs import has_non_finite
-from agboss.observability._logs import log_event
-from agboss.observability._tracing import span
-from agboss.records._outputs import ExecutionOutput
-from agboss.records._pauses import ExecutionPauseEvent, PauseRecord
+from agboss.observability import log_event, span
+from agboss.records import ExecutionOutput, ExecutionPauseEvent, PauseRecord
 from agboss.store.protocol import ExecutionRow, Fence, Signal, SignalKind
 from agboss.store.writes import (
     Announce,

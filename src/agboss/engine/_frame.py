@@ -18,9 +18,8 @@ from typing import TypeVar
 from agboss.context import ExecutionContext, StepContext, Tenant
 from agboss.engine._lease import PassWrites
 from agboss.engine._runtime import Runtime
-from agboss.pii._policy import PiiSeam, TreeTokens
-from agboss.records._model import StepRecord
-from agboss.records._pauses import PauseRecord
+from agboss.pii import PiiSeam, TreeTokens
+from agboss.records import PauseRecord, StepRecord
 from agboss.store.protocol import ExecutionRow, Fence, StepEntry
 from agboss.store.writes import JournalRead, SavePiiTokens
 

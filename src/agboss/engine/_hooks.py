@@ -11,7 +11,7 @@ from typing import Any
 
 from agboss.engine._frame import maybe_await
 from agboss.engine._runtime import Runtime
-from agboss.records._pauses import ExecutionPauseEvent, ExecutionResumeEvent
+from agboss.records import ExecutionPauseEvent, ExecutionResumeEvent
 
 __all__ = ["ApplicationHooks"]
 

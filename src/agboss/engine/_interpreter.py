@@ -14,9 +14,8 @@ from dataclasses import replace
 
 from pydantic import BaseModel
 
-from agboss.assembly._assemble import Assembly
-from agboss.assembly._definitions import WorkflowDefinition
-from agboss.components._specs import AgentSpec
+from agboss.assembly import Assembly, WorkflowDefinition
+from agboss.components import AgentSpec
 from agboss.engine._agent import AgentRun
 from agboss.engine._frame import ExecutionFrame
 from agboss.engine._runtime import Runtime
@@ -29,9 +28,9 @@ from agboss.errors import (
     PassStoppingError,
     RecordedError,
 )
-from agboss.flow._dsl import StepKind
-from agboss.records._model import FailureRecord
-from agboss.store._failures import decode_failure, encode_failure, qualified_name
+from agboss.flow import StepKind
+from agboss.records import FailureRecord
+from agboss.store import decode_failure, encode_failure, qualified_name
 from agboss.store.protocol import ExecutionRow
 from agboss.store.writes import InsertChild, ReopenExecution, SetExecutionStatus
 

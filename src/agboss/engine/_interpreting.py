@@ -16,8 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agboss.components._channels import ApprovalAsk
-from agboss.components._specs import ReplyInterpreterSpec
+from agboss.components import ApprovalAsk, ReplyInterpreterSpec
 from agboss.dto import ToolCallApprovalDecisionDto, schema_of
 from agboss.engine._budgets import check_budgets, count_spend
 from agboss.engine._channels import asked_arguments, tool_of
@@ -31,18 +30,20 @@ from agboss.errors import (
     UninterpretableReplyError,
 )
 from agboss.interpreters import InterpreterInput, ReplyInterpretation
-from agboss.models._decisions import Decision, DecisionModel, DecisionRequest
-from agboss.models._messages import (
+from agboss.models import (
     ChatRequest,
+    Decision,
+    DecisionModel,
+    DecisionRequest,
     Message,
     MessageRole,
     ModelCaller,
     ToolSchema,
     Usage,
 )
-from agboss.observability._tracing import span
-from agboss.pii._policy import PiiSeam, TreeTokens, UnknownTokenError
-from agboss.records._pauses import PauseRecord
+from agboss.observability import span
+from agboss.pii import PiiSeam, TreeTokens, UnknownTokenError
+from agboss.records import PauseRecord
 from agboss.store.protocol import ExecutionRow
 
 if TYPE_CHECKING:

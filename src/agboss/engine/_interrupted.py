@@ -21,8 +21,8 @@ from agboss.engine._tool_results import CallSite, ToolResult, ToolStep, journal_
 from agboss.engine._waiting import Waiting
 from agboss.enums import OnInterrupted
 from agboss.errors import ToolInterruptedError
-from agboss.observability._logs import log_event
-from agboss.records._pauses import PauseRecord
+from agboss.observability import log_event
+from agboss.records import PauseRecord
 from agboss.store.writes import TakePause
 
 __all__ = ["interrupted_key", "on_interrupted"]

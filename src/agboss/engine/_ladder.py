@@ -13,15 +13,14 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from agboss.assembly._definitions import ToolChannel
-from agboss.components._channels import ApprovalAsk, ChannelReminder
-from agboss.components._ladder import Escalate, LadderStep, Remind
+from agboss.assembly import ToolChannel
+from agboss.components import ApprovalAsk, ChannelReminder, Escalate, LadderStep, Remind
 from agboss.engine._channels import ChannelCall, emit_pause_event, tool_of, warn_failed
 from agboss.engine._frame import ExecutionFrame
 from agboss.engine._quorums import votes_for
 from agboss.enums import PauseKind, PauseStatus
-from agboss.observability._events import ExecutionEventKind
-from agboss.records._pauses import PauseRecord, new_pause_id
+from agboss.observability import ExecutionEventKind
+from agboss.records import PauseRecord, new_pause_id
 from agboss.store.writes import ClimbLadder, EscalatePause
 
 __all__ = ["climb", "first_step_at"]

@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from agboss.components._joins import BranchResult, JoinInput, QuorumOutcome
-from agboss.components._specs import AgentSpec, JoinComponentSpec
+from agboss.components import AgentSpec, BranchResult, JoinComponentSpec, JoinInput, QuorumOutcome
 from agboss.engine._agent import AgentRun
 from agboss.engine._frame import ExecutionFrame, maybe_await, step_context
 from agboss.engine._steps import Step, run_once
@@ -38,10 +37,9 @@ from agboss.errors import (
     PassStoppingError,
     StepFailedError,
 )
-from agboss.flow._dsl import Failure
-from agboss.flow._graph import CompiledBranch, CompiledLaunch, FlowNode
-from agboss.records._model import ComponentRecord, StepRecord
-from agboss.store._failures import decode_failure, encode_failure, failure_names, qualified_name
+from agboss.flow import CompiledBranch, CompiledLaunch, Failure, FlowNode
+from agboss.records import ComponentRecord, StepRecord
+from agboss.store import decode_failure, encode_failure, failure_names, qualified_name
 from agboss.store.protocol import BranchRow, BranchStatus
 from agboss.store.writes import (
     CancelExecutions,

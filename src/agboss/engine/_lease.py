@@ -23,8 +23,8 @@ from agboss.clock import SystemClock, TimerHandle
 from agboss.engine._runtime import Runtime
 from agboss.enums import ExecutionStatus, PauseStatus
 from agboss.errors import LeaseLostError, StoreError
-from agboss.models._messages import Usage
-from agboss.records._pauses import PauseRecord
+from agboss.models import Usage
+from agboss.records import PauseRecord
 from agboss.store.protocol import ExecutionRow, Fence, lease_lost
 from agboss.store.writes import (
     Acquired,

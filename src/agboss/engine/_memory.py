@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from agboss.engine._asked import AskedHere
-from agboss.records._outputs import PendingPause
-from agboss.records._pauses import PauseRecord
-from agboss.store._rows import pending_pause
+from agboss.records import PauseRecord, PendingPause
+from agboss.store import pending_pause
 from agboss.store.protocol import ExecutionRow, Store, TreeNode
 
 __all__ = ["InstanceMemory", "Outline", "PendingKept"]

@@ -25,9 +25,9 @@ from agboss.engine._waiting import Waiting, earliest
 from agboss.engine._withdrawing import tell_owed_withdrawals
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import AgbossError, ExecutionFailedError, PassStoppingError
-from agboss.observability._logs import log_event
-from agboss.records._pauses import PauseRecord
-from agboss.store._failures import encode_failure
+from agboss.observability import log_event
+from agboss.records import PauseRecord
+from agboss.store import encode_failure
 from agboss.store.protocol import ExecutionRow
 from agboss.store.writes import (
     CancelPendingUnder,

@@ -8,12 +8,11 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from agboss.assembly._definitions import ToolChannel
-from agboss.components._channels import ApprovalAsk
-from agboss.components._quorum import Quorum, QuorumAsk
+from agboss.assembly import ToolChannel
+from agboss.components import ApprovalAsk, Quorum, QuorumAsk
 from agboss.enums import PauseKind
 from agboss.errors import AgentFailedError
-from agboss.records._votes import PauseVotes
+from agboss.records import PauseVotes
 from agboss.store.protocol import ExecutionRow
 
 __all__ = ["votes_for"]

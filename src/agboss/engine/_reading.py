@@ -21,17 +21,18 @@ from agboss.engine._interpreter import failure_record
 from agboss.engine._memory import Outline
 from agboss.engine._runtime import Runtime
 from agboss.enums import ExecutionStatus
-from agboss.models._messages import Usage
-from agboss.records._model import (
+from agboss.models import Usage
+from agboss.records import (
     ChildExecutionRecord,
+    ExecutionOutput,
     ExecutionRecord,
     LedgerRecord,
+    PauseAnswerRecord,
+    PendingPause,
     RetryRecord,
     Spend,
     StepRecord,
 )
-from agboss.records._outputs import ExecutionOutput, PendingPause
-from agboss.records._pauses import PauseAnswerRecord
 from agboss.store.protocol import ExecutionRow, TreeNode
 
 __all__ = ["PassChanges", "PassEnd", "TreeReader"]

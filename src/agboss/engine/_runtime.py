@@ -7,10 +7,10 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from agboss.assembly._definitions import Assembly
+from agboss.assembly import Assembly
 from agboss.clock import Clock
 from agboss.engine._memory import InstanceMemory
-from agboss.models._provider import ModelResolver
+from agboss.models import ModelResolver
 from agboss.store.protocol import Store
 
 __all__ = ["LEASE_TTL", "RECOVERY_INTERVAL", "RESUME_TIMEOUT", "Runtime"]

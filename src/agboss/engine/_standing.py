@@ -13,14 +13,14 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from agboss.components._specs import ChannelRoleSpec, ToolSpec
+from agboss.components import ChannelRoleSpec, ToolSpec
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine._runtime import Runtime
 from agboss.enums import StandingScope
 from agboss.errors import DtoValidationError, UnknownStandingDecisionError
 from agboss.inputs import InputLimits, check_id
-from agboss.observability._logs import log_event
-from agboss.records._standing import StandingDecision, new_decision_id
+from agboss.observability import log_event
+from agboss.records import StandingDecision, new_decision_id
 from agboss.store.writes import GrantStanding, RevokeStanding
 
 __all__ = ["Grant", "grant", "list_standing", "revoke"]

@@ -47,9 +47,9 @@ from agboss.errors import (
     PiiRefusedError,
     TestSetupError,
 )
-from agboss.observability._logs import log_event
-from agboss.policies._retries import RetryPolicy
-from agboss.records._model import StepRecord
+from agboss.observability import log_event
+from agboss.policies import RetryPolicy
+from agboss.records import StepRecord
 from agboss.store.protocol import StepEntry
 from agboss.store.writes import AppendStep, Write
 

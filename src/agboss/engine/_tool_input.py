@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-from agboss.assembly._mcp import McpTool
-from agboss.components._specs import ToolSpec
+from agboss.assembly import McpTool
+from agboss.components import ToolSpec
 from agboss.engine._asking import Approval, ask_approval
 from agboss.engine._channels import TOOL_INPUT, question_spec
 from agboss.engine._steps import TOOL_ROUND, Step, run_once

@@ -10,11 +10,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agboss.components._specs import ToolSpec
+from agboss.components import ToolSpec
 from agboss.context import StepContext
 from agboss.engine._frame import ExecutionFrame
 from agboss.engine._steps import RUN_ONCE, Step, StepPolicy, run_once
-from agboss.records._model import StepRecord
+from agboss.records import StepRecord
 from agboss.store.writes import TakePause
 
 __all__ = [

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from agboss.assembly._definitions import ToolChannel
-from agboss.components._channels import ChannelAnswered, ChannelWithdrawal
-from agboss.components._specs import ToolSpec
+from agboss.assembly import ToolChannel
+from agboss.components import ChannelAnswered, ChannelWithdrawal, ToolSpec
 from agboss.engine._channels import ChannelCall, tool_of, warn_failed
 from agboss.engine._lease import take_lease
 from agboss.engine._runtime import Runtime
 from agboss.enums import PauseResolution
-from agboss.records._pauses import PauseAnswerRecord, PauseRecord
+from agboss.records import PauseAnswerRecord, PauseRecord
 from agboss.store.protocol import ExecutionRow
 from agboss.store.writes import (
     MarkWithdrawn,

@@ -6,8 +6,25 @@ from agboss.flow._dsl import (
     FlowChain,
     FlowStart,
     LaunchChain,
+    LaunchSpec,
     QuorumGroup,
+    StepKind,
     start,
 )
+from agboss.flow._graph import CompiledBranch, CompiledLaunch, FlowGraph, FlowNode
 
-__all__ = ["Failure", "Flow", "FlowChain", "FlowStart", "LaunchChain", "QuorumGroup", "start"]
+__all__ = [
+    "CompiledBranch",
+    "CompiledLaunch",
+    "Failure",
+    "Flow",
+    "FlowChain",
+    "FlowGraph",
+    "FlowNode",
+    "FlowStart",
+    "LaunchChain",
+    "LaunchSpec",
+    "QuorumGroup",
+    "StepKind",
+    "start",
+]

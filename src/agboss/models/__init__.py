@@ -2,6 +2,7 @@
 provider. The providers on the official SDKs are in `agboss.models.openai` and
 `agboss.models.anthropic` (each its extra)."""
 
+from agboss.models._decisions import Decision, DecisionModel, DecisionRequest, DecisionResponse
 from agboss.models._messages import (
     ChatRequest,
     ChatResponse,
@@ -12,12 +13,23 @@ from agboss.models._messages import (
     ToolSchema,
     Usage,
 )
-from agboss.models._provider import ChatModel, FunctionProvider, ModelProvider, ModelResolver
+from agboss.models._provider import (
+    MODEL_PROVIDER_MEMBERS,
+    ChatModel,
+    FunctionProvider,
+    ModelProvider,
+    ModelResolver,
+)
 
 __all__ = [
+    "MODEL_PROVIDER_MEMBERS",
     "ChatModel",
     "ChatRequest",
     "ChatResponse",
+    "Decision",
+    "DecisionModel",
+    "DecisionRequest",
+    "DecisionResponse",
     "FunctionProvider",
     "Message",
     "MessageRole",

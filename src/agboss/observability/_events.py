@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
-from agboss.records._outputs import ExecutionOutput
+from agboss.records import ExecutionOutput
 
 __all__ = ["ExecutionEvent", "ExecutionEventKind", "emit", "listening", "streaming_to"]
 

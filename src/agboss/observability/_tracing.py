@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from opentelemetry import trace
 from opentelemetry.trace import INVALID_SPAN, ProxyTracerProvider, Span, Status, StatusCode
 
-from agboss.store._failures import redacted
+from agboss.store import redacted
 
 __all__ = ["span"]
 

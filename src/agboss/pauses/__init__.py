@@ -1,13 +1,14 @@
 """Pauses: asking a channel, answering by id, withdrawing, and the audit trail."""
 
-from agboss.records._pauses import (
+from agboss.records import (
     ExecutionPauseEvent,
     ExecutionResumeEvent,
     PauseAnswer,
     PauseAnswerRecord,
     PauseRecord,
+    PauseVote,
+    PauseVotes,
 )
-from agboss.records._votes import PauseVote, PauseVotes
 
 __all__ = [
     "ExecutionPauseEvent",

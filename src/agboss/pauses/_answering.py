@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from agboss.components._specs import ToolSpec
+from agboss.components import ToolSpec
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine._channels import lacking, shows_answers, tool_of
@@ -30,7 +30,7 @@ from agboss.errors import (
     StoreUnavailableError,
     UnknownPauseError,
 )
-from agboss.models._messages import Usage
+from agboss.models import Usage
 from agboss.pauses._answers import (
     AnswerReceipt,
     Ballot,
@@ -50,9 +50,7 @@ from agboss.pauses._answers import (
     validated,
 )
 from agboss.pauses._voting import VoteBallot
-from agboss.records._outputs import ExecutionOutput
-from agboss.records._pauses import PauseAnswer, PauseRecord, shown_pause_id
-from agboss.records._refs import pause_ref
+from agboss.records import ExecutionOutput, PauseAnswer, PauseRecord, pause_ref, shown_pause_id
 from agboss.store.protocol import ExecutionRow, Store
 from agboss.store.writes import AppendStep, ResolvePause
 

@@ -28,11 +28,9 @@ from agboss.errors import (
     ThreadOwnerError,
 )
 from agboss.inputs import InputLimits, check_depth, check_text
-from agboss.models._messages import Usage
-from agboss.observability._events import ExecutionEventKind
-from agboss.observability._logs import log_event
-from agboss.records._pauses import ExecutionResumeEvent, PauseRecord, shown_pause_id
-from agboss.records._votes import PauseVotes
+from agboss.models import Usage
+from agboss.observability import ExecutionEventKind, log_event
+from agboss.records import ExecutionResumeEvent, PauseRecord, PauseVotes, shown_pause_id
 from agboss.store.protocol import ExecutionRow, Store
 
 if TYPE_CHECKING:

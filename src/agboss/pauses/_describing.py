@@ -15,9 +15,8 @@ from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine._runtime import Runtime
 from agboss.enums import PauseResolution, PauseStatus
 from agboss.errors import UnknownPauseError
-from agboss.records._outputs import PendingPause
-from agboss.records._pauses import PauseAnswerRecord
-from agboss.store._rows import pending_pause
+from agboss.records import PauseAnswerRecord, PendingPause
+from agboss.store import pending_pause
 
 __all__ = ["PauseDescription", "describe_pause", "pause_id_of"]
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from agboss.components._ladder import LadderStep
+from agboss.components import LadderStep
 from agboss.engine._runtime import Runtime
 from agboss.errors import DtoValidationError
 from agboss.pauses._pages import check_limit, cursor_of, keyset_of
-from agboss.records._outputs import PendingPause
+from agboss.records import PendingPause
 from agboss.store.protocol import WaitingPause, WaitingQuery
 
 __all__ = ["InboxEntry", "InboxPage", "list_inbox"]

@@ -9,7 +9,7 @@ import json
 from datetime import datetime
 
 from agboss.errors import DtoValidationError
-from agboss.store._times import from_micros, to_micros
+from agboss.store import from_micros, to_micros
 
 __all__ = ["MAX_PAGE", "check_limit", "cursor_of", "keyset_of"]
 

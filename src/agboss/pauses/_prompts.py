@@ -8,8 +8,8 @@ from urllib.parse import urlparse
 
 import httpx
 
-from agboss.assembly._definitions import Assembly
-from agboss.components._specs import ReplyInterpreterSpec
+from agboss.assembly import Assembly
+from agboss.components import ReplyInterpreterSpec
 from agboss.errors import AssemblyError, AssemblyViolation
 
 __all__ = ["load_prompts"]

@@ -25,8 +25,8 @@ from agboss.errors import (
     StoreOutcomeUnknownError,
     StoreUnavailableError,
 )
-from agboss.models._messages import Usage
-from agboss.observability._events import ExecutionEventKind
+from agboss.models import Usage
+from agboss.observability import ExecutionEventKind
 from agboss.pauses._answers import (
     AnswerReceipt,
     Given,
@@ -42,9 +42,7 @@ from agboss.pauses._answers import (
     tell_answered,
     validated,
 )
-from agboss.records._pauses import PauseRecord, shown_pause_id
-from agboss.records._refs import pause_ref
-from agboss.records._votes import PauseVote, PauseVotes
+from agboss.records import PauseRecord, PauseVote, PauseVotes, pause_ref, shown_pause_id
 from agboss.store.protocol import ExecutionRow, Store
 from agboss.store.writes import CastVote, Voted
 

@@ -17,10 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.pii._policy import PiiPolicy, _marks, marked_values
-from agboss.records._model import StepRecord
-from agboss.records._outputs import PendingPause
-from agboss.records._pauses import PauseAnswerRecord
-from agboss.records._votes import PauseVote, PauseVotes
+from agboss.records import PauseAnswerRecord, PauseVote, PauseVotes, PendingPause, StepRecord
 
 __all__ = ["PiiOutside"]
 

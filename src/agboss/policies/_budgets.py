@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agboss.errors import ConfigurationError
-from agboss.models._messages import Usage
+from agboss.models import Usage
 
 __all__ = ["Budget"]
 

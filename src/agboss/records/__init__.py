@@ -11,17 +11,45 @@ from agboss.records._model import (
     StepRecord,
     ToolCallRecord,
 )
-from agboss.records._standing import StandingDecision
+from agboss.records._outputs import ExecutionOutput, PendingPause
+from agboss.records._pauses import (
+    ExecutionPauseEvent,
+    ExecutionResumeEvent,
+    PauseAnswer,
+    PauseAnswerRecord,
+    PauseRecord,
+    new_pause_id,
+    secret_of,
+    shown_pause_id,
+)
+from agboss.records._refs import is_pause_ref, pause_ref
+from agboss.records._standing import StandingDecision, new_decision_id
+from agboss.records._votes import PauseVote, PauseVotes
 
 __all__ = [
     "ChildExecutionRecord",
     "ComponentRecord",
+    "ExecutionOutput",
+    "ExecutionPauseEvent",
     "ExecutionRecord",
+    "ExecutionResumeEvent",
     "FailureRecord",
     "LedgerRecord",
+    "PauseAnswer",
+    "PauseAnswerRecord",
+    "PauseRecord",
+    "PauseVote",
+    "PauseVotes",
+    "PendingPause",
     "RetryRecord",
     "Spend",
     "StandingDecision",
     "StepRecord",
     "ToolCallRecord",
+    "is_pause_ref",
+    "new_decision_id",
+    "new_pause_id",
+    "pause_ref",
+    "secret_of",
+    "shown_pause_id",
 ]

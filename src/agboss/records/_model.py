@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agboss.enums import ExecutionStatus
-from agboss.models._messages import Usage
+from agboss.models import Usage
 
 __all__ = [
     "ChildExecutionRecord",

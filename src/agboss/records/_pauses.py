@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
 from agboss.enums import PauseAnswerer, PauseKind, PauseResolution, PauseStatus
-from agboss.models._messages import Usage
+from agboss.models import Usage
 from agboss.records._model import StepRecord
 from agboss.records._outputs import PendingPause
 from agboss.records._refs import pause_ref

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.models._messages import Usage
+from agboss.models import Usage
 
 __all__ = ["PauseVote", "PauseVotes"]
 

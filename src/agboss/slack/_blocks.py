@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from agboss.enums import PauseAnswerer, PauseKind
-from agboss.records._refs import pause_ref
+from agboss.records import pause_ref
 
 __all__ = [
     "ACTIONS_BLOCK",

@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
 from agboss.app import App
-from agboss.assembly._definitions import ToolChannel
+from agboss.assembly import ToolChannel
 from agboss.clock import Clock
 from agboss.enums import PauseAnswerer, PauseKind, PauseStatus
 from agboss.errors import (
@@ -36,8 +36,7 @@ from agboss.errors import (
 from agboss.inputs import MAX_DEPTH
 from agboss.pauses._answers import AnswerReceipt
 from agboss.pauses._describing import PauseDescription
-from agboss.records._outputs import PendingPause
-from agboss.records._votes import PauseVotes
+from agboss.records import PauseVotes, PendingPause
 from agboss.slack._blocks import (
     APPROVE,
     EDIT,

@@ -1,6 +1,15 @@
 """The durable store: the protocol (repositories that read, `Store.write` that changes), the
 writes, and the SQL stores (one implementation, a driver per database)."""
 
+from agboss.store._failures import (
+    decode_failure,
+    encode_failure,
+    failure_names,
+    qualified_name,
+    redacted,
+)
+from agboss.store._rows import pending_pause
+from agboss.store._times import from_micros, to_micros
 from agboss.store._url import DEFAULT_SQLITE_PATH, store_from
 from agboss.store.protocol import (
     BranchRepository,
@@ -43,5 +52,13 @@ __all__ = [
     "Store",
     "ThreadRow",
     "TreeNode",
+    "decode_failure",
+    "encode_failure",
+    "failure_names",
+    "from_micros",
+    "pending_pause",
+    "qualified_name",
+    "redacted",
     "store_from",
+    "to_micros",
 ]

@@ -7,12 +7,16 @@ from typing import Any
 
 from agboss.dto import ToolCallApprovalAskDto
 from agboss.enums import ExecutionStatus, PauseAnswerer, PauseKind, PauseResolution, PauseStatus
-from agboss.models._messages import Usage
-from agboss.records._model import StepRecord
-from agboss.records._outputs import PendingPause
-from agboss.records._pauses import PauseAnswer, PauseRecord, shown_pause_id
-from agboss.records._refs import pause_ref
-from agboss.records._votes import PauseVotes
+from agboss.models import Usage
+from agboss.records import (
+    PauseAnswer,
+    PauseRecord,
+    PauseVotes,
+    PendingPause,
+    StepRecord,
+    pause_ref,
+    shown_pause_id,
+)
 from agboss.store._times import from_micros
 from agboss.store.protocol import ExecutionRow, StepEntry
 

@@ -32,10 +32,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from agboss.enums import ExecutionStatus, PauseStatus
 from agboss.errors import LeaseLostError
-from agboss.models._messages import Usage
-from agboss.records._outputs import PendingPause
-from agboss.records._pauses import PauseAnswerRecord, PauseRecord
-from agboss.records._standing import StandingDecision
+from agboss.models import Usage
+from agboss.records import PauseAnswerRecord, PauseRecord, PendingPause, StandingDecision
 
 if TYPE_CHECKING:
     from agboss.store.writes import Results, Write

@@ -25,10 +25,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
-from agboss.models._messages import Usage
-from agboss.records._pauses import PauseAnswer, PauseRecord
-from agboss.records._standing import StandingDecision
-from agboss.records._votes import PauseVote, PauseVotes
+from agboss.models import Usage
+from agboss.records import PauseAnswer, PauseRecord, PauseVote, PauseVotes, StandingDecision
 from agboss.store.protocol import BranchRow, ExecutionRow, Fence, Signal, SignalKind, StepEntry
 
 if TYPE_CHECKING:

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from agboss.app import App
-from agboss.assembly._container import Provide
-from agboss.components._specs import AgentSpec, ComponentSpec, ReplyInterpreterSpec, spec_of
+from agboss.assembly import Provide
+from agboss.components import AgentSpec, ComponentSpec, ReplyInterpreterSpec, spec_of
 from agboss.enums import DecidedBy
 from agboss.errors import TestSetupError
-from agboss.models._provider import ModelProvider
-from agboss.store._url import store_from
+from agboss.models import ModelProvider
+from agboss.store import store_from
 from agboss.testing._clock import TestClock
 from agboss.testing._llm import LlmScript, ScriptedProvider
 from agboss.testing._mocks import ComponentMock

@@ -11,11 +11,17 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from agboss.agents import ANSWER_TOOL
-from agboss.components._specs import ToolSpec, spec_of
+from agboss.components import ToolSpec, spec_of
 from agboss.errors import TestSetupError
-from agboss.models._decisions import DecisionRequest, DecisionResponse
-from agboss.models._messages import ChatRequest, ChatResponse, ToolCall, Usage
-from agboss.models._provider import FunctionProvider
+from agboss.models import (
+    ChatRequest,
+    ChatResponse,
+    DecisionRequest,
+    DecisionResponse,
+    FunctionProvider,
+    ToolCall,
+    Usage,
+)
 
 __all__ = [
     "LlmScript",

@@ -21,7 +21,7 @@ from agboss.enums import PauseAnswerer, StandingScope
 from agboss.errors import DtoValidationError
 from agboss.inputs import MAX_DEPTH
 from agboss.pauses._answers import AnswerReceipt
-from agboss.records._votes import PauseVotes
+from agboss.records import PauseVotes
 from agboss.web._problems import RequestTooLargeError, UnreadableRequestError
 
 __all__ = [

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 
 from agboss.clock import Clock, SystemClock
 from agboss.errors import AgbossError, ConfigurationError
-from agboss.records._refs import is_pause_ref
+from agboss.records import is_pause_ref
 
 __all__ = ["AnswerLink", "AnswerLinkError", "AnswerLinks"]
 

@@ -28,7 +28,7 @@ from agboss.errors import (
     UnknownPauseError,
 )
 from agboss.pauses._inbox import InboxEntry
-from agboss.records._standing import StandingDecision
+from agboss.records import StandingDecision
 from agboss.web._bodies import (
     AnswerBody,
     FailedBody,

@@ -18,7 +18,7 @@ from importlib import resources
 from typing import Any, TypeAlias
 
 from agboss.errors import ExecutionFailedError, StoreSchemaError
-from agboss.records._refs import pause_ref
+from agboss.records import pause_ref
 from agboss.store._failures import encode_failure
 from agboss.store.sql._dialect import Dialect, Returns, Sql
 

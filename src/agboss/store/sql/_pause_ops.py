@@ -10,9 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
-from agboss.records._pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
-from agboss.records._refs import pause_ref
-from agboss.records._votes import PauseVotes
+from agboss.records import PauseAnswer, PauseAnswerRecord, PauseRecord, PauseVotes, pause_ref
 from agboss.store._rows import PAUSE_COLUMNS, by_seq, pause_of
 from agboss.store._times import from_micros, to_micros
 from agboss.store.sql._dialect import KEY_END, Deferred, Sql, computed

@@ -12,10 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from agboss.enums import ExecutionStatus, PauseStatus
-from agboss.models._messages import Usage
-from agboss.records._outputs import PendingPause
-from agboss.records._pauses import PauseAnswerRecord, PauseRecord
-from agboss.records._votes import PauseVote
+from agboss.models import Usage
+from agboss.records import PauseAnswerRecord, PauseRecord, PauseVote, PendingPause
 from agboss.store._rows import (
     AT_NOW,
     EXECUTION_READ,

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from agboss.enums import StandingScope
-from agboss.records._standing import StandingDecision
+from agboss.records import StandingDecision
 from agboss.store._times import from_micros, to_micros
 from agboss.store.sql._dialect import Returns, Sql
 from agboss.store.sql._driver import Driver

@@ -7,9 +7,7 @@ from datetime import timedelta
 
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
-from agboss.records._pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
-from agboss.records._refs import pause_ref
-from agboss.records._votes import PauseVotes
+from agboss.records import PauseAnswer, PauseAnswerRecord, PauseRecord, PauseVotes, pause_ref
 from agboss.store.protocol import (
     Store,
     WaitingQuery,

@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from agboss.enums import StandingScope
-from agboss.records._standing import StandingDecision
+from agboss.records import StandingDecision
 from agboss.store.protocol import Store
 from agboss.store.writes import GrantStanding, RevokeStanding, write_one
 from agboss.testing.store_contract._support import NOW, Contract

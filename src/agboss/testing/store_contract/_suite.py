@@ -10,8 +10,8 @@ from typing import Any
 
 from agboss.enums import ExecutionStatus, PauseResolution
 from agboss.errors import LeaseLostError, RecordedError, StoreError, ThreadOwnerError
-from agboss.models._messages import Usage
-from agboss.store._failures import decode_failure, encode_failure
+from agboss.models import Usage
+from agboss.store import decode_failure, encode_failure
 from agboss.store.protocol import (
     BranchRow,
     BranchStatus,

@@ -6,9 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
 from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
-from agboss.models._messages import Usage
-from agboss.records._model import ComponentRecord, StepRecord
-from agboss.records._pauses import PauseAnswer, PauseRecord
+from agboss.models import Usage
+from agboss.records import ComponentRecord, PauseAnswer, PauseRecord, StepRecord
 from agboss.store.protocol import (
     ExecutionRow,
     Fence,

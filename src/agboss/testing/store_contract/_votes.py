@@ -7,8 +7,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from agboss.enums import PauseResolution, PauseStatus
-from agboss.records._pauses import PauseRecord
-from agboss.records._votes import PauseVote, PauseVotes
+from agboss.records import PauseRecord, PauseVote, PauseVotes
 from agboss.store.protocol import Store
 from agboss.store.writes import CastVote, ExpirePause, InsertPause, write_one
 from agboss.testing.store_contract._support import NOW, Contract, make_pause
