@@ -359,3 +359,11 @@ def _private_imports() -> list[str]:
 def test_no_module_imports_a_private_module_of_a_package_that_exports_what_others_use() -> None:
     found = [line for line in _private_imports() if line.split()[-1].split(".")[1] in EXPORTING]
     assert found == [], found
+
+
+def test_no_module_of_the_engine_imports_itself_back() -> None:
+    # Within the engine, modules import one another in one direction (``TYPE_CHECKING`` and
+    # imports inside functions included): a launch asks its runner for a child through a
+    # protocol (`ChildRunner`), not by importing the interpreter that runs it.
+    engine = [module for module in _modules() if module.startswith("agboss.engine.")]
+    assert [module for module in engine if module in _reached_from(module)] == []

@@ -18,6 +18,7 @@ from agboss.assembly import Assembly, WorkflowDefinition
 from agboss.components import AgentSpec
 from agboss.engine._agent import AgentRun
 from agboss.engine._frame import ExecutionFrame
+from agboss.engine._launch import LaunchRun
 from agboss.engine._runtime import Runtime
 from agboss.engine._waiting import WAITING, Waiting
 from agboss.enums import ExecutionStatus
@@ -93,8 +94,6 @@ class FlowRunner:
 
     async def run_flow(self, frame: ExecutionFrame) -> BaseModel | Waiting:
         """Runs an execution's flow from its start; journaled steps replay."""
-        from agboss.engine._launch import LaunchRun
-
         assembly = self.runtime.assembly
         graph = assembly.workflows_by_name[frame.row.workflow].graph
         node = graph.start_node

@@ -19,10 +19,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from agboss.assembly import WorkflowDefinition
 from agboss.components import AgentSpec, BranchResult, JoinComponentSpec, JoinInput, QuorumOutcome
 from agboss.engine._agent import AgentRun
 from agboss.engine._frame import ExecutionFrame, maybe_await, step_context
@@ -51,10 +52,25 @@ from agboss.store.writes import (
     Write,
 )
 
-if TYPE_CHECKING:
-    from agboss.engine._interpreter import FlowRunner
+__all__ = ["ChildRunner", "LaunchRun"]
 
-__all__ = ["LaunchRun"]
+
+class ChildRunner(Protocol):
+    """What a launch needs of the flow interpreter (`FlowRunner`): a branch that is a child
+    workflow runs as a child execution. A protocol, so that this module does not import the
+    interpreter that runs it (no module cycle)."""
+
+    async def run_child(
+        self,
+        frame: ExecutionFrame,
+        place: str,
+        definition: WorkflowDefinition,
+        value: BaseModel,
+        *,
+        item_index: int | None,
+    ) -> BaseModel | Waiting:
+        """Runs a child execution started at ``place`` of ``frame``."""
+
 
 _NO_ROW = BranchRow("", BranchStatus.WAITING)
 """A branch with no row yet: it runs."""
@@ -81,7 +97,7 @@ class LaunchRun:
 
     def __init__(
         self,
-        runner: FlowRunner,
+        runner: ChildRunner,
         frame: ExecutionFrame,
         node: FlowNode,
         visit: int,
