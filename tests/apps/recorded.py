@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from agboss import Provide, provide
-from agboss.components._specs import ApplicationSpec, spec_of
+from agboss.components import ApplicationSpec, spec_of
 
 __all__ = ["Recorder", "Records", "recorder_for", "recording"]
 

@@ -59,9 +59,6 @@ class _Kept(Generic[K, V]):
     def take(self, key: K) -> V | None:
         return self._items.pop(key, None)
 
-    def __contains__(self, key: object) -> bool:
-        return key in self._items
-
 
 class PendingKept:
     """Pending entries, by their tree and pause id (not one that takes votes: its votes

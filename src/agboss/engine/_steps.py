@@ -253,9 +253,10 @@ async def run_step(
     errors = [str(failure["error"]) for failure in failures]
     number = len(failures) + 1
     if failures:
-        due = failures[-1].get("retry_at")
-        if due is not None and not await _waited(frame, datetime.fromisoformat(due)):
-            return Waiting.resting(datetime.fromisoformat(due))
+        retry_at = failures[-1].get("retry_at")
+        due = None if retry_at is None else datetime.fromisoformat(retry_at)
+        if due is not None and not await _waited(frame, due):
+            return Waiting.resting(due)
     retry = policy.retry
     while True:
         try:

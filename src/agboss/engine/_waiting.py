@@ -70,12 +70,6 @@ class Waiting:
             return self
         return Waiting(self.wake_at, self.resting_until, frozenset({path}))
 
-    def __repr__(self) -> str:
-        return (
-            f"Waiting(wake_at={self.wake_at}, resting_until={self.resting_until}, "
-            f"resting_paths={sorted(self.resting_paths)})"
-        )
-
 
 WAITING: Final = Waiting()
 """What waits and never moves by itself (only an answer moves it)."""

@@ -392,6 +392,8 @@ _PAUSE_WITH_EXECUTION = (
     "WHERE p.tenant_id = ? AND p.pause_id = ?"
 )
 _PAUSE_WITH_EXECUTION_BY_REF = _PAUSE_WITH_EXECUTION.replace("p.pause_id = ?", "p.pause_ref = ?")
+_PENDING_IN_ORDER = PENDING_IDS.replace("SELECT pause_id", f"SELECT {PENDING_COLUMNS}", 1)
+"""A tree's pending pauses whole, in the order `PENDING_IDS` lists their ids."""
 _PAUSE_WIDTH = PAUSE_COLUMNS.count(",") + 1
 _PENDING_WIDTH = PENDING_COLUMNS.count(",") + 1
 
@@ -463,8 +465,9 @@ class SqlPausedExecutionRepository(_Repository):
     async def list_pending(
         self, root_execution_id: str, ids: Sequence[str] | None = None
     ) -> list[PendingPause]:
-        if ids is None:
-            ids = await self.pending_ids(root_execution_id)
+        if ids is None:  # one statement: the rows, in the order the ids would be read
+            rows = await self._driver.read(_all(_PENDING_IN_ORDER, root_execution_id))
+            return [pending_of(row, root_execution_id) for row in rows]
         full = await self._read_in(
             f"SELECT {PENDING_COLUMNS} FROM pauses WHERE root_execution_id = ? AND pause_id IN",
             root_execution_id,
