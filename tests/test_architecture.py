@@ -158,14 +158,14 @@ def test_the_step_machine_and_the_rules_around_a_call_never_import_the_agent_bac
     # The agent's run hands the step machine values (a step, a policy, the rule for a call in
     # doubt); what it calls reaches no module that imports it, not even for a type.
     for module in (
-        "agboss.engine._steps",
-        "agboss.engine._tool_results",
-        "agboss.engine._interrupted",
-        "agboss.engine._tool_input",
+        "agboss.engine.steps._steps",
+        "agboss.engine.steps._tool_results",
+        "agboss.engine.steps._interrupted",
+        "agboss.engine.steps._tool_input",
     ):
-        assert "agboss.engine._agent" not in _reached_from(module), module
-    reached = _reached_from("agboss.engine._agent")
-    assert "agboss.engine._agent" not in reached, "a module the agent's run imports imports it"
+        assert "agboss.engine.runs._agent" not in _reached_from(module), module
+    reached = _reached_from("agboss.engine.runs._agent")
+    assert "agboss.engine.runs._agent" not in reached, "a module the agent's run imports imports it"
 
 
 _LEASE_MAKERS = frozenset({"Lease", "AcquireLease", "RenewLease", "ReleaseLease"})
@@ -310,21 +310,27 @@ def test_only_the_engine_writes_to_the_store() -> None:
 
 def test_what_an_instance_keeps_lives_in_the_engines_memory_and_the_store_only_stores() -> None:
     # The questions it asked, the pending entries it listed or inserted and the outlines of
-    # the trees it moved are bounded in one place (`engine/_memory.py`, its questions in
-    # `engine/_asked.py`); a store keeps nothing of what it wrote or read. (A PII policy's
-    # map of the values it found in one tree is that tree's, not the instance's.)
+    # the trees it moved are bounded in one place (`engine/instance/_memory.py`, its
+    # questions in `engine/instance/_asked.py`); a store keeps nothing of what it wrote or
+    # read. (A PII policy's map of the values it found in one tree is that tree's, not the
+    # instance's.)
     keeping = {
         module
         for module, (path, _) in _modules().items()
         if "OrderedDict" in path.read_text() or "lru_cache" in path.read_text()
     }
-    assert keeping <= {"agboss.engine._memory", "agboss.engine._asked", "agboss.pii._policy"}
+    assert keeping <= {
+        "agboss.engine.instance._memory",
+        "agboss.engine.instance._asked",
+        "agboss.pii._policy",
+    }
     assert not any(module.startswith("agboss.store") for module in keeping)
 
 
 EXPORTING = (
     "assembly",
     "components",
+    "engine",
     "flow",
     "models",
     "observability",
@@ -334,23 +340,32 @@ EXPORTING = (
     "store",
 )
 """The packages whose ``__init__`` exports what the other packages use (issue 54, step 7):
-their private modules are their own. ``engine``, ``pauses``, ``mcp`` and ``web`` are not yet
-among them (``mcp``'s ``__init__`` must stay light: declaring a server needs no SDK)."""
+their private modules are their own. ``pauses``, ``mcp`` and ``web`` are not yet among them
+(``mcp``'s ``__init__`` must stay light: declaring a server needs no SDK)."""
+
+
+def _owner(module: str) -> str:
+    """The package whose private part ``module`` is: the path up to its first ``_`` part
+    (``agboss.engine.trees._lease`` → ``agboss.engine.trees``); a public module is no one's."""
+    parts = module.split(".")
+    private = [index for index, part in enumerate(parts) if part.startswith("_")]
+    return ".".join(parts[: private[0]]) if private else ""
 
 
 def _private_imports() -> list[str]:
-    """Each import, under ``src/``, of another package's private module."""
+    """Each import, under ``src/``, of a private module of a package the importer is not in."""
     found = []
-    for module, (path, _) in _modules().items():
+    for module, (path, is_package) in _modules().items():
+        inside = module if is_package else module.rpartition(".")[0]
         for node in ast.walk(ast.parse(path.read_text())):
             if not (isinstance(node, ast.ImportFrom) and node.module):
                 continue
-            parts = node.module.split(".")
+            owner = _owner(node.module)
             if (
-                parts[0] == "agboss"
-                and len(parts) >= 3
-                and parts[2].startswith("_")
-                and parts[1] != _package(module)
+                node.module.startswith("agboss.")
+                and owner
+                and inside != owner
+                and not inside.startswith(owner + ".")
             ):
                 found.append(f"{module} imports {node.module}")
     return found
@@ -359,6 +374,39 @@ def _private_imports() -> list[str]:
 def test_no_module_imports_a_private_module_of_a_package_that_exports_what_others_use() -> None:
     found = [line for line in _private_imports() if line.split()[-1].split(".")[1] in EXPORTING]
     assert found == [], found
+
+
+def test_a_private_module_is_its_own_packages_alone() -> None:
+    assert _owner("agboss.engine.trees._lease") == "agboss.engine.trees"
+    assert _owner("agboss.engine._engine") == "agboss.engine"
+    assert _owner("agboss.store.protocol") == ""
+
+
+ENGINE_ROOMS = ("instance", "trees", "questions", "steps", "runs")
+"""The engine's sub-packages, from the ground up; the pass (``_pass.py``) and the doors
+(``_engine.py``) stand on them all."""
+
+
+def test_the_engines_rooms_import_only_the_rooms_below_their_own() -> None:
+    # A room imports a lower one through its ``__init__`` (what it exports), never a
+    # private module of it, and never a room above or the pass and the doors on top.
+    floor = {room: index for index, room in enumerate(ENGINE_ROOMS)}
+    against = []
+    for module, (path, is_package) in _modules().items():
+        parts = module.split(".")
+        if parts[:2] != ["agboss", "engine"] or len(parts) < 3:
+            continue
+        here = floor.get(parts[2], len(ENGINE_ROOMS))
+        for target in _imports(module, path, is_package):
+            tparts = target.split(".")
+            if tparts[:2] != ["agboss", "engine"] or len(tparts) < 3 or tparts[2] == parts[2]:
+                continue
+            there = floor.get(tparts[2], len(ENGINE_ROOMS))
+            if here < len(ENGINE_ROOMS) and there >= here:
+                against.append(f"{module} → {target}")
+    assert against == []
+    rooms = {m.split(".")[2] for m in _modules() if m.startswith("agboss.engine.")}
+    assert {room for room in rooms if not room.startswith("_")} == set(ENGINE_ROOMS)
 
 
 def test_no_module_of_the_engine_imports_itself_back() -> None:

@@ -40,7 +40,7 @@ from agboss import (
     workflow,
 )
 from agboss.cli._main import cli
-from agboss.engine._asking import spoken
+from agboss.engine.questions import spoken
 from agboss.store.writes import AcquireLease, ReleaseLease
 from agboss.testing import TestClock, TestEnv, call_tools, reply_with, test_with, tool_call
 from agboss.web import Caller, pause_router

@@ -92,7 +92,7 @@ async def test_a_resume_of_a_question_this_instance_asked_reads_nothing_of_its_o
 async def test_a_resume_of_a_question_older_than_those_kept_reads_it(
     env: TestEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agboss.engine import _asked
+    from agboss.engine.instance import _asked
 
     monkeypatch.setattr(_asked, "KEPT", 1)  # the instance keeps its last question only
     env.mock_llm(OfficeAgent).then_return(*[ASK, DONE] * 3, ASK, ASK, DONE, DONE)

@@ -18,7 +18,7 @@ from agboss import (
     PauseResolution,
     PauseStatus,
 )
-from agboss.engine._frame import ExecutionFrame
+from agboss.engine.trees import ExecutionFrame
 from agboss.testing import TestEnv, call_tools, invalid_answer, reply_with, test_with, tool_call
 from tests.apps import tree_app
 from tests.apps.tree_app import (

@@ -1,12 +1,12 @@
 """What waits is one value, joined where the calls of a turn and the branches of a launch join:
 the earliest time each says it moves by itself, and every resting step's branch
-(`agboss.engine._waiting`; the passes that rest on it are in `tests/test_woken_reads.py`)."""
+(`agboss.engine.trees._waiting`; the passes that rest on it are in `tests/test_woken_reads.py`)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from agboss.engine._waiting import WAITING, Waiting
+from agboss.engine.trees import WAITING, Waiting
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

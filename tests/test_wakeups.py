@@ -18,7 +18,7 @@ import pytest
 from psycopg import AsyncConnection
 
 from agboss import App, ExecutionOutput, ExecutionStatus, FunctionProvider
-from agboss.engine import _wakeups
+from agboss.engine.trees import _wakeups
 from agboss.store.postgres._signals import PostgresSignals
 from agboss.store.writes import AcquireLease, ReleaseLease, write_one
 from agboss.testing import TestClock

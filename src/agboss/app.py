@@ -25,12 +25,20 @@ from agboss.assembly import (
 from agboss.clock import Clock, SystemClock, TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto, schema_of
-from agboss.engine._cancelling import cancel_thread
-from agboss.engine._cut_off import call_said
-from agboss.engine._engine import Engine
-from agboss.engine._runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
-from agboss.engine._standing import Grant, grant, list_standing, revoke
-from agboss.engine._withdrawing import mark_shown
+from agboss.engine import (
+    LEASE_TTL,
+    RECOVERY_INTERVAL,
+    RESUME_TIMEOUT,
+    Engine,
+    Grant,
+    Runtime,
+    call_said,
+    cancel_thread,
+    grant,
+    list_standing,
+    mark_shown,
+    revoke,
+)
 from agboss.enums import PauseKind, StandingScope
 from agboss.errors import ConfigurationError
 from agboss.inputs import InputLimits, check_flag, check_id, check_optional_id

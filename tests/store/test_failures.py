@@ -7,7 +7,7 @@ import json
 import pickle
 
 from agboss import AgentFailedError, ExecutionFailedError, RecordedError
-from agboss.engine._launch import _matches
+from agboss.engine.runs._launch import _matches
 from agboss.store._failures import decode_failure, encode_failure, failure_names
 
 

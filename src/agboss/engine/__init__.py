@@ -1,7 +1,51 @@
-"""The durable engine: passes over execution trees, journal replay, leases and recovery."""
+"""The durable engine: passes over execution trees, journal replay, leases and recovery.
+
+Its rooms, from the ground up: `instance`, `trees`, `questions`, `steps`, `runs`; the pass
+(`_pass.py`) and the engine's doors (`_engine.py`) on top. Each exports from its `__init__`
+what the others use, and this package what the rest of agboss uses.
+"""
 
 from agboss.engine._engine import Engine
-from agboss.engine._frame import ExecutionFrame
-from agboss.engine._runtime import LEASE_TTL, RECOVERY_INTERVAL, Runtime
+from agboss.engine.instance import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
+from agboss.engine.questions import (
+    Grant,
+    call_said,
+    cancel_thread,
+    emit_pause_event,
+    grant,
+    interpret_reply,
+    lacking,
+    list_standing,
+    mark_shown,
+    revoke,
+    shows_answers,
+    tool_of,
+    validate_decision,
+)
+from agboss.engine.trees import TOOL_STEP, ExecutionFrame, Taken, failure_record, intent_of
 
-__all__ = ["LEASE_TTL", "RECOVERY_INTERVAL", "Engine", "ExecutionFrame", "Runtime"]
+__all__ = [
+    "LEASE_TTL",
+    "RECOVERY_INTERVAL",
+    "RESUME_TIMEOUT",
+    "TOOL_STEP",
+    "Engine",
+    "ExecutionFrame",
+    "Grant",
+    "Runtime",
+    "Taken",
+    "call_said",
+    "cancel_thread",
+    "emit_pause_event",
+    "failure_record",
+    "grant",
+    "intent_of",
+    "interpret_reply",
+    "lacking",
+    "list_standing",
+    "mark_shown",
+    "revoke",
+    "shows_answers",
+    "tool_of",
+    "validate_decision",
+]

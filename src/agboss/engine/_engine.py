@@ -26,26 +26,31 @@ from pydantic import BaseModel, ValidationError
 from agboss.assembly import WorkflowDefinition
 from agboss.clock import TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
-from agboss.engine._agent import describe_validation_error
-from agboss.engine._ballots import cast_vote
-from agboss.engine._channels import lacking
-from agboss.engine._cut_off import CallSaid, said_of_cut_off
-from agboss.engine._frame import PassState
-from agboss.engine._hooks import ApplicationHooks
-from agboss.engine._interpreter import FlowRunner, stored_error
-from agboss.engine._lease import (
+from agboss.engine._pass import Pass, resolved_pauses
+from agboss.engine.instance import Runtime
+from agboss.engine.questions import (
+    CallSaid,
+    cast_vote,
+    lacking,
+    said_of_cut_off,
+    tell_owed_withdrawals,
+)
+from agboss.engine.runs import FlowRunner, describe_validation_error
+from agboss.engine.trees import (
+    ApplicationHooks,
     Lease,
+    PassChanges,
+    PassEnd,
     PassStart,
+    PassState,
     PassWrites,
     Taken,
+    TreeReader,
+    Wakeups,
     commit_taking_lease,
+    stored_error,
     take_lease,
 )
-from agboss.engine._pass import Pass, resolved_pauses
-from agboss.engine._reading import PassChanges, PassEnd, TreeReader
-from agboss.engine._runtime import Runtime
-from agboss.engine._wakeups import Wakeups
-from agboss.engine._withdrawing import tell_owed_withdrawals
 from agboss.enums import ExecutionStatus
 from agboss.errors import (
     AgbossError,

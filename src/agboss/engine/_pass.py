@@ -17,12 +17,10 @@ from typing import NamedTuple
 
 from pydantic import BaseModel
 
-from agboss.engine._frame import ExecutionFrame, PassState
-from agboss.engine._interpreter import FlowRunner
-from agboss.engine._lease import PassWrites
-from agboss.engine._runtime import Runtime
-from agboss.engine._waiting import Waiting, earliest
-from agboss.engine._withdrawing import tell_owed_withdrawals
+from agboss.engine.instance import Runtime
+from agboss.engine.questions import tell_owed_withdrawals
+from agboss.engine.runs import FlowRunner
+from agboss.engine.trees import ExecutionFrame, PassState, PassWrites, Waiting, earliest
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import AgbossError, ExecutionFailedError, PassStoppingError
 from agboss.observability import log_event

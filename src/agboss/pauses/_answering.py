@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 from agboss.components import ToolSpec
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.engine._channels import lacking, shows_answers, tool_of
-from agboss.engine._frame import TOOL_STEP, intent_of
+from agboss.engine import TOOL_STEP, intent_of, lacking, shows_answers, tool_of
 from agboss.enums import OnInterrupted, PauseResolution, PauseStatus
 from agboss.errors import (
     AgbossError,
@@ -55,7 +54,7 @@ from agboss.store.protocol import ExecutionRow, Store
 from agboss.store.writes import AppendStep, ResolvePause
 
 if TYPE_CHECKING:
-    from agboss.engine._engine import Engine
+    from agboss.engine import Engine
 
 __all__ = ["AnswerReceipt", "Recorded", "move_answered", "record_answer"]
 

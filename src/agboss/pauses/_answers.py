@@ -13,10 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel
 
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.engine._channels import emit_pause_event, tool_of
-from agboss.engine._decisions import validate_decision
-from agboss.engine._interpreting import interpret_reply
-from agboss.engine._lease import Taken
+from agboss.engine import Taken, emit_pause_event, interpret_reply, tool_of, validate_decision
 from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
 from agboss.errors import (
     DtoValidationError,
@@ -34,7 +31,7 @@ from agboss.records import ExecutionResumeEvent, PauseRecord, PauseVotes, shown_
 from agboss.store.protocol import ExecutionRow, Store
 
 if TYPE_CHECKING:
-    from agboss.engine._engine import Engine
+    from agboss.engine import Engine
 
 __all__ = [
     "AnswerReceipt",
@@ -336,7 +333,7 @@ async def read_decision(
             f"{channel.name} has no reply interpreter to read a free-text reply",
             hint="answer with decision=, or name a reply_interpreter= on the channel role",
         )
-    interpretation = await interpret_reply(engine, pause, row, reply)
+    interpretation = await interpret_reply(engine.runtime, pause, row, reply)
     return interpretation.decision, interpretation.usage
 
 

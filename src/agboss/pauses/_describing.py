@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.engine._runtime import Runtime
+from agboss.engine import Runtime
 from agboss.enums import PauseResolution, PauseStatus
 from agboss.errors import UnknownPauseError
 from agboss.records import PauseAnswerRecord, PendingPause

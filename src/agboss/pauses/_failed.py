@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from agboss.engine._interpreter import failure_record
-from agboss.engine._runtime import Runtime
+from agboss.engine import Runtime, failure_record
 from agboss.pauses._pages import check_limit, cursor_of, keyset_of
 from agboss.store.protocol import ExecutionRow, FailedQuery
 

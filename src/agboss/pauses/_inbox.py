@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from agboss.components import LadderStep
-from agboss.engine._runtime import Runtime
+from agboss.engine import Runtime
 from agboss.errors import DtoValidationError
 from agboss.pauses._pages import check_limit, cursor_of, keyset_of
 from agboss.records import PendingPause

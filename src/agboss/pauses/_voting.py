@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.engine._channels import shows_answers, tool_of
+from agboss.engine import shows_answers, tool_of
 from agboss.enums import PauseAnswerer, PauseStatus
 from agboss.errors import (
     AgbossError,
@@ -47,7 +47,7 @@ from agboss.store.protocol import ExecutionRow, Store
 from agboss.store.writes import CastVote, Voted
 
 if TYPE_CHECKING:
-    from agboss.engine._engine import Engine
+    from agboss.engine import Engine
 
 __all__ = ["VoteBallot"]
 

@@ -3,7 +3,7 @@
 A budget is declared on the application (it bounds every tree) and on a workflow (it bounds
 the trees of that workflow). This module is the value the decorators take; the engine checks
 it before every model call of a tree and counts each call in the tree's ledger
-(`agboss.engine._budgets`).
+(`agboss.engine.trees`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A thread is a conversation: an execution on a thread that earlier executions com
 sends the agents of its workflow the thread's earlier exchanges — each earlier request (the
 workflow's start input) as the user's message and its answer (the finish output) as the
 agent's — before the new request. This module is the value the decorator takes; the engine
-reads the exchanges from the store (`agboss.engine._agent`).
+reads the exchanges from the store (`agboss.engine.runs`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """How a step that failed is tried again (``retry_policy=`` on ``@application``, ``@agent`` and
-``@tool``): the value the decorators take; the engine applies it (`agboss.engine._attempts`).
+``@tool``): the value the decorators take; the engine's step machine applies it
+(`agboss.engine.steps`).
 
 A model call is retried by default on what a later attempt may fix — a timeout, a connection
 that failed, a provider's 408 / 409 / 429 (after its ``Retry-After``) or 5xx; a tool only when

@@ -48,8 +48,7 @@ from agboss.errors import (
 from agboss.store.postgres._prepared import PreparedStatements
 from agboss.store.postgres._signals import PostgresSignals, channel_of
 from agboss.store.protocol import Fence, Signal, lease_lost
-from agboss.store.sql._dialect import POSTGRES, Dialect, Later, Returns, Sql
-from agboss.store.sql._driver import PLAIN, Shape, Work
+from agboss.store.sql import PLAIN, POSTGRES, Dialect, Later, Returns, Shape, Sql, Work
 
 __all__ = ["PostgresDriver"]
 

@@ -31,7 +31,7 @@ from psycopg import AsyncClientCursor, AsyncConnection
 from psycopg import Error as PsycopgError
 from psycopg.pq import TransactionStatus
 
-from agboss.store.sql._dialect import POSTGRES, Sql
+from agboss.store.sql import POSTGRES, Sql
 
 __all__ = ["PreparedStatements"]
 

@@ -23,7 +23,7 @@ from psycopg import Error as PsycopgError
 from agboss.errors import StoreUnavailableError
 from agboss.store._signals import SignalHub
 from agboss.store.protocol import Hearer, Signal, SignalKind
-from agboss.store.sql._dialect import Sql
+from agboss.store.sql import Sql
 
 __all__ = ["PostgresSignals", "channel_of"]
 

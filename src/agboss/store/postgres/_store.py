@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from agboss.store.postgres._driver import PostgresDriver
-from agboss.store.sql._store import SqlStore
+from agboss.store.sql import SqlStore
 
 __all__ = ["PostgresStore"]
 

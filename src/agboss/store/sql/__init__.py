@@ -7,8 +7,23 @@ SQLite or PostgreSQL, and a `Driver` runs them (`agboss.store.sqlite`, `agboss.s
 Schema changes are numbered migrations (`agboss.store.sql._migrations`).
 """
 
-from agboss.store.sql._dialect import Dialect, Returns, Sql
-from agboss.store.sql._driver import Driver, Work
+from agboss.store.sql._dialect import POSTGRES, SQLITE, Dialect, Later, Returns, Sql
+from agboss.store.sql._driver import PLAIN, Driver, Shape, Work
+from agboss.store.sql._reads import SqlExecutionRecordRepository, SqlPausedExecutionRepository
 from agboss.store.sql._store import SqlStore
 
-__all__ = ["Dialect", "Driver", "Returns", "Sql", "SqlStore", "Work"]
+__all__ = [
+    "PLAIN",
+    "POSTGRES",
+    "SQLITE",
+    "Dialect",
+    "Driver",
+    "Later",
+    "Returns",
+    "Shape",
+    "Sql",
+    "SqlExecutionRecordRepository",
+    "SqlPausedExecutionRepository",
+    "SqlStore",
+    "Work",
+]

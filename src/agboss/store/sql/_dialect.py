@@ -12,7 +12,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["KEY_END", "Deferred", "Dialect", "Later", "Returns", "Sql", "computed"]
+__all__ = [
+    "KEY_END",
+    "POSTGRES",
+    "SQLITE",
+    "Deferred",
+    "Dialect",
+    "Later",
+    "Returns",
+    "Sql",
+    "computed",
+]
 
 KEY_END = "\U0010ffff"
 """Appended to a prefix, the end of the prefix's key range (keys compare as bytes)."""

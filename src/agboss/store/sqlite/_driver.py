@@ -39,8 +39,7 @@ from agboss.errors import (
 )
 from agboss.store._signals import SignalHub, hub_of
 from agboss.store.protocol import Fence, Signal, lease_lost
-from agboss.store.sql._dialect import SQLITE, Dialect, Later, Returns, Sql
-from agboss.store.sql._driver import PLAIN, Shape, Work
+from agboss.store.sql import PLAIN, SQLITE, Dialect, Later, Returns, Shape, Sql, Work
 
 __all__ = ["Durability", "SqliteDriver"]
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from agboss.store.sql._reads import SqlExecutionRecordRepository, SqlPausedExecutionRepository
-from agboss.store.sql._store import SqlStore
+from agboss.store.sql import SqlExecutionRecordRepository, SqlPausedExecutionRepository, SqlStore
 from agboss.store.sqlite._driver import Durability, SqliteDriver
 
 __all__ = [

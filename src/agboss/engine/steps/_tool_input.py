@@ -17,11 +17,10 @@ from dataclasses import replace
 
 from agboss.assembly import McpTool
 from agboss.components import ToolSpec
-from agboss.engine._asking import Approval, ask_approval
-from agboss.engine._channels import TOOL_INPUT, question_spec
-from agboss.engine._steps import TOOL_ROUND, Step, run_once
-from agboss.engine._tool_results import CallSite, ToolResult, ToolStep, journal_refusal
-from agboss.engine._waiting import Waiting
+from agboss.engine.questions import TOOL_INPUT, Approval, ask_approval, question_spec
+from agboss.engine.steps._steps import TOOL_ROUND, Step, run_once
+from agboss.engine.steps._tool_results import CallSite, ToolResult, ToolStep, journal_refusal
+from agboss.engine.trees import Waiting
 from agboss.mcp._input import McpInputRequest, McpReply, McpRound
 
 __all__ = ["MAX_ROUNDS", "Answering", "Asked", "JournalTool", "run_asking"]

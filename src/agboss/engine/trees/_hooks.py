@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agboss.engine._frame import maybe_await
-from agboss.engine._runtime import Runtime
+from agboss.engine.instance import Runtime
+from agboss.engine.trees._frame import maybe_await
 from agboss.records import ExecutionPauseEvent, ExecutionResumeEvent
 
 __all__ = ["ApplicationHooks"]

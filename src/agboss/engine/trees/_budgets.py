@@ -4,7 +4,7 @@ ledger as soon as it returns."""
 
 from __future__ import annotations
 
-from agboss.engine._runtime import Runtime
+from agboss.engine.instance import Runtime
 from agboss.errors import BudgetExceededError
 from agboss.models import Usage
 from agboss.policies import Budget

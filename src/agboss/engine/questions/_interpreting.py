@@ -14,14 +14,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agboss.components import ApprovalAsk, ReplyInterpreterSpec
 from agboss.dto import ToolCallApprovalDecisionDto, schema_of
-from agboss.engine._budgets import check_budgets, count_spend
-from agboss.engine._channels import asked_arguments, tool_of
-from agboss.engine._decisions import validate_decision
-from agboss.engine._frame import execution_context, maybe_await, step_context
+from agboss.engine.instance import Runtime
+from agboss.engine.questions._channels import asked_arguments, tool_of
+from agboss.engine.questions._decisions import validate_decision
+from agboss.engine.trees import (
+    check_budgets,
+    count_spend,
+    execution_context,
+    maybe_await,
+    step_context,
+)
 from agboss.enums import DecidedBy, PauseKind
 from agboss.errors import (
     BudgetExceededError,
@@ -45,9 +51,6 @@ from agboss.observability import span
 from agboss.pii import PiiSeam, TreeTokens, UnknownTokenError
 from agboss.records import PauseRecord
 from agboss.store.protocol import ExecutionRow
-
-if TYPE_CHECKING:
-    from agboss.engine._engine import Engine
 
 __all__ = ["APPROVAL_QUESTION", "Interpretation", "interpret_reply"]
 
@@ -76,7 +79,7 @@ class Interpretation:
 
 
 async def interpret_reply(
-    engine: Engine, pause: PauseRecord, row: ExecutionRow, reply: str
+    runtime: Runtime, pause: PauseRecord, row: ExecutionRow, reply: str
 ) -> Interpretation:
     """The decision a reply reads as, validated for the pause's tool.
 
@@ -84,7 +87,6 @@ async def interpret_reply(
         UninterpretableReplyError: The reply cannot be read as a valid answer.
         BudgetExceededError: A model interpreter's tree has no budget left.
     """
-    runtime = engine.runtime
     tool_spec, channel = tool_of(runtime, pause)
     assert channel.role is not None
     assert channel.role.reply_interpreter is not None
@@ -100,7 +102,7 @@ async def interpret_reply(
     )
     usage: Usage | None = None
     if spec.decided_by is DecidedBy.CODE:
-        decided = await _by_code(engine, interpreter, spec, pause, row, reading)
+        decided = await _by_code(runtime, interpreter, spec, pause, row, reading)
     else:
         # The model reads the question and the reply through the PII policies, as an agent
         # does; tokens it answers with are the real values again before validation. Tokens
@@ -112,7 +114,7 @@ async def interpret_reply(
         )
         seam.know(args, type(args))
         await seam.ready_for([json.dumps(pause.ask.arguments), reply])
-        decided, usage = await _by_model(engine, spec, row, reading, seam)
+        decided, usage = await _by_model(runtime, spec, row, reading, seam)
         try:
             await seam.ready_for([json.dumps(decided, default=str)])
             decided = seam.reveal_value(decided)
@@ -126,7 +128,7 @@ async def interpret_reply(
             decided,
             tool_spec.name,
             tool_spec.input,
-            engine.runtime.assembly.spec.limits,
+            runtime.assembly.spec.limits,
             pause.ask.kind,
         )
     except DtoValidationError as error:
@@ -138,14 +140,13 @@ async def interpret_reply(
 
 
 async def _by_code(
-    engine: Engine,
+    runtime: Runtime,
     interpreter: type[Any],
     spec: ReplyInterpreterSpec,
     pause: PauseRecord,
     row: ExecutionRow,
     reading: InterpreterInput[Any],
 ) -> object:
-    runtime = engine.runtime
     context = execution_context(row, step_context(pause.step, "reply-interpret"))
     try:
         handler = runtime.assembly.container.create(interpreter, spec.deps, context)
@@ -172,13 +173,12 @@ def _state(reading: InterpreterInput[Any], seam: PiiSeam) -> str:
 
 
 async def _by_model(
-    engine: Engine,
+    runtime: Runtime,
     spec: ReplyInterpreterSpec,
     row: ExecutionRow,
     reading: InterpreterInput[Any],
     seam: PiiSeam,
 ) -> tuple[object, Usage]:
-    runtime = engine.runtime
     assert spec.model is not None
     caller = ModelCaller("reply-interpreter", spec.name, row.tenant_id, row.execution_id)
     await check_budgets(runtime, row, caller.label)  # BudgetExceededError: pause untouched

@@ -3,7 +3,7 @@
 
 A decision names a tool, or a channel role (every tool that asks it), and a scope: one
 thread, one owner's threads, or the tenant. The engine reads the ones that stand before it
-sends a question (`agboss.engine._asking`): a call one covers is decided at once, and its
+sends a question (`agboss.engine.questions`): a call one covers is decided at once, and its
 audit entry names the decision as the responder.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from agboss.components import ChannelRoleSpec, ToolSpec
 from agboss.context import DEFAULT_TENANT_ID
-from agboss.engine._runtime import Runtime
+from agboss.engine.instance import Runtime
 from agboss.enums import StandingScope
 from agboss.errors import DtoValidationError, UnknownStandingDecisionError
 from agboss.inputs import InputLimits, check_id

@@ -14,24 +14,17 @@ from __future__ import annotations
 
 import logging
 
-from agboss.engine._asking import ask_approval
-from agboss.engine._channels import TOOL_INTERRUPTED
-from agboss.engine._steps import RUN_AGAIN, RunAgain
-from agboss.engine._tool_results import CallSite, ToolResult, ToolStep, journal_refusal
-from agboss.engine._waiting import Waiting
+from agboss.engine.questions import TOOL_INTERRUPTED, ask_approval
+from agboss.engine.steps._steps import RUN_AGAIN, RunAgain
+from agboss.engine.steps._tool_results import CallSite, ToolResult, ToolStep, journal_refusal
+from agboss.engine.trees import Waiting, interrupted_key
 from agboss.enums import OnInterrupted
 from agboss.errors import ToolInterruptedError
 from agboss.observability import log_event
 from agboss.records import PauseRecord
 from agboss.store.writes import TakePause
 
-__all__ = ["interrupted_key", "on_interrupted"]
-
-
-def interrupted_key(key: str, attempt: int) -> str:
-    """The step key of the question whether to run again a call whose ``attempt`` may have
-    run: never the key of the call's own approval."""
-    return f"{key}/interrupted-{attempt}"
+__all__ = ["on_interrupted"]
 
 
 async def on_interrupted(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agboss.engine._runtime import Runtime
+from agboss.engine.instance import Runtime
 from agboss.store.protocol import Signal, SignalKind
 from agboss.store.writes import Announce, CastVote, Voted, Write
 

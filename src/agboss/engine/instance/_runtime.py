@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from agboss.assembly import Assembly
 from agboss.clock import Clock
-from agboss.engine._memory import InstanceMemory
+from agboss.engine.instance._memory import InstanceMemory
 from agboss.models import ModelResolver
 from agboss.store.protocol import Store
 

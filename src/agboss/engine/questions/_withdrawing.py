@@ -15,9 +15,9 @@ from collections.abc import Awaitable, Callable
 
 from agboss.assembly import ToolChannel
 from agboss.components import ChannelAnswered, ChannelWithdrawal, ToolSpec
-from agboss.engine._channels import ChannelCall, tool_of, warn_failed
-from agboss.engine._lease import take_lease
-from agboss.engine._runtime import Runtime
+from agboss.engine.instance import Runtime
+from agboss.engine.questions._channels import ChannelCall, tool_of, warn_failed
+from agboss.engine.trees import take_lease
 from agboss.enums import PauseResolution
 from agboss.records import PauseAnswerRecord, PauseRecord
 from agboss.store.protocol import ExecutionRow

@@ -12,8 +12,8 @@ from pydantic import BaseModel
 
 from agboss.components import ToolSpec
 from agboss.context import StepContext
-from agboss.engine._frame import ExecutionFrame
-from agboss.engine._steps import RUN_ONCE, Step, StepPolicy, run_once
+from agboss.engine.steps._steps import RUN_ONCE, Step, StepPolicy, run_once
+from agboss.engine.trees import ExecutionFrame
 from agboss.records import StepRecord
 from agboss.store.writes import TakePause
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 
 from agboss.context import DEFAULT_TENANT_ID
-from agboss.engine._runtime import Runtime
-from agboss.engine._withdrawing import tell_owed_withdrawals
+from agboss.engine.instance import Runtime
+from agboss.engine.questions._withdrawing import tell_owed_withdrawals
 from agboss.enums import ExecutionStatus, PauseResolution
 from agboss.errors import ThreadOwnerError, UnknownThreadError
 from agboss.observability import log_event

@@ -26,8 +26,8 @@ from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from agboss.engine._lease import Taken, take_lease
-from agboss.engine._runtime import Runtime
+from agboss.engine.instance import Runtime
+from agboss.engine.trees._lease import Taken, take_lease
 from agboss.errors import LeaseBusyError
 from agboss.store.protocol import Signal, SignalKind
 

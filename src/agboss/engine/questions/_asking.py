@@ -19,12 +19,11 @@ from agboss.assembly import ToolChannel
 from agboss.components import ApprovalAsk, ChannelAsk, ChannelOutcome, ToolSpec
 from agboss.context import StepContext
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
-from agboss.engine._channels import ChannelCall, emit_pause_event, pause_kind
-from agboss.engine._decisions import validate_decision
-from agboss.engine._frame import ExecutionFrame
-from agboss.engine._ladder import climb, first_step_at
-from agboss.engine._quorums import votes_for
-from agboss.engine._waiting import WAITING, Waiting
+from agboss.engine.questions._channels import ChannelCall, emit_pause_event, pause_kind
+from agboss.engine.questions._decisions import validate_decision
+from agboss.engine.questions._ladder import climb, first_step_at
+from agboss.engine.questions._quorums import votes_for
+from agboss.engine.trees import WAITING, ExecutionFrame, Waiting
 from agboss.enums import OnExpiry, PauseKind, PauseResolution, PauseStatus
 from agboss.errors import (
     AgentFailedError,

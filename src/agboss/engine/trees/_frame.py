@@ -1,7 +1,7 @@
 """An execution frame in a pass: its row, its journal, the pass's writes, and the journal's
 vocabulary (a step's intents and failed attempts).
 
-The step machine (`agboss.engine._steps.run_step`) runs every journaled step against a frame.
+The step machine (`agboss.engine.steps.run_step`) runs every journaled step against a frame.
 The journal is loaded by scope (an agent's visit, a launch's join), so a pass reads only the
 branches it moves.
 """
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from agboss.context import ExecutionContext, StepContext, Tenant
-from agboss.engine._lease import PassWrites
-from agboss.engine._runtime import Runtime
+from agboss.engine.instance import Runtime
+from agboss.engine.trees._lease import PassWrites
 from agboss.pii import PiiSeam, TreeTokens
 from agboss.records import PauseRecord, StepRecord
 from agboss.store.protocol import ExecutionRow, Fence, StepEntry
@@ -33,6 +33,7 @@ __all__ = [
     "execution_context",
     "failed_key",
     "intent_of",
+    "interrupted_key",
     "maybe_await",
     "step_context",
 ]
@@ -90,6 +91,12 @@ def attempt_key(key: str, attempt: int) -> str:
 
 ATTEMPT_FAILED = "attempt-failed"
 """The kind of the journal row of an attempt that failed and is tried again (`RetryPolicy`)."""
+
+
+def interrupted_key(key: str, attempt: int) -> str:
+    """The step key of the question whether to run again a call whose ``attempt`` may have
+    run: never the key of the call's own approval."""
+    return f"{key}/interrupted-{attempt}"
 
 
 def failed_key(key: str, attempt: int) -> str:

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from agboss.clock import SystemClock, TimerHandle
-from agboss.engine._runtime import Runtime
+from agboss.engine.instance import Runtime
 from agboss.enums import ExecutionStatus, PauseStatus
 from agboss.errors import LeaseLostError, StoreError
 from agboss.models import Usage

@@ -25,11 +25,10 @@ from pydantic import BaseModel
 
 from agboss.assembly import WorkflowDefinition
 from agboss.components import AgentSpec, BranchResult, JoinComponentSpec, JoinInput, QuorumOutcome
-from agboss.engine._agent import AgentRun
-from agboss.engine._frame import ExecutionFrame, maybe_await, step_context
-from agboss.engine._steps import Step, run_once
-from agboss.engine._waiting import WAITING, Waiting
-from agboss.engine._withdrawing import withdraw_closed
+from agboss.engine.questions import withdraw_closed
+from agboss.engine.runs._agent import AgentRun
+from agboss.engine.steps import Step, run_once
+from agboss.engine.trees import WAITING, ExecutionFrame, Waiting, maybe_await, step_context
 from agboss.enums import PauseResolution
 from agboss.errors import (
     AgbossError,

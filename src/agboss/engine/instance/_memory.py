@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from agboss.engine._asked import AskedHere
+from agboss.engine.instance._asked import AskedHere
 from agboss.records import PauseRecord, PendingPause
 from agboss.store import pending_pause
 from agboss.store.protocol import ExecutionRow, Store, TreeNode

@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
-from agboss.engine._channels import TOOL_INTERRUPTED
-from agboss.engine._frame import ATTEMPT, attempt_key
-from agboss.engine._interrupted import interrupted_key
-from agboss.engine._runtime import Runtime
+from agboss.engine.instance import Runtime
+from agboss.engine.questions._channels import TOOL_INTERRUPTED
+from agboss.engine.trees import ATTEMPT, attempt_key, interrupted_key
 from agboss.enums import PauseAnswerer, PauseKind, PauseResolution, PauseStatus
 from agboss.errors import DtoValidationError, FinalFailureError, ToolInterruptedError
 from agboss.inputs import InputLimits, check_flag, check_text

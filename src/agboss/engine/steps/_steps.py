@@ -31,14 +31,14 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Final, Generic, TypeVar
 
-from agboss.engine._frame import (
+from agboss.engine.trees import (
     ATTEMPT_FAILED,
     ExecutionFrame,
+    Waiting,
     attempt_key,
     failed_key,
     intent_of,
 )
-from agboss.engine._waiting import Waiting
 from agboss.enums import OnInterrupted
 from agboss.errors import (
     AgbossError,

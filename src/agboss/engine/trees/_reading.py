@@ -16,10 +16,9 @@ from typing import overload
 
 from pydantic import BaseModel
 
-from agboss.engine._frame import ATTEMPT, ATTEMPT_FAILED
-from agboss.engine._interpreter import failure_record
-from agboss.engine._memory import Outline
-from agboss.engine._runtime import Runtime
+from agboss.engine.instance import Outline, Runtime
+from agboss.engine.trees._failures import failure_record
+from agboss.engine.trees._frame import ATTEMPT, ATTEMPT_FAILED
 from agboss.enums import ExecutionStatus
 from agboss.models import Usage
 from agboss.records import (

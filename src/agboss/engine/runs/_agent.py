@@ -28,27 +28,32 @@ from agboss.assembly import McpTool
 from agboss.components import AgentSpec, ToolSpec
 from agboss.context import StepContext
 from agboss.dto import is_text_dto, schema_of, validation_errors
-from agboss.engine._asking import ask_approval
-from agboss.engine._budgets import check_budgets
-from agboss.engine._frame import TOOL_STEP, ExecutionFrame, maybe_await, step_context
-from agboss.engine._interrupted import on_interrupted
-from agboss.engine._steps import (
+from agboss.engine.questions import ask_approval
+from agboss.engine.steps import (
     MODEL_CALL,
     MODEL_CALL_UNDER_BUDGET,
-    Step,
-    run_step,
-)
-from agboss.engine._timeouts import run_within
-from agboss.engine._tool_input import Answering, Asked, run_asking
-from agboss.engine._tool_results import (
+    Answering,
+    Asked,
     CallSite,
+    Step,
     ToolRaised,
     ToolResult,
     ToolStep,
     journal_refusal,
+    on_interrupted,
+    run_asking,
+    run_step,
     tool_policy,
 )
-from agboss.engine._waiting import Waiting
+from agboss.engine.trees import (
+    TOOL_STEP,
+    ExecutionFrame,
+    Waiting,
+    check_budgets,
+    maybe_await,
+    run_within,
+    step_context,
+)
 from agboss.errors import (
     AgbossError,
     AgentFailedError,

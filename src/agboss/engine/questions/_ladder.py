@@ -15,9 +15,9 @@ from datetime import datetime
 
 from agboss.assembly import ToolChannel
 from agboss.components import ApprovalAsk, ChannelReminder, Escalate, LadderStep, Remind
-from agboss.engine._channels import ChannelCall, emit_pause_event, tool_of, warn_failed
-from agboss.engine._frame import ExecutionFrame
-from agboss.engine._quorums import votes_for
+from agboss.engine.questions._channels import ChannelCall, emit_pause_event, tool_of, warn_failed
+from agboss.engine.questions._quorums import votes_for
+from agboss.engine.trees import ExecutionFrame
 from agboss.enums import PauseKind, PauseStatus
 from agboss.observability import ExecutionEventKind
 from agboss.records import PauseRecord, new_pause_id

@@ -20,9 +20,8 @@ from pydantic import BaseModel
 from agboss.assembly import ToolChannel
 from agboss.components import ApprovalAsk, ChannelHandler, ToolSpec
 from agboss.context import ExecutionContext
-from agboss.engine._frame import execution_context, maybe_await, step_context
-from agboss.engine._runtime import Runtime
-from agboss.engine._timeouts import run_within
+from agboss.engine.instance import Runtime
+from agboss.engine.trees import execution_context, maybe_await, run_within, step_context
 from agboss.enums import PauseKind
 from agboss.errors import DefinitionChangedError
 from agboss.mcp._input import McpInputRequest, answer_model

@@ -1,0 +1,49 @@
+"""Questions: asking a channel and its escalation ladder, quorums and votes, validating and
+interpreting a decision, withdrawing the questions a tree no longer needs, cancelling a
+thread, standing decisions, and the call an interrupted attempt left in doubt.
+"""
+
+from agboss.engine.questions._asking import Approval, ask_approval, spoken
+from agboss.engine.questions._ballots import cast_vote
+from agboss.engine.questions._cancelling import cancel_thread
+from agboss.engine.questions._channels import (
+    TOOL_INPUT,
+    TOOL_INTERRUPTED,
+    emit_pause_event,
+    lacking,
+    question_spec,
+    shows_answers,
+    tool_of,
+)
+from agboss.engine.questions._cut_off import CallSaid, call_said, said_of_cut_off
+from agboss.engine.questions._decisions import validate_decision
+from agboss.engine.questions._interpreting import interpret_reply
+from agboss.engine.questions._standing import Grant, grant, list_standing, revoke
+from agboss.engine.questions._withdrawing import mark_shown, tell_owed_withdrawals, withdraw_closed
+
+__all__ = [
+    "TOOL_INPUT",
+    "TOOL_INTERRUPTED",
+    "Approval",
+    "CallSaid",
+    "Grant",
+    "ask_approval",
+    "call_said",
+    "cancel_thread",
+    "cast_vote",
+    "emit_pause_event",
+    "grant",
+    "interpret_reply",
+    "lacking",
+    "list_standing",
+    "mark_shown",
+    "question_spec",
+    "revoke",
+    "said_of_cut_off",
+    "shows_answers",
+    "spoken",
+    "tell_owed_withdrawals",
+    "tool_of",
+    "validate_decision",
+    "withdraw_closed",
+]
