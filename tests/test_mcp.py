@@ -511,7 +511,7 @@ async def test_two_tools_of_one_name_for_an_agent_are_a_wiring_error(
 async def test_an_application_that_declares_a_server_without_the_sdk_is_told_what_to_install(
     monkeypatch: pytest.MonkeyPatch, calls: Path, tmp_path: Path
 ) -> None:
-    monkeypatch.setitem(sys.modules, "agboss.mcp._connection", None)
+    monkeypatch.setitem(sys.modules, "agboss.mcp.client._connection", None)
     made = order_desk_app(stdio_desk(calls))
     with pytest.raises(ConfigurationError) as failed:
         await App.create(made.application, store=tmp_path / "a.db")

@@ -30,9 +30,9 @@ from agboss.errors import (
     UnknownPauseError,
     UnknownStandingDecisionError,
 )
+from agboss.http import status_of
 from agboss.testing import TestEnv, call_tools, reply_with, test_with
 from agboss.web import Caller, pause_router
-from agboss.web._problems import status_of
 from tests.apps.replies_app import (
     OfficeAgent,
     OfficeApplication,

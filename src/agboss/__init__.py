@@ -104,18 +104,20 @@ from agboss.interpreters import InterpreterInput, ReplyInterpretation, ReplyInte
 from agboss.models import FunctionProvider
 from agboss.observability import ExecutionEvent, ExecutionEventKind
 from agboss.pauses import (
+    AnswerReceipt,
     ExecutionPauseEvent,
     ExecutionResumeEvent,
+    FailedExecution,
+    FailedPage,
+    InboxEntry,
+    InboxPage,
     PauseAnswer,
     PauseAnswerRecord,
+    PauseDescription,
     PauseRecord,
     PauseVote,
     PauseVotes,
 )
-from agboss.pauses._answers import AnswerReceipt
-from agboss.pauses._describing import PauseDescription
-from agboss.pauses._failed import FailedExecution, FailedPage
-from agboss.pauses._inbox import InboxEntry, InboxPage
 from agboss.pii import Pii, PiiKind, PiiRule, block_with_refusal, mask, replace_with_token
 from agboss.policies import Budget, History, RetryPolicy
 from agboss.records import (

@@ -42,21 +42,31 @@ from agboss.engine import (
 from agboss.enums import PauseKind, StandingScope
 from agboss.errors import ConfigurationError
 from agboss.inputs import InputLimits, check_flag, check_id, check_optional_id
-from agboss.mcp._input import McpInputRequest
+from agboss.mcp import McpInputRequest
 from agboss.models import ModelProvider, ModelResolver
 from agboss.observability import ExecutionEvent, ExecutionEventKind, streaming_to
-from agboss.pauses._answering import move_answered, record_answer
-from agboss.pauses._answers import AnswerReceipt, Credentials
-from agboss.pauses._describing import PauseDescription, describe_pause, pause_id_of
-from agboss.pauses._failed import FailedPage, failed_query, list_failed
-from agboss.pauses._inbox import InboxPage, list_inbox, query_of
-from agboss.pauses._prompts import load_prompts
+from agboss.pauses import (
+    AnswerReceipt,
+    Credentials,
+    FailedPage,
+    InboxPage,
+    PauseDescription,
+    describe_pause,
+    failed_query,
+    list_failed,
+    list_inbox,
+    load_prompts,
+    move_answered,
+    pause_id_of,
+    query_of,
+    record_answer,
+)
 from agboss.records import ExecutionOutput, PendingPause, StandingDecision
 from agboss.store import store_from
 from agboss.store.protocol import Store, WaitingQuery
 
 if TYPE_CHECKING:
-    from agboss.mcp._connection import McpConnections
+    from agboss.mcp.client import McpConnections
 
 __all__ = ["App"]
 

@@ -23,7 +23,7 @@ from agboss.components import (
 )
 from agboss.enums import DecidedBy, OnExpiry, PauseAnswerer
 from agboss.interpreters import ReplyInterpreterHandler
-from agboss.mcp._arguments import McpArguments
+from agboss.mcp import McpArguments
 
 __all__ = ["ChannelRules"]
 

@@ -34,7 +34,7 @@ from agboss.flow import (
     LaunchSpec,
     StepKind,
 )
-from agboss.mcp._servers import McpServer
+from agboss.mcp import McpServer
 
 __all__ = ["FlowRules"]
 

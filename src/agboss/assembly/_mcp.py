@@ -13,7 +13,7 @@ import fnmatch
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from agboss.assembly._types import reachable
 from agboss.assembly._walk import Walk
@@ -28,14 +28,19 @@ from agboss.components import (
     spec_of,
 )
 from agboss.enums import OnInterrupted
-from agboss.errors import ConfigurationError, ToolError
-from agboss.mcp._arguments import McpArguments, McpSchemaError, McpToolOutput, arguments_model
-from agboss.mcp._input import McpReply, McpRound
-from agboss.mcp._listing import ListedTool, McpCalls, McpListing
-from agboss.mcp._servers import McpServer
-
-if TYPE_CHECKING:
-    from agboss.mcp._connection import McpConnections
+from agboss.errors import ToolError
+from agboss.mcp import McpArguments, McpServer, McpToolOutput
+from agboss.mcp.client import (
+    ListedTool,
+    McpCalls,
+    McpConnections,
+    McpListing,
+    McpReply,
+    McpRound,
+    McpSchemaError,
+    arguments_model,
+    open_servers,
+)
 
 __all__ = ["McpRules", "McpTool", "McpWiring", "declared_servers", "open_declared"]
 
@@ -106,14 +111,6 @@ async def open_declared(application: type[Any]) -> tuple[McpConnections | None, 
     servers = declared_servers(application)
     if not servers:
         return None, McpWiring()
-    try:
-        from agboss.mcp._connection import open_servers
-    except ImportError as missing:
-        raise ConfigurationError(
-            f"the application declares the MCP server {servers[0].name}, but the mcp SDK is "
-            f"not installed ({missing})",
-            hint="pip install 'agboss[mcp]'",
-        ) from missing
     connections, listings = await open_servers(servers)
     return connections, McpWiring(listings, connections.connections)
 

@@ -23,8 +23,7 @@ from agboss.app import App
 from agboss.components import ApplicationSpec, spec_of
 from agboss.errors import AgbossError, ModelProviderError, StoreUnavailableError
 from agboss.models import ChatModel, ChatRequest, ChatResponse, ModelProvider
-from agboss.pauses._failed import FailedExecution
-from agboss.pauses._inbox import InboxEntry
+from agboss.pauses import FailedExecution, InboxEntry
 from agboss.records import PendingPause, StandingDecision
 from agboss.store import store_from
 from agboss.store.sqlite import SqliteStore

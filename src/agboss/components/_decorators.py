@@ -38,7 +38,7 @@ from agboss.components._specs import (
 from agboss.enums import DecidedBy, OnExpiry, OnInterrupted, PauseAnswerer
 from agboss.errors import ConfigurationError
 from agboss.inputs import InputLimits
-from agboss.mcp._servers import McpServer
+from agboss.mcp import McpServer
 from agboss.pii import PiiRule
 from agboss.policies import DEFAULT_HISTORY, History, RetryPolicy
 

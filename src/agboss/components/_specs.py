@@ -18,7 +18,7 @@ from agboss.components._ladder import LadderStep
 from agboss.components._quorum import Quorum
 from agboss.enums import DecidedBy, OnExpiry, OnInterrupted, PauseAnswerer
 from agboss.inputs import InputLimits
-from agboss.mcp._servers import McpServer
+from agboss.mcp import McpServer
 from agboss.pii import PiiRule
 from agboss.policies import DEFAULT_HISTORY, History, RetryPolicy
 

@@ -1,5 +1,11 @@
 """Pauses: asking a channel, answering by id, withdrawing, and the audit trail."""
 
+from agboss.pauses._answering import move_answered, record_answer
+from agboss.pauses._answers import AnswerReceipt, Credentials
+from agboss.pauses._describing import PauseDescription, describe_pause, pause_id_of
+from agboss.pauses._failed import FailedExecution, FailedPage, failed_query, list_failed
+from agboss.pauses._inbox import InboxEntry, InboxPage, list_inbox, query_of
+from agboss.pauses._prompts import load_prompts
 from agboss.records import (
     ExecutionPauseEvent,
     ExecutionResumeEvent,
@@ -11,11 +17,27 @@ from agboss.records import (
 )
 
 __all__ = [
+    "AnswerReceipt",
+    "Credentials",
     "ExecutionPauseEvent",
     "ExecutionResumeEvent",
+    "FailedExecution",
+    "FailedPage",
+    "InboxEntry",
+    "InboxPage",
     "PauseAnswer",
     "PauseAnswerRecord",
+    "PauseDescription",
     "PauseRecord",
     "PauseVote",
     "PauseVotes",
+    "describe_pause",
+    "failed_query",
+    "list_failed",
+    "list_inbox",
+    "load_prompts",
+    "move_answered",
+    "pause_id_of",
+    "query_of",
+    "record_answer",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agboss.errors import PauseAnswererError
-from agboss.web._problems import NotAuthenticatedError
+from agboss.http import NotAuthenticatedError
 
 __all__ = [
     "SlackNotAllowedError",

@@ -33,9 +33,17 @@ from agboss.errors import (
     ThreadOwnerError,
     UninterpretableReplyError,
 )
+from agboss.http import (
+    UnreadableRequestError,
+    app_function,
+    log_failure,
+    nests_deeper,
+    opened_app,
+    problem,
+    read_body,
+)
 from agboss.inputs import MAX_DEPTH
-from agboss.pauses._answers import AnswerReceipt
-from agboss.pauses._describing import PauseDescription
+from agboss.pauses import AnswerReceipt, PauseDescription
 from agboss.records import PauseVotes, PendingPause
 from agboss.slack._blocks import (
     APPROVE,
@@ -73,9 +81,6 @@ from agboss.slack._forms import (
     words_view,
 )
 from agboss.slack._workspace import SlackWorkspace
-from agboss.web._bodies import nests_deeper, read_body
-from agboss.web._problems import UnreadableRequestError, log_failure, problem
-from agboss.web._router import app_function, opened_app
 
 __all__ = ["SlackAnswerer", "SlackAnswering", "SlackUser", "slack_router"]
 

@@ -19,13 +19,13 @@ except ModuleNotFoundError as missing:
         name=missing.name,
     ) from missing
 
-from agboss.web._links import AnswerLink, AnswerLinkError, AnswerLinks
-from agboss.web._problems import (
+from agboss.http import (
     AppNotOpenError,
     NotAuthenticatedError,
     RequestTooLargeError,
     UnreadableRequestError,
 )
+from agboss.web._links import AnswerLink, AnswerLinkError, AnswerLinks
 from agboss.web._router import Authenticator, Caller, mount, pause_router
 
 __all__ = [

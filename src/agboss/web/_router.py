@@ -27,7 +27,17 @@ from agboss.errors import (
     UnknownExecutionError,
     UnknownPauseError,
 )
-from agboss.pauses._inbox import InboxEntry
+from agboss.http import (
+    MethodNotAllowedError,
+    NotAuthenticatedError,
+    NotFoundError,
+    app_function,
+    log_failure,
+    opened_app,
+    problem,
+    status_of,
+)
+from agboss.pauses import InboxEntry
 from agboss.records import StandingDecision
 from agboss.web._bodies import (
     AnswerBody,
@@ -46,22 +56,11 @@ from agboss.web._bodies import (
 )
 from agboss.web._openapi import openapi_schema
 from agboss.web._page import PAGE_HEADERS, page, static
-from agboss.web._problems import (
-    AppNotOpenError,
-    MethodNotAllowedError,
-    NotAuthenticatedError,
-    NotFoundError,
-    log_failure,
-    problem,
-    status_of,
-)
 
 __all__ = [
     "Authenticator",
     "Caller",
-    "app_function",
     "mount",
-    "opened_app",
     "pause_router",
 ]
 
@@ -101,41 +100,6 @@ class Caller:
 Authenticator: TypeAlias = Callable[[Request], "Awaitable[Caller | None] | Caller | None"]
 """Reads the caller from a request (a session cookie, a bearer token, a signed webhook);
 ``None`` when it carries no credential it recognises (answered ``401``)."""
-
-
-def app_function(app: App | Callable[[], App | None], router: str) -> Callable[[], App | None]:
-    """A router's application as a function of nothing: the `App` itself, or the host's
-    function that returns it (``None`` until it is open).
-
-    Raises:
-        ConfigurationError: ``app`` is neither.
-    """
-    if isinstance(app, App):
-        return lambda: app
-    if callable(app):
-        return app
-    raise ConfigurationError(
-        f"{router} takes an App, not {type(app).__name__}",
-        hint="pass the App that App.create returned, or a function that returns it",
-    )
-
-
-def opened_app(app_of: Callable[[], App | None], router: str) -> App:
-    """The application as the router's host holds it now (read once per request).
-
-    Raises:
-        AppNotOpenError: It is not open (yet, or any more).
-        ConfigurationError: The host's function returned something else than an `App`.
-    """
-    found = app_of()
-    if found is None:
-        raise AppNotOpenError()
-    if not isinstance(found, App):
-        raise ConfigurationError(
-            f"{router}'s app function returned {type(found).__name__}, not an App",
-            hint="return the App that App.create returned, or None until it is open",
-        )
-    return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,8 @@ from agboss.engine.instance import Runtime
 from agboss.engine.trees import execution_context, maybe_await, run_within, step_context
 from agboss.enums import PauseKind
 from agboss.errors import DefinitionChangedError
-from agboss.mcp._input import McpInputRequest, answer_model
+from agboss.mcp import McpInputRequest
+from agboss.mcp.client import answer_model
 from agboss.observability import ExecutionEvent, ExecutionEventKind, emit, span
 from agboss.records import PauseRecord, secret_of, shown_pause_id
 from agboss.store import redacted

@@ -62,7 +62,7 @@ from agboss.errors import (
     ToolError,
 )
 from agboss.flow import FlowNode
-from agboss.mcp._input import McpRound
+from agboss.mcp.client import McpRound
 from agboss.models import (
     ChatRequest,
     ChatResponse,

@@ -21,7 +21,8 @@ from agboss.engine.questions import TOOL_INPUT, Approval, ask_approval, question
 from agboss.engine.steps._steps import TOOL_ROUND, Step, run_once
 from agboss.engine.steps._tool_results import CallSite, ToolResult, ToolStep, journal_refusal
 from agboss.engine.trees import Waiting
-from agboss.mcp._input import McpInputRequest, McpReply, McpRound
+from agboss.mcp import McpInputRequest
+from agboss.mcp.client import McpReply, McpRound
 
 __all__ = ["MAX_ROUNDS", "Answering", "Asked", "JournalTool", "run_asking"]
 

@@ -26,10 +26,10 @@ from mcp_types import CONNECTION_CLOSED
 from agboss.errors import McpCallError, ToolError
 from agboss.mcp._arguments import McpToolOutput
 from agboss.mcp._input import McpQuestion, McpReply, McpRound
-from agboss.mcp._listing import ListedTool, McpListing
 from agboss.mcp._servers import McpHttp, McpServer
+from agboss.mcp.client._listing import ListedTool, McpListing
 
-__all__ = ["McpConnection", "McpConnections", "open_servers"]
+__all__ = ["McpConnection", "SdkConnections", "connect"]
 
 _LOG = logging.getLogger("agboss.mcp")
 
@@ -183,8 +183,9 @@ class McpConnection:
             self._client = None
 
 
-class McpConnections:
-    """Every declared server's connection, opened together and closed together."""
+class SdkConnections:
+    """Every declared server's connection on the SDK, opened together and closed together
+    (`McpConnections`)."""
 
     def __init__(self, connections: dict[McpServer, McpConnection]) -> None:
         self.connections = connections
@@ -194,13 +195,13 @@ class McpConnections:
         await asyncio.gather(*(c.close() for c in self.connections.values()))
 
 
-async def open_servers(
+async def connect(
     servers: Sequence[McpServer],
-) -> tuple[McpConnections, dict[McpServer, McpListing]]:
+) -> tuple[SdkConnections, dict[McpServer, McpListing]]:
     """Opens every server at once; each listing holds its tools or why it failed."""
     connections = {server: McpConnection(server) for server in dict.fromkeys(servers)}
     listings = await asyncio.gather(*(c.open() for c in connections.values()))
-    return McpConnections(connections), dict(zip(connections, listings, strict=True))
+    return SdkConnections(connections), dict(zip(connections, listings, strict=True))
 
 
 def _client_of(server: McpServer, stack: AsyncExitStack) -> Client:
