@@ -211,7 +211,6 @@ PUBLIC_MODULES = {
     "agboss.errors",
     "agboss.inputs",
     "agboss.interpreters",
-    "agboss.app",
     # what a third-party store implements and is checked with
     "agboss.store.protocol",
     "agboss.store.writes",

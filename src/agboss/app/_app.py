@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import copy
 import inspect
 from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, overload
 
 from pydantic import BaseModel
 
+from agboss.app._failures import FailedTrees
+from agboss.app._pending import PendingPauses
+from agboss.app._standing import StandingDecisions
 from agboss.assembly import (
     Assembly,
-    McpTool,
     Provide,
     assemble,
     check_arguments,
@@ -23,47 +24,29 @@ from agboss.assembly import (
     open_declared,
 )
 from agboss.clock import Clock, SystemClock, TimerHandle
-from agboss.context import DEFAULT_TENANT_ID
-from agboss.dto import ToolCallApprovalDecisionDto, schema_of
+from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine import (
     LEASE_TTL,
     RECOVERY_INTERVAL,
     RESUME_TIMEOUT,
     Engine,
-    Grant,
     Runtime,
-    call_said,
     cancel_thread,
-    grant,
-    list_standing,
-    mark_shown,
-    revoke,
 )
-from agboss.enums import PauseKind, StandingScope
 from agboss.errors import ConfigurationError
-from agboss.inputs import InputLimits, check_flag, check_id, check_optional_id
-from agboss.mcp import McpInputRequest
+from agboss.inputs import check_flag, check_id, check_optional_id
 from agboss.models import ModelProvider, ModelResolver
 from agboss.observability import ExecutionEvent, ExecutionEventKind, streaming_to
 from agboss.pauses import (
     AnswerReceipt,
     Credentials,
-    FailedPage,
-    InboxPage,
-    PauseDescription,
-    describe_pause,
-    failed_query,
-    list_failed,
-    list_inbox,
     load_prompts,
     move_answered,
-    pause_id_of,
-    query_of,
     record_answer,
 )
-from agboss.records import ExecutionOutput, PendingPause, StandingDecision
+from agboss.records import ExecutionOutput
 from agboss.store import store_from
-from agboss.store.protocol import Store, WaitingQuery
+from agboss.store.protocol import Store
 
 if TYPE_CHECKING:
     from agboss.mcp.client import McpConnections
@@ -71,7 +54,7 @@ if TYPE_CHECKING:
 __all__ = ["App"]
 
 
-class App:
+class App(PendingPauses, StandingDecisions, FailedTrees):
     """A running application: create it with `App.create`, close it with `close`.
 
     An `App` is one instance; several instances (processes, or `App` objects) may share one
@@ -182,10 +165,6 @@ class App:
     def store(self) -> Store:
         """The store this instance uses."""
         return self._runtime.store
-
-    @property
-    def _limits(self) -> InputLimits:
-        return self._runtime.assembly.spec.limits
 
     @property
     def clock(self) -> Clock:
@@ -385,175 +364,6 @@ class App:
             answered_by=check_optional_id(answered_by, "answered_by", limits),
         )
 
-    def _inbox(
-        self,
-        tenant_id: object,
-        owner_id: object,
-        channel: object,
-        asked_before: datetime | None,
-        limit: int = 50,
-        after: str | None = None,
-        expiring_before: datetime | None = None,
-        voter: object = None,
-    ) -> WaitingQuery:
-        """An inbox query, its arguments checked at the edge."""
-        limits = self._limits
-        return query_of(
-            tenant_id=check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
-            owner_id=check_optional_id(owner_id, "owner_id", limits),
-            voter=check_optional_id(voter, "voter", limits),
-            channel=check_optional_id(channel, "channel", limits),
-            asked_before=asked_before,
-            limit=limit,
-            after=after,
-            expiring_before=expiring_before,
-        )
-
-    async def pending(
-        self,
-        *,
-        tenant_id: str | None = None,
-        owner_id: str | None = None,
-        channel: str | None = None,
-        asked_before: datetime | None = None,
-        limit: int = 50,
-        after: str | None = None,
-        expiring_before: datetime | None = None,
-        voter: str | None = None,
-    ) -> InboxPage:
-        """The pauses waiting across executions, oldest first: an approvals screen's list.
-
-        Masked like ``ExecutionOutput.pending``; a `PauseAnswerer.CHANNEL` pause is listed
-        without its id. Read by keyset from an index, so a page costs the same however many
-        pauses wait.
-
-        Args:
-            tenant_id: The tenant; the default tenant when ``None``.
-            owner_id: Only the pauses of this owner's threads.
-            channel: Only the pauses asked through this channel (a role's or a channel's name).
-            asked_before: Only the pauses asked before this time (a reminder job's filter).
-            limit: The most entries on the page, 1 to 500.
-            voter: Only the pauses that name this person among their voters, on anyone's thread
-                (a thread-owner role's ``Quorum(of=...)``); with ``owner_id``, those and the
-                owner's — a signed-in person's inbox (``owner_id=voter=`` their id).
-            after: ``page.next`` of the page before; ``None`` for the first page.
-            expiring_before: Only the pauses whose deadline (``expires_after``) comes before
-                this time: what is about to expire. Each entry carries its ``expires_at``.
-
-        Raises:
-            DtoValidationError: An argument is not one of the above.
-        """
-        query = self._inbox(
-            tenant_id, owner_id, channel, asked_before, limit, after, expiring_before, voter
-        )
-        return await list_inbox(self._runtime, query)
-
-    async def count_pending(
-        self,
-        *,
-        tenant_id: str | None = None,
-        owner_id: str | None = None,
-        channel: str | None = None,
-        asked_before: datetime | None = None,
-        expiring_before: datetime | None = None,
-        voter: str | None = None,
-    ) -> int:
-        """How many pauses `pending` would list with these filters, over every page."""
-        query = self._inbox(
-            tenant_id, owner_id, channel, asked_before, expiring_before=expiring_before, voter=voter
-        )
-        return await self._runtime.store.pauses.count_waiting(query)
-
-    async def describe_pause(
-        self, pause_id: str, *, tenant_id: str | None = None
-    ) -> PauseDescription:
-        """One pause by its id, wherever it stands: its question, who may answer, where it
-        stands, and — once resolved — how, when, by whom and what was decided.
-
-        Masked like ``ExecutionOutput.pending`` and the audit trail (PII rules); a
-        `PauseAnswerer.CHANNEL` pause is shown without its id. Reading changes nothing.
-
-        Args:
-            pause_id: The pause's id, as its channel or ``pending`` gave it.
-            tenant_id: The tenant it was asked in; the default tenant when ``None``.
-
-        Raises:
-            UnknownPauseError: No pause has this id in this tenant, or its record expired
-                (``pause_record_retention``).
-            DtoValidationError: An argument is not an id.
-        """
-        limits = self._limits
-        return await describe_pause(
-            self._runtime,
-            check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
-            check_id(pause_id, "pause_id", limits),
-        )
-
-    async def pause_id_of(
-        self, pause_ref: str, *, tenant_id: str | None = None, owner_id: str | None = None
-    ) -> str:
-        """The id of the pause a reference names (`PendingPause.pause_ref`), for a door that
-        authenticated its caller: what it then answers or describes by.
-
-        A reference travels where the id must not — a screen's list, a Slack button, a link —
-        and is no right to answer: a door maps it back only once it knows who calls, and never
-        hands the id on. A signed-in person's door passes their ``owner_id``: only a pause of
-        their threads, or one that names them a voter, is found. A channel's own door (a
-        signed Slack click, a signed link) passes none: it authenticated its caller as the
-        channel's side, which the id was sent to.
-
-        Args:
-            pause_ref: The reference a screen, a button or a link carried.
-            tenant_id: The tenant it was asked in; the default tenant when ``None``.
-            owner_id: The signed-in person the door answers for, if it is one.
-
-        Raises:
-            UnknownPauseError: No pause of this tenant has this reference, or (with
-                ``owner_id``) none that is theirs: "not yours" and "not there" alike.
-            DtoValidationError: An argument is not an id.
-        """
-        limits = self._limits
-        return await pause_id_of(
-            self._runtime,
-            check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
-            check_id(pause_ref, "pause_ref", limits),
-            check_optional_id(owner_id, "owner_id", limits),
-        )
-
-    async def answer_shown(self, pause_id: str, *, tenant_id: str | None = None) -> None:
-        """Says that an answer was shown on its channel's own message by the door that took it
-        (``slack_router`` does): the channel is then not told of it (`ChannelHandler.answered`,
-        owed durably in case that door stopped first)."""
-        limits = self._limits
-        await mark_shown(
-            self._runtime,
-            check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
-            check_id(pause_id, "pause_id", limits),
-        )
-
-    def accepts_reply(self, pause: PendingPause) -> bool:
-        """Whether a pause takes the answerer's own words (``reply=``): its channel role
-        names a reply interpreter. An answering screen offers a text box when it does."""
-        assembly = self._runtime.assembly
-        found = assembly.tool_named(pause.agent, pause.ask.tool)
-        if found is None:  # a pause of a tool this build no longer has
-            return False
-        role = assembly.tool_channels[found[0]].asking(pause.channel).role
-        return role is not None and role.reply_interpreter is not None
-
-    def arguments_schema(self, pause: PendingPause) -> dict[str, Any]:
-        """The JSON schema of the tool's input: the shape ``override_arguments`` must have
-        (an answering screen's form) — for a question an MCP tool asked, its answer's. Empty
-        for a tool this build no longer has, and for a call that may have run
-        (`PauseKind.INTERRUPTED`: it runs again as it was, or not at all)."""
-        found = self._runtime.assembly.tool_named(pause.agent, pause.ask.tool)
-        if found is None or pause.ask.kind is PauseKind.INTERRUPTED:
-            return {}
-        question = McpInputRequest.of(pause.ask.arguments)
-        if question is not None and issubclass(found[0], McpTool):
-            return copy.deepcopy(question.requested_schema)
-        return copy.deepcopy(schema_of(found[1].input))
-
     async def stream(
         self, work: Coroutine[Any, Any, ExecutionOutput]
     ) -> AsyncIterator[ExecutionEvent]:
@@ -594,108 +404,6 @@ class App:
             if not task.done():
                 task.cancel()
                 await asyncio.wait([task])
-
-    async def allow(
-        self,
-        target: type[Any],
-        *,
-        scope: StandingScope,
-        granted_by: str,
-        thread_id: str | None = None,
-        owner_id: str | None = None,
-        tenant_id: str | None = None,
-        until: datetime | None = None,
-        reason: str | None = None,
-    ) -> StandingDecision:
-        """Approves a tool's calls ahead of time: a **standing decision**, kept by the store.
-
-        A call it covers is decided at once (`PauseResolution.DECIDED`, the audit naming
-        ``standing:<decision_id>``) until it is revoked or lapses; not a question already
-        waiting, one asked mid-call, or whether a call cut off runs again (`docs/pauses.md`).
-
-        Args:
-            target: The ``@tool`` class whose calls it approves, or the ``@channel_role``
-                class whose questions it approves (every tool that asks it).
-            scope: `StandingScope.THREAD` (give ``thread_id``), `StandingScope.OWNER` (give
-                ``owner_id``) or `StandingScope.TENANT`.
-            granted_by: Who grants it, as the application authenticated them.
-            thread_id: The thread, for `StandingScope.THREAD`.
-            owner_id: The owner, for `StandingScope.OWNER`.
-            tenant_id: The tenant; the default tenant when ``None``.
-            until: When it lapses by itself (timezone-aware, in the future); ``None``: until
-                revoked.
-            reason: Why, as the granter said it.
-
-        Returns:
-            The decision, with the id `revoke` takes.
-
-        Raises:
-            DtoValidationError: ``target`` is not a tool or role of the application that asks,
-                the scope and the ids given do not match, or a value is out of bounds.
-        """
-        given = Grant(
-            self._runtime,
-            target,
-            scope=scope,
-            granted_by=granted_by,
-            thread_id=thread_id,
-            owner_id=owner_id,
-            tenant_id=tenant_id,
-            until=until,
-            reason=reason,
-        )
-        return await grant(self._runtime, given)
-
-    async def revoke(
-        self,
-        decision_id: str,
-        *,
-        revoked_by: str,
-        tenant_id: str | None = None,
-        owner_id: str | None = None,
-    ) -> StandingDecision:
-        """Revokes a standing decision: the calls it covered are asked again from now on.
-
-        Revoking one that was revoked before is a repeat: it returns it as it was revoked.
-
-        Args:
-            decision_id: The decision's id (`StandingDecision.decision_id`).
-            revoked_by: Who revokes it, as the application authenticated them.
-            tenant_id: Its tenant; the default tenant when ``None``.
-            owner_id: When given, it must be that owner's (granted by them, or covering only
-                their threads): a person revoking their own; an operator leaves it out.
-
-        Raises:
-            UnknownStandingDecisionError: No decision has this id for this tenant (or, with
-                ``owner_id``, none of that owner's).
-            DtoValidationError: An id is not a non-blank string within the limits.
-        """
-        limits = self._limits
-        return await revoke(
-            self._runtime,
-            check_id(decision_id, "decision_id", limits),
-            revoked_by=check_id(revoked_by, "revoked_by", limits),
-            tenant_id=check_optional_id(tenant_id, "tenant_id", limits),
-            owner_id=check_optional_id(owner_id, "owner_id", limits),
-        )
-
-    async def standing(
-        self, *, tenant_id: str | None = None, owner_id: str | None = None, revoked: bool = False
-    ) -> list[StandingDecision]:
-        """The tenant's standing decisions, oldest first: those not revoked (a lapsed one
-        included: it says until when it held), or with ``revoked=True`` all of them; with
-        ``owner_id``, only that owner's (granted by them, or covering only their threads).
-
-        Raises:
-            DtoValidationError: An argument is not one of the above.
-        """
-        limits = self._limits
-        return await list_standing(
-            self._runtime,
-            tenant_id=check_optional_id(tenant_id, "tenant_id", limits),
-            owner_id=check_optional_id(owner_id, "owner_id", limits),
-            revoked=check_flag(revoked, "revoked"),
-        )
 
     async def cancel(
         self, thread_id: str, *, tenant_id: str | None = None, owner_id: str | None = None
@@ -743,95 +451,6 @@ class App:
             check_id(execution_id, "execution_id", limits),
             tenant_id=check_optional_id(tenant_id, "tenant_id", limits),
             record=check_flag(record, "record"),
-        )
-
-    async def failed(
-        self,
-        *,
-        tenant_id: str | None = None,
-        owner_id: str | None = None,
-        limit: int = 50,
-        after: str | None = None,
-    ) -> FailedPage:
-        """The execution trees that failed, newest first: what a fix or a retry takes on.
-
-        Each entry has its failure's code, sentence and hint, masked by the workflow's PII
-        rules. Read by keyset from an index, so a page costs the same however many failed.
-
-        Args:
-            tenant_id: The tenant; the default tenant when ``None``.
-            owner_id: Only the executions of this owner's threads.
-            limit: The most entries on the page, 1 to 500.
-            after: ``page.next`` of the page before; ``None`` for the first page.
-
-        Raises:
-            DtoValidationError: An argument is not one of the above.
-        """
-        limits = self._limits
-        query = failed_query(
-            tenant_id=check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
-            owner_id=check_optional_id(owner_id, "owner_id", limits),
-            limit=limit,
-            after=after,
-        )
-        return await list_failed(self._runtime, query)
-
-    async def retry(
-        self,
-        execution_id: str,
-        *,
-        tenant_id: str | None = None,
-        retried_by: str | None = None,
-        record: bool = False,
-        call_ran: bool | None = None,
-        call_result: str | None = None,
-    ) -> ExecutionOutput:
-        """Runs a failed execution tree again from its journal, in place.
-
-        What ran returns its journaled result (model calls, tool runs: a tool is not run
-        again), recorded decisions are kept (an answered pause is not asked again), and the
-        step that failed runs again — on the code deployed now, which is why an operator
-        retries after a fix. A question the failure withdrew is asked again under a new pause
-        id (the old one answers `NotPausedError`). The tree keeps its ids; the retry and the
-        failure it replaced stay in ``record.retries``. A child's id retries its root. Two
-        instances retrying one tree at once: one runs it, the other gets its output then.
-
-        Args:
-            execution_id: The failed execution (``app.failed()`` lists them), or a child of it.
-            tenant_id: Its tenant; the default tenant when ``None``.
-            retried_by: Who asks for the retry, for the record (an operator's name).
-            record: Return the execution record too.
-            call_ran: For a tree a call cut off under ``OnInterrupted.FAIL`` failed
-                (``tool.interrupted``), once a person checked whether it took effect: ``True``
-                it did (the model reads that, and ``call_result``), ``False`` it did not (it
-                runs once more, with the same idempotency key). Recorded in the audit trail as
-                ``retried_by``'s answer to the question ``ASK`` would have asked.
-            call_result: With ``call_ran=True``: what the call did, in the person's words.
-
-        Returns:
-            The tree's output after the retried pass: completed, paused on its questions, or
-            — when another instance retried it meanwhile — as that retry left it.
-
-        Raises:
-            UnknownExecutionError: No such execution for this tenant.
-            NotFailedError: The tree did not fail (it completed, was cancelled, or is still
-                running or paused): nothing to retry.
-            FinalFailureError: Its journal decided the failure (an agent's answers invalid after
-                its validation attempts, its turns run out, a call cut off under
-                ``OnInterrupted.FAIL`` with no ``call_ran``): a retry would fail the same way.
-            LeaseBusyError: Another instance's pass held the tree past ``resume_timeout``.
-            DtoValidationError: An id is not a non-blank string within the limits.
-            AgbossError: The retried pass failed again: the error it failed with (the tree is
-                failed again, and may be retried again).
-        """
-        limits = self._limits
-        by = check_optional_id(retried_by, "retried_by", limits)
-        return await self._engine.retry(
-            check_id(execution_id, "execution_id", limits),
-            tenant_id=check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
-            retried_by=by,
-            record=check_flag(record, "record"),
-            said=call_said(call_ran, call_result, by, limits),
         )
 
     async def recover(self) -> list[ExecutionOutput]:
