@@ -400,3 +400,13 @@ def test_no_module_of_the_engine_imports_itself_back() -> None:
     # protocol (`ChildRunner`), not by importing the interpreter that runs it.
     engine = [module for module in _modules() if module.startswith("agboss.engine.")]
     assert [module for module in engine if module in _reached_from(module)] == []
+
+
+def test_no_module_is_longer_than_a_newcomer_reads_at_once() -> None:
+    # Files under ~800 lines: a module that outgrows it is two concepts, and becomes two rooms.
+    long = {
+        module: lines
+        for module, (path, _) in _modules().items()
+        if (lines := len(path.read_text().splitlines())) > 800
+    }
+    assert long == {}

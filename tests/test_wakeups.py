@@ -8,6 +8,7 @@ a tree is what an instance heard.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -148,14 +149,14 @@ async def test_a_caller_waiting_for_a_held_lease_goes_on_when_it_is_freed(
     # A lease of a minute: a waiter that looked again only by itself would wait 20 seconds.
     options = {"lease_ttl": timedelta(minutes=1), "resume_timeout": timedelta(seconds=40)}
     looks = 0
-    take_lease = _wakeups.take_lease
+    acquire_lease = _wakeups.acquire_lease
 
     async def counted(*args: Any, **kwargs: Any) -> Any:
         nonlocal looks
         looks += 1
-        return await take_lease(*args, **kwargs)
+        return await acquire_lease(*args, **kwargs)
 
-    monkeypatch.setattr(_wakeups, "take_lease", counted)
+    monkeypatch.setattr(_wakeups, "acquire_lease", counted)
     async with instances(kind, tmp_path, 2, **options) as (holder, answerer):
         output = await paused(holder)
         root = output.execution_id
@@ -201,3 +202,25 @@ async def test_a_listening_connection_cut_connects_again_and_what_it_missed_is_m
         await eventually(completed, "the mover moving the answer after it listened again")
         await eventually(lambda: listening.connections == 2, "the listener connecting again")
         assert "store.listen-lost" in caplog.text
+
+
+@needs_postgres
+async def test_an_answer_an_instance_of_an_earlier_build_announces_as_due_is_moved(
+    tmp_path: Path,
+) -> None:
+    # Builds run side by side in a deploy: the build before this one called the signal
+    # `due`; heard from another instance, it moves the tree as `answered` does.
+    async with instances("postgres", tmp_path, 1) as (app,):
+        output = await paused(app)
+        await app.answer(output.pending[0].pause_id, decision=APPROVE, owner_id="u", move=False)
+        listening = app.store.signals
+        assert isinstance(listening, PostgresSignals)
+        assert POSTGRES_URL is not None
+        earlier = json.dumps(["due", output.execution_id, "an-instance-of-the-earlier-build"])
+        async with await AsyncConnection.connect(POSTGRES_URL, autocommit=True) as admin:
+            await admin.execute("SELECT pg_notify(%s, %s)", (listening.channel, earlier))
+
+        async def completed() -> bool:
+            return await status_of(app, output.execution_id) is ExecutionStatus.COMPLETED
+
+        await eventually(completed, "the instance moving the answer the earlier build announced")

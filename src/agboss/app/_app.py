@@ -341,7 +341,7 @@ class App(PendingPauses, StandingDecisions, FailedTrees):
             self._credentials(pause_id, tenant_id, owner_id, answered_by),
             decision=decision,
             reply=reply,
-            take_lease=moving,
+            move=moving,
             repeat_ok=True,
         )
         # Any instance's pass or sweep takes an answer this one does not move.

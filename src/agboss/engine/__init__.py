@@ -22,7 +22,7 @@ from agboss.engine.questions import (
     tool_of,
     validate_decision,
 )
-from agboss.engine.trees import TOOL_STEP, ExecutionFrame, Taken, failure_record, intent_of
+from agboss.engine.trees import TOOL_STEP, ExecutionFrame, Held, failure_record, intent_of
 
 __all__ = [
     "LEASE_TTL",
@@ -32,8 +32,8 @@ __all__ = [
     "Engine",
     "ExecutionFrame",
     "Grant",
+    "Held",
     "Runtime",
-    "Taken",
     "call_said",
     "cancel_thread",
     "emit_pause_event",

@@ -38,18 +38,18 @@ from agboss.engine.questions import (
 from agboss.engine.runs import FlowRunner, describe_validation_error
 from agboss.engine.trees import (
     ApplicationHooks,
+    Held,
     Lease,
     PassChanges,
     PassEnd,
     PassStart,
     PassState,
     PassWrites,
-    Taken,
     TreeReader,
     Wakeups,
-    commit_taking_lease,
+    acquire_lease,
+    commit_acquiring_lease,
     stored_error,
-    take_lease,
 )
 from agboss.enums import ExecutionStatus
 from agboss.errors import (
@@ -293,7 +293,7 @@ class Engine:
             async with lease.kept():
                 try:
                     ended = await Pass(runtime, self.flows, row, writes, state).run(resolved)
-                    await writes.settled()  # no commit the pass sent is still on its way
+                    await writes.flushed()  # no commit the pass sent is still on its way
                 except LeaseLostError:
                     await writes.discard()  # the new holder redoes it
                     raise
@@ -330,28 +330,28 @@ class Engine:
 
     async def record_answer(
         self, resolve: ResolvePause, *, move: bool, intents: tuple[AppendStep, ...] = ()
-    ) -> tuple[PauseRecord | None, Taken | None]:
+    ) -> tuple[PauseRecord | None, Held | None]:
         """Records an answer (Pending → Resolved, with its audit entry); with ``move``, takes
         the tree's lease for the pass that takes it in the same commit — with the ``intents``
-        of the tool it lets run, if it took the lease — and reads the answered step's scope of
+        of the tool it lets run, if it acquired the lease — and reads the answered step's scope of
         the journal with it. The pause as resolved (``None``: it was not Pending any more —
-        nothing is recorded and no lease is kept), and the lease taken."""
+        nothing is recorded and no lease is kept), and the lease, when it was acquired with it."""
         pause = resolve.pause
         if not move:
             # Any other instance that hears it moves the tree, else the sweep does.
-            due = Announce(Signal(SignalKind.DUE, pause.root_execution_id, self.runtime.holder))
-            return (await self.runtime.store.write([resolve, due]))[resolve], None
-        resolved, taken = await commit_taking_lease(
+            said = Signal(SignalKind.ANSWERED, pause.root_execution_id, self.runtime.holder)
+            return (await self.runtime.store.write([resolve, Announce(said)]))[resolve], None
+        resolved, held = await commit_acquiring_lease(
             self.runtime,
             resolve,
             pause.root_execution_id,
             journal=_answered_scope(pause),
             intents=intents,
         )
-        if resolved is None and taken is not None:  # not this call's to move: left as it was
-            await taken.release()
+        if resolved is None and held is not None:  # not this call's to move: left as it was
+            await held.release()
             return None, None
-        return resolved, taken
+        return resolved, held
 
     async def cast_vote(self, vote: CastVote, *, move: bool) -> Voted:
         """Records a vote (`cast_vote`): counted once per voter, the one that decides the
@@ -360,27 +360,27 @@ class Engine:
         return await cast_vote(self.runtime, vote, move=move)
 
     async def move(
-        self, root_execution_id: str, *, record: bool, taken: Taken | None = None
+        self, root_execution_id: str, *, record: bool, held: Held | None = None
     ) -> ExecutionOutput:
-        """Moves a tree after an answer: with its lease (``taken`` with the answer), or once
-        its holder ends its pass — then without a pass if that pass took every answer (the
+        """Moves a tree after an answer: with its lease (``held``: acquired with the answer), or
+        once its holder ends its pass — then without a pass if that pass took every answer (the
         tree's current output, its decision taken).
 
         Raises:
             LeaseBusyError: The holder did not end its pass within ``resume_timeout`` (the
                 answer stays recorded; the holder's drain or the sweep takes it).
         """
-        waited = taken is None
-        if taken is None:
-            taken = await self.wakeups.take_when_free(
+        waited = held is None
+        if held is None:
+            held = await self.wakeups.acquire_when_free(
                 root_execution_id,
                 "the answer is recorded",
                 "the tree moves when that pass ends, or with the recovery sweep; "
                 "read it with app.get(...)",
             )
-        start = PassStart.taken(taken)
+        start = PassStart.held(held)
         row = start.row
-        # Read only after a wait: a lease taken at once with the answer has it to move.
+        # Read only after a wait: a lease acquired with the answer has it to move.
         if waited and row.status is ExecutionStatus.PAUSED:
             resolved = (
                 start.resolved
@@ -392,7 +392,7 @@ class Engine:
         else:
             rests = False
         if row.status not in _MOVING or rests:
-            await taken.release()
+            await held.release()
             return await self.get(root_execution_id, tenant_id=row.tenant_id, record=record)
         return await self._pass(start, record=record)
 
@@ -417,16 +417,16 @@ class Engine:
         runtime = self.runtime
         seen, cut_off = await _retried_root(runtime, tenant_id, execution_id, said)
         root_id = seen.execution_id
-        taken = await take_lease(runtime, root_id) or await self.wakeups.take_when_free(
+        held = await acquire_lease(runtime, root_id) or await self.wakeups.acquire_when_free(
             root_id, "nothing was retried", "retry again once it ends; app.get(...) reads it"
         )
-        found = taken.acquired.row
+        found = held.acquired.row
         row = None
         if seen.status is ExecutionStatus.RUNNING:
             # Another retry of the same failure runs it: its output, once its pass ends — or
             # this instance carries on a pass of it that was cut off.
             if found is not None and found.status is ExecutionStatus.RUNNING:
-                return await self._pass(PassStart.taken(taken), record=record)
+                return await self._pass(PassStart.held(held), record=record)
         elif found is not None and (found.status, found.generation) == (
             seen.status,
             seen.generation,
@@ -436,10 +436,10 @@ class Engine:
             writes: list[Write[Any]] = [reopen]
             if said is not None and cut_off is not None:  # the person's word, in one commit
                 writes += await said_of_cut_off(runtime, found, cut_off, said, now)
-            row = (await runtime.store.write(writes, fence=taken.lease.fence))[reopen]
+            row = (await runtime.store.write(writes, fence=held.lease.fence))[reopen]
         if row is None:
             # Another instance retried it meanwhile (the lease decided): where it stands now.
-            await taken.release()
+            await held.release()
             return await self.get(root_id, tenant_id=tenant_id, record=record)
         log_event(
             runtime.logger,
@@ -453,7 +453,7 @@ class Engine:
             generation=row.generation,
             retried_by=retried_by or "an operator",
         )
-        return await self._pass(PassStart(row, taken.lease, recovering=True), record=record)
+        return await self._pass(PassStart(row, held.lease, recovering=True), record=record)
 
     # ---- reading and recovery ------------------------------------------------------
 
@@ -514,10 +514,10 @@ class Engine:
         """Moves one tree `recover` found (``None``: nothing to move, or not this instance's
         to move)."""
         runtime = self.runtime
-        taken = await take_lease(runtime, execution_id, start_pass=True)
-        if taken is None:
+        held = await acquire_lease(runtime, execution_id, start_pass=True)
+        if held is None:
             return None  # another instance took it first
-        acquired = taken.acquired
+        acquired = held.acquired
         if acquired.previous_holder is not None:
             log_event(
                 runtime.logger,
@@ -530,16 +530,16 @@ class Engine:
             )
         row = acquired.row
         if row is None or row.status not in _MOVING:
-            await taken.release()
+            await held.release()
             await tell_owed_withdrawals(runtime, execution_id)  # only channels are owed
             return None
-        start = PassStart.taken(taken)
+        start = PassStart.held(held)
         now = runtime.clock.now()
         woken = row.wake_at is not None and row.wake_at <= now
         if not (woken or start.recovering or start.resolved is None or start.resolved):
             # Resting, nothing answered, nothing due: found for a channel owed a withdraw
             # (a pass cut off after it rested), which is all there is to do.
-            await taken.release()
+            await held.release()
             await tell_owed_withdrawals(runtime, execution_id)
             return None
         resting = row.resting_until is not None and row.resting_until <= now
@@ -670,7 +670,7 @@ async def _let_go(runtime: Runtime, writes: PassWrites) -> None:
     """Commits what a pass buffered and frees its lease, on the way out of a cut-off pass."""
     try:
         if writes.released:
-            await writes.settled()
+            await writes.flushed()
             return
         await writes.release()
     except Exception as error:  # the pass is already failing: its own error is the one raised

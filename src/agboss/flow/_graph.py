@@ -1,7 +1,7 @@
 """The graph a flow compiles to: nodes with their DTOs, and the edges between them.
 
 The graph is general (nodes by id, each with its successors) so that launches, joins and child
-workflows can join the linear chain without a new interpreter shape.
+workflows can join the linear chain without a new runner shape.
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ async def move_answered(engine: Engine, recorded: Recorded, *, record: bool) -> 
             execution_id=execution_id,
         )
     try:
-        return await engine.move(execution_id, record=record, taken=recorded.taken)
+        return await engine.move(execution_id, record=record, held=recorded.held)
     except StoreError as error:
         raise AnswerNotMovedError(
             "the answer was recorded, but the store failed while the tree was moved on: "
@@ -93,13 +93,13 @@ async def record_answer(
     *,
     decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
     reply: str | None,
-    take_lease: bool = True,
+    move: bool = True,
     repeat_ok: bool = False,
 ) -> Recorded:
     """The first phase of an answer — one path for an answer that decides its pause and for
-    a vote (``approvals=``: `VoteBallot`): every check, then the decision recorded (an
-    answer's with the tree's lease taken in the same commit when it is free, unless
-    ``take_lease=False``: the answer is then left for any instance's pass or sweep).
+    a vote (``approvals=``: `VoteBallot`): every check, then the decision recorded (with
+    ``move``, an answer's with the tree's lease acquired in the same commit when it is free;
+    without, the answer is left for any instance's pass or sweep).
 
     With ``repeat_ok``, an answer that repeats the one recorded gets its receipt again
     (``repeated=True``, nothing to move) instead of `NotPausedError`; checked before a reply
@@ -135,7 +135,7 @@ async def record_answer(
         raise NotPausedError("expired")  # its deadline passed: the tree's next pass decides
     valid, usage = await read_decision(engine, pause, row, decision, reply)
     ballot.check_decision(valid)
-    return await ballot.record(given, valid, usage, take_lease=take_lease, repeat_ok=repeat_ok)
+    return await ballot.record(given, valid, usage, move=move, repeat_ok=repeat_ok)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +170,7 @@ class _Alone:
         decision: ToolCallApprovalDecisionDto,
         usage: Usage | None,
         *,
-        take_lease: bool,
+        move: bool,
         repeat_ok: bool,
     ) -> Recorded:
         """Records the answer through the engine's door (`Engine.record_answer`).
@@ -194,12 +194,12 @@ class _Alone:
             now,
             tell=shows_answers(channel),
         )
-        intents = _intents(pause, tool_spec, decision, now) if take_lease else ()
+        intents = _intents(pause, tool_spec, decision, now) if move else ()
         in_doubt = False
         try:
-            resolved, taken = await engine.record_answer(resolve, move=take_lease, intents=intents)
+            resolved, held = await engine.record_answer(resolve, move=move, intents=intents)
         except StoreOutcomeUnknownError as unknown:
-            resolved, taken, in_doubt = await _settled(store, resolve, unknown), None, take_lease
+            resolved, held, in_doubt = await _settled(store, resolve, unknown), None, move
         if resolved is None:
             current = await store.pauses.find_by_tenant_id_and_pause_id(
                 pause.tenant_id, pause.pause_id
@@ -222,14 +222,14 @@ class _Alone:
             decision=shown(engine, resolved, row, decision),
             responder=responder,
         )
-        return Recorded(receipt, taken, in_doubt)
+        return Recorded(receipt, held, in_doubt)
 
 
 def _intents(
     pause: PauseRecord, tool: ToolSpec, decision: ToolCallApprovalDecisionDto, now: datetime
 ) -> tuple[AppendStep, ...]:
     """The intent of the call an approval lets run, for a tool that must not run twice:
-    journaled with the answer if its commit takes the lease, so that the pass that runs the
+    journaled with the answer if its commit acquires the lease, so that the pass that runs the
     tool needs no commit of its own before it (a tool that runs again anyway needs none)."""
     if (
         not decision.approved

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel
 
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.engine import Taken, emit_pause_event, interpret_reply, tool_of, validate_decision
+from agboss.engine import Held, emit_pause_event, interpret_reply, tool_of, validate_decision
 from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
 from agboss.errors import (
     DtoValidationError,
@@ -214,7 +214,7 @@ class Ballot(Protocol):
         decision: ToolCallApprovalDecisionDto,
         usage: Usage | None,
         *,
-        take_lease: bool,
+        move: bool,
         repeat_ok: bool,
     ) -> Recorded:
         """Records the answer through the engine's door, and what the caller is told."""
@@ -224,10 +224,10 @@ class Ballot(Protocol):
 @dataclass(frozen=True, slots=True)
 class Recorded:
     """What the first phase of an answer recorded, and the tree's lease it took for the
-    second (``None``: not taken — held elsewhere, not asked for, or nothing to move)."""
+    second (``None``: not acquired — held elsewhere, not asked for, or nothing to move)."""
 
     receipt: AnswerReceipt
-    taken: Taken | None = None
+    held: Held | None = None
     in_doubt: bool = False
     """The commit's outcome was learnt by reading the pause back: whether it also took the
     tree's lease is not known, so this call does not move the tree (the recovery sweep does,

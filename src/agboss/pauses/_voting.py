@@ -91,7 +91,7 @@ class VoteBallot:
         decision: ToolCallApprovalDecisionDto,
         usage: Usage | None,
         *,
-        take_lease: bool,
+        move: bool,
         repeat_ok: bool,
     ) -> Recorded:
         """Casts the vote (`CastVote`, through the engine's door); the one that decides the
@@ -116,7 +116,7 @@ class VoteBallot:
         write = CastVote(pause, ballot, now, tell=shows_answers(tool_of(runtime, pause)[1]))
         in_doubt = False
         try:
-            voted = await engine.cast_vote(write, move=take_lease)
+            voted = await engine.cast_vote(write, move=move)
         except StoreOutcomeUnknownError as unknown:
             voted, in_doubt = await _settled(runtime.store, write, unknown), True
         if voted.votes is None:  # closed, or its deadline passed, since it was read

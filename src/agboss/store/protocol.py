@@ -93,9 +93,9 @@ class SignalKind(StrEnum):
 
     RELEASED = "released"
     """A tree's lease was freed: a caller waiting for it may take it now."""
-    DUE = "due"
+    ANSWERED = "answered"
     """An answer was recorded that the instance recording it does not move: any other
-    instance may take the tree's lease and move it."""
+    instance may acquire the tree's lease and move it."""
 
 
 @dataclass(frozen=True, slots=True)

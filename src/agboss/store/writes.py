@@ -516,13 +516,13 @@ class RevokeStanding(Write[StandingDecision | None]):
 
 @dataclass(frozen=True, slots=True)
 class Acquired:
-    """A lease taken.
+    """A lease acquired.
 
     Attributes:
         fence: What the pass's writes carry.
         previous_holder: Who held it before, when it was taken over from a holder whose lease
             expired (``None`` when it was free).
-        status: The root execution's status when the lease was taken (``None`` if it has no
+        status: The root execution's status when the lease was acquired (``None`` if it has no
             row): `ExecutionStatus.RUNNING` means a pass was cut off.
         row: The root execution as it is now (``None`` if it has no row).
         resolved: With ``start_pass``: the tree's Resolved pauses, in the order asked, read in
@@ -584,7 +584,7 @@ class AcquireLease(Write[Acquired | None]):
     """An execution of the tree and a key prefix whose steps are read with the lease
     (`Acquired.journal`): a pass that moves an answer replays them without a read."""
     intents: tuple[AppendStep, ...] = ()
-    """Journal rows written only if this write took the lease — the intent of the tool the
+    """Journal rows written only if this write acquired the lease — the intent of the tool the
     answer lets run, for the pass that runs it (`Acquired.intents`)."""
     grant_id: str | None = None
     """What tells this grant of the lease apart (needed with ``intents``)."""
@@ -601,9 +601,9 @@ class AcquireLease(Write[Acquired | None]):
 class LockTree(Write[None]):
     """Holds a tree's lease row until the transaction ends, waiting first for a pass's
     transaction on the tree to end: the first write of a transaction without a fence that
-    changes a tree's pauses or executions (an answer that takes the lease, a cancellation).
+    changes a tree's pauses or executions (an answer that acquires the lease, a cancellation).
 
-    A pass's transactions take the lease row (its fence) before the tree's rows; so must every
+    A pass's transactions acquire the lease row (its fence) before the tree's rows; so must every
     other transaction that may wait on both, or two of them can each hold what the other
     waits for (a late answer that locked its pause, then waits for the lease row).
     """
@@ -642,7 +642,7 @@ class ReleaseLease(Write[None]):
 @dataclass(frozen=True, slots=True)
 class Announce(Write[None]):
     """Announces ``signal`` with the transaction's commit, and writes nothing: an answer
-    recorded without its tree's lease says that its tree is `SignalKind.DUE`."""
+    recorded without its tree's lease says that its tree is `SignalKind.ANSWERED`."""
 
     durable: ClassVar[bool] = False
 

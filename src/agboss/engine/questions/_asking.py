@@ -97,7 +97,7 @@ async def ask_approval(
     state = frame.state
     # A new tree has no pauses yet; an answered one was read with the pass's lease.
     pause = state.resolved.get((row.execution_id, step_key))
-    if pause is None:  # found due with the lease: taken once (what the pass does changes it)
+    if pause is None:  # found due with the lease: read once (what the pass does changes it)
         pause = state.due.pop((row.execution_id, step_key), None)
     if pause is None:
         pauses = runtime.store.pauses

@@ -28,5 +28,5 @@ async def cast_vote(runtime: Runtime, vote: CastVote, *, move: bool) -> Voted:
     writes: list[Write[Any]] = [vote]
     if not move:
         root = vote.pause.root_execution_id
-        writes.append(Announce(Signal(SignalKind.DUE, root, runtime.holder)))
+        writes.append(Announce(Signal(SignalKind.ANSWERED, root, runtime.holder)))
     return (await runtime.store.write(writes))[vote]

@@ -17,7 +17,7 @@ from agboss.assembly import ToolChannel
 from agboss.components import ChannelAnswered, ChannelWithdrawal, ToolSpec
 from agboss.engine.instance import Runtime
 from agboss.engine.questions._channels import ChannelCall, tool_of, warn_failed
-from agboss.engine.trees import take_lease
+from agboss.engine.trees import acquire_lease
 from agboss.enums import PauseResolution
 from agboss.records import PauseAnswerRecord, PauseRecord
 from agboss.store.protocol import ExecutionRow
@@ -118,10 +118,10 @@ async def tell_owed_withdrawals(runtime: Runtime, root_execution_id: str) -> Non
     """Tells the channels a tree still owes a withdraw, holding the tree's lease (if another
     instance holds it, that instance — or a later sweep — does it)."""
     store = runtime.store
-    taken = await take_lease(runtime, root_execution_id)
-    if taken is None:
+    held = await acquire_lease(runtime, root_execution_id)
+    if held is None:
         return
-    lease = taken.lease
+    lease = held.lease
 
     async def told(write: MarkWithdrawn) -> None:
         await store.write([write], fence=lease.fence)
@@ -136,4 +136,4 @@ async def tell_owed_withdrawals(runtime: Runtime, root_execution_id: str) -> Non
                 await lease.ensure()
                 await withdraw_closed(runtime, root, due, told)
     finally:
-        await taken.release()
+        await held.release()

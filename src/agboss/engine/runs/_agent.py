@@ -571,11 +571,11 @@ class AgentRun:
         return await self.journal_tool(call)
 
     async def journal_tool(
-        self, call: ToolStep, answering: Answering | None = None, settled: int = 0
+        self, call: ToolStep, answering: Answering | None = None, ended: int = 0
     ) -> ToolResult | Waiting:
         """Runs the tool once, as a journaled step — a tool that must not run twice with its
         intent committed before it runs (``answering``: an MCP tool's call with the answers to
-        the questions it asked before; ``settled``: how many of its earlier attempts ended — in
+        the questions it asked before; ``ended``: how many of its earlier attempts ended — in
         those questions).
 
         An attempt begun before and never ended may have run: the tool's ``on_interrupted``
@@ -611,7 +611,7 @@ class AgentRun:
             tool_policy(spec),
             fail=lambda error, errors: self._tool_failed(spec, error, errors),
             in_doubt=lambda attempt: on_interrupted(self.site, call, attempt),
-            settled=settled,
+            ended=ended,
         )
 
     def _tool_failed(self, spec: ToolSpec, error: BaseException, errors: list[str]) -> Exception:

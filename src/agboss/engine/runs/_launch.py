@@ -55,9 +55,9 @@ __all__ = ["ChildRunner", "LaunchRun"]
 
 
 class ChildRunner(Protocol):
-    """What a launch needs of the flow interpreter (`FlowRunner`): a branch that is a child
+    """What a launch needs of the flow runner (`FlowRunner`): a branch that is a child
     workflow runs as a child execution. A protocol, so that this module does not import the
-    interpreter that runs it (no module cycle)."""
+    runner that runs it (no module cycle)."""
 
     async def run_child(
         self,

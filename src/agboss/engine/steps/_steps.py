@@ -215,7 +215,7 @@ async def run_step(
     *,
     fail: Callable[[BaseException, list[str]], Exception] = _reraised,
     in_doubt: InDoubt[T] | None = None,
-    settled: int = 0,
+    ended: int = 0,
 ) -> T | Waiting:
     """Runs a step: replay → in doubt → attempts → intent → run → journal.
 
@@ -227,7 +227,7 @@ async def run_step(
             failure and the errors of every attempt, in order.
         in_doubt: The rule for an attempt begun before and never ended, for a step whose
             policy says what happens then (``on_interrupted``: a tool's call).
-        settled: How many of its earlier attempts ended otherwise than in a result (an MCP
+        ended: How many of its earlier attempts ended otherwise than in a result (an MCP
             tool's rounds of questions): not in doubt.
 
     Returns:
@@ -243,7 +243,7 @@ async def run_step(
         return step.decode(entry.result_json)
     if policy.on_interrupted is not None:
         assert in_doubt is not None, "a step that may be in doubt needs the rule for it"
-        begun = frame.in_doubt(step.key, settled)
+        begun = frame.in_doubt(step.key, ended)
         if begun:
             then = await in_doubt(begun)
             if not isinstance(then, RunAgain):

@@ -22,12 +22,12 @@ from agboss.engine.trees._frame import (
 )
 from agboss.engine.trees._hooks import ApplicationHooks
 from agboss.engine.trees._lease import (
+    Held,
     Lease,
     PassStart,
     PassWrites,
-    Taken,
-    commit_taking_lease,
-    take_lease,
+    acquire_lease,
+    commit_acquiring_lease,
 )
 from agboss.engine.trees._reading import PassChanges, PassEnd, TreeReader
 from agboss.engine.trees._timeouts import run_within
@@ -41,19 +41,20 @@ __all__ = [
     "WAITING",
     "ApplicationHooks",
     "ExecutionFrame",
+    "Held",
     "Lease",
     "PassChanges",
     "PassEnd",
     "PassStart",
     "PassState",
     "PassWrites",
-    "Taken",
     "TreeReader",
     "Waiting",
     "Wakeups",
+    "acquire_lease",
     "attempt_key",
     "check_budgets",
-    "commit_taking_lease",
+    "commit_acquiring_lease",
     "count_spend",
     "earliest",
     "execution_context",
@@ -65,5 +66,4 @@ __all__ = [
     "run_within",
     "step_context",
     "stored_error",
-    "take_lease",
 ]

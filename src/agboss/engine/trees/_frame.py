@@ -143,7 +143,7 @@ class PassState:
     finds its answer here, without a read."""
 
     due: dict[tuple[str, str], PauseRecord] = field(default_factory=dict)
-    """The pending pauses whose deadline or ladder step had come when the pass took the lease,
+    """The pending pauses whose deadline or ladder step had come when the pass acquired the lease,
     by their execution and step: a step re-entered finds its pause here once, without a read."""
     due_paths: tuple[str, ...] = ()
     """Their branch paths, and those of the resting steps whose wait is due (``rested``):
@@ -333,12 +333,12 @@ class ExecutionFrame:
             return begun
         return max(begun, self.failed_attempts(key)) + 1
 
-    def in_doubt(self, key: str, settled: int = 0) -> int:
-        """The attempt of a step that may have run — begun, never ended (``settled``: how many
+    def in_doubt(self, key: str, ended: int = 0) -> int:
+        """The attempt of a step that may have run — begun, never ended (``ended``: how many
         of its attempts ended otherwise; one that failed and is tried again ended too), and not
         begun for this pass; 0 if none."""
         begun = self.attempts(key)
-        if begun <= settled or key in self.journal or failed_key(key, begun) in self.journal:
+        if begun <= ended or key in self.journal or failed_key(key, begun) in self.journal:
             return 0
         return 0 if attempt_key(key, begun) in self.state.begun else begun
 

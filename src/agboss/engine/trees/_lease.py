@@ -49,7 +49,7 @@ from agboss.store.writes import (
     write_one,
 )
 
-__all__ = ["Lease", "PassStart", "PassWrites", "Taken", "commit_taking_lease", "take_lease"]
+__all__ = ["Held", "Lease", "PassStart", "PassWrites", "acquire_lease", "commit_acquiring_lease"]
 
 T = TypeVar("T")
 
@@ -205,7 +205,7 @@ class PassStart:
         resolved: The tree's resolved pauses, read with the lease (``None``: not read; the pass
             reads them).
         journal: The steps of the answered step's scope, read with the lease (replayed once).
-        any_pending: Whether the tree had pending pauses when the lease was taken (``None``:
+        any_pending: Whether the tree had pending pauses when the lease was acquired (``None``:
             not known).
         begin: A new tree's beginning, written with the pass's first commit (its lease not
             yet written: `Lease.written`).
@@ -237,13 +237,13 @@ class PassStart:
     due: Sequence[PauseRecord] = ()
 
     @classmethod
-    def taken(cls, taken: Taken) -> PassStart:
-        """A pass on a tree whose lease was taken, with what the taking read."""
-        acquired = taken.acquired
+    def held(cls, held: Held) -> PassStart:
+        """A pass on a tree whose lease this instance acquired, with what acquiring it read."""
+        acquired = held.acquired
         assert acquired.row is not None
         return cls(
             acquired.row,
-            taken.lease,
+            held.lease,
             recovering=acquired.status is ExecutionStatus.RUNNING,
             resolved=acquired.resolved,
             journal=acquired.journal,
@@ -255,8 +255,9 @@ class PassStart:
 
 
 @dataclass(frozen=True, slots=True)
-class Taken:
-    """A tree's lease, taken: the lease, and what its transaction read (`Acquired`)."""
+class Held:
+    """A tree's lease, held by this instance: the lease, and what the transaction that acquired
+    it read (`Acquired`)."""
 
     lease: Lease
     acquired: Acquired
@@ -276,8 +277,8 @@ def acquire(
     intents: tuple[AppendStep, ...] = (),
     answered: ResolvePause | None = None,
 ) -> AcquireLease:
-    """The write that takes a tree's lease for this instance (see `AcquireLease`), with the
-    ``intents`` it journals only if it took the lease (and recorded ``answered``)."""
+    """The write that acquires a tree's lease for this instance (see `AcquireLease`), with the
+    ``intents`` it journals only if it acquired the lease (and recorded ``answered``)."""
     return AcquireLease(
         root_execution_id,
         runtime.holder,
@@ -291,28 +292,28 @@ def acquire(
     )
 
 
-async def take_lease(
+async def acquire_lease(
     runtime: Runtime, root_execution_id: str, *, start_pass: bool = False
-) -> Taken | None:
-    """Tries to take a tree's lease; ``None`` when another instance holds it."""
+) -> Held | None:
+    """Tries to acquire a tree's lease; ``None`` when another instance holds it."""
     at = Lease.moment(runtime)
     write = acquire(runtime, root_execution_id, start_pass=start_pass, journal=None)
     acquired = await write_one(runtime.store, write)
     return (
-        None if acquired is None else Taken(Lease(runtime, acquired.fence, granted_at=at), acquired)
+        None if acquired is None else Held(Lease(runtime, acquired.fence, granted_at=at), acquired)
     )
 
 
-async def commit_taking_lease(
+async def commit_acquiring_lease(
     runtime: Runtime,
     write: Write[T],
     root_execution_id: str,
     *,
     journal: tuple[str, str] | None,
     intents: tuple[AppendStep, ...] = (),
-) -> tuple[T, Taken | None]:
-    """Commits ``write`` and takes the tree's lease for a pass in the same transaction (with
-    ``intents`` if it took it); the write's result, and the lease when it was free."""
+) -> tuple[T, Held | None]:
+    """Commits ``write`` and acquires the tree's lease for a pass in the same transaction (with
+    ``intents`` if it acquired it); the write's result, and the lease when it was free."""
     at = Lease.moment(runtime)
     answered = write if isinstance(write, ResolvePause) else None
     take = acquire(
@@ -323,12 +324,12 @@ async def commit_taking_lease(
         intents=intents,
         answered=answered,
     )
-    # The lease row first, as a pass's transactions take it: see `LockTree`.
+    # The lease row first, as a pass's transactions lock it: see `LockTree`.
     results = await runtime.store.write([LockTree(root_execution_id), write, take])
     acquired = results[take]
     if acquired is None:
         return results[write], None
-    return results[write], Taken(Lease(runtime, acquired.fence, granted_at=at), acquired)
+    return results[write], Held(Lease(runtime, acquired.fence, granted_at=at), acquired)
 
 
 class PassWrites:
@@ -336,7 +337,7 @@ class PassWrites:
 
     Args:
         lease: The pass's lease.
-        any_pending: Whether the tree had pending pauses when the lease was taken (``None``: not
+        any_pending: Whether the tree had pending pauses when the lease was acquired (``None``: not
             known).
         begin: A new tree's beginning (its thread, execution and lease), written with the
             pass's first commit (the lease not yet written: `Lease.written`).
@@ -348,7 +349,7 @@ class PassWrites:
         self.lease = lease
         self._begin = begin
         self.may_have_pending = any_pending is not False
-        """Whether the tree may have pending pauses: it had some when the lease was taken (or
+        """Whether the tree may have pending pauses: it had some when the lease was acquired (or
         that is not known), or this pass asked a question (only a lease holder asks)."""
         self._owed: set[tuple[str, str]] = set()
         self.released = False
@@ -404,7 +405,7 @@ class PassWrites:
         async with self._lock:
             return await self._commit(batch)
 
-    async def settled(self) -> None:
+    async def flushed(self) -> None:
         """Waits for the commits `send` started; raises what one raised."""
         sent = self._sent
         if sent is None:
@@ -426,7 +427,7 @@ class PassWrites:
         Raises:
             LeaseLostError: The lease was lost; nothing is written.
         """
-        await self.settled()
+        await self.flushed()
         async with self._lock:
             self._note_asked(writes)
             batch = [*self._buffered, *writes]
@@ -507,7 +508,7 @@ class PassWrites:
     async def release(self) -> None:
         """Commits what is buffered and frees the lease — of a new tree not written yet,
         nothing: no one has its id, and nothing of it was promised."""
-        await self.settled()  # a beginning sent with it is written, or given back
+        await self.flushed()  # a beginning sent with it is written, or given back
         if self._begin is not None:
             self._buffered = []
             self.released = True
@@ -519,4 +520,4 @@ class PassWrites:
         commit still on its way is done (what it raised is the pass's error already)."""
         self._buffered = []
         with contextlib.suppress(Exception):
-            await self.settled()
+            await self.flushed()

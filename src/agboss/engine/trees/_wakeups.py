@@ -4,9 +4,9 @@ Two signals matter (`agboss.store.protocol.SignalKind`):
 
 - **released**: a tree's lease was freed. A caller waiting for that lease (`Wakeups.waiting`:
   a resume behind another instance's pass, a retry) looks again at once, instead of polling.
-- **due**: an answer was recorded by an instance that does not move it (``app.answer(
-  move=False)``, the command line). This instance tries to take the tree's lease and move it;
-  every instance that hears it tries, one takes the lease, the others see it held. At most
+- **answered**: an answer was recorded by an instance that does not move it (``app.answer(
+  move=False)``, the command line). This instance tries to acquire the tree's lease and move it;
+  every instance that hears it tries, one acquires the lease, the others see it held. At most
   `MOVERS` such moves run at once here; the rest queue, each tree once.
 
 A signal is a hint: what it says is read from the store again, so a spurious one costs a
@@ -27,14 +27,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from agboss.engine.instance import Runtime
-from agboss.engine.trees._lease import Taken, take_lease
+from agboss.engine.trees._lease import Held, acquire_lease
 from agboss.errors import LeaseBusyError
 from agboss.store.protocol import Signal, SignalKind
 
 __all__ = ["MOVERS", "Wakeups"]
 
 MOVERS = 4
-"""How many trees this instance moves at once because another instance said they are due."""
+"""How many trees this instance moves at once because another instance said they were answered."""
 
 Spawn = Callable[[Coroutine[Any, Any, Any], str], None]
 """Runs a coroutine in the background for a tree (its failures logged)."""
@@ -45,7 +45,7 @@ class Wakeups:
 
     Args:
         runtime: The instance.
-        move: Moves a tree that another instance said is due (takes its lease, or finds it
+        move: Moves a tree that another instance said was answered (acquires its lease, or finds it
             held and does nothing).
         sweep: Reads the store for what signals would have said (after they may have been
             missed).
@@ -65,7 +65,7 @@ class Wakeups:
         self._sweep = sweep
         self._spawn = spawn
         self._waiting: dict[str, set[asyncio.Event]] = {}
-        self._due: dict[str, None] = {}  # an ordered set: each tree once
+        self._answered: dict[str, None] = {}  # an ordered set: each tree once
         self._movers = 0
         self._stop: Callable[[], None] | None = None
         self._moves = True
@@ -74,7 +74,7 @@ class Wakeups:
 
     async def listen(self, *, moves: bool = True) -> None:
         """Starts hearing the store's signals (``moves``: whether it moves the trees other
-        instances say are due, or only wakes its own waiters)."""
+        instances say were answered, or only wakes its own waiters)."""
         self._moves = moves
         if self._stop is None:
             self._stop = await self.runtime.store.signals.listen(self)
@@ -84,7 +84,7 @@ class Wakeups:
         stop, self._stop = self._stop, None
         if stop is not None:
             stop()
-        self._due.clear()
+        self._answered.clear()
 
     def looks(self) -> Iterator[float]:
         """How long, in seconds, a waiter waits at most before each time it looks again by
@@ -107,9 +107,13 @@ class Wakeups:
         if signal.kind is SignalKind.RELEASED:
             for event in self._waiting.get(root, ()):
                 event.set()
-        elif signal.kind is SignalKind.DUE and self._moves and signal.origin != self.runtime.holder:
+        elif (
+            signal.kind is SignalKind.ANSWERED
+            and self._moves
+            and signal.origin != self.runtime.holder
+        ):
             # Its own: the instance that said so chose not to move it.
-            self._due[root] = None
+            self._answered[root] = None
             if self._movers < MOVERS:
                 self._movers += 1
                 self._spawn(self._moving(), root)
@@ -140,7 +144,7 @@ class Wakeups:
             if not events:
                 del self._waiting[root_execution_id]
 
-    async def take_when_free(self, root_execution_id: str, said: str, hint: str) -> Taken:
+    async def acquire_when_free(self, root_execution_id: str, said: str, hint: str) -> Held:
         """The tree's lease, once the instance whose pass holds it ends that pass: looked at
         again when its release is heard, or after each of `looks` (what no signal says).
 
@@ -154,9 +158,9 @@ class Wakeups:
         looks = self.looks()
         with self.waiting(root_execution_id) as released:
             while True:
-                taken = await take_lease(runtime, root_execution_id)
-                if taken is not None:
-                    return taken
+                held = await acquire_lease(runtime, root_execution_id)
+                if held is not None:
+                    return held
                 left = deadline - loop.time()
                 if left <= 0:
                     raise LeaseBusyError(
@@ -169,16 +173,16 @@ class Wakeups:
                 released.clear()
 
     async def _moving(self) -> None:
-        """Moves the trees said to be due, one after the other, until none is queued."""
+        """Moves the trees said to be answered, one after the other, until none is queued."""
         try:
-            while self._due:
-                root = next(iter(self._due))
-                del self._due[root]
+            while self._answered:
+                root = next(iter(self._answered))
+                del self._answered[root]
                 try:
                     await self._move(root)
                 except Exception as error:  # the sweep moves it; the queue goes on
                     self.runtime.logger.warning(
-                        "run.wake-failed: execution tree %s, said to be due, could not be "
+                        "run.wake-failed: execution tree %s, said to be answered, could not be "
                         "moved: %s",
                         root,
                         error,

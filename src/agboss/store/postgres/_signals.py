@@ -15,7 +15,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from psycopg import AsyncConnection, sql
 from psycopg import Error as PsycopgError
@@ -49,11 +49,16 @@ def _encoded(signal: Signal) -> str:
     return json.dumps([signal.kind.value, signal.root_execution_id, signal.origin])
 
 
+_EARLIER: Final = {"due": SignalKind.ANSWERED}
+"""What instances of an earlier build call a kind, heard while builds run side by side."""
+
+
 def _decoded(payload: str) -> Signal | None:
     """A signal from a notification's payload (``None``: not one of agboss's)."""
     try:
         kind, root, origin = json.loads(payload)
-        return Signal(SignalKind(kind), str(root), None if origin is None else str(origin))
+        named = _EARLIER.get(kind) or SignalKind(kind)
+        return Signal(named, str(root), None if origin is None else str(origin))
     except (ValueError, TypeError):
         return None
 

@@ -345,7 +345,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
         write.grant_id,
         at,
     )
-    # Written only if this grant is the lease's now (it took the lease) and the answer was
+    # Written only if this grant is the lease's now (it acquired the lease) and the answer was
     # recorded by this transaction: the intent of the tool the answer lets run, journaled
     # before the pass that runs it begins.
     intents = []
@@ -387,7 +387,7 @@ def _acquire_lease(write: AcquireLease) -> Ops:
     )
     started = resolved = pending = None
     if start_pass:
-        # Only if this call took the lease (the row is ours, just granted) and an answer waits
+        # Only if this call acquired the lease (the row is ours, just granted) and an answer waits
         # to be moved: a pass begins, and one cut off leaves the tree running, which is how
         # recovery finds it.
         started = yield one_later(

@@ -158,7 +158,7 @@ class RetryContract(Contract):
         assert (found.status, found.wake_at) == (ExecutionStatus.WAITING, wake)
         assert await store.executions.find_interrupted(wake - timedelta(seconds=1), 10) == []
         assert await store.executions.find_interrupted(wake, 10) == ["ex-1"]
-        # Taken for a pass once due: set running in the same transaction.
+        # Acquired for a pass once due: set running in the same transaction.
         taken = await write_one(store, AcquireLease("ex-1", "b", TTL, wake, start_pass=True))
         assert taken is not None
         assert taken.row is not None
@@ -186,7 +186,7 @@ class RetryContract(Contract):
         assert found is not None
         assert (found.wake_at, found.resting_until) == (soon, resting)
         assert found.resting_paths == paths  # which branches rest, kept with their wake-up
-        # Taken once the first question's deadline came: that question is named, not the other.
+        # Acquired once the first question's deadline came: that question is named, not the other.
         taken = await write_one(store, AcquireLease("ex-1", "b", TTL, soon, start_pass=True))
         assert taken is not None
         assert taken.row is not None

@@ -47,7 +47,7 @@ async def _hearing(store: Store) -> AsyncIterator[_Hearing]:
 
 
 def _due(root: str) -> Announce:
-    return Announce(Signal(SignalKind.DUE, root, "a"))
+    return Announce(Signal(SignalKind.ANSWERED, root, "a"))
 
 
 class SignalContract(Contract):
@@ -81,7 +81,7 @@ class SignalContract(Contract):
                 raise AssertionError("a lost fence wrote")
             await store.write([_due("committed")])
             # Heard in the order committed: the refused ones would have come first.
-            assert await hearing.next() == Signal(SignalKind.DUE, "committed", "a")
+            assert await hearing.next() == Signal(SignalKind.ANSWERED, "committed", "a")
 
     async def test_every_hearer_hears_and_one_that_stopped_hears_nothing_more(
         self, store: Store

@@ -99,9 +99,9 @@ class StoreContract(PauseContract, RetryContract, SignalContract, StandingContra
             raise AssertionError("a second owner was accepted")
         assert await store.executions.find_by_id("ex-2") is None
         # No lease was left behind either: the refused root's lease is free to take.
-        taken = await write_one(store, AcquireLease("ex-2", "b", TTL, NOW))
-        assert taken is not None
-        assert taken.fence.epoch == 1
+        acquired = await write_one(store, AcquireLease("ex-2", "b", TTL, NOW))
+        assert acquired is not None
+        assert acquired.fence.epoch == 1
 
     async def test_children_are_inserted_once_and_read_with_their_tree(self, store: Store) -> None:
         fence = await self._begin(store)
@@ -277,13 +277,13 @@ class StoreContract(PauseContract, RetryContract, SignalContract, StandingContra
     ) -> None:
         await self._begin(store)
         assert await write_one(store, AcquireLease("ex-1", "b", TTL, NOW + TTL / 2)) is None
-        taken = await write_one(store, AcquireLease("ex-1", "b", TTL, NOW + TTL))
-        assert taken is not None
-        assert taken.fence == Fence("ex-1", "b", 2)
-        assert taken.previous_holder == "a"
-        assert taken.status is ExecutionStatus.RUNNING
+        acquired = await write_one(store, AcquireLease("ex-1", "b", TTL, NOW + TTL))
+        assert acquired is not None
+        assert acquired.fence == Fence("ex-1", "b", 2)
+        assert acquired.previous_holder == "a"
+        assert acquired.status is ExecutionStatus.RUNNING
 
-    async def test_a_lease_taken_for_a_pass_reads_the_steps_it_replays_with_it(
+    async def test_a_lease_acquired_for_a_pass_reads_the_steps_it_replays_with_it(
         self, store: Store
     ) -> None:
         fence = await self._begin(store)
@@ -298,14 +298,14 @@ class StoreContract(PauseContract, RetryContract, SignalContract, StandingContra
         wanted = AcquireLease("ex-1", "b", TTL, NOW, start_pass=True, journal=("ex-1", "1:a#0/"))
         answer = await answer_of(store)
         results = await store.write([answer, wanted])
-        resolved, taken = results[answer], results[wanted]
+        resolved, acquired = results[answer], results[wanted]
         assert resolved is not None
-        assert taken is not None
-        assert taken.journal is not None
-        assert (taken.journal.execution_id, taken.journal.prefix) == ("ex-1", "1:a#0/")
-        assert taken.journal.steps == await store.journal.load("ex-1", "1:a#0/")
-        assert list(taken.journal.steps) == ["1:a#0/turn-0/model", "1:a#0/turn-0/tool-0"]
-        assert taken.any_pending is False  # the one pause was answered: none waits
+        assert acquired is not None
+        assert acquired.journal is not None
+        assert (acquired.journal.execution_id, acquired.journal.prefix) == ("ex-1", "1:a#0/")
+        assert acquired.journal.steps == await store.journal.load("ex-1", "1:a#0/")
+        assert list(acquired.journal.steps) == ["1:a#0/turn-0/model", "1:a#0/turn-0/tool-0"]
+        assert acquired.any_pending is False  # the one pause was answered: none waits
         # Without the lease, nothing.
         assert (
             await write_one(store, AcquireLease("ex-1", "c", TTL, NOW, journal=("ex-1", "")))
@@ -334,17 +334,17 @@ class StoreContract(PauseContract, RetryContract, SignalContract, StandingContra
         answer = await answer_of(store)
         held = acquire("g1", NOW, answer)
         results = await store.write([answer, held])
-        assert results[answer] is not None  # the answer is recorded, the lease not taken
+        assert results[answer] is not None  # the answer is recorded, the lease not acquired
         assert results[held] is None
-        assert await store.journal.load("ex-1", "1:a#0/") == {}  # not taken: not written
+        assert await store.journal.load("ex-1", "1:a#0/") == {}  # not acquired: not written
         # The pause was answered: a later answer records nothing, and journals no intent.
         late = replace(await answer_of(store), now=NOW + TTL)
         free = acquire("g2", NOW + TTL, late)
         results = await store.write([late, free])
         assert results[late] is None
-        taken = results[free]
-        assert taken is not None  # the lease was free: taken, without the intent
-        assert taken.intents == frozenset()
+        acquired = results[free]
+        assert acquired is not None  # the lease was free: acquired, without the intent
+        assert acquired.intents == frozenset()
         assert await store.journal.load("ex-1", "1:a#0/") == {}
 
     async def test_an_intent_is_journaled_with_the_answer_that_took_the_lease(
@@ -365,13 +365,13 @@ class StoreContract(PauseContract, RetryContract, SignalContract, StandingContra
             grant_id="g1",
             answered=answer,
         )
-        taken = (await store.write([answer, wanted]))[wanted]
-        assert taken is not None
-        assert taken.intents == frozenset({"1:a#0/turn-0/tool-0/attempt-1"})
-        assert taken.journal is not None
-        assert list(taken.journal.steps) == ["1:a#0/turn-0/tool-0/attempt-1"]  # read with it
+        acquired = (await store.write([answer, wanted]))[wanted]
+        assert acquired is not None
+        assert acquired.intents == frozenset({"1:a#0/turn-0/tool-0/attempt-1"})
+        assert acquired.journal is not None
+        assert list(acquired.journal.steps) == ["1:a#0/turn-0/tool-0/attempt-1"]  # read with it
 
-    async def test_a_lease_taken_for_a_pass_says_whether_a_pause_still_waits(
+    async def test_a_lease_acquired_for_a_pass_says_whether_a_pause_still_waits(
         self, store: Store
     ) -> None:
         fence = await self._begin(store)
@@ -381,10 +381,10 @@ class StoreContract(PauseContract, RetryContract, SignalContract, StandingContra
         )
         await store.write([RestTree(fence, NOW, frozenset())], fence=fence)
         wanted = AcquireLease("ex-1", "b", TTL, NOW, start_pass=True)
-        taken = (await store.write([await answer_of(store, "1" * 32), wanted]))[wanted]
-        assert taken is not None
-        assert taken.any_pending is True
-        assert taken.journal is None  # none asked for
+        acquired = (await store.write([await answer_of(store, "1" * 32), wanted]))[wanted]
+        assert acquired is not None
+        assert acquired.any_pending is True
+        assert acquired.journal is None  # none asked for
         plain = await write_one(store, AcquireLease("ex-1", "c", TTL, NOW + TTL))
         assert plain is not None
         assert plain.any_pending is None  # not read without start_pass
@@ -424,9 +424,9 @@ class StoreContract(PauseContract, RetryContract, SignalContract, StandingContra
     async def test_a_released_lease_is_free_at_once(self, store: Store) -> None:
         fence = await self._begin(store)
         await store.write([ReleaseLease(fence)], fence=fence)
-        taken = await write_one(store, AcquireLease("ex-1", "b", TTL, NOW))
-        assert taken is not None
-        assert taken.previous_holder is None
+        acquired = await write_one(store, AcquireLease("ex-1", "b", TTL, NOW))
+        assert acquired is not None
+        assert acquired.previous_holder is None
 
     async def test_a_renewal_extends_a_held_lease_and_fails_on_a_lost_one(
         self, store: Store
@@ -435,8 +435,8 @@ class StoreContract(PauseContract, RetryContract, SignalContract, StandingContra
         assert await write_one(store, RenewLease(fence, TTL, NOW + TTL / 2)) is True
         assert await write_one(store, AcquireLease("ex-1", "b", TTL, NOW + TTL)) is None
         assert await write_one(store, RenewLease(fence, TTL, NOW + TTL * 2)) is True
-        taken = await write_one(store, AcquireLease("ex-1", "b", TTL, NOW + TTL * 4))
-        assert taken is not None
+        acquired = await write_one(store, AcquireLease("ex-1", "b", TTL, NOW + TTL * 4))
+        assert acquired is not None
         assert await write_one(store, RenewLease(fence, TTL, NOW + TTL * 4)) is False
 
     async def test_leases_may_run_on_the_stores_own_clock(self, store: Store) -> None:
@@ -448,10 +448,10 @@ class StoreContract(PauseContract, RetryContract, SignalContract, StandingContra
         assert await store.executions.find_interrupted(None, 10) == []
         await asyncio.sleep(0.3)
         assert await store.executions.find_interrupted(None, 10) == ["ex-1"]
-        taken = await write_one(store, AcquireLease("ex-1", "c", TTL))
-        assert taken is not None
-        assert await write_one(store, RenewLease(taken.fence, TTL)) is True
-        await store.write([ReleaseLease(taken.fence)], fence=taken.fence)
+        acquired = await write_one(store, AcquireLease("ex-1", "c", TTL))
+        assert acquired is not None
+        assert await write_one(store, RenewLease(acquired.fence, TTL)) is True
+        await store.write([ReleaseLease(acquired.fence)], fence=acquired.fence)
         assert await write_one(store, AcquireLease("ex-1", "d", TTL)) is not None
 
     async def test_a_holder_that_lost_its_lease_writes_nothing(self, store: Store) -> None:

@@ -1,4 +1,4 @@
-"""The flow interpreter: runs an execution's compiled flow in a pass, node by node.
+"""The flow runner: runs an execution's compiled flow in a pass, node by node.
 
 Agent nodes run the tool loop; a workflow step runs its child execution (in its own frame);
 a launch runs its branches (`LaunchRun`). Anything that cannot finish in this pass — it waits
