@@ -11,11 +11,13 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from agboss.assembly._channels import ChannelRules
 from agboss.assembly._container import Container, Provide
 from agboss.assembly._definitions import Assembly, ToolChannel, WorkflowDefinition
+from agboss.assembly._fingerprints import fingerprint_of, parts_of
 from agboss.assembly._flows import FlowRules
 from agboss.assembly._mcp import McpRules, McpTool, McpWiring
 from agboss.assembly._types import argument_type_violations
@@ -45,6 +47,16 @@ class _Assembler(FlowRules, ChannelRules, McpRules):
     """One assembly: the walk, and the rules over every component."""
 
     # ---- the walk --------------------------------------------------------------------
+
+    def fingerprinted(
+        self,
+        definition: WorkflowDefinition,
+        tool_channels: dict[type[Any], ToolChannel],
+        agent_tools: dict[str, dict[str, tuple[type[Any], ToolSpec]]],
+    ) -> WorkflowDefinition:
+        """A definition with what its journal depends on, and its fingerprint."""
+        parts = parts_of(definition, self.components, tool_channels, agent_tools)
+        return replace(definition, parts=parts, fingerprint=fingerprint_of(parts))
 
     def run(self) -> Assembly:
         app_spec = spec_of(self.application, ApplicationSpec)
@@ -107,11 +119,16 @@ class _Assembler(FlowRules, ChannelRules, McpRules):
             for d in self.definitions.values()
             if d is not None
         }
+        fingerprinted = {
+            cls: self.fingerprinted(d, tool_channels, agent_tools)
+            for cls, d in self.definitions.items()
+            if d is not None
+        }
         return Assembly(
             application=self.application,
             spec=app_spec,
-            workflows=workflows,
-            workflows_by_name={d.spec.name: d for d in self.definitions.values() if d is not None},
+            workflows={cls: fingerprinted[cls] for cls in workflows},
+            workflows_by_name={d.spec.name: d for d in fingerprinted.values()},
             components=self.components,
             tool_channels=tool_channels,
             container=container,

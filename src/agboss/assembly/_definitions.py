@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -28,11 +29,23 @@ SpecT = TypeVar("SpecT", bound=ComponentSpec)
 
 @dataclass(frozen=True, slots=True)
 class WorkflowDefinition:
-    """A workflow of the application with its compiled flow."""
+    """A workflow of the application with its compiled flow.
+
+    Attributes:
+        cls: The ``@workflow`` class.
+        spec: Its spec.
+        graph: Its compiled flow.
+        parts: What its journal depends on, part by part (``flow``, ``agent:<name>``,
+            ``tool:<name>``, ``role:<name>``, ``workflow:<child>``), each with its digest.
+        fingerprint: One digest of every part, stored with each execution it begins: the
+            same fingerprint, the same journal semantics.
+    """
 
     cls: type[Any]
     spec: WorkflowSpec
     graph: FlowGraph
+    parts: Mapping[str, str] = field(default_factory=dict)
+    fingerprint: str = ""
 
 
 @dataclass(frozen=True, slots=True)

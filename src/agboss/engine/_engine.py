@@ -194,6 +194,7 @@ class Engine:
             workflow_version=definition.spec.version,
             input_json=_stored_input(start.input, value, definition.spec.name),
             now=now,
+            fingerprint=definition.fingerprint,
         )
         log_event(
             runtime.logger,

@@ -189,6 +189,10 @@ class ExecutionRecord(BaseModel):
         execution_id: The execution.
         workflow: Its workflow's name.
         workflow_version: Its workflow's version.
+        workflow_fingerprint: What its journal depends on, as the build it began under
+            defined it (its flow, agents, tools and their schemas, roles), digested: two
+            executions of one version with different fingerprints ran under different
+            definitions. ``None`` for one begun before agboss recorded it.
         steps: Every journaled step, in the order they ran.
         pauses: The audit trail: every resolved pause of the tree, in the order asked.
         spend: What it spent.
@@ -204,6 +208,7 @@ class ExecutionRecord(BaseModel):
     execution_id: str
     workflow: str
     workflow_version: str
+    workflow_fingerprint: str | None = None
     steps: list[StepRecord] = Field(default_factory=list)
     pauses: list[Any] = Field(default_factory=list)
     spend: Spend = Spend()

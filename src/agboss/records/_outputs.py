@@ -71,6 +71,10 @@ class ExecutionOutput:
         spend: What the execution spent.
         wake_at: When a resting tree moves by itself (a retry's next attempt is due), on the
             application's Clock; else ``None``.
+        workflow_version: The version of the workflow it runs (``None`` where not read: a
+            cancellation's output).
+        workflow_fingerprint: What its journal depends on, as the build it began under
+            defined it, digested (`ExecutionRecord.workflow_fingerprint`).
     """
 
     thread_id: str
@@ -82,6 +86,8 @@ class ExecutionOutput:
     record: ExecutionRecord | None = None
     spend: Spend = field(default_factory=Spend)
     wake_at: datetime | None = None
+    workflow_version: str | None = None
+    workflow_fingerprint: str | None = None
 
     def output_as(self, dto: type[OutT]) -> OutT:
         """The output as the finish's DTO, typed for the caller.

@@ -48,7 +48,7 @@ def qualified(columns: str, alias: str) -> str:
 EXECUTION_COLUMNS = (
     "execution_id, root_execution_id, parent_execution_id, tenant_id, thread_id, owner_id, "
     "workflow, workflow_version, status, input_json, output_json, error_json, created_at, "
-    "updated_at, generation, wake_at"
+    "updated_at, generation, wake_at, fingerprint"
 )
 
 EXECUTION_READ = (
@@ -92,22 +92,23 @@ def execution_of(row: Any) -> ExecutionRow:
         updated_at=from_micros(int(values[13])),
         generation=int(values[14]),
         wake_at=None if values[15] is None else from_micros(int(values[15])),
+        fingerprint=None if values[16] is None else str(values[16]),
         spend=(
             # Counters the store summed from validated usages: constructed, not validated.
             Usage.model_construct(
-                input_tokens=int(values[16]),
-                output_tokens=int(values[17]),
-                cost=float(values[18]),
-                calls=int(values[19]),
+                input_tokens=int(values[17]),
+                output_tokens=int(values[18]),
+                cost=float(values[19]),
+                calls=int(values[20]),
             )
-            if len(values) > 16
+            if len(values) > 17
             else Usage()
         ),
         resting_until=(
-            None if len(values) <= 20 or values[20] is None else from_micros(int(values[20]))
+            None if len(values) <= 21 or values[21] is None else from_micros(int(values[21]))
         ),
         resting_paths=(
-            None if len(values) <= 21 or values[21] is None else tuple(json.loads(values[21]))
+            None if len(values) <= 22 or values[22] is None else tuple(json.loads(values[22]))
         ),
     )
 

@@ -196,6 +196,10 @@ class ExecutionRow:
     """The branch paths of a resting root's resting steps: a pass woken by them enters only
     those branches. ``None`` when none rests, or when they are not known (a tree that rested
     before they were kept): then that pass re-enters every branch."""
+    fingerprint: str | None = None
+    """What its journal depends on, digested, as its build defined it when it began
+    (`WorkflowDefinition.fingerprint`); ``None`` for an execution begun before builds were
+    fingerprinted."""
 
     @classmethod
     def starting(
@@ -211,6 +215,7 @@ class ExecutionRow:
         input_json: str,
         now: datetime,
         generation: int = 0,
+        fingerprint: str | None = None,
     ) -> ExecutionRow:
         """A new running execution: a root (``parent=None``) or a child of ``parent``."""
         return cls(
@@ -229,6 +234,7 @@ class ExecutionRow:
             created_at=now,
             updated_at=now,
             generation=generation,
+            fingerprint=fingerprint,
         )
 
 
@@ -273,6 +279,8 @@ class TreeNode(NamedTuple):
     output_tokens: int
     cost: float
     calls: int
+    fingerprint: str | None = None
+    """Its build's fingerprint when it began (`ExecutionRow.fingerprint`)."""
 
 
 @dataclass(frozen=True, slots=True)

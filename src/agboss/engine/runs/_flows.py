@@ -105,6 +105,7 @@ class FlowRunner:
                 input_json=value.model_dump_json(),
                 now=runtime.clock.now(),
                 generation=state.generation,
+                fingerprint=definition.fingerprint,
             )
             frame.writes.add(InsertChild(row))
         elif row.status in _CLOSED and state.reopens(row.generation):

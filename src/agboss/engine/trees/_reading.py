@@ -197,6 +197,7 @@ def _node_of(row: ExecutionRow, spend: Usage) -> TreeNode:
         output_tokens=spend.output_tokens,
         cost=spend.cost,
         calls=spend.calls,
+        fingerprint=row.fingerprint,
     )
 
 
@@ -356,6 +357,7 @@ class TreeReader:
                 execution_id=row.execution_id,
                 workflow=row.workflow,
                 workflow_version=row.workflow_version,
+                workflow_fingerprint=row.fingerprint,
                 steps=await self._steps(row.execution_id, row.workflow, known),
                 pauses=pauses,
                 spend=tree.spend(node),
@@ -379,6 +381,8 @@ class TreeReader:
             record=execution_record,
             spend=tree.spend(node),
             wake_at=row.wake_at if ended is None else ended.wake_at,
+            workflow_version=row.workflow_version,
+            workflow_fingerprint=row.fingerprint,
         )
 
     def _children(
@@ -415,6 +419,8 @@ class TreeReader:
             children=children,
             record=record,
             spend=tree.spend(node),
+            workflow_version=node.workflow_version,
+            workflow_fingerprint=node.fingerprint,
         )
 
     async def _steps(
@@ -446,6 +452,7 @@ class TreeReader:
             execution_id=row.execution_id,
             workflow=row.workflow,
             workflow_version=row.workflow_version,
+            workflow_fingerprint=row.fingerprint,
             status=row.status,
             item_index=item_index,
             steps=steps,

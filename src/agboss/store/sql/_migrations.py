@@ -363,6 +363,12 @@ def _resting_paths(dialect: Dialect) -> list[Sql]:
     return [Sql("ALTER TABLE executions ADD COLUMN resting_paths TEXT")]
 
 
+def _fingerprints(dialect: Dialect) -> list[Sql]:
+    """What each execution's journal depends on, as its build defined it when it began (its
+    workflow definition's fingerprint). ``NULL`` for one begun before: not known."""
+    return [Sql("ALTER TABLE executions ADD COLUMN fingerprint TEXT")]
+
+
 Step: TypeAlias = Callable[[Dialect], "list[Sql] | Generator[Sql, Any, None]"]
 """A schema step: its statements, or a generator of them that reads what a statement returned
 (a row's value computed in Python)."""
@@ -389,6 +395,7 @@ STEPS: tuple[Step, ...] = (
     _granting_order,
     _resting_steps,
     _resting_paths,
+    _fingerprints,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

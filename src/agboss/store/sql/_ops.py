@@ -100,6 +100,7 @@ def _execution_values(row: ExecutionRow) -> tuple[Any, ...]:
         created,
         row.generation,
         _micros(row.wake_at),
+        row.fingerprint,
     )
 
 
@@ -107,7 +108,7 @@ def _insert_execution(row: ExecutionRow) -> Sql:
     # A second insert of the same id (a child re-entered after a crash) changes nothing.
     return do(
         f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         *_execution_values(row),
     )
 
@@ -125,7 +126,7 @@ def _begin_execution(write: BeginExecution) -> Ops:
     )
     inserted = yield one_later(
         f"INSERT INTO executions ({EXECUTION_COLUMNS}) "
-        "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
+        "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
         f"WHERE EXISTS ({_THREAD_OWNED}) RETURNING 1",
         *_execution_values(row),
         *owned,

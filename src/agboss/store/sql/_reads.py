@@ -64,7 +64,7 @@ _STATUS = {status.value: status for status in ExecutionStatus}
 
 _OUTLINE = (
     "execution_id, parent_execution_id, thread_id, workflow, workflow_version, status, "
-    "output_json, input_tokens, output_tokens, cost, model_calls"
+    "output_json, input_tokens, output_tokens, cost, model_calls, fingerprint"
 )
 
 
@@ -84,6 +84,7 @@ def _nodes(rows: Sequence[Any]) -> list[TreeNode]:
             row[8],
             float(row[9]),
             row[10],
+            row[11],
         )
         for row in rows
     ]
