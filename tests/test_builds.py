@@ -2,7 +2,10 @@
 its executions records its workflow's version and a fingerprint of what its journal depends
 on — the flow's graph, the agents, their tools and the tools' input and output schemas, the
 roles — and `app.get` and the record show them. A later build on the same store shows each
-tree as it began, whatever that build defines."""
+tree as it began, whatever that build defines.
+
+A changed definition must say so (point 2): a build whose workflow changed while its version
+did not is refused by `App.create` while executions of that version wait, naming what changed."""
 
 from __future__ import annotations
 
@@ -14,7 +17,17 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from agboss import App, ExecutionStatus, ToolHandler, agent, application, provide, tool, workflow
+from agboss import (
+    App,
+    AssemblyError,
+    ExecutionStatus,
+    ToolHandler,
+    agent,
+    application,
+    provide,
+    tool,
+    workflow,
+)
 from agboss.testing import TestEnv, test_with
 from tests.apps.desk import (
     BookExpenseTool,
@@ -33,7 +46,7 @@ from tests.apps.desk import (
 from tests.apps.office_parts import office_flow
 from tests.apps.tree_app import EachChildWorkflow, TreeApplication
 from tests.stores import STORE_KINDS, store_url
-from tests.test_pauses import BOTH, REQUEST
+from tests.test_pauses import BOTH, DONE, REQUEST
 from tests.test_trees import ORDERS, item_pauses
 
 pytestmark = pytest.mark.application.with_args(TreeApplication)  # the `env` tests'
@@ -73,6 +86,15 @@ REWORDED = _office(
         prompt="Be brief; do what is asked.",  # a prompt and a model the journal never reads
         model="another/model",
         tools=ALL_TOOLS,
+    )
+)
+
+SAME_VERSION_WITHOUT_EXPENSES = _office(
+    _office_agent(
+        "office-agent",
+        prompt="Do what is asked.",
+        model="moonshotai/kimi-k2.6",
+        tools=[ReturnDepositTool, StampTool, ShredTool, LookUpTool],
     )
 )
 
@@ -209,3 +231,48 @@ async def test_a_build_has_the_same_fingerprint_in_every_process() -> None:
     async with test_with(OfficeApplication) as env:
         here = _fingerprint(env.app)
     assert [done.stdout.strip() for done in printed] == [here, here]
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_build_that_changed_a_waiting_versions_definition_is_refused_naming_what(
+    kind: str, tmp_path: Path
+) -> None:
+    async with store_url(kind, tmp_path) as url:
+        async with test_with(OfficeApplication, store=url) as first:
+            first.mock_llm(OfficeAgent).then_return(BOTH)
+            result = await first.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
+            assert result.status is ExecutionStatus.PAUSED
+        with pytest.raises(AssemblyError) as refused:
+            async with test_with(SAME_VERSION_WITHOUT_EXPENSES, store=url):
+                pass
+        [violation] = refused.value.violations
+        assert (violation.rule, violation.component) == (
+            "workflow.changed-without-version",
+            OFFICE,
+        )
+        assert "its version stayed 1.0.0" in violation.message
+        assert "1 execution(s)" in violation.message
+        assert "agent:office-agent changed" in violation.message
+        assert "tool:book-expense-tool removed" in violation.message
+        assert "role:expense-approval-channel removed" in violation.message
+        # A new version, or a change the journal does not read, opens beside the waiting tree.
+        for later in (WITHOUT_EXPENSES, REWORDED):
+            async with test_with(later, store=url) as opened:
+                found = await opened.app.get(result.execution_id)
+                assert found.status is ExecutionStatus.PAUSED
+        # Once the tree ended on the build that began it, the changed definition opens.
+        async with test_with(OfficeApplication, store=url) as first:
+            first.mock_llm(OfficeAgent).then_return(DONE)
+            for pause in result.pending:
+                if pause.pause_id is not None:  # the thread owner's
+                    done = await first.app.resume(
+                        pause.pause_id, decision={"approved": True}, owner_id="user-1"
+                    )
+                else:  # a channel's, by the id its channel was given
+                    pause_id = await first.app.pause_id_of(pause.pause_ref)
+                    done = await first.app.resume(
+                        pause_id, decision={"approved": True}, answered_by="desk"
+                    )
+            assert done.status is ExecutionStatus.COMPLETED
+        async with test_with(SAME_VERSION_WITHOUT_EXPENSES, store=url) as opened:
+            assert _fingerprint(opened.app) != result.workflow_fingerprint

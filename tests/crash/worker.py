@@ -182,6 +182,10 @@ class CountingStore:
     def standing(self) -> Any:
         return self.inner.standing
 
+    @property
+    def builds(self) -> Any:
+        return self.inner.builds
+
     def session(self) -> AbstractAsyncContextManager[None]:
         return self.inner.session()
 

@@ -117,7 +117,10 @@ class App(PendingPauses, StandingDecisions, FailedTrees):
                 application.
 
         Raises:
-            AssemblyError: Listing every broken rule of the application.
+            AssemblyError: Listing every broken rule of the application — and, once the store
+                is open, each workflow whose definition changed while its version did not,
+                while executions of that version still wait in it
+                (``workflow.changed-without-version``, naming what changed).
             StoreError: The store cannot be opened.
             ConfigurationError: ``providers`` is not a list of model providers, ``clock`` not
                 a Clock, ``migrate`` or ``recovers`` not a bool, ``lease_ttl`` /
@@ -148,6 +151,7 @@ class App(PendingPauses, StandingDecisions, FailedTrees):
         )
         app = cls(runtime, connections)
         try:
+            await app._engine.check_build()
             await app._engine.wakeups.listen(moves=recovers)
         except BaseException:
             await app.close()

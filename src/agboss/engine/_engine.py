@@ -27,7 +27,7 @@ from agboss.assembly import WorkflowDefinition
 from agboss.clock import TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine._pass import Pass, resolved_pauses
-from agboss.engine.instance import Runtime
+from agboss.engine.instance import Runtime, build_record, check_build
 from agboss.engine.questions import (
     CallSaid,
     cast_vote,
@@ -134,6 +134,15 @@ class Engine:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    async def check_build(self) -> None:
+        """An instance's start: its build held against what waits in the store.
+
+        Raises:
+            AssemblyError: A workflow's definition changed while its version did not, and
+                executions of that version still wait (rule ``workflow.changed-without-version``).
+        """
+        await check_build(self.runtime)
+
     async def finish_background(self, within: timedelta) -> None:
         """Waits up to ``within`` for the background moves, then cuts off the rest (a cut-off
         pass is recovered from what is stored, by any instance); disarms the wake-ups (any
@@ -208,17 +217,24 @@ class Engine:
             thread_id=row.thread_id,
         )
         at = Lease.moment(runtime)
-        begin = BeginExecution(row, runtime.holder, runtime.lease_ttl, Lease.store_now(runtime))
+        build = build_record(runtime)
+        begin = BeginExecution(
+            row, runtime.holder, runtime.lease_ttl, Lease.store_now(runtime), build=build
+        )
         if thread_id is None:
             # A new thread is no one else's: the tree is written with its first pass's first
             # commit (one transaction fewer), and a process that dies before it leaves nothing.
             fence = Fence(row.root_execution_id, runtime.holder, 1)
             lease = Lease(runtime, fence, granted_at=at, written=False)
-            return await self._pass(PassStart(row, lease, fresh=True, begin=begin), record=record)
-        # A thread named by the caller may be another owner's: checked before anything runs.
-        fence = await write_one(runtime.store, begin)
-        lease = Lease(runtime, fence, granted_at=at)
-        return await self._pass(PassStart(row, lease, fresh=True), record=record)
+            first = PassStart(row, lease, fresh=True, begin=begin)
+        else:
+            # A thread named by the caller may be another owner's: checked before anything
+            # runs.
+            fence = await write_one(runtime.store, begin)
+            first = PassStart(row, Lease(runtime, fence, granted_at=at), fresh=True)
+        output = await self._pass(first, record=record)
+        runtime.memory.build_kept = True  # the begin committed: the build is in the store
+        return output
 
     # ---- passes --------------------------------------------------------------------
 

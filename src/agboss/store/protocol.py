@@ -43,6 +43,7 @@ __all__ = [
     "BranchRow",
     "BranchStatus",
     "BudgetLedgerRepository",
+    "BuildRepository",
     "Exchange",
     "ExecutionRecordRepository",
     "ExecutionRepository",
@@ -62,6 +63,7 @@ __all__ = [
     "Store",
     "ThreadRow",
     "TreeNode",
+    "WaitingBuild",
     "WaitingPause",
     "WaitingQuery",
     "lease_lost",
@@ -632,6 +634,37 @@ class StandingDecisionRepository(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class WaitingBuild:
+    """Executions of one build that have not ended (running, paused or waiting).
+
+    Attributes:
+        workflow: Their workflow's name.
+        version: Its version.
+        fingerprint: Their build's fingerprint (`ExecutionRow.fingerprint`).
+        count: How many.
+    """
+
+    workflow: str
+    version: str
+    fingerprint: str
+    count: int
+
+
+class BuildRepository(Protocol):
+    """The builds that began executions: each workflow definition's parts, by fingerprint."""
+
+    async def waiting(self, workflows: Sequence[str]) -> list[WaitingBuild]:
+        """The builds of ``workflows`` whose executions have not ended, with how many; an
+        execution begun before builds were fingerprinted is not among them."""
+        ...
+
+    async def parts(self, fingerprints: Sequence[str]) -> dict[str, dict[str, str]]:
+        """Each known fingerprint's parts (`WorkflowDefinition.parts`); an unknown one is left
+        out."""
+        ...
+
+
 class Store(Protocol):
     """A durable store: the repositories of one database, and its one way to change it."""
 
@@ -668,6 +701,11 @@ class Store(Protocol):
     @property
     def standing(self) -> StandingDecisionRepository:
         """The standing decisions."""
+        ...
+
+    @property
+    def builds(self) -> BuildRepository:
+        """The builds that began executions."""
         ...
 
     @property

@@ -54,6 +54,7 @@ __all__ = [
     "LockTree",
     "MarkPauseSent",
     "MarkWithdrawn",
+    "RecordBuild",
     "ReleaseLease",
     "RenewLease",
     "ReopenExecution",
@@ -168,6 +169,8 @@ class BeginExecution(Write[Fence]):
     holder: str
     ttl: timedelta
     now: datetime | None = None
+    build: RecordBuild | None = None
+    """The build's definitions, kept in the same transaction (an instance's first begin)."""
 
     def changed_executions(self) -> tuple[str, ...]:
         return (self.row.execution_id,)
@@ -637,6 +640,19 @@ class ReleaseLease(Write[None]):
 
     def announces(self) -> tuple[Signal, ...]:
         return _freed(self.fence)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordBuild(Write[None]):
+    """Keeps each definition's parts by its fingerprint, once: what a later build compares
+    its own with (`BuildRepository.parts`). A fingerprint kept before is left as it was.
+
+    Attributes:
+        definitions: ``(fingerprint, workflow, version, parts)`` of each definition.
+    """
+
+    definitions: tuple[tuple[str, str, str, Mapping[str, str]], ...]
+    at: datetime
 
 
 @dataclass(frozen=True, slots=True)

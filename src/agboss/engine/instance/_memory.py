@@ -120,6 +120,8 @@ class InstanceMemory:
     """Pending entries: a tree's pending list read as ids."""
     outlines: _Kept[str, Outline] = field(default_factory=lambda: _Kept(OUTLINES_KEPT))
     """The outlines of the trees its passes moved, by root."""
+    build_kept: bool = False
+    """Whether its build's definitions are in the store: kept with its first begin."""
 
     def asked_here(self, pause: PauseRecord, row: ExecutionRow) -> None:
         """A question this instance just stored: kept to be answered without a read, and as

@@ -365,8 +365,15 @@ def _resting_paths(dialect: Dialect) -> list[Sql]:
 
 def _fingerprints(dialect: Dialect) -> list[Sql]:
     """What each execution's journal depends on, as its build defined it when it began (its
-    workflow definition's fingerprint). ``NULL`` for one begun before: not known."""
-    return [Sql("ALTER TABLE executions ADD COLUMN fingerprint TEXT")]
+    workflow definition's fingerprint; ``NULL`` for one begun before: not known), and each
+    definition's parts by its fingerprint, so that a later build can say what it changed."""
+    return [
+        Sql("ALTER TABLE executions ADD COLUMN fingerprint TEXT"),
+        Sql(
+            "CREATE TABLE definitions (fingerprint TEXT PRIMARY KEY, workflow TEXT NOT NULL, "
+            "version TEXT NOT NULL, parts TEXT NOT NULL, recorded_at BIGINT NOT NULL)"
+        ),
+    ]
 
 
 Step: TypeAlias = Callable[[Dialect], "list[Sql] | Generator[Sql, Any, None]"]

@@ -31,6 +31,7 @@ from agboss.store._rows import (
 )
 from agboss.store._times import from_micros, to_micros
 from agboss.store.protocol import ExecutionRow, Fence
+from agboss.store.sql._builds import BUILD_OPS, record_build
 from agboss.store.sql._dialect import KEY_END, Deferred, Sql
 from agboss.store.sql._driver import Shape
 from agboss.store.sql._pause_ops import PAUSE_OPS, DeleteResolvedPauses, SavePauseAnswer
@@ -118,6 +119,8 @@ def _begin_execution(write: BeginExecution) -> Ops:
     # owner's, and whether they were is returned with them (nothing is written for another).
     row = write.row
     owned = (row.tenant_id, row.thread_id, row.owner_id)
+    if write.build is not None:
+        yield from record_build(write.build)
     yield do(
         "INSERT INTO threads (tenant_id, thread_id, owner_id, created_at) "
         "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -555,6 +558,7 @@ def _rest_tree(write: RestTree) -> Ops:
 _OPS: dict[type[Any], Callable[[Any], Ops]] = {
     **PAUSE_OPS,
     **STANDING_OPS,
+    **BUILD_OPS,
     AcquireLease: _acquire_lease,
     AddLedgerEntry: _add_ledger_entry,
     Announce: _announce,

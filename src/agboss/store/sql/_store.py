@@ -8,6 +8,7 @@ from typing import Any
 
 from agboss.errors import StoreSchemaError
 from agboss.store.protocol import Fence, Signals
+from agboss.store.sql._builds import SqlBuildRepository
 from agboss.store.sql._dialect import computed
 from agboss.store.sql._driver import Driver
 from agboss.store.sql._migrations import LATEST_VERSION, migration, newer_schema, schema_version
@@ -39,6 +40,7 @@ class SqlStore:
         self._ledger = SqlBudgetLedgerRepository(driver)
         self._branches = SqlBranchRepository(driver)
         self._standing = SqlStandingDecisionRepository(driver)
+        self._builds = SqlBuildRepository(driver)
 
     @property
     def driver(self) -> Driver:
@@ -72,6 +74,10 @@ class SqlStore:
     @property
     def standing(self) -> SqlStandingDecisionRepository:
         return self._standing
+
+    @property
+    def builds(self) -> SqlBuildRepository:
+        return self._builds
 
     async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> Results:
         if not writes and fence is None:

@@ -40,6 +40,7 @@ from agboss.store.writes import (
     StartLaunch,
     write_one,
 )
+from agboss.testing.store_contract._builds import BuildContract
 from agboss.testing.store_contract._pauses import PauseContract
 from agboss.testing.store_contract._retries import RetryContract
 from agboss.testing.store_contract._signals import SignalContract
@@ -57,7 +58,9 @@ from agboss.testing.store_contract._votes import VoteContract
 __all__ = ["StoreContract"]
 
 
-class StoreContract(PauseContract, RetryContract, SignalContract, StandingContract, VoteContract):
+class StoreContract(
+    BuildContract, PauseContract, RetryContract, SignalContract, StandingContract, VoteContract
+):
     """Every store passes these; subclass it with a ``store`` fixture."""
 
     # ---- schema ---------------------------------------------------------------------
@@ -86,31 +89,6 @@ class StoreContract(PauseContract, RetryContract, SignalContract, StandingContra
         assert thread is not None
         assert thread.owner_id == "u"
         assert await write_one(store, AcquireLease("ex-1", "b", TTL, NOW)) is None
-
-    async def test_an_execution_keeps_the_fingerprint_of_the_build_it_began_under(
-        self, store: Store
-    ) -> None:
-        root = replace(make_row(), fingerprint="5312ea87c69d0caa")
-        fence = await write_one(store, BeginExecution(root, "a", TTL, NOW))
-        assert fence is not None
-        child = replace(make_row("ex-1/2:step#0", parent=root), fingerprint="d7039ccfd59ebfcb")
-        older = make_row("ex-1/3:step#0", parent=root)  # begun before builds had one
-        await store.write([InsertChild(child), InsertChild(older)], fence=fence)
-        assert [
-            found.fingerprint
-            for found in [
-                await store.executions.find("acme", "ex-1"),
-                await store.executions.find_by_id(child.execution_id),
-                await store.executions.find_by_id(older.execution_id),
-            ]
-            if found is not None
-        ] == ["5312ea87c69d0caa", "d7039ccfd59ebfcb", None]
-        outline = await store.executions.outline("ex-1")
-        assert [node.fingerprint for node in outline] == [
-            "5312ea87c69d0caa",
-            "d7039ccfd59ebfcb",
-            None,
-        ]
 
     async def test_a_thread_keeps_its_owner_and_a_refused_begin_writes_nothing(
         self, store: Store
