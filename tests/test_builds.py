@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from agboss import (
     App,
     AssemblyError,
+    ExecutionOutput,
     ExecutionStatus,
     ToolHandler,
     agent,
@@ -148,16 +149,23 @@ def _fingerprint(app: App, workflow: str = OFFICE) -> str:
     return app.assembly.workflows_by_name[workflow].fingerprint
 
 
+async def _paused(url: str) -> tuple[ExecutionOutput, str]:
+    """A tree of the first build, paused on its two questions; that build's fingerprint."""
+    async with test_with(OfficeApplication, store=url) as first:
+        first.mock_llm(OfficeAgent).then_return(BOTH)
+        result = await first.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
+        assert result.status is ExecutionStatus.PAUSED
+        return result, _fingerprint(first.app)
+
+
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_an_execution_shows_the_version_and_fingerprint_of_the_build_it_began_under(
     kind: str, tmp_path: Path
 ) -> None:
     async with store_url(kind, tmp_path) as url:
+        result, began = await _paused(url)
+        assert (result.workflow_version, result.workflow_fingerprint) == ("1.0.0", began)
         async with test_with(OfficeApplication, store=url) as first:
-            first.mock_llm(OfficeAgent).then_return(BOTH)
-            began = _fingerprint(first.app)
-            result = await first.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
-            assert (result.workflow_version, result.workflow_fingerprint) == ("1.0.0", began)
             found = await first.app.get(result.execution_id, record=True)
             assert (found.workflow_version, found.workflow_fingerprint) == ("1.0.0", began)
             assert found.record is not None
@@ -238,10 +246,7 @@ async def test_a_build_that_changed_a_waiting_versions_definition_is_refused_nam
     kind: str, tmp_path: Path
 ) -> None:
     async with store_url(kind, tmp_path) as url:
-        async with test_with(OfficeApplication, store=url) as first:
-            first.mock_llm(OfficeAgent).then_return(BOTH)
-            result = await first.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")
-            assert result.status is ExecutionStatus.PAUSED
+        result, _ = await _paused(url)
         with pytest.raises(AssemblyError) as refused:
             async with test_with(SAME_VERSION_WITHOUT_EXPENSES, store=url):
                 pass
