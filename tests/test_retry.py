@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from agboss import (
 )
 from agboss.cli._main import cli
 from agboss.models import ChatRequest, ChatResponse, MessageRole
+from agboss.store.writes import AcquireLease, ReleaseLease, write_one
 from agboss.testing import (
     TestEnv,
     call_tools,
@@ -60,6 +62,7 @@ from tests.stores import STORE_KINDS, store_url
 from tests.test_failed import ProviderDownError
 from tests.test_round_trips import ASK, DONE
 from tests.test_trees import ORDERS, pauses
+from tests.waiting import eventually
 
 DOWN: list[str] = []
 """While it holds a word, the office's model provider is down for a closing call."""
@@ -396,11 +399,23 @@ async def test_two_instances_retrying_one_tree_run_it_once(
     ) as env:
         execution_id = await failed_after_the_tool(env, recorded)
         DOWN.clear()
-        first, second = await asyncio.gather(
+        # At once: the test holds the tree's lease until both retries read the failure and
+        # wait for it (else one could begin after the other's pass ended the tree).
+        store = env.app.store
+        held = await write_one(store, AcquireLease(execution_id, "the-test", timedelta(minutes=1)))
+        assert held is not None
+        retries = asyncio.gather(
             env.apps[0].retry(execution_id, record=True),
             env.apps[1].retry(execution_id, record=True),
             return_exceptions=True,
         )
+
+        def both_wait() -> bool:
+            return all(execution_id in app._engine.wakeups._waiting for app in env.apps)
+
+        await eventually(both_wait, "both retries waiting for the tree's lease")
+        await store.write([ReleaseLease(held.fence)], fence=held.fence)
+        first, second = await retries
         outcomes = [first, second]
         assert all(not isinstance(o, BaseException) for o in outcomes), outcomes
         for output in outcomes:
