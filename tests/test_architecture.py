@@ -335,10 +335,10 @@ def _owner(module: str) -> str:
     return ".".join(parts[: private[0]]) if private else ""
 
 
-def _private_imports() -> list[str]:
-    """Each import, under ``src/``, of a private module of a package the importer is not in."""
+def private_imports(modules: dict[str, tuple[Path, bool]]) -> list[str]:
+    """Each import, in ``modules``, of a private module of a package the importer is not in."""
     found = []
-    for module, (path, is_package) in _modules().items():
+    for module, (path, is_package) in modules.items():
         inside = module if is_package else module.rpartition(".")[0]
         for node in ast.walk(ast.parse(path.read_text())):
             if not (isinstance(node, ast.ImportFrom) and node.module):
@@ -358,13 +358,22 @@ def test_no_module_imports_a_private_module_of_another_package() -> None:
     # Each package exports from its ``__init__`` what the others use; its private modules are
     # its own. A package whose ``__init__`` is the user's (`agboss.web`, `agboss.mcp`) has
     # that ground in an internal package (`agboss.http`, `agboss.mcp.client`).
-    assert _private_imports() == []
+    assert private_imports(_modules()) == []
 
 
-def test_a_private_module_is_its_own_packages_alone() -> None:
+def test_a_private_module_is_its_own_packages_alone(tmp_path: Path) -> None:
     assert _owner("agboss.engine.trees._lease") == "agboss.engine.trees"
     assert _owner("agboss.engine._engine") == "agboss.engine"
     assert _owner("agboss.store.protocol") == ""
+    stray = tmp_path / "reaching.py"
+    stray.write_text(
+        "from agboss.engine.trees._lease import Held\n"  # another room's private module
+        "from agboss.engine.runs._flows import FlowRunner\n"  # its own room's: fine
+        "from agboss.engine.trees import Lease\n"  # what the room exports: fine
+    )
+    assert private_imports({"agboss.engine.runs._agent": (stray, False)}) == [
+        "agboss.engine.runs._agent imports agboss.engine.trees._lease"
+    ]
 
 
 ENGINE_ROOMS = ("instance", "trees", "questions", "steps", "runs")
@@ -372,12 +381,12 @@ ENGINE_ROOMS = ("instance", "trees", "questions", "steps", "runs")
 (``_engine.py``) stand on them all."""
 
 
-def test_the_engines_rooms_import_only_the_rooms_below_their_own() -> None:
-    # A room imports a lower one through its ``__init__`` (what it exports), never a
-    # private module of it, and never a room above or the pass and the doors on top.
+def rooms_against(modules: dict[str, tuple[Path, bool]]) -> list[str]:
+    """The imports, in ``modules``, of an engine room that reach a room above its own, or the
+    pass and the doors on top (these stand on every room)."""
     floor = {room: index for index, room in enumerate(ENGINE_ROOMS)}
     against = []
-    for module, (path, is_package) in _modules().items():
+    for module, (path, is_package) in modules.items():
         parts = module.split(".")
         if parts[:2] != ["agboss", "engine"] or len(parts) < 3:
             continue
@@ -389,9 +398,34 @@ def test_the_engines_rooms_import_only_the_rooms_below_their_own() -> None:
             there = floor.get(tparts[2], len(ENGINE_ROOMS))
             if here < len(ENGINE_ROOMS) and there >= here:
                 against.append(f"{module} → {target}")
-    assert against == []
-    rooms = {m.split(".")[2] for m in _modules() if m.startswith("agboss.engine.")}
+    return against
+
+
+def test_the_engines_rooms_import_only_the_rooms_below_their_own() -> None:
+    # A room imports a lower one through its ``__init__`` (what it exports: a private module
+    # of it is no one else's, above), never a room above or the pass and the doors on top.
+    modules = _modules()
+    assert rooms_against(modules) == []
+    rooms = {m.split(".")[2] for m in modules if m.startswith("agboss.engine.")}
     assert {room for room in rooms if not room.startswith("_")} == set(ENGINE_ROOMS)
+
+
+def test_an_import_of_a_room_above_is_against_the_order(tmp_path: Path) -> None:
+    stray = tmp_path / "upward.py"
+    stray.write_text(
+        "from agboss.engine.runs import FlowRunner\n"  # a room above
+        "from agboss.engine import Engine\n"  # the doors on top
+    )
+    below = tmp_path / "downward.py"
+    below.write_text("from agboss.engine.instance import Runtime\n")
+    found = rooms_against(
+        {"agboss.engine.trees._lease": (stray, False), "agboss.engine.runs._agent": (below, False)}
+    )
+    assert sorted(found) == [
+        "agboss.engine.trees._lease → agboss.engine.Engine",
+        "agboss.engine.trees._lease → agboss.engine.runs",
+        "agboss.engine.trees._lease → agboss.engine.runs.FlowRunner",
+    ]
 
 
 def test_no_module_of_the_engine_imports_itself_back() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agboss.assembly._definitions import ToolChannel, WorkflowDefinition
-from agboss.components import AgentSpec, ComponentSpec, Quorum, ToolSpec, spec_of
+from agboss.components import AgentSpec, ComponentSpec, Quorum, ToolSpec, WorkflowSpec
 from agboss.flow import FlowGraph, StepKind
 from agboss.mcp import McpServer
 
@@ -36,7 +36,8 @@ def _digest(value: object) -> str:
 
 
 def _named(value: object) -> str:
-    """A class or a function by its qualified name (never its ``repr``: an address)."""
+    """A function (a quorum's voters) by its qualified name (never its ``repr``: an
+    address)."""
     named = getattr(value, "__qualname__", type(value).__qualname__)
     return f"{getattr(value, '__module__', '')}.{named}"
 
@@ -60,6 +61,8 @@ def _flow(graph: FlowGraph) -> list[Any]:
     nodes = []
     for node in sorted(graph.nodes.values(), key=lambda node: node.node_id):
         launch = node.launch
+        # A group names its branches by component (assembly checked they are the launch's).
+        named = {} if launch is None else {b.component: b.name for b in launch.branches}
         nodes.append(
             {
                 "id": node.node_id,
@@ -76,7 +79,7 @@ def _flow(graph: FlowGraph) -> list[Any]:
                     "failure": launch.failure.value,
                     "join": launch.join_name,
                     "groups": [
-                        (group.name, [_named(b) for b in group.branches], group.min)
+                        (group.name, [named[b] for b in group.branches], group.min)
                         for group in launch.groups
                     ],
                 },
@@ -85,14 +88,13 @@ def _flow(graph: FlowGraph) -> list[Any]:
     return nodes
 
 
-def _components(graph: FlowGraph) -> Iterator[tuple[type[Any], bool]]:
-    """The components a flow runs: each agent or child workflow, with whether it is one."""
+def _components(graph: FlowGraph) -> Iterator[type[Any]]:
+    """The components a flow runs: each agent or child workflow."""
     for node in graph.nodes.values():
         if node.kind in (StepKind.AGENT, StepKind.WORKFLOW) and node.component is not None:
-            yield node.component, node.kind is StepKind.WORKFLOW
+            yield node.component
         if node.launch is not None:
-            for branch in node.launch.branches:
-                yield branch.component, branch.workflow
+            yield from (branch.component for branch in node.launch.branches)
 
 
 def parts_of(
@@ -103,11 +105,11 @@ def parts_of(
 ) -> dict[str, str]:
     """Each part of what ``definition``'s journal depends on, with its digest."""
     parts = {"flow": _digest(_flow(definition.graph))}
-    for component, is_workflow in _components(definition.graph):
-        spec = components.get(component) or spec_of(component, ComponentSpec)
-        if is_workflow and spec is not None:
+    for component in _components(definition.graph):
+        spec = components[component]  # every component a compiled flow runs was taken
+        if isinstance(spec, WorkflowSpec):
             # A child is its own tree of executions: its name and version stand for it.
-            parts[f"workflow:{spec.name}"] = _digest(getattr(spec, "version", None))
+            parts[f"workflow:{spec.name}"] = _digest(spec.version)
         elif isinstance(spec, AgentSpec):
             tools = agent_tools.get(spec.name, {})
             servers = sorted(t.name for t in spec.tools if isinstance(t, McpServer))

@@ -11,14 +11,7 @@
 Needs the ``web`` extra: ``pip install 'agboss[web]'``.
 """
 
-try:
-    import starlette  # noqa: F401 - only to say which extra is missing
-except ModuleNotFoundError as missing:
-    raise ModuleNotFoundError(
-        "agboss.web needs the web extra (starlette): pip install 'agboss[web]'",
-        name=missing.name,
-    ) from missing
-
+# `agboss.http`, imported first, names the web extra when starlette is missing.
 from agboss.http import (
     AppNotOpenError,
     NotAuthenticatedError,
