@@ -173,6 +173,7 @@ async def test_a_postgres_write_behind_a_held_lock_fails_busy_after_its_timeout(
 
 
 @needs_postgres
+@pytest.mark.alone  # it ends every idle connection of the server: other tests' pools' too
 async def test_a_postgres_server_that_drops_the_connection_is_unavailable_then_recovers(
     tmp_path: Path,
 ) -> None:
