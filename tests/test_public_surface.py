@@ -135,6 +135,7 @@ PUBLIC = [
     "UnknownStandingDecisionError",
     "UnknownThreadError",
     "UnknownWorkflowError",
+    "VersionNotServedError",
     "WorkflowFinishTextDto",
     "WorkflowStartTextDto",
     "agent",

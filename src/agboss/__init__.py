@@ -97,6 +97,7 @@ from agboss.errors import (
     UnknownStandingDecisionError,
     UnknownThreadError,
     UnknownWorkflowError,
+    VersionNotServedError,
 )
 from agboss.flow import Failure, QuorumGroup, start
 from agboss.inputs import InputLimits
@@ -260,6 +261,7 @@ __all__ = [
     "UnknownStandingDecisionError",
     "UnknownThreadError",
     "UnknownWorkflowError",
+    "VersionNotServedError",
     "WorkflowFinishTextDto",
     "WorkflowStartTextDto",
     "agent",

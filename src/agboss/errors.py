@@ -56,6 +56,7 @@ __all__ = [
     "UnknownStandingDecisionError",
     "UnknownThreadError",
     "UnknownWorkflowError",
+    "VersionNotServedError",
 ]
 
 
@@ -644,6 +645,20 @@ class DefinitionChangedError(PassStoppingError):
     default_hint = (
         "run a build that still has it (the one the tree began on) for this tree, or restore "
         "it in this one; the tree keeps waiting meanwhile"
+    )
+
+
+class VersionNotServedError(DefinitionChangedError):
+    """A tree whose workflow's version this build does not serve: neither its own version nor
+    one it continues (``@workflow(continues=[...])``). Nothing is recorded and nothing fails;
+    a build that serves the version moves it (docs/deploying.md)."""
+
+    code = "definition.version-not-served"
+    default_message = "this build of the application does not serve the execution tree's version"
+    default_hint = (
+        "run it on a build that serves its version (the one it began on, or one whose "
+        "workflow continues it: @workflow(continues=[...])); app.stranded() lists the trees "
+        "no running build serves"
     )
 
 

@@ -89,6 +89,8 @@ class FailedTrees(Instance):
             FinalFailureError: Its journal decided the failure (an agent's answers invalid after
                 its validation attempts, its turns run out, a call cut off under
                 ``OnInterrupted.FAIL`` with no ``call_ran``): a retry would fail the same way.
+            VersionNotServedError: This build neither runs nor continues the tree's version
+                (docs/deploying.md): retry it on one that does.
             LeaseBusyError: Another instance's pass held the tree past ``resume_timeout``.
             DtoValidationError: An id is not a non-blank string within the limits.
             AgbossError: The retried pass failed again: the error it failed with (the tree is

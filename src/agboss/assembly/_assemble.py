@@ -20,6 +20,7 @@ from agboss.assembly._definitions import Assembly, ToolChannel, WorkflowDefiniti
 from agboss.assembly._fingerprints import fingerprint_of, parts_of
 from agboss.assembly._flows import FlowRules
 from agboss.assembly._mcp import McpRules, McpTool, McpWiring
+from agboss.assembly._serving import served_by
 from agboss.assembly._types import argument_type_violations
 from agboss.components import (
     AgentSpec,
@@ -133,6 +134,7 @@ class _Assembler(FlowRules, ChannelRules, McpRules):
             tool_channels=tool_channels,
             container=container,
             agent_tools=agent_tools,
+            served=served_by(d.spec for d in fingerprinted.values()),
             pii_outside=PiiOutside(
                 {
                     agent: {name: spec.input for name, (_, spec) in tools.items()}

@@ -21,6 +21,7 @@ from agboss.enums import OnExpiry, PauseAnswerer
 from agboss.flow import FlowGraph
 from agboss.pii import PiiOutside, PiiPolicy
 from agboss.policies import DEFAULT_MODEL_RETRY, RetryPolicy
+from agboss.store.protocol import Served
 
 __all__ = ["Assembly", "SpecT", "ToolChannel", "WorkflowDefinition"]
 
@@ -109,6 +110,9 @@ class Assembly:
     pii_outside: PiiOutside = field(default_factory=lambda: PiiOutside({}, {}))
     """Each workflow's PII policy, and what masks the application's pending asks, records and
     channels' asks with it."""
+    served: tuple[Served, ...] = ()
+    """The trees this build moves, by their root's workflow and version: its own, and those
+    its workflows continue (`Served`)."""
 
     def pii_policy(self, workflow: str) -> PiiPolicy:
         """The PII rules in force in an execution of a workflow."""
@@ -128,6 +132,10 @@ class Assembly:
         """How an agent's model calls are tried again: its own policy, else the
         application's, else `DEFAULT_MODEL_RETRY`."""
         return agent.retry_policy or self.spec.retry_policy or DEFAULT_MODEL_RETRY
+
+    def serves(self, workflow: str, version: str) -> bool:
+        """Whether this build moves a tree whose root began as ``workflow`` ``version``."""
+        return any(each.workflow == workflow and each.serves(version) for each in self.served)
 
     def tool_named(self, agent: str, tool: str) -> tuple[type[Any], ToolSpec] | None:
         """An agent's tool by the names a pause records; ``None`` when this build has no such

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agboss.assembly._definitions import WorkflowDefinition
+from agboss.assembly._serving import pattern_problem
 from agboss.assembly._walk import Walk
 from agboss.components import (
     AgentSpec,
@@ -62,6 +63,10 @@ class FlowRules(Walk):
         spec = self.take(cls, WorkflowSpec, ComponentKind.WORKFLOW, where)
         if spec is None:
             return None
+        for pattern in spec.continues:
+            problem = pattern_problem(pattern)
+            if problem is not None:
+                self.violate("workflow.continues", spec.name, problem)
         if cls in self.compiling:
             self.violate(
                 "flow.recursive-workflow",

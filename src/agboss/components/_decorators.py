@@ -387,6 +387,7 @@ def workflow(
     description: str = "",
     budget: Budget | None = None,
     pii: Sequence[PiiRule] = (),
+    continues: Sequence[str] = (),
 ) -> Callable[[C], C]:
     """Declares a workflow.
 
@@ -398,7 +399,15 @@ def workflow(
         budget: What each of its execution trees may spend on models.
         pii: PII rules for its executions, added to the application's (a rule for a kind the
             application covers too replaces the application's for these executions).
+        continues: Earlier versions whose waiting trees this build moves too, beside its own:
+            each an exact version (``"1.0.0"``) or a prefix ending in ``*`` (``"1.0.*"``).
+            Checked at `App.create` against what those trees wait on (docs/deploying.md).
     """
+    if isinstance(continues, str):
+        raise ConfigurationError(
+            f"@workflow(continues={continues!r}) takes a list of versions, not one string",
+            hint=f"write continues=[{continues!r}]",
+        )
     return _attach(
         WorkflowSpec(
             kind=ComponentKind.WORKFLOW,
@@ -408,6 +417,7 @@ def workflow(
             flow=tuple(flow),
             budget=budget,
             pii=tuple(pii),
+            continues=tuple(continues),
         )
     )
 

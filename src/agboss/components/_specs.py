@@ -198,6 +198,9 @@ class WorkflowSpec(ComponentSpec):
     flow: tuple[Flow, ...]
     budget: Budget | None = None
     pii: tuple[PiiRule, ...] = ()
+    continues: tuple[str, ...] = ()
+    """The earlier versions whose waiting trees this build moves too: each exact
+    (``"1.0.0"``) or a prefix ending in ``*`` (``"1.0.*"``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -32,6 +32,7 @@ from agboss.engine.questions import (
     CallSaid,
     cast_vote,
     lacking,
+    not_served,
     said_of_cut_off,
     tell_owed_withdrawals,
 )
@@ -105,7 +106,7 @@ class Engine:
         """The trees this build cannot move (`DefinitionChangedError`), said once each."""
         """This instance's wake-ups of trees that rest until a time, by root."""
         self.wakeups = Wakeups(
-            runtime, move=self._recover_one, sweep=self.recover, spawn=self.in_background
+            runtime, move=self._move_heard, sweep=self.recover, spawn=self.in_background
         )
         """What this instance hears of the others (a lease freed, an answer left to move)."""
 
@@ -266,6 +267,8 @@ class Engine:
         try:
             if row.workflow not in runtime.assembly.workflows_by_name:
                 raise lacking(row.root_execution_id, f"the workflow {row.workflow!r}")
+            if not runtime.assembly.serves(row.workflow, row.workflow_version):
+                raise not_served(row)
             if resolved is None and not start.fresh:
                 resolved = await resolved_pauses(runtime, row)
             for pause in resolved or ():  # an answer this build cannot take: before any write
@@ -429,6 +432,7 @@ class Engine:
             UnknownExecutionError: No such execution for this tenant.
             NotFailedError: The tree did not fail.
             FinalFailureError: Its journal decided the failure.
+            VersionNotServedError: This build does not serve the tree's version.
             LeaseBusyError: Another instance's pass held the tree past ``resume_timeout``.
         """
         runtime = self.runtime
@@ -499,7 +503,7 @@ class Engine:
         runtime = self.runtime
         outputs: list[ExecutionOutput] = []
         for execution_id in await runtime.store.executions.find_interrupted(
-            Lease.store_now(runtime), limit
+            Lease.store_now(runtime), limit, runtime.assembly.served
         ):
             output = await self._recover_one(execution_id)
             if output is not None:
@@ -527,6 +531,25 @@ class Engine:
 
         self._timers[root_execution_id] = clock.call_at(at, woken)
 
+    async def serves(self, root_execution_id: str, row: ExecutionRow) -> bool:
+        """Whether this build moves the tree of ``row`` (an execution of it: a child's tree
+        is read for its root's version)."""
+        if row.execution_id != root_execution_id:
+            found = await self.runtime.store.executions.find_by_id(root_execution_id)
+            if found is None:
+                return True  # gone: whatever moves it finds nothing to do
+            row = found
+        return self.runtime.assembly.serves(row.workflow, row.workflow_version)
+
+    async def _move_heard(self, root_execution_id: str) -> ExecutionOutput | None:
+        """Moves a tree another instance said was answered, if this build serves it: read
+        before the lease is acquired, so that one which does not never holds it back from
+        one which does."""
+        row = await self.runtime.store.executions.find_by_id(root_execution_id)
+        if row is None or not self.runtime.assembly.serves(row.workflow, row.workflow_version):
+            return None
+        return await self._recover_one(root_execution_id)
+
     async def _recover_one(self, execution_id: str) -> ExecutionOutput | None:
         """Moves one tree `recover` found (``None``: nothing to move, or not this instance's
         to move)."""
@@ -546,7 +569,11 @@ class Engine:
                 previous_holder=acquired.previous_holder,
             )
         row = acquired.row
-        if row is None or row.status not in _MOVING:
+        if (
+            row is None
+            or row.status not in _MOVING
+            or not runtime.assembly.serves(row.workflow, row.workflow_version)
+        ):
             await held.release()
             await tell_owed_withdrawals(runtime, execution_id)  # only channels are owed
             return None
@@ -635,6 +662,7 @@ async def _retried_root(
         FinalFailureError: Its journal decided the failure (a call cut off under
             ``OnInterrupted.FAIL`` included, unless ``said`` says how it went).
         DtoValidationError: ``said`` for a failure that is no call cut off.
+        VersionNotServedError: This build does not serve the tree's version.
     """
     store = runtime.store
     row = await store.executions.find(tenant_id, execution_id)
@@ -645,6 +673,8 @@ async def _retried_root(
             f"no execution {execution_id} is known for this tenant",
             hint="pass an execution_id that app.failed() lists, under the same tenant",
         )
+    if not runtime.assembly.serves(row.workflow, row.workflow_version):
+        raise not_served(row)  # before anything is written: a build that serves it retries it
     if row.status is ExecutionStatus.RUNNING and row.generation:
         retries = await store.executions.retries(row.execution_id)
         # Untouched since a retry reopened it: that retry's pass has not ended yet.

@@ -11,7 +11,7 @@ its lease and run a pass, which takes every resolved pause.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +69,8 @@ async def move_answered(engine: Engine, recorded: Recorded, *, record: bool) -> 
             was refused).
     """
     execution_id = recorded.receipt.execution_id
-    if recorded.undecided:  # a vote that left its question waiting: the tree stays as it is
+    # A vote that left its question waiting, or a tree left to a build that serves it: read.
+    if recorded.undecided or recorded.left:
         return await engine.get(execution_id, tenant_id=recorded.tenant_id, record=record)
     if recorded.in_doubt:
         raise AnswerNotMovedError(
@@ -135,6 +136,10 @@ async def record_answer(
         raise NotPausedError("expired")  # its deadline passed: the tree's next pass decides
     valid, usage = await read_decision(engine, pause, row, decision, reply)
     ballot.check_decision(valid)
+    if move and not await engine.serves(pause.root_execution_id, row):
+        # Recorded here all the same, and announced: a build that serves the tree moves it.
+        recorded = await ballot.record(given, valid, usage, move=False, repeat_ok=repeat_ok)
+        return replace(recorded, left=True, tenant_id=pause.tenant_id)
     return await ballot.record(given, valid, usage, move=move, repeat_ok=repeat_ok)
 
 

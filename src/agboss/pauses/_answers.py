@@ -233,7 +233,11 @@ class Recorded:
     tree's lease is not known, so this call does not move the tree (the recovery sweep does,
     once a lease it may hold expired)."""
     tenant_id: str | None = None
-    """The tenant of the pause, when a vote left it waiting: its tree is read, not moved."""
+    """The tenant of the pause, when a vote left it waiting, or when the tree is left to
+    another build: its tree is read, not moved."""
+    left: bool = False
+    """This build does not serve the tree's version: the answer was announced for a build
+    that does, and its tree is read, not moved."""
 
     @property
     def undecided(self) -> bool:
@@ -244,7 +248,7 @@ class Recorded:
     def to_move(self) -> bool:
         """Whether this call moves the tree: a new answer whose commit is known, that decided
         its question."""
-        return not (self.receipt.repeated or self.in_doubt or self.undecided)
+        return not (self.receipt.repeated or self.in_doubt or self.undecided or self.left)
 
 
 def closed_as(pause: PauseRecord) -> str:

@@ -54,6 +54,7 @@ __all__ = [
     "LedgerEntry",
     "PausedExecutionRepository",
     "RetryRow",
+    "Served",
     "Signal",
     "SignalKind",
     "Signals",
@@ -142,6 +143,27 @@ class Signals(Protocol):
         """Starts delivering signals to ``hearer``: every signal committed after this returns
         reaches it. Returns what stops it."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """The trees of one workflow an instance moves, by the version their root began under
+    (a build serves its own version, and the earlier ones it continues).
+
+    Attributes:
+        workflow: The workflow's name.
+        versions: The versions served exactly.
+        prefixes: A version that starts with one of these is served too (``continues=
+            ["1.0.*"]``: ``"1.0."``; ``["*"]``: ``""``, every version).
+    """
+
+    workflow: str
+    versions: tuple[str, ...]
+    prefixes: tuple[str, ...] = ()
+
+    def serves(self, version: str) -> bool:
+        """Whether a tree of this workflow begun under ``version`` is moved here."""
+        return version in self.versions or version.startswith(self.prefixes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,10 +443,14 @@ class ExecutionRepository(Protocol):
         """A tree's retries (`App.retry`), oldest first, with the failures they replaced."""
         ...
 
-    async def find_interrupted(self, now: datetime | None, limit: int) -> list[str]:
+    async def find_interrupted(
+        self, now: datetime | None, limit: int, served: Sequence[Served] | None = None
+    ) -> list[str]:
         """Root executions whose lease is free or expired and that a pass must move: running
         (a pass was cut off), paused with a resolved pause (an answer nobody moved), or with a
-        channel still to be told of a withdrawn pause. ``now=None``: the store's clock."""
+        channel still to be told of a withdrawn pause. ``now=None``: the store's clock.
+        ``served``: only the trees still to move whose workflow and version one of them
+        serves (an ended tree owed a withdrawal is anyone's); ``None``: every tree."""
         ...
 
 

@@ -23,7 +23,7 @@ from agboss.context import ExecutionContext
 from agboss.engine.instance import Runtime
 from agboss.engine.trees import execution_context, maybe_await, run_within, step_context
 from agboss.enums import PauseKind
-from agboss.errors import DefinitionChangedError
+from agboss.errors import DefinitionChangedError, VersionNotServedError
 from agboss.mcp import McpInputRequest
 from agboss.mcp.client import answer_model
 from agboss.observability import ExecutionEvent, ExecutionEventKind, emit, span
@@ -38,6 +38,7 @@ __all__ = [
     "asked_arguments",
     "emit_pause_event",
     "lacking",
+    "not_served",
     "pause_kind",
     "question_spec",
     "shown_error",
@@ -89,6 +90,15 @@ def lacking(root_execution_id: str, what: str) -> DefinitionChangedError:
     return DefinitionChangedError(
         f"execution tree {root_execution_id} waits on {what}, which this build of the "
         "application does not declare (renamed or removed since the tree began)"
+    )
+
+
+def not_served(row: ExecutionRow) -> VersionNotServedError:
+    """The error of a tree whose root's version this build does not serve."""
+    return VersionNotServedError(
+        f"execution tree {row.root_execution_id} began under version "
+        f"{row.workflow_version} of {row.workflow}, which this build neither runs nor "
+        "continues"
     )
 
 

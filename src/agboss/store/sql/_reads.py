@@ -38,6 +38,7 @@ from agboss.store.protocol import (
     FailedQuery,
     LedgerEntry,
     RetryRow,
+    Served,
     StepEntry,
     ThreadRow,
     TreeNode,
@@ -300,10 +301,13 @@ class SqlExecutionRepository(_Repository):
         )
         return [execution_of(row) for row in rows]
 
-    async def find_interrupted(self, now: datetime | None, limit: int) -> list[str]:
+    async def find_interrupted(
+        self, now: datetime | None, limit: int, served: Sequence[Served] | None = None
+    ) -> list[str]:
         # Candidates from four small indexes (running roots, resolved pauses, withdrawals
         # owed, wake-ups due), never a scan of every execution ever made.
         at = None if now is None else to_micros(now)
+        serving, by = _serving(served)
         rows = await self._driver.read(
             _all(
                 "SELECT e.execution_id FROM executions AS e "
@@ -317,16 +321,44 @@ class SqlExecutionRepository(_Repository):
                 "    AND parent_execution_id IS NULL "
                 f"    AND {TREE_DUE}) "
                 f"AND (l.holder IS NULL OR l.expires_at <= {AT_NOW}) "
-                "AND (e.status IN ('running', 'paused', 'waiting') OR EXISTS (SELECT 1 "
+                f"AND ((e.status IN ('running', 'paused', 'waiting') AND {serving}) "
+                "  OR EXISTS (SELECT 1 "
                 "  FROM pauses AS w WHERE w.root_execution_id = e.execution_id "
                 "  AND w.withdrawal = 'due')) "
                 "ORDER BY e.created_at LIMIT ?",
                 at,
                 at,
+                *by,
                 limit,
             )
         )
         return [str(row[0]) for row in rows]
+
+
+def _serving(served: Sequence[Served] | None) -> tuple[str, list[object]]:
+    """The predicate on a root ``e`` that one of ``served`` serves it, and its parameters.
+
+    A prefix is compared by its length, written into the SQL (an integer this code made):
+    ``LIKE`` ignores case on SQLite, and a bound length would be typed apart on PostgreSQL.
+    """
+    if served is None:
+        return "1 = 1", []
+    said: list[str] = []
+    params: list[object] = []
+    for each in served:
+        versions = [
+            *(
+                ["e.workflow_version IN (" + ", ".join("?" for _ in each.versions) + ")"]
+                if each.versions
+                else []
+            ),
+            *(f"substr(e.workflow_version, 1, {len(prefix)}) = ?" for prefix in each.prefixes),
+        ]
+        if not versions:
+            continue
+        said.append(f"(e.workflow = ? AND ({' OR '.join(versions)}))")
+        params += [each.workflow, *each.versions, *each.prefixes]
+    return ("(" + " OR ".join(said) + ")", params) if said else ("1 = 0", [])
 
 
 class SqlStepJournalRepository(_Repository):
