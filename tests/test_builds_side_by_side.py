@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from agboss import (
     AssemblyError,
@@ -19,24 +21,32 @@ from agboss import (
     ExecutionOutput,
     ExecutionStatus,
     PendingPause,
+    ToolHandler,
     VersionNotServedError,
     application,
     provide,
+    tool,
     workflow,
 )
 from agboss.testing import TestClock, TestEnv, test_with
 from tests.apps.desk import (
+    BookExpenseTool,
     ButtonExpenseApprovalChannel,
     DeskDepositApprovalChannel,
     DeskRecorder,
+    ExpenseApprovalChannel,
+    LookUpTool,
     OfficeAgent,
     OfficeApplication,
     OfficeWorkflow,
+    ReturnDepositTool,
+    ShredTool,
+    StampTool,
 )
-from tests.apps.office_parts import office_flow
+from tests.apps.office_parts import ExpenseDto, office_flow
 from tests.apps.recorded import recording
 from tests.stores import STORE_KINDS, store_url
-from tests.test_builds import ALL_TOOLS, OFFICE, _office, _office_agent
+from tests.test_builds import ALL_TOOLS, OFFICE, WiderLookUpTool, _office, _office_agent
 from tests.test_pauses import BOTH, DONE, REQUEST
 from tests.waiting import eventually
 
@@ -55,8 +65,8 @@ async def _builds(
     url: str, *applications: type[Any], replies: tuple[Any, ...] = (BOTH, DONE)
 ) -> AsyncIterator[list[tuple[TestEnv, DeskRecorder]]]:
     """Each build open on one store and one clock, with what its tools ran; its model says
-    ``replies`` in turn."""
-    clock = TestClock()
+    ``replies`` in turn. The clock starts now: a command run beside them reads the system's."""
+    clock = TestClock(datetime.now(UTC))
     async with AsyncExitStack() as stack:
         opened = []
         for application in applications:
@@ -243,3 +253,80 @@ async def test_any_build_cancels_a_tree_it_does_not_serve(kind: str, tmp_path: P
             cancelled = await new.app.cancel(first.thread_id)
             assert cancelled is not None
             assert await _status(new, first.execution_id) is ExecutionStatus.CANCELLED
+
+
+class BookedDto(BaseModel):
+    status: str
+    reference: str = ""
+
+
+@tool(
+    name="book-expense-tool",
+    description="Books an expense, with the booking's reference",
+    input=ExpenseDto,
+    output=BookedDto,
+    channel=ExpenseApprovalChannel,
+)
+class ReferencedBookExpenseTool(ToolHandler[ExpenseDto, BookedDto]):
+    async def run(self, args: ExpenseDto) -> BookedDto:
+        return BookedDto(status=f"booked {args.purpose}", reference="B-1")
+
+
+def _continuing(tools: list[type], channels: list[type]) -> type:
+    """A build of 1.1.0 that continues 1.0.*, its agent with ``tools``."""
+    office_agent = _office_agent("office-agent", prompt="Do it.", model="m", tools=tools)
+
+    @workflow(name=OFFICE, version="1.1.0", flow=office_flow(office_agent), continues=["1.0.*"])
+    class Workflow: ...
+
+    @application(
+        name="office-application",
+        workflows=[Workflow],
+        channels=channels,
+        dependencies=[provide(DeskRecorder)],
+    )
+    class Application: ...
+
+    return Application
+
+
+BOTH_CHANNELS = [DeskDepositApprovalChannel, ButtonExpenseApprovalChannel]
+LACKS_THE_EXPENSE_TOOL = _continuing(
+    [ReturnDepositTool, StampTool, ShredTool, LookUpTool], [DeskDepositApprovalChannel]
+)
+CHANGED_THE_EXPENSE_TOOL = _continuing(
+    [ReturnDepositTool, ReferencedBookExpenseTool, StampTool, ShredTool, LookUpTool],
+    BOTH_CHANNELS,
+)
+CHANGED_WHAT_NOTHING_WAITS_ON = _continuing(
+    [ReturnDepositTool, BookExpenseTool, StampTool, ShredTool, WiderLookUpTool], BOTH_CHANNELS
+)
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_build_that_continues_a_version_whose_waiting_calls_it_lacks_is_refused(
+    kind: str, tmp_path: Path
+) -> None:
+    async with store_url(kind, tmp_path) as url:
+        async with _builds(url, OfficeApplication) as [(old, _)]:
+            first = await _paused(old)
+        refusals = []
+        for build in (LACKS_THE_EXPENSE_TOOL, CHANGED_THE_EXPENSE_TOOL):
+            with pytest.raises(AssemblyError) as refused:
+                async with test_with(build, store=url):
+                    pass
+            [violation] = refused.value.violations
+            assert (violation.rule, violation.component) == ("workflow.cannot-continue", OFFICE)
+            assert "it continues version 1.0.0" in violation.message
+            refusals.append(violation.message)
+        assert (
+            "the tool book-expense-tool of the agent office-agent missing (1 tree)" in (refusals[0])
+        )
+        assert "role:expense-approval-channel" not in refusals[0]  # its tool says it all
+        assert "tool:book-expense-tool changed (1 tree)" in refusals[1]
+        # A change to what no waiting call needs continues the tree.
+        async with _builds(url, CHANGED_WHAT_NOTHING_WAITS_ON, replies=(DONE,)) as [(new, ran)]:
+            await new.app.resume(
+                _owners(first).pause_id or "", decision={"approved": True}, owner_id="user-1"
+            )
+            assert ran.runs == [EXPENSE]

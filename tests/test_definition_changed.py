@@ -54,12 +54,7 @@ from tests.test_pauses import BOTH, REQUEST
 class LaterOfficeAgent: ...
 
 
-@workflow(
-    name="office-workflow",
-    version="1.1.0",
-    flow=office_flow(LaterOfficeAgent),
-    continues=["1.0.*"],  # it says it moves the trees of 1.0.0: its sweep tries them
-)
+@workflow(name="office-workflow", version="1.1.0", flow=office_flow(LaterOfficeAgent))
 class LaterOfficeWorkflow: ...
 
 
@@ -70,6 +65,26 @@ class LaterOfficeWorkflow: ...
     dependencies=[provide(DeskRecorder)],
 )
 class WithoutTheToolApplication: ...
+
+
+@workflow(
+    name="office-workflow",
+    version="1.1.0",
+    flow=office_flow(LaterOfficeAgent),
+    continues=["1.0.*"],  # it moves the trees of 1.0.0: its sweep tries them
+)
+class ContinuingOfficeWorkflow: ...
+
+
+@application(
+    name="office-application",
+    workflows=[ContinuingOfficeWorkflow],
+    channels=[DeskDepositApprovalChannel],
+    dependencies=[provide(DeskRecorder)],
+)
+class ContinuingWithoutTheToolApplication:
+    """Opened before a tree of 1.0.0 waits on the tool it lacks (`App.create` refuses it
+    after), as in a rolling deploy: an old instance still begins trees."""
 
 
 @workflow(name="front-office-workflow", version="2.0.0", flow=office_flow(OfficeAgent))
@@ -128,11 +143,13 @@ async def test_a_removed_tool_refuses_the_answer_with_what_is_missing_and_the_pa
 async def test_an_answer_the_sweep_cannot_take_leaves_the_tree_waiting_with_one_warning(
     url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    result, owners, _ = await _paused(url)
-    async with test_with(OfficeApplication, store=url) as first:  # recorded on the first build
-        await first.app.answer(owners, decision={"approved": True}, owner_id="user-1", move=False)
-    caplog.set_level(logging.WARNING)
-    async with test_with(WithoutTheToolApplication, store=url) as later:
+    async with test_with(ContinuingWithoutTheToolApplication, store=url) as later:
+        result, owners, _ = await _paused(url)  # begun by an old instance, after it opened
+        async with test_with(OfficeApplication, store=url) as first:  # answered there
+            await first.app.answer(
+                owners, decision={"approved": True}, owner_id="user-1", move=False
+            )
+        caplog.set_level(logging.WARNING)
         for _ in range(3):
             await later.app.sweep()
         found = await later.app.get(result.execution_id)

@@ -42,6 +42,8 @@ from agboss.store.writes import (
     AppendStep,
     BeginExecution,
     CastVote,
+    KeepInstance,
+    LeaveInstance,
     RenewLease,
     ResolvePause,
     Results,
@@ -66,6 +68,9 @@ LEASE_TTL = timedelta(milliseconds=600)
 """Short, so that the harness need not wait long for a killed holder's lease to expire."""
 
 
+_UNCOUNTED = (RenewLease, KeepInstance, LeaveInstance)
+
+
 class CountingStore:
     """A store that counts its writes and dies (or stalls) at the planned one."""
 
@@ -85,10 +90,10 @@ class CountingStore:
             log.write(line + "\n")
 
     async def write(self, writes: Sequence[Write[Any]], *, fence: Fence | None = None) -> Results:
-        # A pass's writes are counted (and are the points), not its keeper's renewals: how many
-        # of those a pass makes depends on how long it takes, and a point the base run reached
-        # must be the same write in every trial.
-        point = not all(isinstance(write, RenewLease) for write in writes)
+        # A pass's writes are counted (and are the points), not its keeper's renewals nor an
+        # instance's word that it runs: how many of those are made depends on how long a pass
+        # takes, and a point the base run reached must be the same write in every trial.
+        point = not all(isinstance(write, _UNCOUNTED) for write in writes)
         if point:
             self.writes += 1
             self.fenced += int(fence is not None)

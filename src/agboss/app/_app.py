@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Self, overload
 
 from pydantic import BaseModel
 
+from agboss.app._deploys import Deploys
 from agboss.app._failures import FailedTrees
 from agboss.app._pending import PendingPauses
 from agboss.app._standing import StandingDecisions
@@ -32,8 +33,10 @@ from agboss.engine import (
     Engine,
     Runtime,
     cancel_thread,
+    keep_serving,
+    leave,
 )
-from agboss.errors import ConfigurationError
+from agboss.errors import ConfigurationError, StoreError
 from agboss.inputs import check_flag, check_id, check_optional_id
 from agboss.models import ModelProvider, ModelResolver
 from agboss.observability import ExecutionEvent, ExecutionEventKind, streaming_to
@@ -54,7 +57,7 @@ if TYPE_CHECKING:
 __all__ = ["App"]
 
 
-class App(PendingPauses, StandingDecisions, FailedTrees):
+class App(PendingPauses, StandingDecisions, FailedTrees, Deploys):
     """A running application: create it with `App.create`, close it with `close`.
 
     An `App` is one instance; several instances (processes, or `App` objects) may share one
@@ -120,7 +123,9 @@ class App(PendingPauses, StandingDecisions, FailedTrees):
             AssemblyError: Listing every broken rule of the application — and, once the store
                 is open, each workflow whose definition changed while its version did not,
                 while executions of that version still wait in it
-                (``workflow.changed-without-version``, naming what changed).
+                (``workflow.changed-without-version``, naming what changed), and each
+                workflow that continues an earlier version whose waiting trees need what
+                this build lacks (``workflow.cannot-continue``, naming what).
             StoreError: The store cannot be opened.
             ConfigurationError: ``providers`` is not a list of model providers, ``clock`` not
                 a Clock, ``migrate`` or ``recovers`` not a bool, ``lease_ttl`` /
@@ -153,11 +158,12 @@ class App(PendingPauses, StandingDecisions, FailedTrees):
         try:
             await app._engine.check_build()
             await app._engine.wakeups.listen(moves=recovers)
+            if recovers:  # it moves the trees it serves: said for `App.stranded`
+                await keep_serving(runtime)
+                app._schedule_sweep()
         except BaseException:
             await app.close()
             raise
-        if recovers:
-            app._schedule_sweep()
         return app
 
     @property
@@ -485,6 +491,7 @@ class App(PendingPauses, StandingDecisions, FailedTrees):
         if self._closed:
             return
         try:
+            await keep_serving(self._runtime)
             await self.sweep()
         except Exception:  # the sweep must outlive a bad round; the next one tries again
             self._runtime.logger.exception("run.sweep-failed: the recovery sweep failed")
@@ -498,6 +505,10 @@ class App(PendingPauses, StandingDecisions, FailedTrees):
         self._closed = True
         if self._sweep is not None:
             self._sweep.cancel()
+            try:
+                await leave(self._runtime)
+            except StoreError as error:  # its time passes: taken for gone after three sweeps
+                self._runtime.logger.warning("run.leave-failed: %s", error.message)
         await self._engine.finish_background(self._runtime.lease_ttl)
         await asyncio.sleep(0)
         if self._mcp is not None:

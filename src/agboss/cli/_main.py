@@ -2,230 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import importlib
-import inspect
 import json
-import os
-import re
-import sys
-from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from datetime import datetime
+from typing import Any
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from agboss.app import App
-from agboss.components import ApplicationSpec, spec_of
-from agboss.errors import AgbossError, ModelProviderError, StoreUnavailableError
-from agboss.models import ChatModel, ChatRequest, ChatResponse, ModelProvider
-from agboss.pauses import FailedExecution, InboxEntry
+from agboss.cli._common import APP, JSON, STORE, TENANT, duration, out, run, with_app
+from agboss.cli._executions import executions
+from agboss.pauses import InboxEntry
 from agboss.records import PendingPause, StandingDecision
 from agboss.store import store_from
-from agboss.store.sqlite import SqliteStore
 
 __all__ = ["cli", "main"]
-
-T = TypeVar("T")
-
-_STORE = click.option(
-    "--store",
-    envvar="AGBOSS_STORE",
-    default=None,
-    help="The store URL (sqlite:///file.db, postgresql://…); AGBOSS_STORE, else the default.",
-)
-_APP = click.option(
-    "--app",
-    "target",
-    envvar="AGBOSS_APP",
-    required=True,
-    help="module:Application (an @application class) or module:function returning an App.",
-)
-_TENANT = click.option("--tenant", default=None, help="The tenant; the default tenant if left out.")
-_JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-
-
-class _NoModels:
-    """Serves every model name, and refuses every call: commands that only read or record an
-    answer assemble the application without its model providers."""
-
-    @property
-    def serves(self) -> Sequence[str]:
-        return ("*",)
-
-    def chat_model(self, model: str) -> ChatModel:
-        return self
-
-    def decision_model(self, model: str) -> None:
-        return None
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        raise ModelProviderError(
-            "the agboss command line has no model providers for this command",
-            hint="set AGBOSS_MODEL_BASE_URL, or pass --app module:function returning an App",
-        )
-
-    async def aclose(self) -> None:
-        return None
-
-
-_UNBOUNDED = 1_000_000
-"""The width given to output that goes to a file or a pipe: every column whole."""
-
-
-def _out() -> Console:
-    """Standard output: a terminal's width on a terminal; off one (a pipe, a file, a log),
-    no width at all, so that a table cuts or drops no column."""
-    return Console() if sys.stdout.isatty() else Console(width=_UNBOUNDED)
-
-
-def _load(target: str) -> object:
-    module_name, _, attribute = target.partition(":")
-    if not module_name or not attribute:
-        raise click.BadParameter(f"{target!r} is not module:attribute", param_hint="--app")
-    sys.path.insert(0, os.getcwd())  # the application's modules, as `python -m` finds them
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise click.BadParameter(
-            f"cannot import {module_name}: {error}", param_hint="--app"
-        ) from error
-    found = getattr(module, attribute, None)
-    if found is None:
-        raise click.BadParameter(f"{module_name} has no {attribute}", param_hint="--app")
-    return found
-
-
-def _provider_from_env() -> ModelProvider | None:
-    """The provider ``AGBOSS_MODEL_BASE_URL`` configures, if it is set."""
-    if not os.environ.get("AGBOSS_MODEL_BASE_URL"):
-        return None
-    try:
-        from agboss.models.openai import OpenAIProvider
-    except ImportError as missing:
-        raise click.UsageError(
-            "AGBOSS_MODEL_BASE_URL is set, but the openai SDK is not installed: "
-            "pip install 'agboss[openai]'"
-        ) from missing
-    return OpenAIProvider.from_env()
-
-
-async def _open(
-    target: str, store: str | None, *, needs_models: bool, reads_only: bool = False
-) -> App:
-    found = _load(target)
-    if isinstance(found, type) and spec_of(found, ApplicationSpec) is not None:
-        if reads_only:
-            _check_exists(store)
-        real = _provider_from_env()
-        if real is None and needs_models:
-            raise click.UsageError(
-                "this command runs the application's passes, which call its models: set "
-                "AGBOSS_MODEL_BASE_URL, or pass --app module:function returning an App"
-            )
-        providers: list[ModelProvider] = [real] if real is not None else [_NoModels()]
-        # A command moves only what it is asked to (`recover` calls app.recover itself): no
-        # sweep in the background, no tree another instance says is due.
-        return await App.create(found, store=store, providers=providers, recovers=False)
-    if callable(found):
-        made = found()
-        if inspect.isawaitable(made):
-            made = await made
-        if isinstance(made, App):
-            return made
-    raise click.BadParameter(
-        f"{target} is neither an @application class nor a function returning an App",
-        param_hint="--app",
-    )
-
-
-def _check_exists(store: str | None) -> None:
-    """A command that only reads never makes a store: a SQLite file that is not there (a
-    mistyped URL) is an error, not an empty store made on the way.
-
-    Raises:
-        StoreUnavailableError: The SQLite file does not exist.
-    """
-    made = store_from(store)
-    if isinstance(made, SqliteStore) and not made.path.exists():
-        raise StoreUnavailableError(
-            f"there is no SQLite store at {made.path}: a command that only reads makes none",
-            hint="check --store (or AGBOSS_STORE); `agboss migrate --store …` makes a new one",
-        )
-
-
-_FLAGS = (
-    ("app.standing() (or `agboss standing list`)", "`agboss standing list`"),
-    ("page through more with after=page.next", "list fewer at a time with --limit (1 to 500)"),
-    ("owner_id=", "--owner "),
-    ("answered_by=", "--answered-by "),
-    ("tenant_id=", "--tenant "),
-    ("reply=", "--reply "),
-    ("decision=", "--approve / --reject "),
-)
-"""The Python arguments hints name, as this command's flags."""
-
-
-def _as_flags(hint: str) -> str:
-    for argument, flag in _FLAGS:
-        hint = hint.replace(argument, flag)
-    return hint
-
-
-def _run(work: Callable[[], Awaitable[T]]) -> T:
-    try:
-        return asyncio.run(work())  # type: ignore[arg-type]
-    except AgbossError as error:
-        Console(stderr=True).print(f"[red]{error.code}[/red] {escape(error.message)}")
-        if error.hint:
-            Console(stderr=True).print(f"  hint: {escape(_as_flags(error.hint))}")
-        raise SystemExit(1) from None
-
-
-def _with_app(
-    target: str,
-    store: str | None,
-    action: Callable[[App], Awaitable[T]],
-    *,
-    models: bool = False,
-    reads_only: bool = False,
-) -> T:
-    async def work() -> T:
-        app = await _open(target, store, needs_models=models, reads_only=reads_only)
-        async with app:
-            return await action(app)
-
-    return _run(work)
-
-
-_DURATION = re.compile(r"^([0-9]{1,9})([smhd])$")
-_LONGEST = timedelta(days=100 * 365)
-"""A duration past this reaches before any pause or after any deadline: refused as a typo."""
-
-
-def _duration(text: str | None) -> timedelta | None:
-    """A duration option (``30m``, ``4h``, ``2d``).
-
-    Raises:
-        click.BadParameter: It is not one, or longer than a hundred years (a usage error,
-            never a traceback).
-    """
-    if text is None:
-        return None
-    found = _DURATION.match(text.strip())
-    if found is None:
-        raise click.BadParameter(f"{text[:40]!r} is not a duration like 30m, 4h or 2d")
-    amount, unit = int(found.group(1)), found.group(2)
-    duration = timedelta(
-        **{{"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[unit]: amount}
-    )
-    if duration > _LONGEST:
-        raise click.BadParameter(f"{text!r} is longer than a hundred years")
-    return duration
 
 
 def _pause_json(pause: PendingPause) -> dict[str, Any]:
@@ -262,7 +55,7 @@ def cli() -> None:
 
 
 @cli.command()
-@_STORE
+@STORE
 def migrate(store: str | None) -> None:
     """Brings the store's schema to this agboss's version (safe with instances running)."""
 
@@ -274,7 +67,7 @@ def migrate(store: str | None) -> None:
         finally:
             await opened.close()
 
-    version = _run(work)
+    version = run(work)
     click.echo(f"the store is at schema version {version}")
 
 
@@ -284,9 +77,9 @@ def pauses() -> None:
 
 
 @pauses.command("list")
-@_APP
-@_STORE
-@_TENANT
+@APP
+@STORE
+@TENANT
 @click.option("--owner", default=None, help="Only this owner's threads.")
 @click.option(
     "--voter",
@@ -299,7 +92,7 @@ def pauses() -> None:
     "--expiring-within", default=None, help="Only those whose deadline comes within (30m, 4h)."
 )
 @click.option("--limit", default=50, show_default=True, help="How many to list (1 to 500).")
-@_JSON
+@JSON
 def list_pauses(
     target: str,
     store: str | None,
@@ -313,8 +106,8 @@ def list_pauses(
     as_json: bool,
 ) -> None:
     """Lists waiting pauses, oldest first (a channel pause's id is never shown)."""
-    age = _duration(older_than)
-    within = _duration(expiring_within)
+    age = duration(older_than)
+    within = duration(expiring_within)
 
     async def action(app: App) -> list[InboxEntry]:
         now = app.clock.now()
@@ -329,7 +122,7 @@ def list_pauses(
         )
         return page.entries
 
-    entries = _with_app(target, store, action, reads_only=True)
+    entries = with_app(target, store, action, reads_only=True)
     if as_json:
         for entry in entries:
             click.echo(json.dumps(_entry_json(entry)))
@@ -353,7 +146,7 @@ def list_pauses(
             pause.ask.kind.value,
             escape(f"{pause.ask.tool}({arguments})"),
         )
-    _out().print(table)
+    out().print(table)
 
 
 def _next_step(entry: InboxEntry) -> str:
@@ -365,10 +158,10 @@ def _next_step(entry: InboxEntry) -> str:
 
 @pauses.command("show")
 @click.argument("pause_id")
-@_APP
-@_STORE
-@_TENANT
-@_JSON
+@APP
+@STORE
+@TENANT
+@JSON
 def show_pause(
     pause_id: str, target: str, store: str | None, tenant: str | None, as_json: bool
 ) -> None:
@@ -394,7 +187,7 @@ def show_pause(
             "reply": found.reply,
         }
 
-    shown = _with_app(target, store, action, reads_only=True)
+    shown = with_app(target, store, action, reads_only=True)
     if as_json:
         click.echo(json.dumps(shown))
         return
@@ -404,67 +197,21 @@ def show_pause(
     for key, value in shown.items():
         text = json.dumps(value) if isinstance(value, dict) else str(value)
         table.add_row(key, escape(text))
-    _out().print(table)
-
-
-@cli.group()
-def executions() -> None:
-    """The execution trees in the store."""
-
-
-@executions.command("failed")
-@_APP
-@_STORE
-@_TENANT
-@click.option("--owner", default=None, help="Only this owner's threads.")
-@click.option("--limit", default=50, show_default=True, help="How many to list (1 to 500).")
-@_JSON
-def list_failed(
-    target: str, store: str | None, tenant: str | None, owner: str | None, limit: int, as_json: bool
-) -> None:
-    """Lists failed execution trees, newest first, with what they failed with."""
-
-    async def action(app: App) -> list[FailedExecution]:
-        page = await app.failed(tenant_id=tenant, owner_id=owner, limit=limit)
-        return page.entries
-
-    entries = _with_app(target, store, action, reads_only=True)
-    if as_json:
-        for entry in entries:
-            click.echo(json.dumps(_failed_json(entry)))
-        return
-    table = Table(title=f"{len(entries)} failed execution(s)")
-    table.add_column("execution id", min_width=35, overflow="fold")
-    for column in ("failed", "owner", "workflow", "code", "what happened"):
-        table.add_column(column, overflow="fold")
-    for entry in entries:
-        table.add_row(  # what a model or a person wrote is shown as it is, not as markup
-            escape(entry.execution_id),
-            entry.failed_at.strftime("%Y-%m-%d %H:%M"),
-            escape(entry.owner_id),
-            escape(entry.workflow),
-            escape(entry.code),
-            escape(entry.message),
-        )
-    _out().print(table)
-
-
-def _failed_json(entry: FailedExecution) -> dict[str, Any]:
-    return {**dataclasses.asdict(entry), "failed_at": entry.failed_at.isoformat()}
+    out().print(table)
 
 
 @cli.command()
 @click.argument("pause_id")
-@_APP
-@_STORE
-@_TENANT
+@APP
+@STORE
+@TENANT
 @click.option("--approve", is_flag=True, help="Approve the call.")
 @click.option("--reject", is_flag=True, help="Reject the call.")
 @click.option("--reason", default=None, help="Why (a rejection's reason is read by the model).")
 @click.option("--reply", default=None, help="Answer in words, read by the role's interpreter.")
 @click.option("--owner", default=None, help="The thread's owner, for a thread-owner pause.")
 @click.option("--answered-by", default=None, help="Who answered, for a channel pause.")
-@_JSON
+@JSON
 def resume(
     pause_id: str,
     target: str,
@@ -510,7 +257,7 @@ def resume(
             "decided": receipt.decided,
         }
 
-    done = _with_app(target, store, action)
+    done = with_app(target, store, action)
     if as_json:
         click.echo(json.dumps(done))
         return
@@ -524,17 +271,17 @@ def resume(
         decided += f" ({done['reason']})"
     who = f"{verdict_text} by {escape(str(done['responder']))}{escape(decided)}"
     if done["repeated"]:
-        _out().print(f"already {who}: nothing new recorded")
+        out().print(f"already {who}: nothing new recorded")
         return
     if not done["decided"]:  # a vote: the question waits for the other voters
         votes = done["votes"]
         approvals = sum(1 for vote in votes["votes"] if vote["approved"])
-        _out().print(
+        out().print(
             f"{who}: a vote, recorded. {approvals} of the {votes['needed']} approvals it needs; "
             "the question waits for the other voters."
         )
         return
-    _out().print(
+    out().print(
         f"{who}: recorded. A running instance of the application carries execution "
         f"{done['execution_id']} on: at once if it hears of it (any instance on PostgreSQL), "
         "else within 30 seconds, or when it next starts."
@@ -543,9 +290,9 @@ def resume(
 
 @cli.command()
 @click.argument("thread_id")
-@_APP
-@_STORE
-@_TENANT
+@APP
+@STORE
+@TENANT
 @click.option("--owner", default=None, help="The thread's owner (a user cancelling their own).")
 def cancel(
     thread_id: str, target: str, store: str | None, tenant: str | None, owner: str | None
@@ -556,15 +303,15 @@ def cancel(
         result = await app.cancel(thread_id, tenant_id=tenant, owner_id=owner)
         return None if result is None else result.execution_id
 
-    cancelled = _with_app(target, store, action)
+    cancelled = with_app(target, store, action)
     click.echo("nothing was left to cancel" if cancelled is None else f"cancelled {cancelled}")
 
 
 @cli.command()
 @click.argument("execution_id")
-@_APP
-@_STORE
-@_TENANT
+@APP
+@STORE
+@TENANT
 @click.option("--by", "retried_by", default=None, help="Who retries it, for the record.")
 @click.option(
     "--call-ran",
@@ -579,7 +326,7 @@ def cancel(
     default=False,
     help="A call cut off mid-call did not take effect: it runs once more, with the same key.",
 )
-@_JSON
+@JSON
 def retry(
     execution_id: str,
     target: str,
@@ -611,13 +358,16 @@ def retry(
             "pending": [_pause_json(pause) for pause in output.pending],
         }
 
-    done = _with_app(target, store, action, models=True)
+    done = with_app(target, store, action, models=True)
     if as_json:
         click.echo(json.dumps(done))
         return
     waiting = len(done["pending"])
     more = f", {waiting} question(s) waiting" if waiting else ""
-    _out().print(f"retried {escape(done['execution_id'])}: {done['status']}{more}")
+    out().print(f"retried {escape(done['execution_id'])}: {done['status']}{more}")
+
+
+cli.add_command(executions)
 
 
 @cli.group()
@@ -626,11 +376,11 @@ def standing() -> None:
 
 
 @standing.command("list")
-@_APP
-@_STORE
-@_TENANT
+@APP
+@STORE
+@TENANT
 @click.option("--revoked", is_flag=True, help="List the revoked ones too.")
-@_JSON
+@JSON
 def list_standing(
     target: str, store: str | None, tenant: str | None, revoked: bool, as_json: bool
 ) -> None:
@@ -639,7 +389,7 @@ def list_standing(
     async def action(app: App) -> list[StandingDecision]:
         return await app.standing(tenant_id=tenant, revoked=revoked)
 
-    decisions = _with_app(target, store, action, reads_only=True)
+    decisions = with_app(target, store, action, reads_only=True)
     if as_json:
         for decision in decisions:
             click.echo(json.dumps(_standing_json(decision)))
@@ -658,14 +408,14 @@ def list_standing(
             if decision.revoked_at is None
             else escape(f"{decision.revoked_at:%Y-%m-%d %H:%M} by {decision.revoked_by}"),
         )
-    _out().print(table)
+    out().print(table)
 
 
 @standing.command("revoke")
 @click.argument("decision_id")
-@_APP
-@_STORE
-@_TENANT
+@APP
+@STORE
+@TENANT
 @click.option("--by", "revoked_by", required=True, help="Who revokes it, for the record.")
 def revoke_standing(
     decision_id: str, target: str, store: str | None, tenant: str | None, revoked_by: str
@@ -675,7 +425,7 @@ def revoke_standing(
     async def action(app: App) -> StandingDecision:
         return await app.revoke(decision_id, revoked_by=revoked_by, tenant_id=tenant)
 
-    revoked = _with_app(target, store, action)
+    revoked = with_app(target, store, action)
     click.echo(f"revoked {revoked.decision_id} (by {revoked.revoked_by})")
 
 
@@ -693,15 +443,15 @@ def _standing_json(decision: StandingDecision) -> dict[str, Any]:
 
 
 @cli.command()
-@_APP
-@_STORE
+@APP
+@STORE
 def recover(target: str, store: str | None) -> None:
     """Moves now the trees whose instance died mid-pass, and answers nobody moved."""
 
     async def action(app: App) -> int:
         return len(await app.recover())
 
-    moved = _with_app(target, store, action, models=True)
+    moved = with_app(target, store, action, models=True)
     click.echo(f"moved {moved} execution(s)")
 
 

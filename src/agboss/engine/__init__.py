@@ -6,7 +6,14 @@ what the others use, and this package what the rest of agboss uses.
 """
 
 from agboss.engine._engine import Engine
-from agboss.engine.instance import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
+from agboss.engine.instance import (
+    LEASE_TTL,
+    RECOVERY_INTERVAL,
+    RESUME_TIMEOUT,
+    Runtime,
+    keep_serving,
+    leave,
+)
 from agboss.engine.questions import (
     Grant,
     call_said,
@@ -41,7 +48,9 @@ __all__ = [
     "grant",
     "intent_of",
     "interpret_reply",
+    "keep_serving",
     "lacking",
+    "leave",
     "list_standing",
     "mark_shown",
     "revoke",

@@ -6,6 +6,7 @@ from agboss.pauses._describing import PauseDescription, describe_pause, pause_id
 from agboss.pauses._failed import FailedExecution, FailedPage, failed_query, list_failed
 from agboss.pauses._inbox import InboxEntry, InboxPage, list_inbox, query_of
 from agboss.pauses._prompts import load_prompts
+from agboss.pauses._stranded import StrandedExecution, StrandedPage, list_stranded
 from agboss.records import (
     ExecutionPauseEvent,
     ExecutionResumeEvent,
@@ -31,10 +32,13 @@ __all__ = [
     "PauseRecord",
     "PauseVote",
     "PauseVotes",
+    "StrandedExecution",
+    "StrandedPage",
     "describe_pause",
     "failed_query",
     "list_failed",
     "list_inbox",
+    "list_stranded",
     "load_prompts",
     "move_answered",
     "pause_id_of",

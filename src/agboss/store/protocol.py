@@ -38,6 +38,14 @@ from agboss.records import PauseAnswerRecord, PauseRecord, PendingPause, Standin
 if TYPE_CHECKING:
     from agboss.store.writes import Results, Write
 
+from agboss.store._builds import (
+    BuildRepository,
+    Served,
+    StrandedQuery,
+    WaitingBuild,
+    WaitingCall,
+)
+
 __all__ = [
     "BranchRepository",
     "BranchRow",
@@ -62,9 +70,11 @@ __all__ = [
     "StepEntry",
     "StepJournalRepository",
     "Store",
+    "StrandedQuery",
     "ThreadRow",
     "TreeNode",
     "WaitingBuild",
+    "WaitingCall",
     "WaitingPause",
     "WaitingQuery",
     "lease_lost",
@@ -143,27 +153,6 @@ class Signals(Protocol):
         """Starts delivering signals to ``hearer``: every signal committed after this returns
         reaches it. Returns what stops it."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class Served:
-    """The trees of one workflow an instance moves, by the version their root began under
-    (a build serves its own version, and the earlier ones it continues).
-
-    Attributes:
-        workflow: The workflow's name.
-        versions: The versions served exactly.
-        prefixes: A version that starts with one of these is served too (``continues=
-            ["1.0.*"]``: ``"1.0."``; ``["*"]``: ``""``, every version).
-    """
-
-    workflow: str
-    versions: tuple[str, ...]
-    prefixes: tuple[str, ...] = ()
-
-    def serves(self, version: str) -> bool:
-        """Whether a tree of this workflow begun under ``version`` is moved here."""
-        return version in self.versions or version.startswith(self.prefixes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -657,37 +646,6 @@ class StandingDecisionRepository(Protocol):
     async def list(self, tenant_id: str, *, revoked: bool = False) -> list[StandingDecision]:
         """The tenant's decisions, oldest first: those that were not revoked, or with
         ``revoked`` all of them (a lapsed one is listed: it says until when it held)."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class WaitingBuild:
-    """Executions of one build that have not ended (running, paused or waiting).
-
-    Attributes:
-        workflow: Their workflow's name.
-        version: Its version.
-        fingerprint: Their build's fingerprint (`ExecutionRow.fingerprint`).
-        count: How many.
-    """
-
-    workflow: str
-    version: str
-    fingerprint: str
-    count: int
-
-
-class BuildRepository(Protocol):
-    """The builds that began executions: each workflow definition's parts, by fingerprint."""
-
-    async def waiting(self, workflows: Sequence[str]) -> list[WaitingBuild]:
-        """The builds of ``workflows`` whose executions have not ended, with how many; an
-        execution begun before builds were fingerprinted is not among them."""
-        ...
-
-    async def parts(self, fingerprints: Sequence[str]) -> dict[str, dict[str, str]]:
-        """Each known fingerprint's parts (`WorkflowDefinition.parts`); an unknown one is left
-        out."""
         ...
 
 

@@ -27,7 +27,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.models import Usage
 from agboss.records import PauseAnswer, PauseRecord, PauseVote, PauseVotes, StandingDecision
-from agboss.store.protocol import BranchRow, ExecutionRow, Fence, Signal, SignalKind, StepEntry
+from agboss.store.protocol import (
+    BranchRow,
+    ExecutionRow,
+    Fence,
+    Served,
+    Signal,
+    SignalKind,
+    StepEntry,
+)
 
 if TYPE_CHECKING:
     from agboss.store.protocol import Store
@@ -51,6 +59,8 @@ __all__ = [
     "InsertChild",
     "InsertPause",
     "JournalRead",
+    "KeepInstance",
+    "LeaveInstance",
     "LockTree",
     "MarkPauseSent",
     "MarkWithdrawn",
@@ -653,6 +663,35 @@ class RecordBuild(Write[None]):
 
     definitions: tuple[tuple[str, str, str, Mapping[str, str]], ...]
     at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class KeepInstance(Write[None]):
+    """Says that an instance runs and moves the trees it serves, until ``until``: written
+    when it opens and renewed with each of its sweeps, so that a tree whose version no
+    running instance serves is known (`BuildRepository.serving`). Instances whose time
+    passed long ago are removed with it.
+
+    Attributes:
+        instance_id: The instance (its lease holder id).
+        application: Its application's name.
+        served: What it serves.
+        at: Now, on its clock.
+        until: When it is taken for gone unless it says so again.
+    """
+
+    instance_id: str
+    application: str
+    served: tuple[Served, ...]
+    at: datetime
+    until: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveInstance(Write[None]):
+    """An instance closed: it serves nothing any more."""
+
+    instance_id: str
 
 
 @dataclass(frozen=True, slots=True)

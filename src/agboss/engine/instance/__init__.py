@@ -4,7 +4,13 @@ and tree outlines it read or wrote, each bounded there) — and the build it run
 what waits in its store (`check_build`).
 """
 
-from agboss.engine.instance._builds import build_record, check_build
+from agboss.engine.instance._builds import (
+    SERVING_LASTS,
+    build_record,
+    check_build,
+    keep_serving,
+    leave,
+)
 from agboss.engine.instance._memory import Outline
 from agboss.engine.instance._runtime import LEASE_TTL, RECOVERY_INTERVAL, RESUME_TIMEOUT, Runtime
 
@@ -12,8 +18,11 @@ __all__ = [
     "LEASE_TTL",
     "RECOVERY_INTERVAL",
     "RESUME_TIMEOUT",
+    "SERVING_LASTS",
     "Outline",
     "Runtime",
     "build_record",
     "check_build",
+    "keep_serving",
+    "leave",
 ]

@@ -3,9 +3,11 @@
 "The same version" must mean "the same journal semantics": a build whose workflow's
 definition changed while its version did not is refused while executions of that version
 still wait, with what changed named part by part (`WorkflowDefinition.parts`) — else those
-trees would read their journals under rules they were not begun with. An instance keeps its
-build's definitions' parts in the store, by fingerprint, with the first tree it begins (in the
-same commit), for the builds after it.
+trees would read their journals under rules they were not begun with. A build that continues
+earlier versions is refused while their waiting trees need what it lacks (`_continuing`).
+
+An instance keeps its build's definitions' parts in the store, by fingerprint, with the first
+tree it begins (in the same commit), for the builds after it.
 """
 
 from __future__ import annotations
@@ -13,14 +15,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agboss.assembly import WorkflowDefinition
-from agboss.engine.instance._runtime import Runtime
+from agboss.engine.instance._continuing import Lacking, lacking_to_continue
+from agboss.engine.instance._runtime import RECOVERY_INTERVAL, Runtime
 from agboss.errors import AssemblyError, AssemblyViolation
 from agboss.store.protocol import WaitingBuild
-from agboss.store.writes import RecordBuild
+from agboss.store.writes import KeepInstance, LeaveInstance, RecordBuild
 
-__all__ = ["build_record", "check_build"]
+__all__ = ["SERVING_LASTS", "build_record", "check_build", "keep_serving", "leave"]
 
 RULE = "workflow.changed-without-version"
+CANNOT_CONTINUE = "workflow.cannot-continue"
 
 
 def _changes(before: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
@@ -55,25 +59,55 @@ def _violation(
 
 
 async def check_build(runtime: Runtime) -> None:
-    """Refuses this build if a workflow's definition changed under a version that waits.
+    """Refuses this build if a workflow's definition changed under a version that waits, or
+    if it continues an earlier version whose waiting trees need what it lacks.
 
     Raises:
-        AssemblyError: Listing each such workflow (rule ``workflow.changed-without-version``),
-            with what changed.
+        AssemblyError: Listing each such workflow: ``workflow.changed-without-version``,
+            with what changed, and ``workflow.cannot-continue``, with what is lacking.
     """
-    here = runtime.assembly.workflows_by_name
+    assembly, builds = runtime.assembly, runtime.store.builds
+    here = assembly.workflows_by_name
+    waiting = await builds.waiting(sorted(here))
     stale = [
-        waiting
-        for waiting in await runtime.store.builds.waiting(sorted(here))
-        if waiting.version == here[waiting.workflow].spec.version
-        and waiting.fingerprint != here[waiting.workflow].fingerprint
+        w
+        for w in waiting
+        if w.version == here[w.workflow].spec.version
+        and w.fingerprint != here[w.workflow].fingerprint
     ]
-    if not stale:
+    continued = [
+        w
+        for w in waiting
+        if w.version != here[w.workflow].spec.version and assembly.serves(w.workflow, w.version)
+    ]
+    # Read for every workflow that continues a version: trees begun before builds were
+    # fingerprinted are not among the waiting builds, and their calls are checked too.
+    continuing = sorted(name for name, d in here.items() if d.spec.continues)
+    if not stale and not continuing:
         return
-    known = await runtime.store.builds.parts([waiting.fingerprint for waiting in stale])
-    raise AssemblyError(
-        runtime.assembly.spec.name,
-        [_violation(w, here[w.workflow], known.get(w.fingerprint)) for w in stale],
+    calls = await builds.calls(continuing) if continuing else []
+    fingerprints = {w.fingerprint for w in (*stale, *continued)}
+    fingerprints.update(call.fingerprint for call in calls if call.fingerprint is not None)
+    known = await builds.parts(sorted(fingerprints))
+    violations = [_violation(w, here[w.workflow], known.get(w.fingerprint)) for w in stale]
+    lacking = lacking_to_continue(
+        assembly,
+        calls,
+        known,
+        waiting=[(w.workflow, w.version, w.fingerprint, w.count) for w in continued],
+    )
+    violations += [_cannot_continue(each) for each in lacking]
+    if violations:
+        raise AssemblyError(assembly.spec.name, violations)
+
+
+def _cannot_continue(lacking: Lacking) -> AssemblyViolation:
+    return AssemblyViolation(
+        CANNOT_CONTINUE,
+        lacking.workflow,
+        f"it continues version {lacking.version}, whose waiting execution trees need what "
+        f"this build lacks ({lacking.said()}); keep those parts as they were, or drop "
+        f"{lacking.version} from continues=[...] and let the build that began them finish them",
     )
 
 
@@ -87,3 +121,27 @@ def build_record(runtime: Runtime) -> RecordBuild | None:
         for d in runtime.assembly.workflows_by_name.values()
     )
     return RecordBuild(definitions, runtime.clock.now())
+
+
+SERVING_LASTS = 3 * RECOVERY_INTERVAL
+"""How long an instance's word that it runs lasts: it says it again with each sweep, so one
+that stopped without closing is taken for gone after three missed sweeps."""
+
+
+async def keep_serving(runtime: Runtime) -> None:
+    """Says in the store that this instance runs and moves the trees it serves, for
+    `SERVING_LASTS` (what `App.stranded` reads)."""
+    now = runtime.clock.now()
+    assembly = runtime.assembly
+    await runtime.store.write(
+        [
+            KeepInstance(
+                runtime.holder, assembly.spec.name, assembly.served, now, now + SERVING_LASTS
+            )
+        ]
+    )
+
+
+async def leave(runtime: Runtime) -> None:
+    """Says in the store that this instance stopped: it serves nothing any more."""
+    await runtime.store.write([LeaveInstance(runtime.holder)])

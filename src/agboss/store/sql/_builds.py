@@ -1,18 +1,28 @@
-"""Builds in SQL: each definition's parts kept by its fingerprint (`RecordBuild`), and the
-builds whose executions have not ended, written once for every dialect."""
+"""Builds in SQL: each definition's parts kept by its fingerprint (`RecordBuild`), the builds
+whose executions have not ended and what they wait on, the running instances and what they
+serve (`KeepInstance`), and the trees none serves — written once for every dialect."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
+from agboss.store._rows import EXECUTION_READ, execution_of
 from agboss.store._times import to_micros
-from agboss.store.protocol import WaitingBuild
+from agboss.store.protocol import (
+    ExecutionRow,
+    Served,
+    StrandedQuery,
+    WaitingBuild,
+    WaitingCall,
+)
 from agboss.store.sql._dialect import Returns, Sql
 from agboss.store.sql._driver import Driver
+from agboss.store.sql._serving import served_by_root
 from agboss.store.sql._statements import Ops, do
-from agboss.store.writes import RecordBuild
+from agboss.store.writes import KeepInstance, LeaveInstance, RecordBuild
 
 __all__ = ["BUILD_OPS", "SqlBuildRepository", "record_build"]
 
@@ -31,7 +41,35 @@ def record_build(write: RecordBuild) -> Ops:
         )
 
 
-BUILD_OPS: dict[type[Any], Callable[[Any], Ops]] = {RecordBuild: record_build}
+FORGOTTEN_AFTER = timedelta(days=1)
+"""How long after its time passed an instance's row is kept (to be read as gone) before the
+next `KeepInstance` of any instance removes it."""
+
+
+def _keep_instance(write: KeepInstance) -> Ops:
+    served = [[each.workflow, list(each.versions), list(each.prefixes)] for each in write.served]
+    yield do(
+        "INSERT INTO instances (instance_id, application, served, started_at, seen_until) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (instance_id) DO UPDATE SET "
+        "served = excluded.served, seen_until = excluded.seen_until",
+        write.instance_id,
+        write.application,
+        json.dumps(served),
+        to_micros(write.at),
+        to_micros(write.until),
+    )
+    yield do("DELETE FROM instances WHERE seen_until < ?", to_micros(write.at - FORGOTTEN_AFTER))
+
+
+def _leave_instance(write: LeaveInstance) -> Ops:
+    yield do("DELETE FROM instances WHERE instance_id = ?", write.instance_id)
+
+
+BUILD_OPS: dict[type[Any], Callable[[Any], Ops]] = {
+    RecordBuild: record_build,
+    KeepInstance: _keep_instance,
+    LeaveInstance: _leave_instance,
+}
 
 
 def _marks(values: Sequence[str]) -> str:
@@ -72,3 +110,68 @@ class SqlBuildRepository:
             )
         )
         return {str(row[0]): dict(json.loads(row[1])) for row in rows}
+
+    async def calls(self, workflows: Sequence[str]) -> list[WaitingCall]:
+        if not workflows:
+            return []
+        named = _marks(workflows)
+        rows = await self._driver.read(
+            Sql(
+                "SELECT r.workflow, r.workflow_version, r.fingerprint, p.agent, "
+                "{ask_tool} AS tool, p.channel, COUNT(DISTINCT r.execution_id) "
+                "FROM pauses AS p JOIN executions AS r ON r.execution_id = p.root_execution_id "
+                f"WHERE p.status IN ('pending', 'resolved') AND r.workflow IN ({named}) "
+                "GROUP BY r.workflow, r.workflow_version, r.fingerprint, p.agent, {ask_tool}, "
+                "p.channel ORDER BY r.workflow, r.workflow_version, p.agent, tool, p.channel",
+                tuple(workflows),
+                Returns.ALL,
+            )
+        )
+        return [
+            WaitingCall(
+                str(r[0]),
+                str(r[1]),
+                None if r[2] is None else str(r[2]),
+                str(r[3]),
+                str(r[4]),
+                str(r[5]),
+                int(r[6]),
+            )
+            for r in rows
+        ]
+
+    async def serving(self, now: datetime) -> list[Served]:
+        rows = await self._driver.read(
+            Sql("SELECT served FROM instances WHERE seen_until > ?", (to_micros(now),), Returns.ALL)
+        )
+        versions: dict[str, dict[str, None]] = {}
+        prefixes: dict[str, dict[str, None]] = {}
+        for (served,) in rows:
+            for workflow, exact, starts in json.loads(served):
+                versions.setdefault(workflow, {}).update(dict.fromkeys(exact))
+                prefixes.setdefault(workflow, {}).update(dict.fromkeys(starts))
+        return [
+            Served(workflow, tuple(sorted(versions[workflow])), tuple(sorted(prefixes[workflow])))
+            for workflow in sorted(versions)
+        ]
+
+    async def stranded(self, query: StrandedQuery) -> list[ExecutionRow]:
+        serving, by = served_by_root(query.served)
+        where = (
+            "e.tenant_id = ? AND e.parent_execution_id IS NULL "
+            f"AND e.status IN ('running', 'paused', 'waiting') AND NOT {serving}"
+        )
+        params: list[Any] = [query.tenant_id, *by]
+        if query.after is not None:
+            at, execution_id = query.after
+            where += " AND (e.created_at, e.execution_id) > (?, ?)"
+            params += [to_micros(at), execution_id]
+        rows = await self._driver.read(
+            Sql(
+                f"SELECT {EXECUTION_READ} FROM executions AS e WHERE {where} "
+                "ORDER BY e.created_at, e.execution_id LIMIT ?",
+                (*params, query.limit),
+                Returns.ALL,
+            )
+        )
+        return [execution_of(row) for row in rows]

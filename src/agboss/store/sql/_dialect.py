@@ -106,6 +106,8 @@ class Dialect:
             table exists where the connection looks for tables.
         row_lock: What ``{row_lock}`` becomes after a ``SELECT``: a lock on the rows read
             until the transaction ends (nothing where transactions are serial).
+        ask_tool: What ``{ask_tool}`` becomes: the tool a pause ``p`` asks about, read from
+            its ``ask_json``.
     """
 
     name: str
@@ -113,13 +115,18 @@ class Dialect:
     now_micros: str
     table_exists: str
     row_lock: str = ""
+    ask_tool: str = "json_extract(p.ask_json, '$.tool')"
     _rendered: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def render(self, text: str) -> str:
         """A statement's text in this dialect."""
         rendered = self._rendered.get(text)
         if rendered is None:
-            rendered = text.replace("{now}", self.now_micros).replace("{row_lock}", self.row_lock)
+            rendered = (
+                text.replace("{now}", self.now_micros)
+                .replace("{row_lock}", self.row_lock)
+                .replace("{ask_tool}", self.ask_tool)
+            )
             if self.placeholder != "?":
                 rendered = rendered.replace("?", self.placeholder)  # statements have no "?" else
             self._rendered[text] = rendered
@@ -139,4 +146,5 @@ POSTGRES = Dialect(
     now_micros="CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)",
     table_exists="SELECT 1 WHERE to_regclass(?) IS NOT NULL",
     row_lock=" FOR NO KEY UPDATE",
+    ask_tool="(p.ask_json::json ->> 'tool')",
 )

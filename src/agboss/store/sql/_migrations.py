@@ -376,6 +376,17 @@ def _fingerprints(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _instances(dialect: Dialect) -> list[Sql]:
+    """The running instances and what each serves, said again with each of its sweeps (its
+    time passed: taken for gone), so that a tree no running instance serves is known."""
+    return [
+        Sql(
+            "CREATE TABLE instances (instance_id TEXT PRIMARY KEY, application TEXT NOT NULL, "
+            "served TEXT NOT NULL, started_at BIGINT NOT NULL, seen_until BIGINT NOT NULL)"
+        ),
+    ]
+
+
 Step: TypeAlias = Callable[[Dialect], "list[Sql] | Generator[Sql, Any, None]"]
 """A schema step: its statements, or a generator of them that reads what a statement returned
 (a row's value computed in Python)."""
@@ -403,6 +414,7 @@ STEPS: tuple[Step, ...] = (
     _resting_steps,
     _resting_paths,
     _fingerprints,
+    _instances,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

@@ -49,6 +49,7 @@ from agboss.store.sql._dialect import KEY_END, Returns, Sql, computed
 from agboss.store.sql._driver import Driver
 from agboss.store.sql._ops import shape_of, work_of
 from agboss.store.sql._pause_ops import DeleteResolvedPauses, SavePauseAnswer
+from agboss.store.sql._serving import served_by_root
 from agboss.store.writes import Write
 
 __all__ = [
@@ -307,7 +308,7 @@ class SqlExecutionRepository(_Repository):
         # Candidates from four small indexes (running roots, resolved pauses, withdrawals
         # owed, wake-ups due), never a scan of every execution ever made.
         at = None if now is None else to_micros(now)
-        serving, by = _serving(served)
+        serving, by = served_by_root(served)
         rows = await self._driver.read(
             _all(
                 "SELECT e.execution_id FROM executions AS e "
@@ -333,32 +334,6 @@ class SqlExecutionRepository(_Repository):
             )
         )
         return [str(row[0]) for row in rows]
-
-
-def _serving(served: Sequence[Served] | None) -> tuple[str, list[object]]:
-    """The predicate on a root ``e`` that one of ``served`` serves it, and its parameters.
-
-    A prefix is compared by its length, written into the SQL (an integer this code made):
-    ``LIKE`` ignores case on SQLite, and a bound length would be typed apart on PostgreSQL.
-    """
-    if served is None:
-        return "1 = 1", []
-    said: list[str] = []
-    params: list[object] = []
-    for each in served:
-        versions = [
-            *(
-                ["e.workflow_version IN (" + ", ".join("?" for _ in each.versions) + ")"]
-                if each.versions
-                else []
-            ),
-            *(f"substr(e.workflow_version, 1, {len(prefix)}) = ?" for prefix in each.prefixes),
-        ]
-        if not versions:
-            continue
-        said.append(f"(e.workflow = ? AND ({' OR '.join(versions)}))")
-        params += [each.workflow, *each.versions, *each.prefixes]
-    return ("(" + " OR ".join(said) + ")", params) if said else ("1 = 0", [])
 
 
 class SqlStepJournalRepository(_Repository):

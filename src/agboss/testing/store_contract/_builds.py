@@ -1,19 +1,34 @@
 """The store contract's builds: each execution keeps the fingerprint of the build it began
 under, each definition's parts are kept once by fingerprint, and the builds whose executions
-have not ended are counted."""
+have not ended are counted, with the calls their trees wait on."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from agboss.enums import ExecutionStatus
-from agboss.store.protocol import Store, WaitingBuild
-from agboss.store.writes import InsertChild, RecordBuild, SetExecutionStatus
-from agboss.testing.store_contract._support import NOW, Contract, make_row
+from agboss.dto import ToolCallApprovalAskDto
+from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.store.protocol import Store, WaitingBuild, WaitingCall
+from agboss.store.writes import (
+    CancelPendingUnder,
+    InsertChild,
+    InsertPause,
+    RecordBuild,
+    ResolvePause,
+    SetExecutionStatus,
+)
+from agboss.testing.store_contract._support import (
+    ANSWER,
+    NOW,
+    Contract,
+    make_pause,
+    make_row,
+)
 
 __all__ = ["BuildContract"]
 
 OFFICE = "office-workflow"
+CHANNEL = "expense-approval-channel"
 
 
 class BuildContract(Contract):
@@ -64,3 +79,51 @@ class BuildContract(Contract):
             WaitingBuild("other", "1", "f3", 1),
         ]
         assert await store.builds.waiting([]) == []
+
+    async def test_the_calls_waiting_trees_wait_on_are_read_by_their_roots_build(
+        self, store: Store
+    ) -> None:
+        root = replace(make_row(), fingerprint="f1")
+        fence = await self._begin(store, root)
+        child = make_row("ex-1/2:step#0", parent=root)  # a child's pause counts for its root
+        await store.write([InsertChild(child)], fence=fence)
+        stamp = ToolCallApprovalAskDto(tool="stamp-tool", call_id="c2", arguments={})
+        shred = ToolCallApprovalAskDto(tool="shred-tool", call_id="c3", arguments={})
+        stamping = InsertPause(replace(make_pause("c" * 32, "k3"), ask=stamp))
+        shredding = InsertPause(replace(make_pause("d" * 32, "k4"), ask=shred))
+        inserted = await store.write(
+            [
+                InsertPause(make_pause("a" * 32, "k1")),
+                InsertPause(make_pause("b" * 32, "k2", execution_id=child.execution_id)),
+                stamping,
+                shredding,
+            ],
+            fence=fence,
+        )
+        stamped, shredded = inserted[stamping], inserted[shredding]
+        # Answered and not yet taken: still waited on; taken: not.
+        resolved = PauseResolution.REPLIED
+        await store.write([ResolvePause(stamped, PauseStatus.RESOLVED, resolved, ANSWER, NOW)])
+        await store.write([ResolvePause(shredded, PauseStatus.TAKEN, resolved, ANSWER, NOW)])
+        other = replace(make_row("ex-9", thread_id="th-9"), workflow_version="2")
+        other_fence = await self._begin(store, other)
+        waiting_other = replace(
+            make_pause("e" * 32, "k1", execution_id="ex-9"), root_execution_id="ex-9"
+        )
+        cancelled = replace(
+            make_pause("f" * 32, "k2", execution_id="ex-9"), root_execution_id="ex-9", ask=stamp
+        )
+        await store.write([InsertPause(waiting_other)], fence=other_fence)
+        await store.write([InsertPause(cancelled)], fence=other_fence)
+        assert await store.builds.calls([OFFICE]) == [
+            WaitingCall(OFFICE, "1", "f1", "office-agent", "book-expense-tool", CHANNEL, 1),
+            WaitingCall(OFFICE, "1", "f1", "office-agent", "stamp-tool", CHANNEL, 1),
+            WaitingCall(OFFICE, "2", None, "office-agent", "book-expense-tool", CHANNEL, 1),
+            WaitingCall(OFFICE, "2", None, "office-agent", "stamp-tool", CHANNEL, 1),
+        ]
+        await store.write(
+            [CancelPendingUnder("ex-9", "", PauseResolution.CANCELLED, NOW)], fence=other_fence
+        )
+        assert [call.version for call in await store.builds.calls([OFFICE])] == ["1", "1"]
+        assert await store.builds.calls(["other"]) == []
+        assert await store.builds.calls([]) == []

@@ -1,0 +1,100 @@
+"""Finding stranded trees: a tenant's waiting execution trees whose version no running
+instance serves — for an operator's screen or ``agboss executions stranded``, after a deploy
+that left a version behind (docs/deploying.md). A stranded tree waits, never failed; a build
+that serves its version moves it when it runs.
+
+"Running" is what the instances that recover say in the store (`KeepInstance`, said again
+with each sweep): an instance that stopped without closing is taken for gone once its time
+passed, three sweeps' time. An instance that does not recover (the command line) moves no
+tree it did not begin or answer, and serves nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from agboss.engine import Runtime
+from agboss.enums import ExecutionStatus
+from agboss.pauses._pages import check_limit, cursor_of, keyset_of
+from agboss.store.protocol import ExecutionRow, StrandedQuery
+
+__all__ = ["StrandedExecution", "StrandedPage", "list_stranded"]
+
+
+@dataclass(frozen=True, slots=True)
+class StrandedExecution:
+    """A waiting execution tree that no running instance serves, as `App.stranded` lists it.
+
+    Attributes:
+        execution_id: The root execution.
+        thread_id: Its thread.
+        owner_id: The thread's owner.
+        workflow: The workflow's name.
+        workflow_version: The version it began under: what a build must serve to move it.
+        workflow_fingerprint: The build it began under (``None``: not known).
+        status: Where it stands: paused on questions, waiting for a time, or running (a pass
+            was cut off).
+        began_at: When it began, on the application's Clock.
+    """
+
+    execution_id: str
+    thread_id: str
+    owner_id: str
+    workflow: str
+    workflow_version: str
+    workflow_fingerprint: str | None
+    status: ExecutionStatus
+    began_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StrandedPage:
+    """One page of stranded execution trees.
+
+    Attributes:
+        entries: Oldest first.
+        next: The cursor of the next page (``after=``), ``None`` on the last.
+    """
+
+    entries: list[StrandedExecution] = field(default_factory=list)
+    next: str | None = None
+
+
+async def list_stranded(
+    runtime: Runtime, *, tenant_id: str, limit: int, after: str | None
+) -> StrandedPage:
+    """One page of a tenant's stranded trees, oldest first.
+
+    Raises:
+        DtoValidationError: ``limit`` is not 1 to 500, or ``after`` not a cursor a page gave.
+    """
+    check_limit(limit)
+    keyset = None
+    if after is not None:
+        at, (execution_id,) = keyset_of(after, (str,), "a page of stranded executions")
+        keyset = (at, str(execution_id))
+    builds = runtime.store.builds
+    served = tuple(await builds.serving(runtime.clock.now()))
+    found = await builds.stranded(
+        StrandedQuery(tenant_id, served, after=keyset, limit=limit + 1)  # one more: a next?
+    )
+    entries = [_entry(row) for row in found[:limit]]
+    following = None
+    if len(found) > limit:
+        last = found[limit - 1]
+        following = cursor_of(last.created_at, last.execution_id)
+    return StrandedPage(entries=entries, next=following)
+
+
+def _entry(row: ExecutionRow) -> StrandedExecution:
+    return StrandedExecution(
+        execution_id=row.execution_id,
+        thread_id=row.thread_id,
+        owner_id=row.owner_id,
+        workflow=row.workflow,
+        workflow_version=row.workflow_version,
+        workflow_fingerprint=row.fingerprint,
+        status=row.status,
+        began_at=row.created_at,
+    )
