@@ -48,6 +48,7 @@ from tests.crash.app import (
     ITEMS,
     MCP_WORKFLOW,
     THREAD,
+    ContinuingCrashApplication,
     CrashApplication,
     CrashApprovalChannel,
     CrashAskedWorkflow,
@@ -59,6 +60,7 @@ from tests.crash.app import (
     CrashRetryWorkflow,
     CrashVotedWorkflow,
     CrashWorkflow,
+    NextCrashApplication,
     crash_mcp_application,
     model,
 )
@@ -90,6 +92,7 @@ PHASES = (
     "escalate",
     "standing",
     "vote",
+    "deploy",
 )
 """Execute (on a thread the caller names; on a new thread, whose tree is written with its
 first commit); resume one of three per-item pauses; resume one so that its branch fails under
@@ -114,7 +117,10 @@ standing decision (`App.allow`, granted before) decides at once, nobody asked â€
 ``ASK``: a call cut off is asked about (a standing yes does not decide that), none runs twice;
 and two votes of three voters on one of three per-item questions whose role takes two
 approvals (the first vote leaves it waiting, the second decides it), the others voted on
-after: each vote counted once, in the audit."""
+after: each vote counted once, in the audit; and a rolling deploy â€” the old build killed mid-pass
+as it resumes one of three per-item pauses: a build of the next version that does not continue
+the old one moves nothing of its tree, and one that continues it recovers it and finishes it
+as the old build would have."""
 
 RESTING = ("execute", "execute-new", "mcp-execute", "retry", "expiry", "ladder", "escalate")
 """The phases whose passes make a commit that does not wait for the disk (they rest a tree once
@@ -174,8 +180,15 @@ def _counted(lines: list[str], what: str) -> Counter[str]:
 
 
 async def _app(url: str, phase: str, args: list[str] | None = None) -> App:
-    """The phase's application; with the worker's ``args``, on its clock (``wake AHEAD``)."""
-    application = crash_mcp_application() if phase.startswith("mcp-") else CrashApplication
+    """The phase's application; with the worker's ``args``, on its clock (``wake AHEAD``).
+    After a deploy, the recovering instance runs the next build, which continues the old."""
+    application = (
+        crash_mcp_application()
+        if phase.startswith("mcp-")
+        else ContinuingCrashApplication
+        if phase == "deploy" and args is not None
+        else CrashApplication
+    )
     ahead = float(args[1]) if args is not None and args[0] == "wake" else 0.0
     return await App.create(
         application, store=url, providers=[FunctionProvider(model)], clock=clock_ahead_by(ahead)
@@ -313,7 +326,7 @@ async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
         return paused.execution_id, ["answer", ids[0]]
     if phase == "vote":
         return paused.execution_id, ["vote", ids[0]]
-    if phase in ("resume", "children", "guarded-resume", "asked-resume"):
+    if phase in ("resume", "children", "guarded-resume", "asked-resume", "deploy"):
         return paused.execution_id, ["resume", ids[0]]
     return paused.execution_id, ["resume", ids[2], BOOM]
 
@@ -412,10 +425,11 @@ async def _trial(
             expire_leases(url)  # the killed holder's lease ends, as it would in 0.6 s
         with runs.open("a") as marker:
             marker.write("recovery\n")
+        unserved = await _left_alone(url, root, runs) if phase == "deploy" else []
         app = await _app(url, phase, args)
         try:
             await app.recover()
-            broken = await _answers_kept(app, _runs(log))
+            broken = unserved + await _answers_kept(app, _runs(log))
             if root is not None:  # recovered: finished, failed, or resting on a question
                 found = await app.store.executions.find_by_id(root)
                 assert found is not None
@@ -458,6 +472,34 @@ async def _trial(
         volatile=[int(line.split()[1]) for line in _runs(log) if line.startswith("volatile ")],
         broken=broken,
     )
+
+
+async def _left_alone(url: str, root: str | None, runs: Path) -> list[str]:
+    """What a build of the next version that does not continue the old one did to the old
+    build's tree: its sweep must move nothing of it, and run nothing."""
+    assert root is not None
+    before = _runs(runs)
+    app = await App.create(NextCrashApplication, store=url, providers=[FunctionProvider(model)])
+    try:
+        found = await app.store.executions.find_by_id(root)
+        moved = await app.recover()
+        after = await app.store.executions.find_by_id(root)
+    finally:
+        await app.close()
+    problems = []
+    if moved or _runs(runs) != before:
+        problems.append(f"a build that does not serve the tree moved it: {moved}")
+    if (
+        found is None
+        or after is None
+        or (found.status, found.updated_at)
+        != (
+            after.status,
+            after.updated_at,
+        )
+    ):
+        problems.append("a build that does not serve the tree changed it")
+    return problems
 
 
 def _responder(responder: str | None) -> str | None:
@@ -694,11 +736,14 @@ async def test_a_holder_stalled_past_its_lease_writes_nothing_and_runs_no_tool_a
                 await worker.exited()
                 after = _runs(log, "continued")
                 # A stale holder's ReleaseLease is a no-op by its own condition (holder and
-                # epoch): the lease it names was taken over. Anything else is a late write.
+                # epoch): the lease it names was taken over; its word that it runs or stopped
+                # (KeepInstance, LeaveInstance) is about the instance, not a tree. Anything
+                # else is a late write.
                 late = [
                     line
                     for line in after
-                    if line.startswith("committed") and not line.endswith(" ReleaseLease")
+                    if line.startswith("committed")
+                    and not line.endswith((" ReleaseLease", " KeepInstance", " LeaveInstance"))
                 ]
                 ran = [
                     line

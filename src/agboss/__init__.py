@@ -1,6 +1,6 @@
 """agboss: agentic business applications whose tool calls pause durably for human decisions."""
 
-from agboss.app import App
+from agboss.app import App, check_deploy
 from agboss.assembly import Provide, Scope, provide
 from agboss.clock import Clock, SystemClock
 from agboss.components import (
@@ -118,12 +118,17 @@ from agboss.pauses import (
     PauseRecord,
     PauseVote,
     PauseVotes,
+    StrandedExecution,
+    StrandedPage,
 )
 from agboss.pii import Pii, PiiKind, PiiRule, block_with_refusal, mask, replace_with_token
 from agboss.policies import Budget, History, RetryPolicy
 from agboss.records import (
+    BlockedTree,
+    BlockedVersion,
     ChildExecutionRecord,
     ComponentRecord,
+    DeployCheck,
     ExecutionOutput,
     ExecutionRecord,
     FailureRecord,
@@ -150,6 +155,8 @@ __all__ = [
     "AssemblyViolation",
     "AutoApproveChannel",
     "AutoRejectChannel",
+    "BlockedTree",
+    "BlockedVersion",
     "BranchResult",
     "Budget",
     "BudgetExceededError",
@@ -166,6 +173,7 @@ __all__ = [
     "ConfigurationError",
     "DecidedBy",
     "DefinitionChangedError",
+    "DeployCheck",
     "DtoValidationError",
     "Escalate",
     "ExecutionContext",
@@ -245,6 +253,8 @@ __all__ = [
     "StoreSchemaError",
     "StoreUnavailableError",
     "StoreValueError",
+    "StrandedExecution",
+    "StrandedPage",
     "SystemClock",
     "Tenant",
     "TerminalUserChannel",
@@ -269,6 +279,7 @@ __all__ = [
     "block_with_refusal",
     "channel",
     "channel_role",
+    "check_deploy",
     "join",
     "mask",
     "pause_ref",

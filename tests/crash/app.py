@@ -399,19 +399,29 @@ class CrashStart: ...
 class CrashFinish: ...
 
 
-@workflow(
-    name="crash-workflow",
-    version="1",
-    flow=[
+def _crash_flow() -> list[Any]:
+    return [
         start(CrashStart)
         .returns(ItemsDto)
         .to_each(CrashItemAgent, over="items")
         .join(CrashCountJoin)
         .on_join_error(AgentFailedError, CrashRecoverJoin)
         .to_finish(CrashFinish)
-    ],
-)
+    ]
+
+
+@workflow(name="crash-workflow", version="1", flow=_crash_flow())
 class CrashWorkflow: ...
+
+
+@workflow(name="crash-workflow", version="2", flow=_crash_flow())
+class NextCrashWorkflow:
+    """The next build's: a new version, which does not continue 1."""
+
+
+@workflow(name="crash-workflow", version="2", flow=_crash_flow(), continues=["1"])
+class ContinuingCrashWorkflow:
+    """The next build's, which moves the trees of 1 too."""
 
 
 @workflow(
@@ -578,6 +588,19 @@ class CrashVotedWorkflow:
     ],
 )
 class CrashApplication: ...
+
+
+@application(name="crash-application", workflows=[NextCrashWorkflow], channels=[CrashInboxChannel])
+class NextCrashApplication:
+    """A build of the next version beside the old one (a rolling deploy): it moves none of the
+    old one's trees."""
+
+
+@application(
+    name="crash-application", workflows=[ContinuingCrashWorkflow], channels=[CrashInboxChannel]
+)
+class ContinuingCrashApplication:
+    """A build of the next version that continues the old one's trees."""
 
 
 class ProviderDownError(Exception):

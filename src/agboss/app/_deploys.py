@@ -1,17 +1,28 @@
-"""What deploys leave behind: the waiting trees no running build serves (docs/deploying.md)."""
+"""What deploys leave behind: the waiting trees no running build serves, and those the next
+build could not continue (docs/deploying.md)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from agboss.app._instance import Instance
+from agboss.assembly import Assembly
 from agboss.context import DEFAULT_TENANT_ID
+from agboss.engine import blocked_versions
+from agboss.errors import DtoValidationError
 from agboss.inputs import check_optional_id
 from agboss.pauses import StrandedPage, list_stranded
+from agboss.records import NOT_SERVED, BlockedTree, BlockedVersion, DeployCheck
+from agboss.store.protocol import ExecutionRow, StrandedQuery
+
+MOST_LISTED = 10_000
+"""The most trees a deploy check lists."""
 
 __all__ = ["Deploys"]
 
 
 class Deploys(Instance):
-    """The deploys' part of `App`: `stranded`."""
+    """The deploys' part of `App`: `stranded`, `deploy_check`."""
 
     async def stranded(
         self, *, tenant_id: str | None = None, limit: int = 50, after: str | None = None
@@ -35,3 +46,70 @@ class Deploys(Instance):
         """
         tenant = check_optional_id(tenant_id, "tenant_id", self._limits) or DEFAULT_TENANT_ID
         return await list_stranded(self._runtime, tenant_id=tenant, limit=limit, after=after)
+
+    async def deploy_check(self, *, limit: int = 1000) -> DeployCheck:
+        """Every waiting tree in the store that this build could not continue, and why:
+        what it would strand if it replaced the running builds (`check_deploy` opens a build
+        to run this on, before traffic moves).
+
+        Args:
+            limit: The most trees to list, 1 to 10,000 (``check.complete`` says if all were).
+
+        Raises:
+            DtoValidationError: ``limit`` is not a whole number from 1 to 10,000.
+        """
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MOST_LISTED:
+            raise DtoValidationError(
+                f"limit={limit!r} must be a whole number from 1 to {MOST_LISTED}",
+                hint="check.versions names every version blocked, whatever the limit",
+            )
+        runtime = self._runtime
+        assembly = runtime.assembly
+        versions = await blocked_versions(assembly, runtime.store)
+        blocked = {(each.workflow, each.version) for each in versions}
+        # What this build serves, less what it cannot continue: the trees outside it.
+        served = tuple(
+            replace(each, excluded=tuple(v for w, v in sorted(blocked) if w == each.workflow))
+            for each in assembly.served
+        )
+        rows = await runtime.store.builds.stranded(StrandedQuery(None, served, limit=limit + 1))
+        for row in rows[:limit]:
+            if (row.workflow, row.workflow_version) not in blocked:
+                blocked.add((row.workflow, row.workflow_version))
+                versions.append(_not_served(assembly, row))
+        return DeployCheck(
+            application=assembly.spec.name,
+            versions=versions,
+            trees=[_tree(row) for row in rows[:limit]],
+            complete=len(rows) <= limit,
+        )
+
+
+def _not_served(assembly: Assembly, row: ExecutionRow) -> BlockedVersion:
+    workflow, version = row.workflow, row.workflow_version
+    definition = assembly.workflows_by_name.get(workflow)
+    if definition is None:
+        said = (
+            f"this build has no workflow {workflow}: keep a build that has it running until "
+            f"its trees of version {version} end, or cancel them"
+        )
+    else:
+        spec = definition.spec
+        continued = f" and continues {', '.join(spec.continues)}" if spec.continues else ""
+        said = (
+            f"this build runs version {spec.version}{continued}, not {version}: add "
+            f"{version!r} to continues=[...] if this build reads its journals, or keep a "
+            "build that serves it running until its trees end"
+        )
+    return BlockedVersion(workflow, version, NOT_SERVED, said)
+
+
+def _tree(row: ExecutionRow) -> BlockedTree:
+    return BlockedTree(
+        execution_id=row.execution_id,
+        tenant_id=row.tenant_id,
+        workflow=row.workflow,
+        workflow_version=row.workflow_version,
+        status=row.status,
+        began_at=row.created_at,
+    )

@@ -30,6 +30,7 @@ __all__ = [
     "STORE",
     "TENANT",
     "duration",
+    "load_target",
     "out",
     "run",
     "with_app",
@@ -88,7 +89,8 @@ def out() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=_UNBOUNDED)
 
 
-def _load(target: str) -> object:
+def load_target(target: str) -> object:
+    """What ``--app module:attribute`` names: an ``@application`` class or a function."""
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
         raise click.BadParameter(f"{target!r} is not module:attribute", param_hint="--app")
@@ -122,7 +124,7 @@ def _provider_from_env() -> ModelProvider | None:
 async def _open(
     target: str, store: str | None, *, needs_models: bool, reads_only: bool = False
 ) -> App:
-    found = _load(target)
+    found = load_target(target)
     if isinstance(found, type) and spec_of(found, ApplicationSpec) is not None:
         if reads_only:
             _check_exists(store)

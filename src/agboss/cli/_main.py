@@ -13,6 +13,7 @@ from rich.table import Table
 
 from agboss.app import App
 from agboss.cli._common import APP, JSON, STORE, TENANT, duration, out, run, with_app
+from agboss.cli._deploys import deploy_check
 from agboss.cli._executions import executions
 from agboss.pauses import InboxEntry
 from agboss.records import PendingPause, StandingDecision
@@ -368,6 +369,7 @@ def retry(
 
 
 cli.add_command(executions)
+cli.add_command(deploy_check)
 
 
 @cli.group()

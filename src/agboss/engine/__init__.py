@@ -11,6 +11,7 @@ from agboss.engine.instance import (
     RECOVERY_INTERVAL,
     RESUME_TIMEOUT,
     Runtime,
+    blocked_versions,
     keep_serving,
     leave,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "Grant",
     "Held",
     "Runtime",
+    "blocked_versions",
     "call_said",
     "cancel_thread",
     "emit_pause_event",

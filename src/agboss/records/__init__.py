@@ -1,5 +1,6 @@
 """Execution records and the pause audit trail."""
 
+from agboss.records._deploys import NOT_SERVED, BlockedTree, BlockedVersion, DeployCheck
 from agboss.records._model import (
     ChildExecutionRecord,
     ComponentRecord,
@@ -27,8 +28,12 @@ from agboss.records._standing import StandingDecision, new_decision_id
 from agboss.records._votes import PauseVote, PauseVotes
 
 __all__ = [
+    "NOT_SERVED",
+    "BlockedTree",
+    "BlockedVersion",
     "ChildExecutionRecord",
     "ComponentRecord",
+    "DeployCheck",
     "ExecutionOutput",
     "ExecutionPauseEvent",
     "ExecutionRecord",

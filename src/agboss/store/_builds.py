@@ -25,14 +25,19 @@ class Served:
         versions: The versions served exactly.
         prefixes: A version that starts with one of these is served too (``continues=
             ["1.0.*"]``: ``"1.0."``; ``["*"]``: ``""``, every version).
+        excluded: Versions not served whatever the others say (a deploy check's: those
+            the build cannot continue).
     """
 
     workflow: str
     versions: tuple[str, ...]
     prefixes: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
 
     def serves(self, version: str) -> bool:
         """Whether a tree of this workflow begun under ``version`` is moved here."""
+        if version in self.excluded:
+            return False
         return version in self.versions or version.startswith(self.prefixes)
 
 
@@ -82,13 +87,13 @@ class StrandedQuery:
     whose root's version none of ``served`` serves, oldest first.
 
     Attributes:
-        tenant_id: The tenant.
+        tenant_id: The tenant (``None``: every tenant's, as a deploy check reads them).
         served: What the running instances serve (`BuildRepository.serving`).
         after: The keyset of the last of the page before: ``(created_at, execution_id)``.
         limit: The most to list.
     """
 
-    tenant_id: str
+    tenant_id: str | None
     served: tuple[Served, ...]
     after: tuple[datetime, str] | None = None
     limit: int = 50

@@ -6,6 +6,7 @@ what waits in its store (`check_build`).
 
 from agboss.engine.instance._builds import (
     SERVING_LASTS,
+    blocked_versions,
     build_record,
     check_build,
     keep_serving,
@@ -21,6 +22,7 @@ __all__ = [
     "SERVING_LASTS",
     "Outline",
     "Runtime",
+    "blocked_versions",
     "build_record",
     "check_build",
     "keep_serving",

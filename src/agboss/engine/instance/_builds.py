@@ -14,14 +14,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from agboss.assembly import WorkflowDefinition
+from agboss.assembly import Assembly, WorkflowDefinition
 from agboss.engine.instance._continuing import Lacking, lacking_to_continue
 from agboss.engine.instance._runtime import RECOVERY_INTERVAL, Runtime
 from agboss.errors import AssemblyError, AssemblyViolation
-from agboss.store.protocol import WaitingBuild
+from agboss.records import BlockedVersion
+from agboss.store.protocol import Store, WaitingBuild
 from agboss.store.writes import KeepInstance, LeaveInstance, RecordBuild
 
-__all__ = ["SERVING_LASTS", "build_record", "check_build", "keep_serving", "leave"]
+__all__ = [
+    "SERVING_LASTS",
+    "blocked_versions",
+    "build_record",
+    "check_build",
+    "keep_serving",
+    "leave",
+]
 
 RULE = "workflow.changed-without-version"
 CANNOT_CONTINUE = "workflow.cannot-continue"
@@ -40,17 +48,18 @@ def _changes(before: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
     return said
 
 
-def _violation(
+def _changed(
     waiting: WaitingBuild, definition: WorkflowDefinition, before: Mapping[str, str] | None
-) -> AssemblyViolation:
+) -> BlockedVersion:
     changed = (
         "what, is not known (it was stored without its parts)"
         if before is None
         else ", ".join(_changes(before, definition.parts))
     )
-    return AssemblyViolation(
-        RULE,
+    return BlockedVersion(
         waiting.workflow,
+        waiting.version,
+        RULE,
         f"its definition changed while its version stayed {waiting.version}, and "
         f"{waiting.count} execution(s) begun under the earlier definition still wait "
         f"({changed}); give the workflow a new version (@workflow(version=...)), or let "
@@ -58,15 +67,22 @@ def _violation(
     )
 
 
-async def check_build(runtime: Runtime) -> None:
-    """Refuses this build if a workflow's definition changed under a version that waits, or
-    if it continues an earlier version whose waiting trees need what it lacks.
+def _cannot_continue(lacking: Lacking) -> BlockedVersion:
+    return BlockedVersion(
+        lacking.workflow,
+        lacking.version,
+        CANNOT_CONTINUE,
+        f"it continues version {lacking.version}, whose waiting execution trees need what "
+        f"this build lacks ({lacking.said()}); keep those parts as they were, or drop "
+        f"{lacking.version} from continues=[...] and let the build that began them finish them",
+    )
 
-    Raises:
-        AssemblyError: Listing each such workflow: ``workflow.changed-without-version``,
-            with what changed, and ``workflow.cannot-continue``, with what is lacking.
-    """
-    assembly, builds = runtime.assembly, runtime.store.builds
+
+async def blocked_versions(assembly: Assembly, store: Store) -> list[BlockedVersion]:
+    """The versions whose waiting trees this build serves but cannot move as they are: its
+    own version defined otherwise than they began with, and the versions it continues
+    whose trees wait on what it lacks."""
+    builds = store.builds
     here = assembly.workflows_by_name
     waiting = await builds.waiting(sorted(here))
     stale = [
@@ -84,31 +100,37 @@ async def check_build(runtime: Runtime) -> None:
     # fingerprinted are not among the waiting builds, and their calls are checked too.
     continuing = sorted(name for name, d in here.items() if d.spec.continues)
     if not stale and not continuing:
-        return
+        return []
     calls = await builds.calls(continuing) if continuing else []
     fingerprints = {w.fingerprint for w in (*stale, *continued)}
     fingerprints.update(call.fingerprint for call in calls if call.fingerprint is not None)
     known = await builds.parts(sorted(fingerprints))
-    violations = [_violation(w, here[w.workflow], known.get(w.fingerprint)) for w in stale]
     lacking = lacking_to_continue(
         assembly,
         calls,
         known,
         waiting=[(w.workflow, w.version, w.fingerprint, w.count) for w in continued],
     )
-    violations += [_cannot_continue(each) for each in lacking]
-    if violations:
-        raise AssemblyError(assembly.spec.name, violations)
+    return [
+        *(_changed(w, here[w.workflow], known.get(w.fingerprint)) for w in stale),
+        *(_cannot_continue(each) for each in lacking),
+    ]
 
 
-def _cannot_continue(lacking: Lacking) -> AssemblyViolation:
-    return AssemblyViolation(
-        CANNOT_CONTINUE,
-        lacking.workflow,
-        f"it continues version {lacking.version}, whose waiting execution trees need what "
-        f"this build lacks ({lacking.said()}); keep those parts as they were, or drop "
-        f"{lacking.version} from continues=[...] and let the build that began them finish them",
-    )
+async def check_build(runtime: Runtime) -> None:
+    """Refuses this build if a workflow's definition changed under a version that waits, or
+    if it continues an earlier version whose waiting trees need what it lacks.
+
+    Raises:
+        AssemblyError: Listing each such workflow: ``workflow.changed-without-version``,
+            with what changed, and ``workflow.cannot-continue``, with what is lacking.
+    """
+    blocked = await blocked_versions(runtime.assembly, runtime.store)
+    if blocked:
+        raise AssemblyError(
+            runtime.assembly.spec.name,
+            [AssemblyViolation(each.rule, each.workflow, each.message) for each in blocked],
+        )
 
 
 def build_record(runtime: Runtime) -> RecordBuild | None:

@@ -158,10 +158,13 @@ class SqlBuildRepository:
     async def stranded(self, query: StrandedQuery) -> list[ExecutionRow]:
         serving, by = served_by_root(query.served)
         where = (
-            "e.tenant_id = ? AND e.parent_execution_id IS NULL "
+            "e.parent_execution_id IS NULL "
             f"AND e.status IN ('running', 'paused', 'waiting') AND NOT {serving}"
         )
-        params: list[Any] = [query.tenant_id, *by]
+        params: list[Any] = [*by]
+        if query.tenant_id is not None:
+            where += " AND e.tenant_id = ?"
+            params.append(query.tenant_id)
         if query.after is not None:
             at, execution_id = query.after
             where += " AND (e.created_at, e.execution_id) > (?, ?)"

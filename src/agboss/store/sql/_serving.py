@@ -32,6 +32,11 @@ def served_by_root(served: Sequence[Served] | None) -> tuple[str, list[object]]:
         ]
         if not versions:
             continue
-        said.append(f"(e.workflow = ? AND ({' OR '.join(versions)}))")
-        params += [each.workflow, *each.versions, *each.prefixes]
+        excluded = (
+            " AND e.workflow_version NOT IN (" + ", ".join("?" for _ in each.excluded) + ")"
+            if each.excluded
+            else ""
+        )
+        said.append(f"(e.workflow = ? AND ({' OR '.join(versions)}){excluded})")
+        params += [each.workflow, *each.versions, *each.prefixes, *each.excluded]
     return ("(" + " OR ".join(said) + ")", params) if said else ("1 = 0", [])
