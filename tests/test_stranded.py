@@ -2,7 +2,7 @@
 serves waits, never failed, and is listed — `app.stranded()`, ``agboss executions
 stranded`` — until a build that serves it runs. A running instance says so in the store when
 it opens and with each sweep; one that closed serves nothing, and one that stopped without
-closing is taken for gone after three sweeps' time."""
+closing is taken for gone once its word lapses."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from agboss.cli._main import cli
 from agboss.engine.instance import SERVING_LASTS
 from agboss.store.protocol import Served
 from agboss.store.writes import KeepInstance
-from agboss.testing import TestClock, test_with
 from tests.apps.desk import OfficeApplication
 from tests.stores import STORE_KINDS, store_url
 from tests.test_builds import OFFICE
@@ -70,26 +69,30 @@ APP = "tests.apps.desk:OfficeApplication"
 
 
 @pytest.mark.parametrize("kind", STORE_KINDS)
-async def test_an_instance_that_stopped_without_closing_is_taken_for_gone_after_its_time(
+async def test_an_instance_that_stopped_without_closing_is_taken_for_gone_once_its_word_lapses(
     kind: str, tmp_path: Path
 ) -> None:
-    clock = TestClock()
     async with store_url(kind, tmp_path) as url:
         async with _builds(url, OfficeApplication) as [(old, _)]:
             first = await _paused(old)
-        async with test_with(SECOND, store=url, clock=clock) as new:
-            now = clock.now()
+        async with _builds(url, SECOND) as [(new, _)]:
+            second = await _paused(new)
+            now = new.clock.now()
             # As an instance of the old build says it, before it is killed.
             served = (Served(OFFICE, ("1.0.0",)),)
             said = KeepInstance("killed", "office-application", served, now, now + SERVING_LASTS)
             await new.app.store.write([said])
             assert (await new.app.stranded()).entries == []
-            await clock.advance(SERVING_LASTS - timedelta(seconds=1))  # its sweeps run meanwhile
+            await new.clock.advance(SERVING_LASTS - timedelta(seconds=1))  # its sweeps run
             assert (await new.app.stranded()).entries == []
-            await clock.advance(timedelta(seconds=2))
-            assert [e.execution_id for e in (await new.app.stranded()).entries] == [
-                first.execution_id
-            ]
+            await new.clock.advance(timedelta(seconds=2))
+            [stranded] = (await new.app.stranded()).entries
+            assert stranded.execution_id == first.execution_id
+            # The live instance's sweeps said it again before its own word lapsed.
+            await new.clock.advance(3 * SERVING_LASTS)
+            listed = [entry.execution_id for entry in (await new.app.stranded()).entries]
+            assert listed == [first.execution_id]
+            assert second.execution_id not in listed
 
 
 @pytest.mark.parametrize("kind", STORE_KINDS)

@@ -61,11 +61,15 @@ def test_the_check_sees_the_writes_that_change_executions() -> None:
 
 def test_only_writes_whose_loss_recovery_re_derives_commit_without_waiting_for_the_disk() -> None:
     # Each is proven by the crash harness's `lose` trials; a new one is a decision, made there.
+    # An instance's word that it runs or stopped (KeepInstance, LeaveInstance) decides nothing
+    # of a tree: a lost one is said again by a later sweep, or lapses (tests/test_stranded.py).
     volatile = {kind.__name__ for kind in ops._OPS if not kind.durable}
     assert volatile == {
         "Announce",
         "BeginExecution",
         "FindStanding",
+        "KeepInstance",
+        "LeaveInstance",
         "MarkPauseSent",
         "ReleaseLease",
         "RenewLease",

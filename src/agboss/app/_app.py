@@ -510,7 +510,7 @@ class App(PendingPauses, StandingDecisions, FailedTrees, Deploys):
             self._sweep.cancel()
             try:
                 await leave(self._runtime)
-            except StoreError as error:  # its time passes: taken for gone after three sweeps
+            except StoreError as error:  # its word lapses: taken for gone
                 self._runtime.logger.warning("run.leave-failed: %s", error.message)
         await self._engine.finish_background(self._runtime.lease_ttl)
         await asyncio.sleep(0)

@@ -33,7 +33,7 @@ class Deploys(Instance):
 
         A running instance is one that recovers (``App.create(recovers=True)``, the default)
         and has not closed: each says so in the store with every sweep, and one that stopped
-        without closing is taken for gone after three sweeps' time (90 seconds). A stranded
+        without closing is taken for gone once its word lapses (five minutes). A stranded
         tree waits, never failed; its answers are recorded as they come.
 
         Args:

@@ -3,10 +3,10 @@ instance serves — for an operator's screen or ``agboss executions stranded``, 
 that left a version behind (docs/deploying.md). A stranded tree waits, never failed; a build
 that serves its version moves it when it runs.
 
-"Running" is what the instances that recover say in the store (`KeepInstance`, said again
-with each sweep): an instance that stopped without closing is taken for gone once its time
-passed, three sweeps' time. An instance that does not recover (the command line) moves no
-tree it did not begin or answer, and serves nothing.
+"Running" is what the instances that recover say in the store (`KeepInstance`, said again by
+their sweeps before it lapses): an instance that stopped without closing is taken for gone
+once its word lapsed (five minutes: `SERVING_LASTS`). An instance that does not recover (the
+command line) moves no tree it did not begin or answer, and serves nothing.
 """
 
 from __future__ import annotations

@@ -680,6 +680,8 @@ class KeepInstance(Write[None]):
         until: When it is taken for gone unless it says so again.
     """
 
+    durable: ClassVar[bool] = False  # lost: the next sweep says it again (nothing decided)
+
     instance_id: str
     application: str
     served: tuple[Served, ...]
@@ -690,6 +692,8 @@ class KeepInstance(Write[None]):
 @dataclass(frozen=True, slots=True)
 class LeaveInstance(Write[None]):
     """An instance closed: it serves nothing any more."""
+
+    durable: ClassVar[bool] = False  # lost: its word lapses (nothing decided)
 
     instance_id: str
 

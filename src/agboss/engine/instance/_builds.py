@@ -145,23 +145,27 @@ def build_record(runtime: Runtime) -> RecordBuild | None:
     return RecordBuild(definitions, runtime.clock.now())
 
 
-SERVING_LASTS = 3 * RECOVERY_INTERVAL
-"""How long an instance's word that it runs lasts: it says it again with each sweep, so one
-that stopped without closing is taken for gone after three missed sweeps."""
+SERVING_LASTS = 10 * RECOVERY_INTERVAL
+"""How long an instance's word that it runs lasts (five minutes): said again by a sweep
+before it lapses, so one that stopped without closing is taken for gone within it."""
+
+SAID_AGAIN_WITHIN = 2 * RECOVERY_INTERVAL
+"""How close to lapsing its word is when a sweep says it again: every eighth sweep, not every
+one (a sweep that finds nothing to move writes nothing most of the time)."""
 
 
 async def keep_serving(runtime: Runtime) -> None:
     """Says in the store that this instance runs and moves the trees it serves, for
-    `SERVING_LASTS` (what `App.stranded` reads)."""
+    `SERVING_LASTS` (what `App.stranded` reads) — unless its word lasts long enough yet."""
     now = runtime.clock.now()
+    kept = runtime.memory.serving_until
+    if kept is not None and now + SAID_AGAIN_WITHIN < kept:
+        return
     assembly = runtime.assembly
-    await runtime.store.write(
-        [
-            KeepInstance(
-                runtime.holder, assembly.spec.name, assembly.served, now, now + SERVING_LASTS
-            )
-        ]
-    )
+    until = now + SERVING_LASTS
+    said = KeepInstance(runtime.holder, assembly.spec.name, assembly.served, now, until)
+    await runtime.store.write([said])
+    runtime.memory.serving_until = until
 
 
 async def leave(runtime: Runtime) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Generic, TypeVar
 
 from agboss.engine.instance._asked import AskedHere
@@ -122,6 +123,8 @@ class InstanceMemory:
     """The outlines of the trees its passes moved, by root."""
     build_kept: bool = False
     """Whether its build's definitions are in the store: kept with its first begin."""
+    serving_until: datetime | None = None
+    """Until when the store has its word that it runs (`keep_serving`)."""
 
     def asked_here(self, pause: PauseRecord, row: ExecutionRow) -> None:
         """A question this instance just stored: kept to be answered without a read, and as
