@@ -24,7 +24,6 @@ PUBLIC = [
     "AssemblyViolation",
     "AutoApproveChannel",
     "AutoRejectChannel",
-    "BlockedTree",
     "BlockedVersion",
     "BranchResult",
     "Budget",

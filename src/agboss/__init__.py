@@ -124,7 +124,6 @@ from agboss.pauses import (
 from agboss.pii import Pii, PiiKind, PiiRule, block_with_refusal, mask, replace_with_token
 from agboss.policies import Budget, History, RetryPolicy
 from agboss.records import (
-    BlockedTree,
     BlockedVersion,
     ChildExecutionRecord,
     ComponentRecord,
@@ -155,7 +154,6 @@ __all__ = [
     "AssemblyViolation",
     "AutoApproveChannel",
     "AutoRejectChannel",
-    "BlockedTree",
     "BlockedVersion",
     "BranchResult",
     "Budget",

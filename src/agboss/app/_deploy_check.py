@@ -12,32 +12,11 @@ from typing import Any
 from agboss.app._app import App
 from agboss.app._inspecting import inspecting
 from agboss.assembly import Provide
-from agboss.errors import ModelProviderError
-from agboss.models import ChatModel, ChatRequest, ChatResponse
+from agboss.models import RefusingProvider
 from agboss.records import DeployCheck
 from agboss.store.protocol import Store
 
 __all__ = ["check_deploy"]
-
-
-class _NoCalls:
-    """Serves every model name and refuses every call: a deploy check calls no model."""
-
-    @property
-    def serves(self) -> Sequence[str]:
-        return ("*",)
-
-    def chat_model(self, model: str) -> ChatModel:
-        return self
-
-    def decision_model(self, model: str) -> None:
-        return None
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        raise ModelProviderError("a deploy check calls no model")
-
-    async def aclose(self) -> None:
-        return None
 
 
 async def check_deploy(
@@ -73,7 +52,7 @@ async def check_deploy(
         app = await App.create(
             application,
             store=store,
-            providers=[_NoCalls()],
+            providers=[RefusingProvider("a deploy check calls no model")],
             migrate=False,
             channels=channels,
             dependencies=dependencies,

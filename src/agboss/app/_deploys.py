@@ -11,8 +11,8 @@ from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine import blocked_versions
 from agboss.errors import DtoValidationError
 from agboss.inputs import check_optional_id
-from agboss.pauses import StrandedPage, list_stranded
-from agboss.records import NOT_SERVED, BlockedTree, BlockedVersion, DeployCheck
+from agboss.pauses import StrandedPage, list_stranded, stranded_of
+from agboss.records import NOT_SERVED, BlockedVersion, DeployCheck
 from agboss.store.protocol import ExecutionRow, StrandedQuery
 
 MOST_LISTED = 10_000
@@ -80,7 +80,7 @@ class Deploys(Instance):
         return DeployCheck(
             application=assembly.spec.name,
             versions=versions,
-            trees=[_tree(row) for row in rows[:limit]],
+            trees=[stranded_of(row) for row in rows[:limit]],
             complete=len(rows) <= limit,
         )
 
@@ -102,14 +102,3 @@ def _not_served(assembly: Assembly, row: ExecutionRow) -> BlockedVersion:
             "build that serves it running until its trees end"
         )
     return BlockedVersion(workflow, version, NOT_SERVED, said)
-
-
-def _tree(row: ExecutionRow) -> BlockedTree:
-    return BlockedTree(
-        execution_id=row.execution_id,
-        tenant_id=row.tenant_id,
-        workflow=row.workflow,
-        workflow_version=row.workflow_version,
-        status=row.status,
-        began_at=row.created_at,
-    )

@@ -9,7 +9,7 @@ import inspect
 import os
 import re
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import TypeVar
 
@@ -19,8 +19,8 @@ from rich.markup import escape
 
 from agboss.app import App
 from agboss.components import ApplicationSpec, spec_of
-from agboss.errors import AgbossError, ModelProviderError, StoreUnavailableError
-from agboss.models import ChatModel, ChatRequest, ChatResponse, ModelProvider
+from agboss.errors import AgbossError, StoreUnavailableError
+from agboss.models import ModelProvider, RefusingProvider
 from agboss.store import store_from
 from agboss.store.sqlite import SqliteStore
 
@@ -55,28 +55,12 @@ TENANT = click.option("--tenant", default=None, help="The tenant; the default te
 JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 
 
-class _NoModels:
-    """Serves every model name, and refuses every call: commands that only read or record an
-    answer assemble the application without its model providers."""
-
-    @property
-    def serves(self) -> Sequence[str]:
-        return ("*",)
-
-    def chat_model(self, model: str) -> ChatModel:
-        return self
-
-    def decision_model(self, model: str) -> None:
-        return None
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        raise ModelProviderError(
-            "the agboss command line has no model providers for this command",
-            hint="set AGBOSS_MODEL_BASE_URL, or pass --app module:function returning an App",
-        )
-
-    async def aclose(self) -> None:
-        return None
+_NO_MODELS = RefusingProvider(
+    "the agboss command line has no model providers for this command",
+    hint="set AGBOSS_MODEL_BASE_URL, or pass --app module:function returning an App",
+)
+"""What commands that only read or record an answer assemble the application with: every
+model name served, every call refused."""
 
 
 _UNBOUNDED = 1_000_000
@@ -134,7 +118,7 @@ async def _open(
                 "this command runs the application's passes, which call its models: set "
                 "AGBOSS_MODEL_BASE_URL, or pass --app module:function returning an App"
             )
-        providers: list[ModelProvider] = [real] if real is not None else [_NoModels()]
+        providers: list[ModelProvider] = [real] if real is not None else [_NO_MODELS]
         # A command moves only what it is asked to (`recover` calls app.recover itself): no
         # sweep in the background, no tree another instance says is due.
         return await App.create(found, store=store, providers=providers, recovers=False)

@@ -19,6 +19,7 @@ from agboss.models._provider import (
     FunctionProvider,
     ModelProvider,
     ModelResolver,
+    RefusingProvider,
 )
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "ModelCaller",
     "ModelProvider",
     "ModelResolver",
+    "RefusingProvider",
     "ToolCall",
     "ToolSchema",
     "Usage",

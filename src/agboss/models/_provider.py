@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from fnmatch import fnmatchcase
 from typing import Protocol, runtime_checkable
 
+from agboss.errors import ModelProviderError
 from agboss.models._decisions import DecisionModel, DecisionRequest, DecisionResponse
 from agboss.models._messages import ChatRequest, ChatResponse
 
@@ -20,6 +21,7 @@ __all__ = [
     "FunctionProvider",
     "ModelProvider",
     "ModelResolver",
+    "RefusingProvider",
 ]
 
 
@@ -119,6 +121,36 @@ class _FunctionDecisionModel:
         if inspect.isawaitable(response):
             response = await response
         return response
+
+
+class RefusingProvider:
+    """Serves every model name and refuses every call: for a process that assembles an
+    application but runs none of its models (the command line, a deploy check).
+
+    Args:
+        message: What a call is refused with (`ModelProviderError`).
+        hint: What to do instead.
+    """
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        self._message = message
+        self._hint = hint
+
+    @property
+    def serves(self) -> Sequence[str]:
+        return ("*",)
+
+    def chat_model(self, model: str) -> ChatModel:
+        return self
+
+    def decision_model(self, model: str) -> None:
+        return None
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        raise ModelProviderError(self._message, hint=self._hint)
+
+    async def aclose(self) -> None:
+        return None
 
 
 class FunctionProvider:

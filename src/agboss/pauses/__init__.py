@@ -6,7 +6,7 @@ from agboss.pauses._describing import PauseDescription, describe_pause, pause_id
 from agboss.pauses._failed import FailedExecution, FailedPage, failed_query, list_failed
 from agboss.pauses._inbox import InboxEntry, InboxPage, list_inbox, query_of
 from agboss.pauses._prompts import load_prompts
-from agboss.pauses._stranded import StrandedExecution, StrandedPage, list_stranded
+from agboss.pauses._stranded import list_stranded, stranded_of
 from agboss.records import (
     ExecutionPauseEvent,
     ExecutionResumeEvent,
@@ -15,6 +15,8 @@ from agboss.records import (
     PauseRecord,
     PauseVote,
     PauseVotes,
+    StrandedExecution,
+    StrandedPage,
 )
 
 __all__ = [
@@ -44,4 +46,5 @@ __all__ = [
     "pause_id_of",
     "query_of",
     "record_answer",
+    "stranded_of",
 ]

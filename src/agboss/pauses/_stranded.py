@@ -11,54 +11,12 @@ command line) moves no tree it did not begin or answer, and serves nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
-
 from agboss.engine import Runtime
-from agboss.enums import ExecutionStatus
 from agboss.pauses._pages import check_limit, cursor_of, keyset_of
+from agboss.records import StrandedExecution, StrandedPage
 from agboss.store.protocol import ExecutionRow, StrandedQuery
 
-__all__ = ["StrandedExecution", "StrandedPage", "list_stranded"]
-
-
-@dataclass(frozen=True, slots=True)
-class StrandedExecution:
-    """A waiting execution tree that no running instance serves, as `App.stranded` lists it.
-
-    Attributes:
-        execution_id: The root execution.
-        thread_id: Its thread.
-        owner_id: The thread's owner.
-        workflow: The workflow's name.
-        workflow_version: The version it began under: what a build must serve to move it.
-        workflow_fingerprint: The build it began under (``None``: not known).
-        status: Where it stands: paused on questions, waiting for a time, or running (a pass
-            was cut off).
-        began_at: When it began, on the application's Clock.
-    """
-
-    execution_id: str
-    thread_id: str
-    owner_id: str
-    workflow: str
-    workflow_version: str
-    workflow_fingerprint: str | None
-    status: ExecutionStatus
-    began_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class StrandedPage:
-    """One page of stranded execution trees.
-
-    Attributes:
-        entries: Oldest first.
-        next: The cursor of the next page (``after=``), ``None`` on the last.
-    """
-
-    entries: list[StrandedExecution] = field(default_factory=list)
-    next: str | None = None
+__all__ = ["list_stranded", "stranded_of"]
 
 
 async def list_stranded(
@@ -79,7 +37,7 @@ async def list_stranded(
     found = await builds.stranded(
         StrandedQuery(tenant_id, served, after=keyset, limit=limit + 1)  # one more: a next?
     )
-    entries = [_entry(row) for row in found[:limit]]
+    entries = [stranded_of(row) for row in found[:limit]]
     following = None
     if len(found) > limit:
         last = found[limit - 1]
@@ -87,9 +45,11 @@ async def list_stranded(
     return StrandedPage(entries=entries, next=following)
 
 
-def _entry(row: ExecutionRow) -> StrandedExecution:
+def stranded_of(row: ExecutionRow) -> StrandedExecution:
+    """A waiting root, as a listing of stranded trees shows it."""
     return StrandedExecution(
         execution_id=row.execution_id,
+        tenant_id=row.tenant_id,
         thread_id=row.thread_id,
         owner_id=row.owner_id,
         workflow=row.workflow,

@@ -1,6 +1,12 @@
 """Execution records and the pause audit trail."""
 
-from agboss.records._deploys import NOT_SERVED, BlockedTree, BlockedVersion, DeployCheck
+from agboss.records._deploys import (
+    NOT_SERVED,
+    BlockedVersion,
+    DeployCheck,
+    StrandedExecution,
+    StrandedPage,
+)
 from agboss.records._model import (
     ChildExecutionRecord,
     ComponentRecord,
@@ -29,7 +35,6 @@ from agboss.records._votes import PauseVote, PauseVotes
 
 __all__ = [
     "NOT_SERVED",
-    "BlockedTree",
     "BlockedVersion",
     "ChildExecutionRecord",
     "ComponentRecord",
@@ -50,6 +55,8 @@ __all__ = [
     "Spend",
     "StandingDecision",
     "StepRecord",
+    "StrandedExecution",
+    "StrandedPage",
     "ToolCallRecord",
     "is_pause_ref",
     "new_decision_id",

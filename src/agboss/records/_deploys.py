@@ -1,5 +1,6 @@
-"""What a deploy check reports: the waiting trees the next build cannot continue, and why,
-version by version (docs/deploying.md)."""
+"""What deploys leave waiting: the trees no running build serves (`App.stranded`), and what a
+deploy check reports — the trees the next build could not continue, and why, version by
+version (docs/deploying.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ from datetime import datetime
 
 from agboss.enums import ExecutionStatus
 
-__all__ = ["NOT_SERVED", "BlockedTree", "BlockedVersion", "DeployCheck"]
+__all__ = [
+    "NOT_SERVED",
+    "BlockedVersion",
+    "DeployCheck",
+    "StrandedExecution",
+    "StrandedPage",
+]
 
 NOT_SERVED = "workflow.version-not-served"
 """The rule of a version the build neither runs nor continues (or a workflow it lacks)."""
@@ -35,24 +42,46 @@ class BlockedVersion:
 
 
 @dataclass(frozen=True, slots=True)
-class BlockedTree:
-    """A waiting execution tree the build cannot continue.
+class StrandedExecution:
+    """A waiting execution tree a build does not serve: one no running instance serves, as
+    `App.stranded` lists it, or one the next build could not continue, as a deploy check
+    lists it.
 
     Attributes:
         execution_id: The root execution.
         tenant_id: Its tenant.
-        workflow: Its workflow.
-        workflow_version: The version it began under (its `BlockedVersion` says why).
-        status: Where it stands: paused, waiting, or running (a pass was cut off).
+        thread_id: Its thread.
+        owner_id: The thread's owner.
+        workflow: The workflow's name.
+        workflow_version: The version it began under: what a build must serve to move it.
+        workflow_fingerprint: The build it began under (``None``: not known).
+        status: Where it stands: paused on questions, waiting for a time, or running (a pass
+            was cut off).
         began_at: When it began, on the application's Clock.
     """
 
     execution_id: str
     tenant_id: str
+    thread_id: str
+    owner_id: str
     workflow: str
     workflow_version: str
+    workflow_fingerprint: str | None
     status: ExecutionStatus
     began_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StrandedPage:
+    """One page of stranded execution trees.
+
+    Attributes:
+        entries: Oldest first.
+        next: The cursor of the next page (``after=``), ``None`` on the last.
+    """
+
+    entries: list[StrandedExecution] = field(default_factory=list)
+    next: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +98,7 @@ class DeployCheck:
 
     application: str
     versions: list[BlockedVersion] = field(default_factory=list)
-    trees: list[BlockedTree] = field(default_factory=list)
+    trees: list[StrandedExecution] = field(default_factory=list)
     complete: bool = True
 
     @property
