@@ -298,6 +298,10 @@ CHANGED_THE_EXPENSE_TOOL = _continuing(
     [ReturnDepositTool, ReferencedBookExpenseTool, StampTool, ShredTool, LookUpTool],
     BOTH_CHANNELS,
 )
+WITHOUT_A_TOOL_NOTHING_WAITS_ON = _continuing(
+    [ReturnDepositTool, BookExpenseTool, StampTool, LookUpTool], BOTH_CHANNELS
+)
+"""A call made before the tree waited replays through its tool's name: none may go."""
 CHANGED_WHAT_NOTHING_WAITS_ON = _continuing(
     [ReturnDepositTool, BookExpenseTool, StampTool, ShredTool, WiderLookUpTool], BOTH_CHANNELS
 )
@@ -311,7 +315,11 @@ async def test_a_build_that_continues_a_version_whose_waiting_calls_it_lacks_is_
         async with _builds(url, OfficeApplication) as [(old, _)]:
             first = await _paused(old)
         refusals = []
-        for build in (LACKS_THE_EXPENSE_TOOL, CHANGED_THE_EXPENSE_TOOL):
+        for build in (
+            LACKS_THE_EXPENSE_TOOL,
+            CHANGED_THE_EXPENSE_TOOL,
+            WITHOUT_A_TOOL_NOTHING_WAITS_ON,
+        ):
             with pytest.raises(AssemblyError) as refused:
                 async with test_with(build, store=url):
                     pass
@@ -324,6 +332,8 @@ async def test_a_build_that_continues_a_version_whose_waiting_calls_it_lacks_is_
         )
         assert "role:expense-approval-channel" not in refusals[0]  # its tool says it all
         assert "tool:book-expense-tool changed (1 tree)" in refusals[1]
+        assert "tool:shred-tool removed (1 tree)" in refusals[2]
+        assert "tool:book-expense-tool" not in refusals[0]  # said once, as its call's
         # A change to what no waiting call needs continues the tree.
         async with _builds(url, CHANGED_WHAT_NOTHING_WAITS_ON, replies=(DONE,)) as [(new, ran)]:
             await new.app.resume(

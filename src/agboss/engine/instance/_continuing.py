@@ -4,9 +4,11 @@ A workflow that continues earlier versions (``@workflow(continues=["1.0.*"])``) 
 waiting trees on its own definition. What those trees wait on must then be in it as they
 began with it: each waiting call's tool in its agent, with the same schemas and channel
 (``tool:<name>``), the role that asks it (``role:<name>``), and the child workflows they run
-(``workflow:<name>``). Each is compared part by part with the parts the earlier build kept in
-the store (`agboss.store.protocol.BuildRepository.parts`). The flow itself is the workflow's
-to declare: continuing a version says that this flow reads its journals.
+(``workflow:<name>``); and every tool the earlier build had, by name (a call made before the
+tree waited is replayed through its tool's name). Each is compared part by part with the parts
+the earlier build kept in the store (`agboss.store.protocol.BuildRepository.parts`). The flow
+itself is the workflow's to declare: continuing a version says that this flow reads its
+journals.
 
 `App.create` refuses a build that lacks any of it; the deploy check lists it.
 """
@@ -86,29 +88,40 @@ def lacking_to_continue(
         parts: The earlier builds' parts, by fingerprint (`BuildRepository.parts`).
         waiting: Waiting builds as ``(workflow, version, fingerprint, trees)``, whose child
             workflows are compared too (a tree may wait in a child without a call of its
-            own waiting).
+            own waiting), and whose tools must all still be there by name.
 
     Returns:
         One `Lacking` per earlier build this build serves (not its own version) and lacks
         something of, in the order of the calls.
     """
     found: dict[tuple[str, str, str | None], dict[str, int]] = {}
+    missing: set[tuple[str, str, str | None, str]] = set()  # a waiting call's tool, said
     for call in calls:
         definition = assembly.workflows_by_name.get(call.workflow)
         if definition is None or not _continued(assembly, definition, call.version):
             continue
         before = parts.get(call.fingerprint or "", {})
-        lacks = found.setdefault((call.workflow, call.version, call.fingerprint), {})
+        build = (call.workflow, call.version, call.fingerprint)
+        lacks = found.setdefault(build, {})
         for what in _call_lacks(assembly, definition, call, before):
             lacks[what] = lacks.get(what, 0) + call.trees
+        if assembly.tool_named(call.agent, call.tool) is None:
+            missing.add((*build, f"tool:{call.tool}"))
     for workflow, version, fingerprint, trees in waiting:
         definition = assembly.workflows_by_name.get(workflow)
         if definition is None or not _continued(assembly, definition, version):
             continue
         before = parts.get(fingerprint or "", {})
         lacks = found.setdefault((workflow, version, fingerprint), {})
-        for name in sorted(n for n in before if n.startswith("workflow:")):
-            differs = _compared(name, before, definition.parts)
+        for name in sorted(before):
+            if name.startswith("workflow:"):
+                differs = _compared(name, before, definition.parts)
+            elif name.startswith("tool:") and name not in definition.parts:
+                # A call made before the tree waited replays through its tool's name.
+                said = (workflow, version, fingerprint, name) in missing
+                differs = None if said else f"{name} removed"
+            else:
+                continue
             if differs is not None:
                 lacks[differs] = max(lacks.get(differs, 0), trees)
     return [
