@@ -25,6 +25,7 @@ from agboss import (
     VersionNotServedError,
     application,
     provide,
+    start,
     tool,
     workflow,
 )
@@ -45,9 +46,21 @@ from tests.apps.desk import (
 )
 from tests.apps.office_parts import ExpenseDto, office_flow
 from tests.apps.recorded import recording
+from tests.apps.tree_app import (
+    ChecksJoin,
+    DeskHoldApprovalChannel,
+    EachChildWorkflow,
+    OrdersDto,
+    OrdersStart,
+    OrderWorkflow,
+    SummaryFinish,
+    TreeApplication,
+    TreeRecorder,
+)
 from tests.stores import STORE_KINDS, store_url
 from tests.test_builds import ALL_TOOLS, OFFICE, WiderLookUpTool, _office, _office_agent
 from tests.test_pauses import BOTH, DONE, REQUEST
+from tests.test_trees import ORDERS, item_pauses, pause_of
 from tests.waiting import eventually
 
 SECOND = _office(
@@ -340,3 +353,58 @@ async def test_a_build_that_continues_a_version_whose_waiting_calls_it_lacks_is_
                 _owners(first).pause_id or "", decision={"approved": True}, owner_id="user-1"
             )
             assert ran.runs == [EXPENSE]
+
+
+@workflow(
+    name="each-child-workflow",
+    version="2",
+    flow=[
+        start(OrdersStart)
+        .returns(OrdersDto)
+        .to_each_workflow(OrderWorkflow, over="orders")
+        .join(ChecksJoin)
+        .to_finish(SummaryFinish)
+    ],
+)
+class NextEachChildWorkflow: ...
+
+
+@application(
+    name="tree-application",
+    workflows=[NextEachChildWorkflow],
+    channels=[DeskHoldApprovalChannel],
+    dependencies=[provide(TreeRecorder)],
+)
+class NextTreeApplication:
+    """The next build of the tree application: its root workflow at version 2."""
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_an_answer_in_a_child_is_left_to_a_build_that_serves_its_roots_version(
+    kind: str, tmp_path: Path
+) -> None:
+    clock = TestClock(datetime.now(UTC))
+    old_ran, new_ran = TreeRecorder(), TreeRecorder()
+    async with (
+        store_url(kind, tmp_path) as url,
+        test_with(TreeApplication, store=url, clock=clock, dependencies=recording(old_ran)) as old,
+        test_with(
+            NextTreeApplication, store=url, clock=clock, dependencies=recording(new_ran)
+        ) as new,
+    ):
+        for order in ("o0", "o1", "o2"):
+            item_pauses(old, order)
+        began = await old.app.execute(EachChildWorkflow, ORDERS, owner_id="u")
+        assert began.status is ExecutionStatus.PAUSED
+        # The child's pause is answered on the next build, whose model is not scripted: had it
+        # moved the tree, the item's agent would have failed it.
+        left = await new.app.answer(
+            pause_of(began, "o0"), decision={"approved": True}, owner_id="u"
+        )
+        assert left.execution_id == began.execution_id
+
+        await eventually(lambda: "ship o0" in old_ran.runs, "the old build moving its tree")
+        assert (old_ran.runs, new_ran.runs) == (["ship o0"], [])
+        found = await old.app.get(began.execution_id)
+        assert found.status is ExecutionStatus.PAUSED
+        assert {pause.ask.arguments["order_id"] for pause in found.pending} == {"o1", "o2"}
