@@ -15,6 +15,7 @@ from rich.table import Table
 
 from agboss.app import App, check_deploy, inspecting
 from agboss.cli._common import APP, JSON, STORE, load_target, out, run
+from agboss.cli._executions import stranded_json
 from agboss.components import ApplicationSpec, spec_of
 from agboss.records import DeployCheck
 
@@ -64,14 +65,7 @@ def _json(checked: DeployCheck) -> dict[str, Any]:
         "passed": checked.passed,
         "complete": checked.complete,
         "versions": [dataclasses.asdict(each) for each in checked.versions],
-        "trees": [
-            {
-                **dataclasses.asdict(tree),
-                "status": tree.status.value,
-                "began_at": tree.began_at.isoformat(),
-            }
-            for tree in checked.trees
-        ],
+        "trees": [stranded_json(tree) for tree in checked.trees],
     }
 
 

@@ -15,7 +15,7 @@ from agboss.app import App
 from agboss.cli._common import APP, JSON, STORE, TENANT, out, with_app
 from agboss.pauses import FailedExecution, StrandedExecution
 
-__all__ = ["executions"]
+__all__ = ["executions", "stranded_json"]
 
 
 @click.group()
@@ -82,7 +82,7 @@ def list_stranded(
     entries = with_app(target, store, action, reads_only=True)
     if as_json:
         for entry in entries:
-            click.echo(json.dumps(_stranded_json(entry)))
+            click.echo(json.dumps(stranded_json(entry)))
         return
     table = Table(title=f"{len(entries)} stranded execution(s)")
     table.add_column("execution id", min_width=35, overflow="fold")
@@ -100,7 +100,8 @@ def list_stranded(
     out().print(table)
 
 
-def _stranded_json(entry: StrandedExecution) -> dict[str, Any]:
+def stranded_json(entry: StrandedExecution) -> dict[str, Any]:
+    """A stranded tree as ``--json`` prints it (a deploy check's trees too)."""
     return {
         **dataclasses.asdict(entry),
         "status": entry.status.value,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from agboss.engine import Runtime, failure_record
-from agboss.pauses._pages import check_limit, cursor_of, keyset_of
+from agboss.pauses._pages import check_limit, execution_keyset, next_cursor
 from agboss.store.protocol import ExecutionRow, FailedQuery
 
 __all__ = ["FailedExecution", "FailedPage", "failed_query", "list_failed"]
@@ -67,10 +67,7 @@ def failed_query(
         DtoValidationError: ``limit`` is not 1 to 500, or ``after`` not a cursor a page gave.
     """
     check_limit(limit)
-    keyset = None
-    if after is not None:
-        at, (execution_id,) = keyset_of(after, (str,), "a page of failed executions")
-        keyset = (at, str(execution_id))
+    keyset = execution_keyset(after, "a page of failed executions")
     return FailedQuery(tenant_id=tenant_id, owner_id=owner_id, after=keyset, limit=limit)
 
 
@@ -85,10 +82,7 @@ async def list_failed(runtime: Runtime, query: FailedQuery) -> FailedPage:
         )
     )
     entries = [_entry(runtime, row) for row in found[: query.limit]]
-    following = None
-    if len(found) > query.limit:
-        last = found[query.limit - 1]
-        following = cursor_of(last.updated_at, last.execution_id)
+    following = next_cursor(found, query.limit, lambda row: (row.updated_at, row.execution_id))
     return FailedPage(entries=entries, next=following)
 
 

@@ -6,14 +6,25 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 from agboss.errors import DtoValidationError
 from agboss.store import from_micros, to_micros
 
-__all__ = ["MAX_PAGE", "check_limit", "cursor_of", "keyset_of"]
+__all__ = [
+    "MAX_PAGE",
+    "check_limit",
+    "cursor_of",
+    "execution_keyset",
+    "keyset_of",
+    "next_cursor",
+]
 
 MAX_PAGE = 500
+
+T = TypeVar("T")
 
 
 def check_limit(limit: object) -> int:
@@ -59,3 +70,25 @@ def keyset_of(
             f"after= is not a cursor {page} gave",
             hint="pass page.next from the page before, or leave after= out for the first page",
         ) from error
+
+
+def execution_keyset(after: object, page: str) -> tuple[datetime, str] | None:
+    """The ``(at, execution_id)`` a page of executions' cursor names; ``None``: the first page.
+
+    Raises:
+        DtoValidationError: ``after`` is not a cursor a page of ``page`` gave.
+    """
+    if after is None:
+        return None
+    at, (execution_id,) = keyset_of(after, (str,), page)
+    return at, str(execution_id)
+
+
+def next_cursor(
+    found: Sequence[T], limit: int, keyset: Callable[[T], tuple[datetime, str]]
+) -> str | None:
+    """The cursor of the page after ``found`` (read with one row more than ``limit``, to know
+    whether there is one); ``None`` on the last page."""
+    if len(found) <= limit:
+        return None
+    return cursor_of(*keyset(found[limit - 1]))

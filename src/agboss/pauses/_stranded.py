@@ -12,7 +12,7 @@ command line) moves no tree it did not begin or answer, and serves nothing.
 from __future__ import annotations
 
 from agboss.engine import Runtime
-from agboss.pauses._pages import check_limit, cursor_of, keyset_of
+from agboss.pauses._pages import check_limit, execution_keyset, next_cursor
 from agboss.records import StrandedExecution, StrandedPage
 from agboss.store.protocol import ExecutionRow, StrandedQuery
 
@@ -28,21 +28,14 @@ async def list_stranded(
         DtoValidationError: ``limit`` is not 1 to 500, or ``after`` not a cursor a page gave.
     """
     check_limit(limit)
-    keyset = None
-    if after is not None:
-        at, (execution_id,) = keyset_of(after, (str,), "a page of stranded executions")
-        keyset = (at, str(execution_id))
+    keyset = execution_keyset(after, "a page of stranded executions")
     builds = runtime.store.builds
     served = tuple(await builds.serving(runtime.clock.now()))
     found = await builds.stranded(
         StrandedQuery(tenant_id, served, after=keyset, limit=limit + 1)  # one more: a next?
     )
-    entries = [stranded_of(row) for row in found[:limit]]
-    following = None
-    if len(found) > limit:
-        last = found[limit - 1]
-        following = cursor_of(last.created_at, last.execution_id)
-    return StrandedPage(entries=entries, next=following)
+    following = next_cursor(found, limit, lambda row: (row.created_at, row.execution_id))
+    return StrandedPage(entries=[stranded_of(row) for row in found[:limit]], next=following)
 
 
 def stranded_of(row: ExecutionRow) -> StrandedExecution:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agboss.assembly import Assembly, WorkflowDefinition
-from agboss.engine.instance._continuing import Lacking, lacking_to_continue
+from agboss.engine.instance._continuing import Lacking, continued, lacking_to_continue
 from agboss.engine.instance._runtime import RECOVERY_INTERVAL, Runtime
 from agboss.errors import AssemblyError, AssemblyViolation
 from agboss.records import BlockedVersion
@@ -91,25 +91,21 @@ async def blocked_versions(assembly: Assembly, store: Store) -> list[BlockedVers
         if w.version == here[w.workflow].spec.version
         and w.fingerprint != here[w.workflow].fingerprint
     ]
-    continued = [
-        w
-        for w in waiting
-        if w.version != here[w.workflow].spec.version and assembly.serves(w.workflow, w.version)
-    ]
+    later = [w for w in waiting if continued(assembly, w.workflow, w.version)]
     # Read for every workflow that continues a version: trees begun before builds were
     # fingerprinted are not among the waiting builds, and their calls are checked too.
     continuing = sorted(name for name, d in here.items() if d.spec.continues)
     if not stale and not continuing:
         return []
     calls = await builds.calls(continuing) if continuing else []
-    fingerprints = {w.fingerprint for w in (*stale, *continued)}
+    fingerprints = {w.fingerprint for w in (*stale, *later)}
     fingerprints.update(call.fingerprint for call in calls if call.fingerprint is not None)
     known = await builds.parts(sorted(fingerprints))
     lacking = lacking_to_continue(
         assembly,
         calls,
         known,
-        waiting=[(w.workflow, w.version, w.fingerprint, w.count) for w in continued],
+        waiting=[(w.workflow, w.version, w.fingerprint, w.count) for w in later],
     )
     return [
         *(_changed(w, here[w.workflow], known.get(w.fingerprint)) for w in stale),

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from agboss.assembly import Assembly, WorkflowDefinition
 from agboss.store.protocol import WaitingCall
 
-__all__ = ["Lacking", "lacking_to_continue"]
+__all__ = ["Lacking", "continued", "lacking_to_continue"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +98,7 @@ def lacking_to_continue(
     missing: set[tuple[str, str, str | None, str]] = set()  # a waiting call's tool, said
     for call in calls:
         definition = assembly.workflows_by_name.get(call.workflow)
-        if definition is None or not _continued(assembly, definition, call.version):
+        if definition is None or not continued(assembly, call.workflow, call.version):
             continue
         before = parts.get(call.fingerprint or "", {})
         build = (call.workflow, call.version, call.fingerprint)
@@ -109,7 +109,7 @@ def lacking_to_continue(
             missing.add((*build, f"tool:{call.tool}"))
     for workflow, version, fingerprint, trees in waiting:
         definition = assembly.workflows_by_name.get(workflow)
-        if definition is None or not _continued(assembly, definition, version):
+        if definition is None or not continued(assembly, workflow, version):
             continue
         before = parts.get(fingerprint or "", {})
         lacks = found.setdefault((workflow, version, fingerprint), {})
@@ -131,6 +131,12 @@ def lacking_to_continue(
     ]
 
 
-def _continued(assembly: Assembly, definition: WorkflowDefinition, version: str) -> bool:
-    """Whether this build serves ``version`` of the workflow as an earlier one it continues."""
-    return version != definition.spec.version and assembly.serves(definition.spec.name, version)
+def continued(assembly: Assembly, workflow: str, version: str) -> bool:
+    """Whether this build serves ``version`` of ``workflow`` as an earlier one it continues
+    (not its own version)."""
+    definition = assembly.workflows_by_name.get(workflow)
+    return (
+        definition is not None
+        and version != definition.spec.version
+        and assembly.serves(workflow, version)
+    )
