@@ -60,6 +60,7 @@ from tests.crash.app import (
     CrashRetryWorkflow,
     CrashVotedWorkflow,
     CrashWorkflow,
+    FilingCrashApplication,
     NextCrashApplication,
     crash_mcp_application,
     model,
@@ -93,6 +94,7 @@ PHASES = (
     "standing",
     "vote",
     "deploy",
+    "continue",
 )
 """Execute (on a thread the caller names; on a new thread, whose tree is written with its
 first commit); resume one of three per-item pauses; resume one so that its branch fails under
@@ -120,7 +122,9 @@ approvals (the first vote leaves it waiting, the second decides it), the others 
 after: each vote counted once, in the audit; and a rolling deploy — the old build killed mid-pass
 as it resumes one of three per-item pauses: a build of the next version that does not continue
 the old one moves nothing of its tree, and one that continues it recovers it and finishes it
-as the old build would have."""
+as the old build would have; and the next build's continuation moving the old build's tree to
+it (its item calls renamed) as it resumes one of its pauses: the move is whole or absent, and
+the tree finishes on the next build as the old one would have, no tool run twice."""
 
 RESTING = ("execute", "execute-new", "mcp-execute", "retry", "expiry", "ladder", "escalate")
 """The phases whose passes make a commit that does not wait for the disk (they rest a tree once
@@ -181,12 +185,15 @@ def _counted(lines: list[str], what: str) -> Counter[str]:
 
 async def _app(url: str, phase: str, args: list[str] | None = None) -> App:
     """The phase's application; with the worker's ``args``, on its clock (``wake AHEAD``).
-    After a deploy, the recovering instance runs the next build, which continues the old."""
+    After a deploy, the recovering instance runs the next build, which continues the old (or
+    moves its trees to itself by its continuation)."""
     application = (
         crash_mcp_application()
         if phase.startswith("mcp-")
         else ContinuingCrashApplication
         if phase == "deploy" and args is not None
+        else FilingCrashApplication
+        if phase == "continue" and args is not None
         else CrashApplication
     )
     ahead = float(args[1]) if args is not None and args[0] == "wake" else 0.0
@@ -328,6 +335,8 @@ async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
         return paused.execution_id, ["vote", ids[0]]
     if phase in ("resume", "children", "guarded-resume", "asked-resume", "deploy"):
         return paused.execution_id, ["resume", ids[0]]
+    if phase == "continue":
+        return paused.execution_id, ["continue", ids[0]]
     return paused.execution_id, ["resume", ids[2], BOOM]
 
 
@@ -443,6 +452,8 @@ async def _trial(
             await app.close()
     broken += _results_kept(_runs(log), _runs(runs, "recovery"))
     assert final.record is not None
+    if phase == "continue":
+        broken += _moved_once(final)
     lines = _runs(runs)
     counts = next(
         (line.split() for line in _runs(log) if line.startswith("writes ")), ["", "0", "", "0"]
@@ -500,6 +511,19 @@ async def _left_alone(url: str, root: str | None, runs: Path) -> list[str]:
     ):
         problems.append("a build that does not serve the tree changed it")
     return problems
+
+
+def _moved_once(final: ExecutionOutput) -> list[str]:
+    """A tree the next build's continuation moved: once, whole — its three item calls mapped —
+    and it finished under the next build."""
+    assert final.record is not None
+    moves = [
+        (move.from_version, move.to_version, sorted(call.tool for call in move.calls))
+        for move in final.record.continuations
+    ]
+    if final.workflow_version != "2" or moves != [("1", "2", ["crash-filed-item-tool"] * 3)]:
+        return [f"the continuation moved the tree {moves} (now at {final.workflow_version})"]
+    return []
 
 
 def _responder(responder: str | None) -> str | None:
@@ -694,6 +718,7 @@ async def test_a_commit_that_did_not_wait_for_the_disk_lost_with_what_followed_l
         "ladder",
         "escalate",
         "vote",
+        "continue",
     ],
 )
 @pytest.mark.parametrize("kind", STORE_KINDS)

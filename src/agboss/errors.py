@@ -20,6 +20,7 @@ __all__ = [
     "AssemblyViolation",
     "BudgetExceededError",
     "ConfigurationError",
+    "ContinuationFailedError",
     "DefinitionChangedError",
     "DtoValidationError",
     "ExecutionFailedError",
@@ -659,6 +660,20 @@ class VersionNotServedError(DefinitionChangedError):
         "run it on a build that serves its version (the one it began on, or one whose "
         "workflow continues it: @workflow(continues=[...])); app.stranded() lists the trees "
         "no running build serves"
+    )
+
+
+class ContinuationFailedError(DefinitionChangedError):
+    """A workflow's continuation (``@workflow(continuation=...)``) could not map a waiting
+    tree's call to this build: it raised, or named a tool the agent lacks or asks no one
+    about, or gave arguments the tool does not take. Nothing is written and nothing fails:
+    the tree keeps waiting as it was, for a build that serves it (docs/deploying.md)."""
+
+    code = "definition.continuation-failed"
+    default_message = "the workflow's continuation could not map a waiting call to this build"
+    default_hint = (
+        "fix the continuation (agboss deploy-check runs it on every waiting call) and deploy "
+        "again, or let the build that began the tree finish it"
     )
 
 

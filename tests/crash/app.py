@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from agboss import (
     JoinInput,
     OnInterrupted,
     PauseAnswerer,
+    PendingCall,
     Quorum,
     Remind,
     ToolHandler,
@@ -377,6 +379,40 @@ class CrashVotedItemAgent: ...
 class CrashItemAgent: ...
 
 
+@tool(
+    name="crash-filed-item-tool",
+    description="Handles an item (the next build's name for it)",
+    input=ItemDto,
+    output=DoneDto,
+    channel=CrashApprovalChannel,
+    deps=[ExecutionContext],
+    on_interrupted=OnInterrupted.RERUN,
+)
+class CrashFiledItemTool(CrashItemTool):
+    """The item tool's run, under the name the next build gives it."""
+
+
+@agent(
+    name="crash-item-agent",
+    description="Handles one item",
+    prompt="Handle it.",
+    model="test/model",
+    tools=[CrashFiledItemTool],
+    input=ItemDto,
+    output=DoneDto,
+    max_validation_attempts=0,
+)
+class CrashFilingItemAgent:
+    """The next build's item agent: its tool renamed."""
+
+
+def filed(call: PendingCall) -> PendingCall:
+    """The next build's continuation: an item call, made by the tool's new name."""
+    if call.tool != "crash-item-tool":
+        return call
+    return replace(call, tool="crash-filed-item-tool")
+
+
 @join(name="crash-count-join", description="Counts", output=CountDto)
 class CrashCountJoin(JoinHandler[CountDto]):
     def join(self, input: JoinInput) -> CountDto:
@@ -399,11 +435,11 @@ class CrashStart: ...
 class CrashFinish: ...
 
 
-def _crash_flow() -> list[Any]:
+def _crash_flow(item_agent: type[Any] = CrashItemAgent) -> list[Any]:
     return [
         start(CrashStart)
         .returns(ItemsDto)
-        .to_each(CrashItemAgent, over="items")
+        .to_each(item_agent, over="items")
         .join(CrashCountJoin)
         .on_join_error(AgentFailedError, CrashRecoverJoin)
         .to_finish(CrashFinish)
@@ -422,6 +458,17 @@ class NextCrashWorkflow:
 @workflow(name="crash-workflow", version="2", flow=_crash_flow(), continues=["1"])
 class ContinuingCrashWorkflow:
     """The next build's, which moves the trees of 1 too."""
+
+
+@workflow(
+    name="crash-workflow",
+    version="2",
+    flow=_crash_flow(CrashFilingItemAgent),
+    continues=["1"],
+    continuation=filed,
+)
+class FilingCrashWorkflow:
+    """The next build's, which moves the trees of 1 to itself, their item calls renamed."""
 
 
 @workflow(
@@ -601,6 +648,13 @@ class NextCrashApplication:
 )
 class ContinuingCrashApplication:
     """A build of the next version that continues the old one's trees."""
+
+
+@application(
+    name="crash-application", workflows=[FilingCrashWorkflow], channels=[CrashInboxChannel]
+)
+class FilingCrashApplication:
+    """A build of the next version whose continuation moves the old one's trees to it."""
 
 
 class ProviderDownError(Exception):

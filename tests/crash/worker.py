@@ -59,6 +59,7 @@ from tests.crash.app import (
     CrashAskedWorkflow,
     CrashChildrenWorkflow,
     CrashWorkflow,
+    FilingCrashApplication,
     crash_mcp_application,
     model,
 )
@@ -213,7 +214,11 @@ async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
     # A phase that waits on time runs where it is due (`AheadClock`): ``wake AHEAD``.
     ahead = float(rest[0]) if phase == "wake" else 0.0
     app = await App.create(
-        crash_mcp_application() if mcp else CrashApplication,
+        crash_mcp_application()
+        if mcp
+        else FilingCrashApplication  # the next build, which moves the old one's tree to it
+        if phase == "continue"
+        else CrashApplication,
         store=store,
         providers=[FunctionProvider(model)],
         lease_ttl=LEASE_TTL,

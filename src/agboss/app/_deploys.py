@@ -8,8 +8,8 @@ from dataclasses import replace
 from agboss.app._instance import Instance
 from agboss.assembly import Assembly
 from agboss.context import DEFAULT_TENANT_ID
-from agboss.engine import blocked_versions
-from agboss.errors import DtoValidationError
+from agboss.engine import blocked_versions, unmappable
+from agboss.errors import ContinuationFailedError, DtoValidationError
 from agboss.inputs import check_optional_id
 from agboss.pauses import StrandedPage, list_stranded, stranded_of
 from agboss.records import NOT_SERVED, BlockedVersion, DeployCheck
@@ -17,6 +17,9 @@ from agboss.store.protocol import ExecutionRow, StrandedQuery
 
 MOST_LISTED = 10_000
 """The most trees a deploy check lists."""
+
+CONTINUATION_FAILS = "workflow.continuation-fails"
+"""The rule of a version whose waiting trees the workflow's continuation cannot move."""
 
 __all__ = ["Deploys"]
 
@@ -77,11 +80,15 @@ class Deploys(Instance):
             if (row.workflow, row.workflow_version) not in blocked:
                 blocked.add((row.workflow, row.workflow_version))
                 versions.append(_not_served(assembly, row))
+        # A version it maps by a continuation: the trees the continuation fails on, run dry.
+        failing = await unmappable(runtime, limit)
+        versions += _unmappable(failing[:limit])
+        trees = [*rows[:limit], *(root for root, _ in failing)]
         return DeployCheck(
             application=assembly.spec.name,
             versions=versions,
-            trees=[stranded_of(row) for row in rows[:limit]],
-            complete=len(rows) <= limit,
+            trees=[stranded_of(row) for row in trees[:limit]],
+            complete=len(trees) <= limit,
         )
 
 
@@ -102,3 +109,26 @@ def _not_served(assembly: Assembly, row: ExecutionRow) -> BlockedVersion:
             "build that serves it running until its trees end"
         )
     return BlockedVersion(workflow, version, NOT_SERVED, said)
+
+
+def _unmappable(
+    failing: list[tuple[ExecutionRow, ContinuationFailedError]],
+) -> list[BlockedVersion]:
+    """Each version whose trees its workflow's continuation failed on, with the first why."""
+    first: dict[tuple[str, str], ContinuationFailedError] = {}
+    counted: dict[tuple[str, str], int] = {}
+    for root, error in failing:
+        version = (root.workflow, root.workflow_version)
+        first.setdefault(version, error)
+        counted[version] = counted.get(version, 0) + 1
+    return [
+        BlockedVersion(
+            workflow,
+            version,
+            CONTINUATION_FAILS,
+            f"its workflow's continuation cannot move {counted[workflow, version]} waiting "
+            f"tree(s) of it to this build ({error.message}); fix the continuation, or keep the "
+            "build that began them running until they end",
+        )
+        for (workflow, version), error in first.items()
+    ]

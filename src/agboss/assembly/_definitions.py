@@ -133,6 +133,12 @@ class Assembly:
         application's, else `DEFAULT_MODEL_RETRY`."""
         return agent.retry_policy or self.spec.retry_policy or DEFAULT_MODEL_RETRY
 
+    @property
+    def continues_by_mapping(self) -> bool:
+        """Whether a workflow of this build moves the waiting trees of an earlier version to
+        itself by a continuation (``@workflow(continuation=...)``)."""
+        return any(d.spec.continuation is not None for d in self.workflows_by_name.values())
+
     def serves(self, workflow: str, version: str) -> bool:
         """Whether this build moves a tree whose root began as ``workflow`` ``version``."""
         return any(each.workflow == workflow and each.serves(version) for each in self.served)

@@ -67,6 +67,13 @@ class FlowRules(Walk):
             problem = pattern_problem(pattern)
             if problem is not None:
                 self.violate("workflow.continues", spec.name, problem)
+        if spec.continuation is not None and not spec.continues:
+            self.violate(
+                "workflow.continuation",
+                spec.name,
+                "declares a continuation but continues no earlier version; name the versions "
+                "whose waiting trees it maps: continues=[...]",
+            )
         if cls in self.compiling:
             self.violate(
                 "flow.recursive-workflow",

@@ -41,6 +41,7 @@ from agboss.inputs import InputLimits
 from agboss.mcp import McpServer
 from agboss.pii import PiiRule
 from agboss.policies import DEFAULT_HISTORY, History, RetryPolicy
+from agboss.records import PendingCall
 
 if TYPE_CHECKING:
     from agboss.flow import Flow
@@ -388,6 +389,7 @@ def workflow(
     budget: Budget | None = None,
     pii: Sequence[PiiRule] = (),
     continues: Sequence[str] = (),
+    continuation: Callable[[PendingCall], PendingCall] | None = None,
 ) -> Callable[[C], C]:
     """Declares a workflow.
 
@@ -402,11 +404,22 @@ def workflow(
         continues: Earlier versions whose waiting trees this build moves too, beside its own:
             each an exact version (``"1.0.0"``) or a prefix ending in ``*`` (``"1.0.*"``).
             Checked at `App.create` against what those trees wait on (docs/deploying.md).
+        continuation: Moves the waiting trees of the versions it continues to this build, on
+            purpose: called with each call such a tree waits on (`PendingCall`) when the tree
+            next moves here, it returns the call as this build makes it (a renamed tool, a
+            changed input). The tree runs under this version from then on, and its record
+            keeps the move (``record.continuations``). A pure function: the deploy check runs
+            it on every waiting call before traffic moves.
     """
     if isinstance(continues, str):
         raise ConfigurationError(
             f"@workflow(continues={continues!r}) takes a list of versions, not one string",
             hint=f"write continues=[{continues!r}]",
+        )
+    if continuation is not None and not callable(continuation):
+        raise ConfigurationError(
+            f"@workflow(continuation={continuation!r}) takes a function of a PendingCall",
+            hint="pass a function that returns the call as this build makes it",
         )
     return _attach(
         WorkflowSpec(
@@ -418,6 +431,7 @@ def workflow(
             budget=budget,
             pii=tuple(pii),
             continues=tuple(continues),
+            continuation=continuation,
         )
     )
 

@@ -7,6 +7,7 @@ is reachable from an application and checks them all at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
@@ -21,6 +22,7 @@ from agboss.inputs import InputLimits
 from agboss.mcp import McpServer
 from agboss.pii import PiiRule
 from agboss.policies import DEFAULT_HISTORY, History, RetryPolicy
+from agboss.records import PendingCall
 
 if TYPE_CHECKING:
     from agboss.flow import Flow
@@ -201,6 +203,10 @@ class WorkflowSpec(ComponentSpec):
     continues: tuple[str, ...] = ()
     """The earlier versions whose waiting trees this build moves too: each exact
     (``"1.0.0"``) or a prefix ending in ``*`` (``"1.0.*"``)."""
+    continuation: Callable[[PendingCall], PendingCall] | None = None
+    """Maps each waiting call of a tree of a version it continues to this build, when the
+    tree next moves on it: the tree then runs under this version (``None``: the trees of
+    versions it continues run as they began)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

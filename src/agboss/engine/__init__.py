@@ -5,6 +5,7 @@ Its rooms, from the ground up: `instance`, `trees`, `questions`, `steps`, `runs`
 what the others use, and this package what the rest of agboss uses.
 """
 
+from agboss.engine._continuing import unmappable
 from agboss.engine._engine import Engine
 from agboss.engine.instance import (
     LEASE_TTL,
@@ -58,5 +59,6 @@ __all__ = [
     "revoke",
     "shows_answers",
     "tool_of",
+    "unmappable",
     "validate_decision",
 ]

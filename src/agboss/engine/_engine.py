@@ -26,7 +26,9 @@ from pydantic import BaseModel, ValidationError
 from agboss.assembly import WorkflowDefinition
 from agboss.clock import TimerHandle
 from agboss.context import DEFAULT_TENANT_ID
+from agboss.engine._continuing import continue_tree, continue_waiting, moves_by_continuation
 from agboss.engine._pass import Pass, resolved_pauses
+from agboss.engine._retrying import retried_root
 from agboss.engine.instance import Runtime, build_record, check_build
 from agboss.engine.questions import (
     CallSaid,
@@ -58,14 +60,12 @@ from agboss.errors import (
     AgentFailedError,
     DefinitionChangedError,
     DtoValidationError,
-    FinalFailureError,
     LeaseLostError,
-    NotFailedError,
     StoreError,
     ThreadOwnerError,
-    ToolInterruptedError,
     UnknownExecutionError,
     UnknownWorkflowError,
+    VersionNotServedError,
 )
 from agboss.inputs import has_non_finite
 from agboss.observability import log_event, span
@@ -269,6 +269,10 @@ class Engine:
                 raise lacking(row.root_execution_id, f"the workflow {row.workflow!r}")
             if not runtime.assembly.serves(row.workflow, row.workflow_version):
                 raise not_served(row)
+            if moves_by_continuation(runtime, row) is not None:
+                # Its calls are asked anew: what was read of them with the lease is not read.
+                row = await continue_tree(runtime, writes, row)
+                start, resolved = replace(start, row=row, journal=None), None
             if resolved is None and not start.fresh:
                 resolved = await resolved_pauses(runtime, row)
             for pause in resolved or ():  # an answer this build cannot take: before any write
@@ -277,7 +281,10 @@ class Engine:
                         row.root_execution_id,
                         f"the tool {pause.ask.tool!r} of the agent {pause.agent!r}",
                     )
-        except DefinitionChangedError:
+        except DefinitionChangedError as error:
+            if isinstance(error, VersionNotServedError):  # moved to a later build meanwhile
+                said = Signal(SignalKind.ANSWERED, row.root_execution_id, runtime.holder)
+                writes.add(Announce(said))  # its answer is for a build that serves it
             # Nothing ran: the tree rests as it was (its wake-up kept), the lease freed.
             if start.was is not None and start.was is not row.status:
                 await writes.commit_one(
@@ -349,13 +356,19 @@ class Engine:
         return result
 
     async def record_answer(
-        self, resolve: ResolvePause, *, move: bool, intents: tuple[AppendStep, ...] = ()
+        self,
+        resolve: ResolvePause,
+        *,
+        move: bool,
+        intents: tuple[AppendStep, ...] = (),
+        version: str | None = None,
     ) -> tuple[PauseRecord | None, Held | None]:
         """Records an answer (Pending → Resolved, with its audit entry); with ``move``, takes
         the tree's lease for the pass that takes it in the same commit — with the ``intents``
-        of the tool it lets run, if it acquired the lease — and reads the answered step's scope of
-        the journal with it. The pause as resolved (``None``: it was not Pending any more —
-        nothing is recorded and no lease is kept), and the lease, when it was acquired with it."""
+        of the tool it lets run, if it acquired the lease and the root still runs under the
+        ``version`` it was read under — and reads the answered step's scope of the journal with
+        it. The pause as resolved (``None``: it was not Pending any more — nothing is recorded
+        and no lease is kept), and the lease, when it was acquired with it."""
         pause = resolve.pause
         if not move:
             # Any other instance that hears it moves the tree, else the sweep does.
@@ -367,11 +380,17 @@ class Engine:
             pause.root_execution_id,
             journal=_answered_scope(pause),
             intents=intents,
+            version=version,
         )
         if resolved is None and held is not None:  # not this call's to move: left as it was
             await held.release()
             return None, None
         return resolved, held
+
+    async def continue_waiting(self, root_execution_id: str, row: ExecutionRow) -> bool:
+        """Moves a waiting tree to this build by its workflow's continuation before an answer
+        to it is read (`continue_waiting`); whether its questions are to be read again."""
+        return await continue_waiting(self.runtime, self.wakeups, root_execution_id, row)
 
     async def cast_vote(self, vote: CastVote, *, move: bool) -> Voted:
         """Records a vote (`cast_vote`): counted once per voter, the one that decides the
@@ -436,7 +455,7 @@ class Engine:
             LeaseBusyError: Another instance's pass held the tree past ``resume_timeout``.
         """
         runtime = self.runtime
-        seen, cut_off = await _retried_root(runtime, tenant_id, execution_id, said)
+        seen, cut_off = await retried_root(runtime, tenant_id, execution_id, said)
         root_id = seen.execution_id
         held = await acquire_lease(runtime, root_id) or await self.wakeups.acquire_when_free(
             root_id, "nothing was retried", "retry again once it ends; app.get(...) reads it"
@@ -647,59 +666,6 @@ class Engine:
                 },
             )
             return None
-
-
-async def _retried_root(
-    runtime: Runtime, tenant_id: str, execution_id: str, said: CallSaid | None
-) -> tuple[ExecutionRow, ToolInterruptedError | None]:
-    """The root `Engine.retry` reopens (a child's id names its root), as read now: failed —
-    or running in the pass of the retry that reopened it (another instance's, at once) — and
-    the call cut off that failed it, when a person said how it went (``said``).
-
-    Raises:
-        UnknownExecutionError: No such execution for this tenant.
-        NotFailedError: The tree did not fail.
-        FinalFailureError: Its journal decided the failure (a call cut off under
-            ``OnInterrupted.FAIL`` included, unless ``said`` says how it went).
-        DtoValidationError: ``said`` for a failure that is no call cut off.
-        VersionNotServedError: This build does not serve the tree's version.
-    """
-    store = runtime.store
-    row = await store.executions.find(tenant_id, execution_id)
-    if row is not None and row.parent_execution_id is not None:
-        row = await store.executions.find(tenant_id, row.root_execution_id)
-    if row is None:
-        raise UnknownExecutionError(
-            f"no execution {execution_id} is known for this tenant",
-            hint="pass an execution_id that app.failed() lists, under the same tenant",
-        )
-    if not runtime.assembly.serves(row.workflow, row.workflow_version):
-        raise not_served(row)  # before anything is written: a build that serves it retries it
-    if row.status is ExecutionStatus.RUNNING and row.generation:
-        retries = await store.executions.retries(row.execution_id)
-        # Untouched since a retry reopened it: that retry's pass has not ended yet.
-        if retries and retries[-1].retried_at == row.updated_at:
-            return row, None
-    if row.status is not ExecutionStatus.FAILED:
-        raise NotFailedError(row.status.value, execution_id=row.execution_id)
-    error: BaseException | None = stored_error(row, runtime.assembly.error_classes)
-    while error is not None:
-        if isinstance(error, ToolInterruptedError) and said is not None:
-            return row, error  # a person checked: their word decides what was final
-        if isinstance(error, AgentFailedError) and error.final:
-            raise FinalFailureError(
-                error.code,
-                execution_id=row.execution_id,
-                cut_off=isinstance(error, ToolInterruptedError),
-            )
-        error = error.__cause__
-    if said is not None:
-        raise DtoValidationError(
-            f"call_ran= says how a call cut off went, and execution tree {row.execution_id} "
-            "failed on something else",
-            hint="retry it without call_ran= and call_result=",
-        )
-    return row, None
 
 
 _MOVING = (ExecutionStatus.RUNNING, ExecutionStatus.PAUSED, ExecutionStatus.WAITING)

@@ -28,6 +28,7 @@ from agboss.errors import (
     StoreOutcomeUnknownError,
     StoreUnavailableError,
     UnknownPauseError,
+    VersionNotServedError,
 )
 from agboss.models import Usage
 from agboss.pauses._answers import (
@@ -80,6 +81,9 @@ async def move_answered(engine: Engine, recorded: Recorded, *, record: bool) -> 
         )
     try:
         return await engine.move(execution_id, record=record, held=recorded.held)
+    except VersionNotServedError:
+        # Asked here, then moved to a later build by its continuation: left to that build.
+        return await engine.get(execution_id, tenant_id=recorded.tenant_id, record=record)
     except StoreError as error:
         raise AnswerNotMovedError(
             "the answer was recorded, but the store failed while the tree was moved on: "
@@ -119,6 +123,13 @@ async def record_answer(
     pause, row = found
     if row.workflow not in runtime.assembly.workflows_by_name:
         raise lacking(pause.root_execution_id, f"the workflow {row.workflow!r}")
+    if await engine.continue_waiting(pause.root_execution_id, row):
+        # Moved to this build by its continuation: its question is read as asked now.
+        kept = None
+        found = await runtime.store.pauses.find_with_execution(tenant, pause_id)
+        if found is None:
+            raise UnknownPauseError()
+        pause, row = found
     tool_of(runtime, pause)  # what the answer is read with: refused here if this build lacks it
     given = Given(credential(pause, credentials.owner_id, credentials.answered_by), decision, reply)
     ballot: Ballot = (
@@ -200,9 +211,13 @@ class _Alone:
             tell=shows_answers(channel),
         )
         intents = _intents(pause, tool_spec, decision, now) if move else ()
+        # A root read from what this instance keeps may have moved to a later build since.
+        version = row.workflow_version if row.execution_id == pause.root_execution_id else None
         in_doubt = False
         try:
-            resolved, held = await engine.record_answer(resolve, move=move, intents=intents)
+            resolved, held = await engine.record_answer(
+                resolve, move=move, intents=intents, version=version
+            )
         except StoreOutcomeUnknownError as unknown:
             resolved, held, in_doubt = await _settled(store, resolve, unknown), None, move
         if resolved is None:

@@ -3,7 +3,10 @@
 from agboss.records._deploys import (
     NOT_SERVED,
     BlockedVersion,
+    ContinuationRecord,
+    ContinuedCall,
     DeployCheck,
+    PendingCall,
     StrandedExecution,
     StrandedPage,
 )
@@ -38,6 +41,8 @@ __all__ = [
     "BlockedVersion",
     "ChildExecutionRecord",
     "ComponentRecord",
+    "ContinuationRecord",
+    "ContinuedCall",
     "DeployCheck",
     "ExecutionOutput",
     "ExecutionPauseEvent",
@@ -50,6 +55,7 @@ __all__ = [
     "PauseRecord",
     "PauseVote",
     "PauseVotes",
+    "PendingCall",
     "PendingPause",
     "RetryRecord",
     "Spend",

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agboss.enums import ExecutionStatus
 from agboss.models import Usage
+from agboss.records._deploys import ContinuationRecord
 
 __all__ = [
     "ChildExecutionRecord",
@@ -201,6 +202,9 @@ class ExecutionRecord(BaseModel):
         children: The child executions' records (workflow as a step).
         retries: The tree's retries (`App.retry`), oldest first, each with the failure it
             replaced (a root's record; a child's is empty).
+        continuations: The tree's moves to a new build by its workflow's continuation
+            (``@workflow(continuation=...)``), oldest first, each with the calls it mapped
+            (a root's record; a child's is empty).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -215,6 +219,7 @@ class ExecutionRecord(BaseModel):
     ledger: list[LedgerRecord] = Field(default_factory=list)
     children: list[ChildExecutionRecord] = Field(default_factory=list)
     retries: list[RetryRecord] = Field(default_factory=list)
+    continuations: list[ContinuationRecord] = Field(default_factory=list)
 
 
 class ChildExecutionRecord(ExecutionRecord):

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from agboss.records import ContinuationRecord
     from agboss.store.protocol import ExecutionRow
 
 __all__ = ["BuildRepository", "Served", "StrandedQuery", "WaitingBuild", "WaitingCall"]
@@ -115,6 +116,17 @@ class BuildRepository(Protocol):
     async def calls(self, workflows: Sequence[str]) -> list[WaitingCall]:
         """The calls the trees of ``workflows`` (by their root's) wait on: their questions
         pending, or answered and not yet taken by a pass."""
+        ...
+
+    async def waiting_trees(self, workflow: str, version: str, limit: int) -> list[ExecutionRow]:
+        """The root executions of ``version`` of ``workflow`` still to move (running, paused,
+        waiting), across tenants, oldest first by ``(created_at, execution_id)``: at most
+        ``limit``."""
+        ...
+
+    async def continuations(self, root_execution_id: str) -> list[ContinuationRecord]:
+        """A tree's moves to a new build by its workflow's continuation (`ContinueTree`),
+        oldest first."""
         ...
 
     async def serving(self, now: datetime) -> list[Served]:

@@ -8,7 +8,9 @@ began with it: each waiting call's tool in its agent, with the same schemas and 
 tree waited is replayed through its tool's name). Each is compared part by part with the parts
 the earlier build kept in the store (`agboss.store.protocol.BuildRepository.parts`). The flow
 itself is the workflow's to declare: continuing a version says that this flow reads its
-journals.
+journals. A workflow whose continuation maps the calls (``@workflow(continuation=...)``) needs
+only the child workflows: its calls are mapped when the tree moves (each to a tool asked of the
+same channel), and a call that ran replays from its journal.
 
 `App.create` refuses a build that lacks any of it; the deploy check lists it.
 """
@@ -63,6 +65,10 @@ def _call_lacks(
     call: WaitingCall,
     before: Mapping[str, str],
 ) -> Iterable[str]:
+    if definition.spec.continuation is not None:
+        # Its continuation maps the call to this build's when the tree moves, asked of the
+        # same channel: a dry run of it on each waiting call is the deploy check's.
+        return
     if assembly.tool_named(call.agent, call.tool) is None:
         yield f"the tool {call.tool} of the agent {call.agent} missing"
         return
@@ -116,7 +122,11 @@ def lacking_to_continue(
         for name in sorted(before):
             if name.startswith("workflow:"):
                 differs = _compared(name, before, definition.parts)
-            elif name.startswith("tool:") and name not in definition.parts:
+            elif (
+                name.startswith("tool:")
+                and name not in definition.parts
+                and definition.spec.continuation is None
+            ):
                 # A call made before the tree waited replays through its tool's name.
                 said = (workflow, version, fingerprint, name) in missing
                 differs = None if said else f"{name} removed"

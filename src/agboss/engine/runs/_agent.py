@@ -466,6 +466,9 @@ class AgentRun:
     ) -> ToolResult | Waiting:
         found = self.tools.get(call.name)
         if found is None:
+            ran = self.frame.journaled(self._key(iteration, f"tool-{index}"))
+            if ran is not None:  # ran under an earlier build that had it: replayed as it ran
+                return ToolResult.decode(ran.result_json)
             names = ", ".join([*self.tools, ANSWER_TOOL])
             return ToolResult(
                 f"Tool error: there is no tool {call.name!r}; use one of {names}", True
@@ -543,7 +546,21 @@ class AgentRun:
             record = record.model_copy(update={"usage": answer.usage})
         if decision.approved:
             if decision.override_arguments is not None:
-                args = tool_spec.input.model_validate(decision.override_arguments)
+                try:
+                    args = tool_spec.input.model_validate(decision.override_arguments)
+                except ValidationError as error:
+                    if not self.frame.runtime.assembly.continues_by_mapping:
+                        raise
+                    # Given for the call as an earlier build made it, on an instance of that
+                    # build, as this one's continuation moved the tree: never run.
+                    return await journal_refusal(
+                        self.frame,
+                        key,
+                        record,
+                        f"the arguments {approval.decided_by} gave do not fit {call.name} "
+                        f"since a deploy changed it: {describe_validation_error(error)}",
+                        taken,
+                    )
                 assert record.tool_call is not None
                 record = record.model_copy(
                     update={

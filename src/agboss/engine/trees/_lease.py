@@ -276,9 +276,11 @@ def acquire(
     journal: tuple[str, str] | None,
     intents: tuple[AppendStep, ...] = (),
     answered: ResolvePause | None = None,
+    version: str | None = None,
 ) -> AcquireLease:
     """The write that acquires a tree's lease for this instance (see `AcquireLease`), with the
-    ``intents`` it journals only if it acquired the lease (and recorded ``answered``)."""
+    ``intents`` it journals only if it acquired the lease (and recorded ``answered``, and the
+    root runs under ``version`` when it is given)."""
     return AcquireLease(
         root_execution_id,
         runtime.holder,
@@ -289,6 +291,7 @@ def acquire(
         intents=intents,
         grant_id=uuid.uuid4().hex if intents else None,
         answered=answered if intents else None,
+        version=version,
     )
 
 
@@ -311,9 +314,11 @@ async def commit_acquiring_lease(
     *,
     journal: tuple[str, str] | None,
     intents: tuple[AppendStep, ...] = (),
+    version: str | None = None,
 ) -> tuple[T, Held | None]:
     """Commits ``write`` and acquires the tree's lease for a pass in the same transaction (with
-    ``intents`` if it acquired it); the write's result, and the lease when it was free."""
+    ``intents`` if it acquired it, made under the root's ``version``); the write's result, and
+    the lease when it was free."""
     at = Lease.moment(runtime)
     answered = write if isinstance(write, ResolvePause) else None
     take = acquire(
@@ -323,6 +328,7 @@ async def commit_acquiring_lease(
         journal=journal,
         intents=intents,
         answered=answered,
+        version=version,
     )
     # The lease row first, as a pass's transactions lock it: see `LockTree`.
     results = await runtime.store.write([LockTree(root_execution_id), write, take])

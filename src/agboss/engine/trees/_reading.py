@@ -21,8 +21,11 @@ from agboss.engine.trees._failures import failure_record
 from agboss.engine.trees._frame import ATTEMPT, ATTEMPT_FAILED
 from agboss.enums import ExecutionStatus
 from agboss.models import Usage
+from agboss.pii import PiiPolicy
 from agboss.records import (
     ChildExecutionRecord,
+    ContinuationRecord,
+    ContinuedCall,
     ExecutionOutput,
     ExecutionRecord,
     LedgerRecord,
@@ -364,6 +367,7 @@ class TreeReader:
                 ledger=ledger,
                 children=records,
                 retries=retries,
+                continuations=await self._continuations(row, policy),
             )
             children = [
                 self._child_output(kid, tree, kid_record, waiting)
@@ -421,6 +425,30 @@ class TreeReader:
             spend=tree.spend(node),
             workflow_version=node.workflow_version,
             workflow_fingerprint=node.fingerprint,
+        )
+
+    async def _continuations(
+        self, row: ExecutionRow, policy: PiiPolicy
+    ) -> list[ContinuationRecord]:
+        """A root's moves to a new build, each call's arguments masked as a step's are."""
+        moves = await self.runtime.store.builds.continuations(row.execution_id)
+        if not self.outside.masks:
+            return moves
+        return [
+            move.model_copy(update={"calls": [self._masked(call, policy) for call in move.calls]})
+            for move in moves
+        ]
+
+    def _masked(self, call: ContinuedCall, policy: PiiPolicy) -> ContinuedCall:
+        found = self.runtime.assembly.tool_named(call.agent, call.tool)
+        dto = None if found is None else found[1].input
+        shown = self.outside.arguments
+        return call.model_copy(
+            update={
+                # The earlier build's tool may be gone: its arguments are masked by kind.
+                "before_arguments": shown(call.before_arguments, None, policy),
+                "arguments": shown(call.arguments, dto, policy),
+            }
         )
 
     async def _steps(

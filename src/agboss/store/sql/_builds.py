@@ -1,6 +1,7 @@
 """Builds in SQL: each definition's parts kept by its fingerprint (`RecordBuild`), the builds
 whose executions have not ended and what they wait on, the running instances and what they
-serve (`KeepInstance`), and the trees none serves — written once for every dialect."""
+serve (`KeepInstance`), the trees none serves, and a tree moved to a new build by its
+workflow's continuation (`ContinueTree`) — written once for every dialect."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from agboss.records import ContinuationRecord
 from agboss.store._rows import EXECUTION_READ, execution_of
 from agboss.store._times import to_micros
 from agboss.store.protocol import (
@@ -22,7 +24,7 @@ from agboss.store.sql._dialect import Returns, Sql
 from agboss.store.sql._driver import Driver
 from agboss.store.sql._serving import served_by_root
 from agboss.store.sql._statements import Ops, do
-from agboss.store.writes import KeepInstance, LeaveInstance, RecordBuild
+from agboss.store.writes import ContinueTree, KeepInstance, LeaveInstance, RecordBuild
 
 __all__ = ["BUILD_OPS", "SqlBuildRepository", "record_build"]
 
@@ -65,7 +67,52 @@ def _leave_instance(write: LeaveInstance) -> Ops:
     yield do("DELETE FROM instances WHERE instance_id = ?", write.instance_id)
 
 
+def _continue_tree(write: ContinueTree) -> Ops:
+    entry = write.entry
+    root = write.fence.root_execution_id
+    if write.build is not None:
+        yield from record_build(write.build)
+    yield do(
+        "UPDATE executions SET workflow_version = ?, fingerprint = ? WHERE execution_id = ?",
+        entry.to_version,
+        entry.to_fingerprint,
+        root,
+    )
+    for moved in write.moved:
+        pause, was = moved.pause, moved.was
+        answer = None if was.answer is None else was.answer.model_dump_json()
+        now = None if pause.answer is None else pause.answer.model_dump_json()
+        yield do(
+            "UPDATE pauses SET ask_json = ?, step_json = ?, "
+            # A decision's arguments are mapped only as read: one recorded meanwhile stays.
+            "answer_json = CASE WHEN answer_json = ? THEN ? ELSE answer_json END "
+            "WHERE tenant_id = ? AND pause_id = ?",
+            pause.ask.model_dump_json(),
+            pause.step.model_dump_json(),
+            answer,
+            now,
+            pause.tenant_id,
+            pause.pause_id,
+        )
+        yield do(
+            "UPDATE steps SET result_json = ? WHERE execution_id = ? AND step_key = ?",
+            moved.turn_json,
+            pause.execution_id,
+            moved.turn_key,
+        )
+    yield do(
+        "INSERT INTO continuations (root_execution_id, seq, continued_at, entry_json) "
+        "VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM continuations "
+        "WHERE root_execution_id = ?), ?, ?)",
+        root,
+        root,
+        to_micros(datetime.fromisoformat(entry.continued_at)),
+        entry.model_dump_json(),
+    )
+
+
 BUILD_OPS: dict[type[Any], Callable[[Any], Ops]] = {
+    ContinueTree: _continue_tree,
     RecordBuild: record_build,
     KeepInstance: _keep_instance,
     LeaveInstance: _leave_instance,
@@ -139,6 +186,29 @@ class SqlBuildRepository:
             )
             for r in rows
         ]
+
+    async def waiting_trees(self, workflow: str, version: str, limit: int) -> list[ExecutionRow]:
+        rows = await self._driver.read(
+            Sql(
+                f"SELECT {EXECUTION_READ} FROM executions AS e "
+                "WHERE e.parent_execution_id IS NULL AND e.status IN ('running', 'paused', "
+                "'waiting') AND e.workflow = ? AND e.workflow_version = ? "
+                "ORDER BY e.created_at, e.execution_id LIMIT ?",
+                (workflow, version, limit),
+                Returns.ALL,
+            )
+        )
+        return [execution_of(row) for row in rows]
+
+    async def continuations(self, root_execution_id: str) -> list[ContinuationRecord]:
+        rows = await self._driver.read(
+            Sql(
+                "SELECT entry_json FROM continuations WHERE root_execution_id = ? ORDER BY seq",
+                (root_execution_id,),
+                Returns.ALL,
+            )
+        )
+        return [ContinuationRecord.model_validate_json(row[0]) for row in rows]
 
     async def serving(self, now: datetime) -> list[Served]:
         rows = await self._driver.read(

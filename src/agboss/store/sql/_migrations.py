@@ -387,6 +387,20 @@ def _instances(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _continuations(dialect: Dialect) -> list[Sql]:
+    """The moves of waiting trees to a new build by their workflow's continuation, each with
+    the calls it mapped: the audit trail of a tree that runs under another build than the one
+    it began on."""
+    keyed = ' COLLATE "C"' if dialect.name == "postgres" else ""
+    return [
+        Sql(
+            f"CREATE TABLE continuations (root_execution_id TEXT{keyed} NOT NULL, "
+            "seq INTEGER NOT NULL, continued_at BIGINT NOT NULL, entry_json TEXT NOT NULL, "
+            "PRIMARY KEY (root_execution_id, seq))"
+        ),
+    ]
+
+
 Step: TypeAlias = Callable[[Dialect], "list[Sql] | Generator[Sql, Any, None]"]
 """A schema step: its statements, or a generator of them that reads what a statement returned
 (a row's value computed in Python)."""
@@ -415,6 +429,7 @@ STEPS: tuple[Step, ...] = (
     _resting_paths,
     _fingerprints,
     _instances,
+    _continuations,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

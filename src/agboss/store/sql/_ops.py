@@ -368,6 +368,8 @@ def _acquire_lease(write: AcquireLease) -> Ops:
                     "WHERE EXISTS (SELECT 1 FROM leases WHERE root_execution_id = ? "
                     "AND grant_id = ?) AND EXISTS (SELECT 1 FROM pauses WHERE tenant_id = ? "
                     "AND pause_id = ? AND status = ? AND resolved_at = ? AND answer_json = ?) "
+                    "AND EXISTS (SELECT 1 FROM executions WHERE execution_id = ? "
+                    "AND workflow_version = COALESCE(?, workflow_version)) "
                     "ON CONFLICT DO NOTHING RETURNING step_key",
                     intent.execution_id,
                     entry.key,
@@ -383,6 +385,8 @@ def _acquire_lease(write: AcquireLease) -> Ops:
                     answered.status.value,
                     to_micros(answered.now),
                     answered.answer.model_dump_json(),
+                    root_execution_id,
+                    write.version,
                 )
             )
         )

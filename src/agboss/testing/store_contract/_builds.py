@@ -1,18 +1,26 @@
 """The store contract's builds: each execution keeps the fingerprint of the build it began
-under, each definition's parts are kept once by fingerprint, and the builds whose executions
-have not ended are counted, with the calls their trees wait on."""
+under, each definition's parts are kept once by fingerprint, the builds whose executions
+have not ended are counted, with the calls their trees wait on, and a tree moved to a new
+build by its workflow's continuation is moved whole, under its lease, with its audit entry."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from agboss.dto import ToolCallApprovalAskDto
+import pytest
+
+from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
-from agboss.store.protocol import Store, WaitingBuild, WaitingCall
+from agboss.errors import LeaseLostError
+from agboss.records import ContinuationRecord, ContinuedCall, PauseAnswer, PauseRecord
+from agboss.store.protocol import Fence, Store, WaitingBuild, WaitingCall
 from agboss.store.writes import (
+    AppendStep,
     CancelPendingUnder,
+    ContinueTree,
     InsertChild,
     InsertPause,
+    MovedCall,
     RecordBuild,
     ResolvePause,
     SetExecutionStatus,
@@ -21,6 +29,7 @@ from agboss.testing.store_contract._support import (
     ANSWER,
     NOW,
     Contract,
+    make_entry,
     make_pause,
     make_row,
 )
@@ -127,3 +136,84 @@ class BuildContract(Contract):
         assert [call.version for call in await store.builds.calls([OFFICE])] == ["1", "1"]
         assert await store.builds.calls(["other"]) == []
         assert await store.builds.calls([]) == []
+
+    async def test_a_tree_moved_by_a_continuation_runs_under_the_new_build_with_its_calls_mapped(
+        self, store: Store
+    ) -> None:
+        root = replace(make_row(), fingerprint="f1")
+        fence = await self._begin(store, root)
+        turn_key = "1:a#0/turn-0/model"
+        turn = replace(make_entry(turn_key), result_json='{"content": "", "tool_calls": []}')
+        asked = [
+            make_pause(letter * 32, f"1:a#0/turn-0/tool-{n}") for n, letter in enumerate("abc")
+        ]
+        await store.write(
+            [AppendStep("ex-1", turn, NOW), *(InsertPause(pause) for pause in asked)], fence=fence
+        )
+        given = PauseAnswer(decision=_approved({"n": 2}), responder="u")
+        for letter in "bc":
+            pause = await self._stored(store, letter)
+            await store.write(
+                [ResolvePause(pause, PauseStatus.RESOLVED, PauseResolution.REPLIED, given, NOW)]
+            )
+        pending, answered, changed = [await self._stored(store, letter) for letter in "abc"]
+        filed = ToolCallApprovalAskDto(tool="file-expense-tool", call_id="c1", arguments={"c": 1})
+        mapped_answer = PauseAnswer(decision=_approved({"c": 2}), responder="u")
+        mapped = '{"content":"","tool_calls":[{"id":"c1","name":"file-expense-tool"}]}'
+        entry = ContinuationRecord(
+            continued_at=NOW.isoformat(),
+            from_version="1",
+            to_version="2",
+            from_fingerprint="f1",
+            to_fingerprint="f2",
+            calls=[
+                ContinuedCall(
+                    execution_id="ex-1",
+                    step=pending.step_key,
+                    agent="office-agent",
+                    before_tool="book-expense-tool",
+                    before_arguments={"n": 1},
+                    tool="file-expense-tool",
+                    arguments={"c": 1},
+                )
+            ],
+        )
+        moved = (
+            MovedCall(replace(pending, ask=filed), pending, turn_key, mapped),
+            MovedCall(
+                replace(answered, ask=filed, answer=mapped_answer), answered, turn_key, mapped
+            ),
+            # Read before its answer came: the answer recorded meanwhile stays as it was.
+            MovedCall(
+                replace(changed, ask=filed),
+                replace(changed, status=PauseStatus.PENDING, answer=None, resolved_at=None),
+                turn_key,
+                mapped,
+            ),
+        )
+        build = RecordBuild((("f2", OFFICE, "2", {"flow": "f2"}),), NOW)
+        move = ContinueTree(fence, entry, moved, build)
+        with pytest.raises(LeaseLostError):  # under the tree's lease only
+            await store.write([move], fence=Fence("ex-1", "someone-else", fence.epoch + 1))
+        assert await store.builds.continuations("ex-1") == []
+        await store.write([move], fence=fence)
+        row = await store.executions.find("acme", "ex-1")
+        assert row is not None
+        assert (row.workflow_version, row.fingerprint) == ("2", "f2")
+        now = [await self._stored(store, letter) for letter in "abc"]
+        assert [pause.ask for pause in now] == [filed] * 3
+        assert [pause.answer for pause in now] == [None, mapped_answer, given]
+        journal = await store.journal.load("ex-1", "1:a#0/turn-0/")
+        assert journal[turn_key].result_json == mapped
+        assert await store.builds.parts(["f2"]) == {"f2": {"flow": "f2"}}
+        assert await store.builds.continuations("ex-1") == [entry]
+        assert await store.builds.continuations("ex-9") == []
+
+    async def _stored(self, store: Store, letter: str) -> PauseRecord:
+        found = await store.pauses.find_by_tenant_id_and_pause_id("acme", letter * 32)
+        assert found is not None
+        return found
+
+
+def _approved(arguments: dict[str, int]) -> ToolCallApprovalDecisionDto:
+    return ToolCallApprovalDecisionDto(approved=True, override_arguments=arguments)
