@@ -455,11 +455,6 @@ class NextCrashWorkflow:
     """The next build's: a new version, which does not continue 1."""
 
 
-@workflow(name="crash-workflow", version="2", flow=_crash_flow(), continues=["1"])
-class ContinuingCrashWorkflow:
-    """The next build's, which moves the trees of 1 too."""
-
-
 @workflow(
     name="crash-workflow",
     version="2",
@@ -641,13 +636,6 @@ class CrashApplication: ...
 class NextCrashApplication:
     """A build of the next version beside the old one (a rolling deploy): it moves none of the
     old one's trees."""
-
-
-@application(
-    name="crash-application", workflows=[ContinuingCrashWorkflow], channels=[CrashInboxChannel]
-)
-class ContinuingCrashApplication:
-    """A build of the next version that continues the old one's trees."""
 
 
 @application(
