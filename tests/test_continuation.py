@@ -7,7 +7,8 @@ that cannot map a call moves nothing: the tree waits as it was."""
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -182,17 +183,27 @@ def _opened(
     return test_with(application, store=url, clock=clock, dependencies=recording(ran))
 
 
-@pytest.mark.parametrize("kind", STORE_KINDS)
-async def test_a_continuation_moves_a_waiting_tree_to_the_new_build_and_runs_the_mapped_call_once(
-    kind: str, tmp_path: Path
-) -> None:
+@asynccontextmanager
+async def _side_by_side(
+    kind: str, tmp_path: Path, next_build: type
+) -> AsyncIterator[tuple[TestEnv, DeskRecorder, TestEnv, DeskRecorder]]:
+    """The office application's 1.0.0 and ``next_build`` open side by side on one store and
+    clock: each build with what its tools ran."""
     clock = TestClock(datetime.now(UTC))
     old_ran, new_ran = DeskRecorder(), DeskRecorder()
     async with (
         store_url(kind, tmp_path) as url,
         _opened(OfficeApplication, url, clock, old_ran) as old,
-        _opened(IN_CENTS, url, clock, new_ran) as new,
+        _opened(next_build, url, clock, new_ran) as new,
     ):
+        yield old, old_ran, new, new_ran
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_continuation_moves_a_waiting_tree_to_the_new_build_and_runs_the_mapped_call_once(
+    kind: str, tmp_path: Path
+) -> None:
+    async with _side_by_side(kind, tmp_path, IN_CENTS) as (old, old_ran, new, new_ran):
         old.mock_llm(OfficeAgent).then_return(BOTH)
         began = await _paused(old)
         assert began.workflow_version == "1.0.0"
@@ -319,13 +330,7 @@ async def test_a_call_that_ran_under_the_earlier_build_replays_from_its_journal_
 async def test_arguments_an_approver_gave_for_the_call_before_the_deploy_never_run(
     kind: str, tmp_path: Path
 ) -> None:
-    clock = TestClock(datetime.now(UTC))
-    old_ran, new_ran = DeskRecorder(), DeskRecorder()
-    async with (
-        store_url(kind, tmp_path) as url,
-        _opened(OfficeApplication, url, clock, old_ran) as old,
-        _opened(BOOKED_IN_CENTS, url, clock, new_ran) as new,
-    ):
+    async with _side_by_side(kind, tmp_path, BOOKED_IN_CENTS) as (old, old_ran, new, new_ran):
         old.mock_llm(OfficeAgent).then_return(BOTH)
         script = new.mock_llm(BOOKING_AGENT).then_return(DONE)
         began = await _paused(old)

@@ -353,6 +353,30 @@ class StoreContract(
     async def test_an_intent_is_journaled_with_the_answer_that_took_the_lease(
         self, store: Store
     ) -> None:
+        answer, wanted = await self._answered_with_intent(store)
+        acquired = (await store.write([answer, wanted]))[wanted]
+        assert acquired is not None
+        assert acquired.intents == frozenset({"1:a#0/turn-0/tool-0/attempt-1"})
+        assert acquired.journal is not None
+        assert list(acquired.journal.steps) == ["1:a#0/turn-0/tool-0/attempt-1"]  # read with it
+
+    async def test_an_intent_is_journaled_only_under_the_version_it_was_made_for(
+        self, store: Store
+    ) -> None:
+        answer, wanted = await self._answered_with_intent(store)  # the root at version "1"
+        # Made for a build of another version than the root runs under now (a continuation
+        # moved it): the answer is recorded and the lease acquired, the intent not journaled.
+        wanted = replace(wanted, version="0.9")
+        results = await store.write([answer, wanted])
+        acquired = results[wanted]
+        assert results[answer] is not None
+        assert acquired is not None
+        assert acquired.intents == frozenset()
+        assert await store.journal.load("ex-1", "1:a#0/") == {}
+
+    async def _answered_with_intent(self, store: Store) -> tuple[ResolvePause, AcquireLease]:
+        """An answer to a tree's one question, its lease free, and the write that acquires
+        the lease with the intent of the call the answer lets run."""
         fence = await self._begin(store)
         await store.write([InsertPause(make_pause())], fence=fence)
         await store.write([ReleaseLease(fence)], fence=fence)
@@ -368,38 +392,7 @@ class StoreContract(
             grant_id="g1",
             answered=answer,
         )
-        acquired = (await store.write([answer, wanted]))[wanted]
-        assert acquired is not None
-        assert acquired.intents == frozenset({"1:a#0/turn-0/tool-0/attempt-1"})
-        assert acquired.journal is not None
-        assert list(acquired.journal.steps) == ["1:a#0/turn-0/tool-0/attempt-1"]  # read with it
-
-    async def test_an_intent_is_journaled_only_under_the_version_it_was_made_for(
-        self, store: Store
-    ) -> None:
-        fence = await self._begin(store)  # version "1"
-        await store.write([InsertPause(make_pause())], fence=fence)
-        await store.write([ReleaseLease(fence)], fence=fence)
-        intent = AppendStep("ex-1", make_entry("1:a#0/turn-0/tool-0/attempt-1"), NOW)
-        answer = await answer_of(store)
-        # Made for a build of another version than the root runs under now (a continuation
-        # moved it): the answer is recorded and the lease acquired, the intent not journaled.
-        wanted = AcquireLease(
-            "ex-1",
-            "b",
-            TTL,
-            NOW,
-            intents=(intent,),
-            grant_id="g1",
-            answered=answer,
-            version="0.9",
-        )
-        results = await store.write([answer, wanted])
-        acquired = results[wanted]
-        assert results[answer] is not None
-        assert acquired is not None
-        assert acquired.intents == frozenset()
-        assert await store.journal.load("ex-1", "1:a#0/") == {}
+        return answer, wanted
 
     async def test_a_lease_acquired_for_a_pass_says_whether_a_pause_still_waits(
         self, store: Store
