@@ -7,7 +7,9 @@ starts a local server and sets it). Each test gets a schema of its own, dropped 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -91,3 +93,19 @@ async def made_store(kind: str, folder: Path) -> AsyncIterator[Store]:
         yield PostgresStore(POSTGRES_URL, schema, max_connections=4)
     finally:
         await drop_schema(schema)
+
+
+async def edit_rows(url: str, statement: str, *params: Any) -> int:
+    """Runs one statement (``?`` placeholders) on the store at ``url`` behind agboss's back,
+    as a database user could: how many rows it changed."""
+    if url.startswith("sqlite:///"):
+        path = url.removeprefix("sqlite:///")
+        with contextlib.closing(sqlite3.connect(path)) as connection, connection:
+            return connection.execute(statement, params).rowcount
+    from psycopg import AsyncConnection, sql
+
+    base, _, schema = url.partition("?schema=")
+    async with await AsyncConnection.connect(base, autocommit=True) as connection:
+        await connection.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+        cursor = await connection.execute(statement.replace("?", "%s"), params)
+        return cursor.rowcount

@@ -78,7 +78,13 @@ def test_migrate_list_resume_and_cancel_from_the_command_line(url: str) -> None:
     assert answered_shown["status"] == "resolved"  # recorded; the tree moves with a pass
     assert answered_shown["responder"] == "user-1"
     assert answered_shown["resolved_at"] is not None
-    assert answered_shown["decision"] == {"approved": False, "reason": "not now"}
+    # Recorded against the question it decided: the digest the question shows.
+    assert len(answered_shown["digest"]) == 64
+    assert answered_shown["decision"] == {
+        "approved": False,
+        "reason": "not now",
+        "digest": answered_shown["digest"],
+    }
     cancelled = runner.invoke(cli, ["cancel", "th-typo", "--app", APP, "--store", url])
     assert cancelled.exit_code == 1
     assert "thread.unknown" in cancelled.output

@@ -515,7 +515,7 @@ async def test_a_pause_goes_pending_sent_then_resolved_then_taken_on_the_clock(
     assert taken.resolution is PauseResolution.REPLIED
     assert taken.resolved_at == asked.asked_at + timedelta(minutes=5)
     assert taken.answer is not None
-    assert taken.answer.decision == approve()
+    assert taken.answer.decision == approve().model_copy(update={"digest": asked.ask.digest})
 
 
 async def test_a_reply_that_lands_while_send_is_still_returning_is_taken_at_once(
@@ -689,7 +689,8 @@ async def test_record_pauses_lists_every_resolved_pause_in_the_order_asked(env: 
     assert deposit.answered_by is PauseAnswerer.CHANNEL
     assert deposit.role == "deposit-approval-channel"
     assert deposit.resolution is PauseResolution.REPLIED
-    assert deposit.decision == approve()
+    assert deposit.decision.model_copy(update={"digest": None}) == approve()
+    assert deposit.decision.digest is not None  # the question's, bound to it (test_digests)
     assert deposit.step.tool_call is not None
     assert deposit.step.tool_call.tool == "return-deposit-tool"
     assert deposit.step.agent.name == "office-agent"

@@ -101,6 +101,7 @@ PUBLIC = [
     "PiiRefusedError",
     "PiiRule",
     "Provide",
+    "QuestionChangedError",
     "Quorum",
     "QuorumAsk",
     "QuorumGroup",

@@ -150,7 +150,14 @@ async def test_a_post_records_the_owners_decision_and_the_tree_moves(
     assert receipt["pause_ref"] == pause_ref(pause_id)
     assert "pause_id" not in receipt  # the id stays on the server
     assert receipt["responder"] == "user-1"
-    assert receipt["decision"] == {"approved": True, "reason": "fine", "override_arguments": None}
+    asked = (await served.env.app.describe_pause(pause_id)).pause.ask
+    assert receipt["decision"] == {
+        "approved": True,
+        "reason": "fine",
+        "override_arguments": None,
+        "digest": asked.digest,  # bound to the question it decided
+        "override_digest": None,
+    }
     assert receipt["repeated"] is False
     await eventually(lambda: recorded.runs == ["book-expense taxi"], "the booking")
 

@@ -46,6 +46,10 @@ class ToolCallApprovalAskDto(BaseModel):
             question the tool asked mid-call, the question and its schema).
         kind: What is asked: approve the call, answer the tool's question, or run again a
             call that may have run (`PauseKind`).
+        digest: What it asks, digested — the tool, its definition's fingerprint and the
+            arguments as asked — keyed by the question's secret id (``None``: asked before
+            agboss digested questions). A decision records the digest it answered; the call
+            runs only as decided (docs/pauses.md).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -54,6 +58,7 @@ class ToolCallApprovalAskDto(BaseModel):
     call_id: str
     arguments: dict[str, Any]
     kind: PauseKind = PauseKind.APPROVAL
+    digest: str | None = None
 
 
 class ToolCallApprovalDecisionDto(BaseModel):
@@ -64,6 +69,12 @@ class ToolCallApprovalDecisionDto(BaseModel):
         reason: Why, in the answerer's words; a rejected call's reason is read by the model.
         override_arguments: With ``approved=True`` only: arguments to run the tool with
             instead of the model's, a valid input of the tool.
+        digest: The digest of the question it decides (`ToolCallApprovalAskDto.digest`).
+            An answerer may give it, whole or as shown (its first 12 characters), to say
+            what it saw: an answer to a question that asks otherwise now is refused. Recorded
+            by agboss with every answer it reads.
+        override_digest: Recorded by agboss (never given): the digest of the call
+            ``override_arguments`` make, the one that runs.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -72,6 +83,8 @@ class ToolCallApprovalDecisionDto(BaseModel):
     approved: StrictBool
     reason: StrictStr | None = None
     override_arguments: dict[str, Any] | None = Field(default=None)
+    digest: StrictStr | None = None
+    override_digest: StrictStr | None = None
 
 
 @functools.cache

@@ -38,6 +38,7 @@ __all__ = [
     "PauseAnswererError",
     "PauseExpiredError",
     "PiiRefusedError",
+    "QuestionChangedError",
     "RecordedError",
     "ReplyInterpreterMissingError",
     "StepFailedError",
@@ -353,6 +354,15 @@ class NotPausedError(AgbossError):
             f"the pause is not waiting for an answer (it is {status})",
             hint="nothing to do: an answer was already taken, or the question was withdrawn",
         )
+
+
+class QuestionChangedError(AgbossError):
+    """An answer says it decides a question (its ``digest``) that the pause no longer asks:
+    what was shown is not what waits. Nothing is recorded; the pause keeps waiting."""
+
+    code = "pause.question-changed"
+    default_message = "the question changed since it was shown: the answer decides another one"
+    default_hint = "read the question again (app.describe_pause) and answer what it asks now"
 
 
 class NotFailedError(AgbossError):

@@ -133,6 +133,15 @@ class Assembly:
         application's, else `DEFAULT_MODEL_RETRY`."""
         return agent.retry_policy or self.spec.retry_policy or DEFAULT_MODEL_RETRY
 
+    def tool_definition(self, tool: str) -> str | None:
+        """A tool's part of the fingerprints of the workflows that run it (``tool:<name>``: its
+        schemas, channel and ``on_interrupted``), as this build defines it; ``None`` when no
+        workflow runs it."""
+        part = f"tool:{tool}"
+        return next(
+            (d.parts[part] for d in self.workflows_by_name.values() if part in d.parts), None
+        )
+
     @property
     def continues_by_mapping(self) -> bool:
         """Whether a workflow of this build moves the waiting trees of an earlier version to

@@ -182,6 +182,7 @@ def show_pause(
             "kind": found.pause.ask.kind.value,
             "tool": found.pause.ask.tool,
             "arguments": found.pause.ask.arguments,
+            "digest": found.pause.ask.digest,
             "responder": found.responder,
             "resolved_at": None if found.resolved_at is None else found.resolved_at.isoformat(),
             "decision": None if decision is None else decision.model_dump(exclude_none=True),

@@ -52,12 +52,16 @@ class ApprovalAsk(Generic[ArgsT]):
         kind: What is asked: `PauseKind.APPROVAL` (may it run?), `PauseKind.TOOL_INPUT` (the
             tool's question, in ``arguments``) or `PauseKind.INTERRUPTED` (the call may have
             run already: run it again, as it was?).
+        digest: What it asks, digested (`ToolCallApprovalAskDto.digest`): a channel shows it
+            beside the question (its first characters, `agboss.records.shown_digest`), so
+            that what was decided can be told from what was shown.
     """
 
     tool: str
     call_id: str
     arguments: ArgsT
     kind: PauseKind = PauseKind.APPROVAL
+    digest: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

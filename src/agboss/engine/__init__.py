@@ -18,6 +18,7 @@ from agboss.engine.instance import (
 )
 from agboss.engine.questions import (
     Grant,
+    bound_decision,
     call_said,
     cancel_thread,
     emit_pause_event,
@@ -44,6 +45,7 @@ __all__ = [
     "Held",
     "Runtime",
     "blocked_versions",
+    "bound_decision",
     "call_said",
     "cancel_thread",
     "emit_pause_event",

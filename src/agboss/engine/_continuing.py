@@ -34,7 +34,13 @@ from agboss.enums import PauseKind, PauseStatus
 from agboss.errors import ContinuationFailedError
 from agboss.models import ChatResponse
 from agboss.observability import log_event
-from agboss.records import ContinuationRecord, ContinuedCall, PauseRecord, PendingCall
+from agboss.records import (
+    ContinuationRecord,
+    ContinuedCall,
+    PauseRecord,
+    PendingCall,
+    call_digest,
+)
 from agboss.store.protocol import ExecutionRow
 from agboss.store.writes import ContinueTree, MovedCall
 
@@ -232,18 +238,22 @@ def _mapped(
             root, pause, f"its arguments for {made.tool}: {describe_validation_error(error)}"
         ) from error
     now = valid.model_dump(mode="json")
-    if made.tool == pause.ask.tool and now == arguments:
-        return None
-    answer = pause.answer
-    if answer is not None and override is not None:
-        answer = answer.model_copy(
-            update={"decision": answer.decision.model_copy(update={"override_arguments": now})}
-        )
+    digest = call_digest(pause.pause_id, made.tool, assembly.tool_definition(made.tool), now)
+    if made.tool == pause.ask.tool and now == arguments and pause.ask.digest in (None, digest):
+        return None  # the same call, of the same tool as this build defines it
     mapped = {"tool": made.tool, "arguments": now}
     step = pause.step
     if step.tool_call is not None:
         step = step.model_copy(update={"tool_call": step.tool_call.model_copy(update=mapped)})
-    ask = pause.ask.model_copy(update=mapped)
+    answer = pause.answer
+    if answer is not None:
+        # A decision given before the move is bound to the call as mapped, in the move's
+        # audit entry: the call runs as decided, mapped by a continuation the record keeps.
+        bound: dict[str, object] = {"digest": digest}
+        if override is not None:
+            bound |= {"override_arguments": now, "override_digest": digest}
+        answer = answer.model_copy(update={"decision": answer.decision.model_copy(update=bound)})
+    ask = pause.ask.model_copy(update={**mapped, "digest": digest})
     return replace(pause, ask=ask, step=step, answer=answer)
 
 

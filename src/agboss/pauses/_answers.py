@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel
 
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.engine import Held, emit_pause_event, interpret_reply, tool_of, validate_decision
+from agboss.engine import (
+    Held,
+    bound_decision,
+    emit_pause_event,
+    interpret_reply,
+    tool_of,
+    validate_decision,
+)
 from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
 from agboss.errors import (
     DtoValidationError,
@@ -308,12 +315,25 @@ def validated(
     row: ExecutionRow,
 ) -> ToolCallApprovalDecisionDto:
     """A decision given with ``decision=``, validated as the pause's tool takes it (masked
-    override arguments turned back into the real values first)."""
+    override arguments turned back into the real values first), and bound to the question it
+    decides (`bound`)."""
     tool_spec, _ = tool_of(engine.runtime, pause)
     given = unmasked(engine, decision, pause, row, tool_spec.input)
-    return validate_decision(
+    valid = validate_decision(
         given, tool_spec.name, tool_spec.input, engine.runtime.assembly.spec.limits, pause.ask.kind
     )
+    return bound(engine, valid, pause)
+
+
+def bound(
+    engine: Engine, decision: ToolCallApprovalDecisionDto, pause: PauseRecord
+) -> ToolCallApprovalDecisionDto:
+    """A valid decision bound to the question it decides, as it is recorded: the question's
+    digest, and the digest of the call its override makes (`bound_decision`)."""
+    runtime = engine.runtime
+    tool_spec, _ = tool_of(runtime, pause)
+    definition = runtime.assembly.tool_definition(pause.ask.tool)
+    return bound_decision(decision, pause, tool_spec.input, definition)
 
 
 async def read_decision(
@@ -338,7 +358,7 @@ async def read_decision(
             hint="answer with decision=, or name a reply_interpreter= on the channel role",
         )
     interpretation = await interpret_reply(engine.runtime, pause, row, reply)
-    return interpretation.decision, interpretation.usage
+    return bound(engine, interpretation.decision, pause), interpretation.usage
 
 
 def check_not_owner(engine: Engine, pause: PauseRecord, row: ExecutionRow, responder: str) -> None:

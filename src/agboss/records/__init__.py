@@ -10,6 +10,7 @@ from agboss.records._deploys import (
     StrandedExecution,
     StrandedPage,
 )
+from agboss.records._digests import SHOWN_DIGEST, call_digest, shown_digest
 from agboss.records._model import (
     ChildExecutionRecord,
     ComponentRecord,
@@ -38,6 +39,7 @@ from agboss.records._votes import PauseVote, PauseVotes
 
 __all__ = [
     "NOT_SERVED",
+    "SHOWN_DIGEST",
     "BlockedVersion",
     "ChildExecutionRecord",
     "ComponentRecord",
@@ -64,10 +66,12 @@ __all__ = [
     "StrandedExecution",
     "StrandedPage",
     "ToolCallRecord",
+    "call_digest",
     "is_pause_ref",
     "new_decision_id",
     "new_pause_id",
     "pause_ref",
     "secret_of",
+    "shown_digest",
     "shown_pause_id",
 ]

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from agboss.enums import PauseAnswerer, PauseKind
-from agboss.records import pause_ref
+from agboss.records import pause_ref, shown_digest
 
 __all__ = [
     "ACTIONS_BLOCK",
@@ -93,6 +93,8 @@ class Question:
         channel: The channel asked (a role's name).
         accepts_reply: Whether the role reads the answerer's own words.
         expires_at: Its deadline, if it has one: the message says until when it waits.
+        digest: What it asks, digested (the message shows its first characters): what a
+            decision through the message is recorded against.
     """
 
     tool: str
@@ -102,6 +104,7 @@ class Question:
     channel: str
     accepts_reply: bool = False
     expires_at: datetime | None = None
+    digest: str | None = None
 
 
 def escaped(text: str) -> str:
@@ -158,6 +161,8 @@ def _asked(question: Question) -> list[dict[str, Any]]:
     said = f"Asked by {escaped(question.agent)} · {escaped(question.channel)}"
     if question.expires_at is not None:
         said += f" · expires {slack_time(question.expires_at)}"
+    if question.digest is not None:
+        said += f" · digest `{shown_digest(question.digest)}`"
     return [_context(said)]
 
 

@@ -222,4 +222,5 @@ def _question(ask: ApprovalAsk[Any], agent: str, channel: str, accepts_reply: bo
         agent=agent,
         channel=channel,
         accepts_reply=accepts_reply,
+        digest=ask.digest,
     )

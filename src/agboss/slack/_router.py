@@ -605,6 +605,7 @@ def _question(app: App, found: PauseDescription) -> Question:
         agent=pause.agent,
         channel=pause.channel,
         accepts_reply=app.accepts_reply(pause),
+        digest=pause.ask.digest,
     )
 
 

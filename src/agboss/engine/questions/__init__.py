@@ -17,7 +17,12 @@ from agboss.engine.questions._channels import (
     tool_of,
 )
 from agboss.engine.questions._cut_off import CallSaid, call_said, said_of_cut_off
-from agboss.engine.questions._decisions import validate_decision
+from agboss.engine.questions._decisions import (
+    bound_decision,
+    decided_digest,
+    not_as_decided,
+    validate_decision,
+)
 from agboss.engine.questions._interpreting import interpret_reply
 from agboss.engine.questions._standing import Grant, grant, list_standing, revoke
 from agboss.engine.questions._withdrawing import mark_shown, tell_owed_withdrawals, withdraw_closed
@@ -29,15 +34,18 @@ __all__ = [
     "CallSaid",
     "Grant",
     "ask_approval",
+    "bound_decision",
     "call_said",
     "cancel_thread",
     "cast_vote",
+    "decided_digest",
     "emit_pause_event",
     "grant",
     "interpret_reply",
     "lacking",
     "list_standing",
     "mark_shown",
+    "not_as_decided",
     "not_served",
     "question_spec",
     "revoke",

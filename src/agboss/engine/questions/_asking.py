@@ -37,6 +37,7 @@ from agboss.records import (
     PauseRecord,
     StandingDecision,
     StepRecord,
+    call_digest,
     new_pause_id,
     secret_of,
 )
@@ -122,9 +123,11 @@ async def ask_approval(
             agent=agent,
             node_id=context.node_id,
         )
+        pause_id = new_pause_id()
+        asked = args.model_dump(mode="json")
         insert = InsertPause(
             PauseRecord(
-                pause_id=new_pause_id(),
+                pause_id=pause_id,
                 tenant_id=row.tenant_id,
                 step_key=step_key,
                 root_execution_id=row.root_execution_id,
@@ -139,8 +142,14 @@ async def ask_approval(
                 ask=ToolCallApprovalAskDto(
                     tool=tool.name,
                     call_id=step.tool_call.call_id,
-                    arguments=args.model_dump(mode="json"),
+                    arguments=asked,
                     kind=kind,
+                    digest=call_digest(
+                        pause_id,
+                        tool.name,
+                        runtime.assembly.tool_definition(tool.name),
+                        asked,
+                    ),
                 ),
                 step=step,
                 answer=None,

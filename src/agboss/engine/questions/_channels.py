@@ -229,6 +229,7 @@ class ChannelCall:
             call_id=pause.ask.call_id,
             arguments=assembly.pii_outside.dto(args, assembly.pii_policy(row.workflow)),
             kind=pause.ask.kind,
+            digest=pause.ask.digest,
         )
         return cls(runtime, row, pause, tool, channel, handler, context, ask)
 

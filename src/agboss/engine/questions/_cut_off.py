@@ -22,7 +22,7 @@ from agboss.engine.trees import ATTEMPT, attempt_key, interrupted_key
 from agboss.enums import PauseAnswerer, PauseKind, PauseResolution, PauseStatus
 from agboss.errors import DtoValidationError, FinalFailureError, ToolInterruptedError
 from agboss.inputs import InputLimits, check_flag, check_text
-from agboss.records import PauseAnswer, PauseRecord, StepRecord, new_pause_id
+from agboss.records import PauseAnswer, PauseRecord, StepRecord, call_digest, new_pause_id
 from agboss.store.protocol import ExecutionRow
 from agboss.store.writes import InsertPause, ResolvePause
 
@@ -102,8 +102,10 @@ async def said_of_cut_off(
     execution_id, key, record = found
     call = record.tool_call
     assert call is not None  # an intent of a tool's run carries its call
+    pause_id = new_pause_id()
+    arguments = call.arguments or {}
     pause = PauseRecord(
-        pause_id=new_pause_id(),
+        pause_id=pause_id,
         tenant_id=root.tenant_id,
         step_key=interrupted_key(key, failure.attempt),
         root_execution_id=root.execution_id,
@@ -118,8 +120,11 @@ async def said_of_cut_off(
         ask=ToolCallApprovalAskDto(
             tool=call.tool,
             call_id=call.call_id,
-            arguments=call.arguments or {},
+            arguments=arguments,
             kind=PauseKind.INTERRUPTED,
+            digest=call_digest(
+                pause_id, call.tool, runtime.assembly.tool_definition(call.tool), arguments
+            ),
         ),
         step=record.model_copy(update={"kind": TOOL_INTERRUPTED}),
         answer=None,

@@ -9,10 +9,14 @@ from pydantic import BaseModel, ValidationError
 
 from agboss.dto import ToolCallApprovalDecisionDto, validation_errors
 from agboss.enums import PauseKind
-from agboss.errors import DtoValidationError
+from agboss.errors import DtoValidationError, QuestionChangedError
 from agboss.inputs import InputLimits, check_text, check_values, has_non_finite
+from agboss.records import SHOWN_DIGEST, PauseRecord, call_digest, shown_digest
 
-__all__ = ["validate_decision"]
+__all__ = ["bound_decision", "decided_digest", "not_as_decided", "validate_decision"]
+
+DIGEST_LENGTH = 64
+"""A digest's length, in hexadecimal characters (`agboss.records.call_digest`)."""
 
 
 def validate_decision(
@@ -47,6 +51,8 @@ def validate_decision(
             "approved": decision.approved,
             "reason": decision.reason,
             "override_arguments": decision.override_arguments,
+            "digest": decision.digest,
+            "override_digest": decision.override_digest,
         }
     elif isinstance(decision, Mapping):
         raw = dict(decision)
@@ -65,6 +71,14 @@ def validate_decision(
             hint="pass approved (true or false, not a string or a number), and optionally "
             "reason (text) and override_arguments (the tool's input)",
         ) from error
+    if valid.override_digest is not None:
+        raise DtoValidationError(
+            "override_digest is what agboss records of the arguments that will run: an answer "
+            "does not give it",
+            hint="drop override_digest; give digest= to say which question you decide",
+        )
+    if valid.digest is not None:
+        check_text(valid.digest, "digest", DIGEST_LENGTH, "digest")
     if valid.reason is not None:
         check_text(valid.reason, "reason", limits.reason_length, "reason_length")
     if valid.override_arguments is None:
@@ -127,3 +141,68 @@ def _check_answer(tool: str, answer: type[BaseModel]) -> None:
             hint="pass override_arguments valid for the question's requested_schema, or reject "
             "the question (approved=False) to decline it",
         ) from error
+
+
+def bound_decision(
+    decision: ToolCallApprovalDecisionDto,
+    pause: PauseRecord,
+    tool_input: type[BaseModel],
+    definition: str | None,
+) -> ToolCallApprovalDecisionDto:
+    """A valid decision bound to the question it decides: the question's digest recorded with
+    it, and — with ``override_arguments`` — the digest of the call they make (``definition``:
+    the tool's part of this build's fingerprint).
+
+    Raises:
+        QuestionChangedError: The decision gives a digest the question does not have now.
+    """
+    asked = pause.ask.digest
+    given = decision.digest
+    if given is not None and not (
+        asked is not None
+        and (given == asked or (len(given) >= SHOWN_DIGEST and asked.startswith(given)))
+    ):
+        raise QuestionChangedError(
+            f"the answer decides the question whose digest is {given}, and the pause asks "
+            f"{shown_digest(asked) or 'a question asked before digests'} now"
+        )
+    override = None
+    if decision.override_arguments is not None and asked is not None:
+        runs = tool_input.model_validate(decision.override_arguments).model_dump(mode="json")
+        override = call_digest(pause.pause_id, pause.ask.tool, definition, runs)
+    return decision.model_copy(update={"digest": asked, "override_digest": override})
+
+
+def decided_digest(decision: ToolCallApprovalDecisionDto, pause: PauseRecord) -> str | None:
+    """The digest of the call a decision lets run: its override's, else the question's as
+    it recorded it, else the question's (a decision no person gave: a standing one, a
+    deadline's); ``None`` for a question asked before digests."""
+    if decision.override_arguments is not None:
+        return decision.override_digest
+    return decision.digest or pause.ask.digest
+
+
+def not_as_decided(
+    decision: ToolCallApprovalDecisionDto,
+    pause: PauseRecord,
+    tool: str,
+    definition: str | None,
+    arguments: BaseModel,
+) -> str | None:
+    """Why the call about to run is not the call ``decision`` let run — another tool, another
+    definition of it, or other arguments than its digest covers — or ``None`` when it is (or
+    when the question was asked before digests).
+
+    Checked at the moment the call runs: a row of the store changed since the decision (its
+    question, its journal) does not run a call nobody decided.
+    """
+    decided = decided_digest(decision, pause)
+    if decided is None or pause.ask.kind is not PauseKind.APPROVAL:
+        return None
+    runs = call_digest(pause.pause_id, tool, definition, arguments.model_dump(mode="json"))
+    if runs == decided:
+        return None
+    return (
+        f"the call of {tool} about to run is not the call that was decided (its digest is "
+        f"{shown_digest(runs)}, the decision's {shown_digest(decided)}): it does not run"
+    )

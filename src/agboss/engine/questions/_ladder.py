@@ -20,7 +20,7 @@ from agboss.engine.questions._quorums import votes_for
 from agboss.engine.trees import ExecutionFrame
 from agboss.enums import PauseKind, PauseStatus
 from agboss.observability import ExecutionEventKind
-from agboss.records import PauseRecord, new_pause_id
+from agboss.records import PauseRecord, call_digest, new_pause_id
 from agboss.store.writes import ClimbLadder, EscalatePause
 
 __all__ = ["climb", "first_step_at"]
@@ -91,9 +91,17 @@ async def _escalate(
         arguments = tool.input.model_validate(pause.ask.arguments)
         ask = ApprovalAsk(pause.ask.tool, pause.ask.call_id, arguments, pause.ask.kind)
         votes = await votes_for(target, frame.row, ask, agent=pause.agent, node_id=None)
+    pause_id = new_pause_id()  # the right to answer is the new channel's alone
+    digest = pause.ask.digest and call_digest(  # keyed by the id it is asked under
+        pause_id,
+        pause.ask.tool,
+        runtime.assembly.tool_definition(pause.ask.tool),
+        pause.ask.arguments,
+    )
     asked = replace(
         pause,
-        pause_id=new_pause_id(),  # the right to answer is the new channel's alone
+        pause_id=pause_id,
+        ask=pause.ask.model_copy(update={"digest": digest}),
         status=PauseStatus.PENDING,
         resolution=None,
         is_sent=False,

@@ -17,6 +17,7 @@ import asyncio
 import functools
 import inspect
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
@@ -27,8 +28,8 @@ from agboss.agents import ANSWER_TOOL
 from agboss.assembly import McpTool
 from agboss.components import AgentSpec, ToolSpec
 from agboss.context import StepContext
-from agboss.dto import is_text_dto, schema_of, validation_errors
-from agboss.engine.questions import ask_approval
+from agboss.dto import ToolCallApprovalDecisionDto, is_text_dto, schema_of, validation_errors
+from agboss.engine.questions import ask_approval, not_as_decided
 from agboss.engine.steps import (
     MODEL_CALL,
     MODEL_CALL_UNDER_BUDGET,
@@ -72,9 +73,16 @@ from agboss.models import (
     ToolCall,
     ToolSchema,
 )
-from agboss.observability import ExecutionEvent, ExecutionEventKind, emit, listening, span
+from agboss.observability import (
+    ExecutionEvent,
+    ExecutionEventKind,
+    emit,
+    listening,
+    log_event,
+    span,
+)
 from agboss.pii import PiiSeam, UnknownTokenError
-from agboss.records import ComponentRecord, StepRecord, ToolCallRecord
+from agboss.records import ComponentRecord, PauseRecord, StepRecord, ToolCallRecord
 from agboss.store.writes import AddLedgerEntry
 
 __all__ = ["AgentRun", "describe_validation_error"]
@@ -569,6 +577,9 @@ class AgentRun:
                         )
                     }
                 )
+            refused = self._not_as_decided(decision, pause, call.name, args)
+            if refused is not None:
+                return await journal_refusal(self.frame, key, record, refused, taken)
             return await self._run_call(
                 ToolStep(key, record, tool_cls, tool_spec, args, step, taken)
             )
@@ -580,6 +591,25 @@ class AgentRun:
             f"the call was rejected by {approval.decided_by}{reason}",
             taken,
         )
+
+    def _not_as_decided(
+        self, decision: ToolCallApprovalDecisionDto, pause: PauseRecord, tool: str, args: BaseModel
+    ) -> str | None:
+        """Why the call about to run is not the one decided (`not_as_decided`), said in the
+        log as well: a row changed under a decision is the operator's to look at."""
+        runtime = self.frame.runtime
+        why = not_as_decided(decision, pause, tool, runtime.assembly.tool_definition(tool), args)
+        if why is not None:
+            log_event(
+                runtime.logger,
+                logging.WARNING,
+                "run.not-as-decided",
+                "execution %(execution_id)s: %(why)s",
+                execution_id=pause.execution_id,
+                tenant_id=pause.tenant_id,
+                why=why,
+            )
+        return why
 
     async def _run_call(self, call: ToolStep) -> ToolResult | Waiting:
         """Runs an approved (or unguarded) call; an MCP tool's may ask questions first."""

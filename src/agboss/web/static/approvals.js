@@ -106,6 +106,11 @@
     }
   }
 
+  function bound(entry, body) {
+    if (!body.decision || !entry.ask.digest) return body;
+    return { ...body, decision: { ...body.decision, digest: entry.ask.digest } };
+  }
+
   async function answer(card, entry, body) {
     for (const button of card.querySelectorAll("button")) button.disabled = true;
     note(card, "Sending…", "");
@@ -115,7 +120,8 @@
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "application/json" },
         credentials: "same-origin",
-        body: JSON.stringify({ pause_ref: entry.pause_ref, ...body }),
+        // A decision names the question it saw: one that asks otherwise now is refused.
+        body: JSON.stringify({ pause_ref: entry.pause_ref, ...bound(entry, body) }),
       });
     } catch (error) {
       note(card, "The server cannot be reached; nothing was recorded. Try again.", "error");
@@ -263,10 +269,12 @@
       : el("span", { class: "expires", text: left(entry.expires_in_seconds) });
     const next = el("span", { class: "next-step", text: nextStep(entry) });
     const votes = entry.votes ? el("span", { class: "votes", text: tally(entry) }) : null;
+    // What the question asks, digested: what an answer from this page is recorded against.
+    const digest = entry.ask.digest ? el("span", { class: "digest", text: `digest ${entry.ask.digest.slice(0, 12)}` }) : null;
     const kind = entry.ask.kind || "approval";
     const item = el("li", { class: "pause", "data-key": keyOf(entry), "data-tool": entry.ask.tool, "data-kind": kind, "data-state": "waiting" },
       heading(entry, kind),
-      el("p", { class: "meta" }, el("span", { text: `channel: ${entry.channel}` }), waitedFor, expires, next, votes,
+      el("p", { class: "meta" }, el("span", { text: `channel: ${entry.channel}` }), waitedFor, expires, next, votes, digest,
         entry.item_index === null ? null : el("span", { text: `item ${entry.item_index}` })),
       el("table", { class: "arguments" }, ...rows));
     if (!answeredHere(entry)) {
