@@ -158,11 +158,14 @@ async def ran(site: Site, expected: str) -> None:
 
 
 async def test_the_owner_sees_the_masked_ask_and_approves_it(site: Site) -> None:
-    await site.paused()
+    paused = await site.paused()
     page = await site.open()
     card = expense_card(page)
     await expect(card).to_contain_text("office-agent asks to run book-expense-tool")
     await expect(card).to_contain_text("expense-approval-channel")
+    [asked] = [p.ask for p in paused.pending if p.ask.tool == "book-expense-tool"]
+    assert asked.digest is not None
+    await expect(card.locator(".digest")).to_have_text(f"digest {asked.digest[:12]}")
     await expect(card).to_contain_text("waiting 0 s")  # the test clock stands still
     await expect(card.locator("table.arguments")).to_contain_text("12.5")
     await card.get_by_role("button", name="Approve", exact=True).click()

@@ -198,6 +198,10 @@ async def test_a_question_is_posted_with_its_call_and_buttons_its_id_only_in_the
     assert "expires" not in shown  # its role sets no deadline
     assert "*order_id*\no-1" in shown
     assert "*amount*\n40.0" in shown
+    # What the question asks, digested: what a click on the message is recorded against.
+    digest = desk.results[0].pending[0].ask.digest
+    assert digest is not None
+    assert f"· digest `{digest[:12]}`" in shown
     token = json.loads(_buttons(message)[0]["value"])
     assert set(token) == {"r", "t", "a"}  # the pause's reference, never its id
     assert token["r"] == desk.results[0].pending[0].pause_ref
