@@ -40,7 +40,13 @@ from agboss.engine import (
 from agboss.errors import ConfigurationError, StoreError
 from agboss.inputs import check_flag, check_id, check_optional_id
 from agboss.models import ModelProvider, ModelResolver
-from agboss.observability import ExecutionEvent, ExecutionEventKind, streaming_to
+from agboss.observability import (
+    ExecutionEvent,
+    ExecutionEventKind,
+    questions_waiting,
+    streaming_to,
+    waiting_wanted,
+)
 from agboss.pauses import (
     AnswerReceipt,
     Credentials,
@@ -484,11 +490,15 @@ class App(PendingPauses, StandingDecisions, FailedTrees, Deploys):
 
     async def sweep(self) -> None:
         """Runs the recovery sweep now: continues interrupted executions (resolved pauses
-        first) and removes resolved pause records past ``pause_record_retention``."""
+        first), removes resolved pause records past ``pause_record_retention``, and — for a
+        meter provider that collects it — reads how many questions wait
+        (``agboss.questions.waiting``)."""
         runtime = self._runtime
         await self._engine.recover()
         cutoff = runtime.clock.now() - runtime.assembly.spec.pause_record_retention
         await runtime.store.pauses.delete_resolved_before(cutoff)
+        if waiting_wanted():  # read only when a meter provider collects the gauge
+            questions_waiting(await runtime.store.pauses.waiting_total())
 
     async def _run_sweep(self) -> None:
         if self._closed:

@@ -23,7 +23,7 @@ from agboss.engine.runs import FlowRunner
 from agboss.engine.trees import ExecutionFrame, PassState, PassWrites, Waiting, earliest
 from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
 from agboss.errors import AgbossError, ExecutionFailedError, PassStoppingError
-from agboss.observability import log_event
+from agboss.observability import Decider, Outcome, closed, log_event
 from agboss.records import PauseRecord
 from agboss.store import encode_failure
 from agboss.store.protocol import ExecutionRow
@@ -90,9 +90,10 @@ class Pass:
             except Exception as raised:
                 error = raised if isinstance(raised, AgbossError) else unexpected(row, raised)
                 # Its tree ended before an answer: the pauses still waiting are cancelled.
-                await writes.commit(
+                closing = close_pending(writes, root, runtime.clock.now())
+                committed = await writes.commit(
                     [
-                        *close_pending(writes, root, runtime.clock.now()),
+                        *closing,
                         SetExecutionStatus(
                             root,
                             ExecutionStatus.FAILED,
@@ -102,6 +103,9 @@ class Pass:
                         ReleaseLease(writes.lease.fence),
                     ]
                 )
+                for close in closing:
+                    shut = committed[close]
+                    closed(shut, Outcome.CANCELLED, Decider.FLOW, runtime.clock.now())
                 log_event(
                     runtime.logger,
                     logging.INFO,

@@ -1,5 +1,5 @@
-"""Traces (OpenTelemetry spans; the API only: bring your SDK), lifecycle logs, and the events
-`App.stream` delivers."""
+"""Traces and metrics (OpenTelemetry spans and instruments; the API only: bring your SDK),
+lifecycle logs, and the events `App.stream` delivers."""
 
 from agboss.observability._events import (
     ExecutionEvent,
@@ -9,14 +9,28 @@ from agboss.observability._events import (
     streaming_to,
 )
 from agboss.observability._logs import log_event
+from agboss.observability._metrics import (
+    Decider,
+    Outcome,
+    closed,
+    decided,
+    questions_waiting,
+    waiting_wanted,
+)
 from agboss.observability._tracing import span
 
 __all__ = [
+    "Decider",
     "ExecutionEvent",
     "ExecutionEventKind",
+    "Outcome",
+    "closed",
+    "decided",
     "emit",
     "listening",
     "log_event",
+    "questions_waiting",
     "span",
     "streaming_to",
+    "waiting_wanted",
 ]

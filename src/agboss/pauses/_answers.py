@@ -21,7 +21,7 @@ from agboss.engine import (
     tool_of,
     validate_decision,
 )
-from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
+from agboss.enums import DecidedBy, PauseAnswerer, PauseResolution, PauseStatus
 from agboss.errors import (
     DtoValidationError,
     NotAnAnswererError,
@@ -33,7 +33,7 @@ from agboss.errors import (
 )
 from agboss.inputs import InputLimits, check_depth, check_text
 from agboss.models import Usage
-from agboss.observability import ExecutionEventKind, log_event
+from agboss.observability import Decider, ExecutionEventKind, Outcome, decided, log_event
 from agboss.records import ExecutionResumeEvent, PauseRecord, PauseVotes, shown_pause_id
 from agboss.store.protocol import ExecutionRow, Store
 
@@ -420,8 +420,11 @@ async def tell_answered(
     decision: ToolCallApprovalDecisionDto,
     now: datetime,
 ) -> None:
-    """Says that a question was answered: the log, the event, the ``on_resume`` hook."""
+    """Says that a question was answered: the log, the event, the metrics, the ``on_resume``
+    hook."""
     tell(engine, resolved, ExecutionEventKind.PAUSE_ANSWERED, responder, decision.approved, now)
+    outcome = Outcome.APPROVED if decision.approved else Outcome.REJECTED
+    decided(resolved, outcome, _decider(engine, resolved), now)
     await engine.hooks.on_resume(
         ExecutionResumeEvent(
             tenant_id=resolved.tenant_id,
@@ -448,3 +451,16 @@ def shown_votes(
         outside.policy(row.workflow),
         outside.input_values(row.workflow, row.input_json),
     )
+
+
+def _decider(engine: Engine, pause: PauseRecord) -> Decider:
+    """Who decided an answered question: a person, or the reply interpreter that read their
+    words (a model, or code)."""
+    if pause.answer is None or pause.answer.reply is None:
+        return Decider.PERSON
+    _, channel = tool_of(engine.runtime, pause)
+    role = channel.role
+    interpreter = None if role is None else role.reply_interpreter
+    spec = None if interpreter is None else engine.runtime.assembly.components.get(interpreter)
+    reads = getattr(spec, "decided_by", None)
+    return Decider.CODE if reads is DecidedBy.CODE else Decider.MODEL

@@ -34,12 +34,13 @@ from agboss.records._pauses import (
     shown_pause_id,
 )
 from agboss.records._refs import is_pause_ref, pause_ref
-from agboss.records._standing import StandingDecision, new_decision_id
+from agboss.records._standing import STANDING_RESPONDER, StandingDecision, new_decision_id
 from agboss.records._votes import PauseVote, PauseVotes
 
 __all__ = [
     "NOT_SERVED",
     "SHOWN_DIGEST",
+    "STANDING_RESPONDER",
     "BlockedVersion",
     "ChildExecutionRecord",
     "ComponentRecord",

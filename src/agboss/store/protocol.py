@@ -567,6 +567,11 @@ class PausedExecutionRepository(Protocol):
         """How many waiting pauses ``query`` would list without its limit and keyset."""
         ...
 
+    async def waiting_total(self) -> int:
+        """How many questions wait for an answer, across tenants (the waiting questions'
+        gauge)."""
+        ...
+
     async def find_due_withdrawals(self, root_execution_id: str) -> list[PauseRecord]:
         """A tree's closed pauses whose channel is still to be told (``withdraw``)."""
         ...

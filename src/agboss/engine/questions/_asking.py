@@ -31,8 +31,10 @@ from agboss.errors import (
     LeaseLostError,
     PauseExpiredError,
 )
-from agboss.observability import ExecutionEventKind
+from agboss.observability import Decider, ExecutionEventKind, Outcome
+from agboss.observability import decided as metered
 from agboss.records import (
+    STANDING_RESPONDER,
     PauseAnswer,
     PauseRecord,
     StandingDecision,
@@ -293,6 +295,7 @@ async def _expire(
             return None
         return _approval(found)
     emit_pause_event(ExecutionEventKind.PAUSE_EXPIRED, pause, runtime.clock.now())
+    metered(pause, Outcome.EXPIRED, Decider.DEADLINE, expiry.now)
     if answer is None:
         raise _expired_error(expired, channel, context)
     return _approval(expired)
@@ -374,12 +377,16 @@ async def _decide(
 ) -> Approval | None:
     """A question decided at once — by its channel, or by a standing decision — taken as it
     is decided; ``None`` when it was closed meanwhile (nothing was sent to take back)."""
+    now = frame.runtime.clock.now()
     decided = await frame.writes.commit_one(
-        ResolvePause(
-            pause, PauseStatus.TAKEN, PauseResolution.DECIDED, answer, frame.runtime.clock.now()
-        )
+        ResolvePause(pause, PauseStatus.TAKEN, PauseResolution.DECIDED, answer, now)
     )
-    return None if decided is None else _approval(decided)
+    if decided is None:
+        return None
+    standing = (answer.responder or "").startswith(STANDING_RESPONDER)
+    outcome = Outcome.APPROVED if answer.decision.approved else Outcome.REJECTED
+    metered(pause, outcome, Decider.STANDING if standing else Decider.CODE, now)
+    return _approval(decided)
 
 
 async def _bounded_send(call: ChannelCall, ask: ChannelAsk[Any], frame: ExecutionFrame) -> object:

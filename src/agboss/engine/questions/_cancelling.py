@@ -9,7 +9,7 @@ from agboss.engine.instance import Runtime
 from agboss.engine.questions._withdrawing import tell_owed_withdrawals
 from agboss.enums import ExecutionStatus, PauseResolution
 from agboss.errors import ThreadOwnerError, UnknownThreadError
-from agboss.observability import log_event
+from agboss.observability import Decider, Outcome, closed, log_event
 from agboss.records import ExecutionOutput
 from agboss.store.writes import CancelExecutions, CancelPendingUnder, LockTree
 
@@ -47,7 +47,9 @@ async def cancel_thread(
     results = await store.write([*locks, *(write for pair in pairs for write in pair)])
     cancelled = [root for root, cancel in zip(roots, cancels, strict=True) if results[cancel]]
     for root, close in zip(roots, closes, strict=True):
-        if any(pause.is_sent for pause in results[close]):
+        shut = results[close]
+        closed(shut, Outcome.CANCELLED, Decider.PERSON, now)
+        if any(pause.is_sent for pause in shut):
             await tell_owed_withdrawals(runtime, root.execution_id)
     if not cancelled:
         return None

@@ -19,7 +19,7 @@ from agboss.engine.questions._channels import ChannelCall, emit_pause_event, too
 from agboss.engine.questions._quorums import votes_for
 from agboss.engine.trees import ExecutionFrame
 from agboss.enums import PauseKind, PauseStatus
-from agboss.observability import ExecutionEventKind
+from agboss.observability import Decider, ExecutionEventKind, Outcome, decided
 from agboss.records import PauseRecord, call_digest, new_pause_id
 from agboss.store.writes import ClimbLadder, EscalatePause
 
@@ -122,6 +122,7 @@ async def _escalate(
     if escalated is None:
         return None
     emit_pause_event(ExecutionEventKind.PAUSE_ESCALATED, escalated.asked, now)
+    decided(pause, Outcome.ESCALATED, Decider.DEADLINE, now)
     return escalated.asked
 
 

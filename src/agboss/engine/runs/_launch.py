@@ -38,6 +38,8 @@ from agboss.errors import (
     StepFailedError,
 )
 from agboss.flow import CompiledBranch, CompiledLaunch, Failure, FlowNode
+from agboss.observability import Decider, Outcome
+from agboss.observability import closed as metered
 from agboss.records import ComponentRecord, StepRecord
 from agboss.store import decode_failure, encode_failure, failure_names, qualified_name
 from agboss.store.protocol import BranchRow, BranchStatus
@@ -484,13 +486,14 @@ class LaunchRun:
     async def _withdraw(self, closing: Sequence[Write[Any]], results: Results) -> None:
         """Tells the channels of the sent pauses that ``closing``, just committed, closed
         (before the pass goes on; each marked told in the pass's next commit)."""
-        closed = [
+        dropped = [
             pause
             for write in closing
             if isinstance(write, CancelPendingUnder)
             for pause in results[write]
-            if pause.is_sent
         ]
+        metered(dropped, Outcome.WITHDRAWN, Decider.FLOW, self.runtime.clock.now())
+        closed = [pause for pause in dropped if pause.is_sent]
         if closed:
             writes = self.frame.writes
             await writes.flush()

@@ -538,6 +538,10 @@ class SqlPausedExecutionRepository(_Repository):
         row = await self._driver.read(_one(text, *values))
         return 0 if row is None else int(row[0])
 
+    async def waiting_total(self) -> int:
+        row = await self._driver.read(_one("SELECT COUNT(*) FROM pauses WHERE status = 'pending'"))
+        return 0 if row is None else int(row[0])
+
     async def find_due_withdrawals(self, root_execution_id: str) -> list[PauseRecord]:
         rows = await self._driver.read(
             _all(

@@ -86,6 +86,24 @@ class PauseContract(Contract):
         cancel = CancelPause("acme", "p" * 32, PauseResolution.CANCELLED, NOW)
         assert await write_one(store, cancel) is None
 
+    async def test_the_questions_waiting_are_counted_across_tenants(self, store: Store) -> None:
+        assert await store.pauses.waiting_total() == 0
+        fence = await self._begin(store)
+        other = make_row("ex-2", thread_id="th-2", tenant_id="globex")
+        other_fence = await self._begin(store, other)
+        await store.write(
+            [InsertPause(make_pause()), InsertPause(make_pause("q" * 32, "k2"))], fence=fence
+        )
+        elsewhere = replace(
+            make_pause("r" * 32, "k1", execution_id="ex-2"),
+            tenant_id="globex",
+            root_execution_id="ex-2",
+        )
+        await store.write([InsertPause(elsewhere)], fence=other_fence)
+        assert await store.pauses.waiting_total() == 3
+        await store.write([await answer_of(store)])  # answered: no longer waiting
+        assert await store.pauses.waiting_total() == 2
+
     async def test_a_resolved_pause_is_taken_once(self, store: Store) -> None:
         fence = await self._begin(store)
         await store.write([InsertPause(make_pause())], fence=fence)
