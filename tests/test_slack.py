@@ -203,7 +203,8 @@ async def test_a_question_is_posted_with_its_call_and_buttons_its_id_only_in_the
     assert digest is not None
     assert f"· digest `{digest[:12]}`" in shown
     token = json.loads(_buttons(message)[0]["value"])
-    assert set(token) == {"r", "t", "a"}  # the pause's reference, never its id
+    assert set(token) == {"r", "t", "a", "d"}  # the pause's reference, never its id
+    assert token["d"] == digest[:12]  # a click decides the question the message showed
     assert token["r"] == desk.results[0].pending[0].pause_ref
     assert desk.results[0].pending[0].pause_id is None  # a channel pause's id stays with it
 
@@ -462,6 +463,27 @@ async def test_a_click_on_a_question_answered_otherwise_is_told_to_the_clicker_a
     assert "no longer waits" in told["text"]
     assert desk.slack.message(message.ts).updates == 1  # the message untouched
     assert "*Approved* by <@U0MANAGER>" in desk.slack.message(message.ts).text_of_blocks()
+
+
+async def test_a_click_on_a_message_that_shows_another_question_decides_nothing(
+    desk: Desk,
+) -> None:
+    message = await desk.refund_asked()
+    click = desk.slack.click_payload(message, "Approve", user="U0MANAGER")
+    [action] = click["actions"]
+    shown = json.loads(action["value"])
+    # The message showed another question than the one that waits now.
+    action["value"] = json.dumps({**shown, "d": "0" * 12})
+    response = await desk.slack.post(desk.url, click)
+    assert response.status_code == 200
+    await eventually(lambda: len(desk.slack.ephemerals) == 1, "the refusal")
+    [told] = desk.slack.ephemerals
+    assert told["user"] == "U0MANAGER"
+    assert "question" in told["text"]
+    assert "000000000000" in told["text"]
+    pending = (await desk.env.app.get(desk.results[0].execution_id)).pending
+    assert [p.pause_ref for p in pending] == [shown["r"]]  # it waits, undecided
+    assert desk.recorded.runs == []
 
 
 async def test_a_vote_that_leaves_the_question_waiting_is_told_to_the_voter_alone(

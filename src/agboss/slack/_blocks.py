@@ -51,18 +51,21 @@ class Token:
         pause_ref: The pause's reference (`agboss.pause_ref`).
         tenant_id: Its execution's tenant.
         answered_by: Who may answer it: the thread's owner, or the channel's side.
+        digest: The question's digest as the message shows it (``None``: a question asked
+            before digests): a click decides the question the message showed, or nothing.
     """
 
     pause_ref: str
     tenant_id: str
     answered_by: PauseAnswerer
+    digest: str | None = None
 
     def dumps(self) -> str:
-        """As a button's ``value`` (at most 2,000 characters: about 100 here)."""
-        return json.dumps(
-            {"r": self.pause_ref, "t": self.tenant_id, "a": self.answered_by.value},
-            separators=(",", ":"),
-        )
+        """As a button's ``value`` (at most 2,000 characters: about 120 here)."""
+        value = {"r": self.pause_ref, "t": self.tenant_id, "a": self.answered_by.value}
+        if self.digest is not None:
+            value["d"] = self.digest
+        return json.dumps(value, separators=(",", ":"))
 
     @classmethod
     def loads(cls, text: object) -> Token | None:
@@ -74,7 +77,8 @@ class Token:
         try:
             raw = json.loads(text)
             ref = str(raw["r"]) if "r" in raw else pause_ref(str(raw["p"]))
-            token = cls(ref, str(raw["t"]), PauseAnswerer(raw["a"]))
+            digest = None if raw.get("d") is None else str(raw["d"])
+            token = cls(ref, str(raw["t"]), PauseAnswerer(raw["a"]), digest)
         except (ValueError, KeyError, TypeError, RecursionError):  # not ours, however odd
             return None
         return token

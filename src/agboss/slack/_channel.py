@@ -20,6 +20,7 @@ from agboss.components import (
 from agboss.context import ExecutionContext
 from agboss.enums import PauseResolution
 from agboss.errors import ConfigurationError
+from agboss.records import shown_digest
 from agboss.slack._blocks import (
     Decided,
     Question,
@@ -135,7 +136,12 @@ class SlackChannel(ChannelHandler[ArgsT]):
             _question(ask.value, ask.agent, ask.channel, ask.accepts_reply),
             expires_at=ask.expires_at,
         )
-        token = Token(ask.pause_ref, self.context.tenant.tenant_id, ask.answered_by)
+        token = Token(
+            ask.pause_ref,
+            self.context.tenant.tenant_id,
+            ask.answered_by,
+            shown_digest(ask.value.digest),
+        )
         posted: Any = await self.workspace.client.chat_postMessage(
             channel=self.conversation_for(ask),
             text=question_text(question),

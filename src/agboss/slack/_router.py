@@ -348,9 +348,12 @@ class _Interactions:
             who, pause_id, _ = await self._identify(app, answer)
             token = answer.where.token
             owner = token.answered_by is PauseAnswerer.THREAD_OWNER
+            decision = answer.decision
+            if decision is not None and token.digest is not None:
+                decision = {**decision, "digest": token.digest}  # the question it showed
             return await app.answer(
                 pause_id,
-                decision=answer.decision,
+                decision=decision,
                 reply=answer.reply,
                 tenant_id=token.tenant_id,
                 owner_id=who if owner else None,
