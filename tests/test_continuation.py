@@ -7,6 +7,7 @@ that cannot map a call moves nothing: the tree waits as it was."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import replace
@@ -169,8 +170,18 @@ def _next_build(continuation: Any, *tools: type) -> tuple[type, type]:
     return NextApplication, NextAgent
 
 
+def in_cents_and_renumbered(call: PendingCall) -> PendingCall:
+    """Both calls of the one turn mapped: the expense in cents, the lease renumbered."""
+    if call.tool == "return-deposit-tool":
+        return replace(call, arguments={"lease_id": f"{call.arguments['lease_id']}-2"})
+    return in_cents(call)
+
+
 ALL_BUT_EXPENSES = (StampTool, ShredTool, LookUpTool)
 IN_CENTS, NEXT_AGENT = _next_build(in_cents, FileExpenseTool, *ALL_BUT_EXPENSES)
+BOTH_MAPPED, BOTH_MAPPED_AGENT = _next_build(
+    in_cents_and_renumbered, FileExpenseTool, *ALL_BUT_EXPENSES
+)
 REFUSING, _ = _next_build(refusing, FileExpenseTool, *ALL_BUT_EXPENSES)
 WITHOUT_STAMPS, UNSTAMPING_AGENT = _next_build(in_cents, FileExpenseTool)
 BOOKED_IN_CENTS, BOOKING_AGENT = _next_build(booked_in_cents, BookInCentsTool)
@@ -426,3 +437,34 @@ async def test_a_pass_that_moves_an_answer_recorded_elsewhere_moves_the_tree_to_
 async def _rested(env: TestEnv, began: ExecutionOutput) -> bool:
     found = await env.app.get(began.execution_id)
     return found.status is ExecutionStatus.PAUSED and found.workflow_version == "2.0.0"
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_every_mapped_call_of_one_model_turn_is_mapped_in_the_turn_a_replay_reads(
+    kind: str, tmp_path: Path
+) -> None:
+    async with _side_by_side(kind, tmp_path, BOTH_MAPPED) as (old, old_ran, new, new_ran):
+        old.mock_llm(OfficeAgent).then_return(BOTH)
+        script = new.mock_llm(BOTH_MAPPED_AGENT).then_return(DONE)
+        began = await _paused(old)
+        await new.app.resume(
+            _owners(began).pause_id or "", decision={"approved": True}, owner_id="user-1"
+        )
+        done = await _answer_channels(new, began)
+        assert done.status is ExecutionStatus.COMPLETED
+        assert sorted(new_ran.runs) == sorted([EXPENSE_IN_CENTS, "return-deposit L-7-2 as user-1"])
+        assert old_ran.runs == []
+        [request] = script.requests
+        assert isinstance(request, ChatRequest)
+        [said] = [m for m in request.messages if m.role is MessageRole.ASSISTANT]
+        assert [(c.name, json.loads(c.arguments)) for c in said.tool_calls] == [
+            ("return-deposit-tool", {"lease_id": "L-7-2"}),
+            ("file-expense-tool", {"purpose": "taxi", "cents": 1250}),
+        ]
+        record = (await new.app.get(began.execution_id, record=True)).record
+        assert record is not None
+        [move] = record.continuations
+        assert sorted(call.tool for call in move.calls) == [
+            "file-expense-tool",
+            "return-deposit-tool",
+        ]

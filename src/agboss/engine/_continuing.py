@@ -78,11 +78,12 @@ async def continue_tree(runtime: Runtime, writes: PassWrites, root: ExecutionRow
     definition = moves_by_continuation(runtime, root)
     if definition is None:
         return root
-    moved: list[MovedCall] = []
-    for pause in await runtime.store.pauses.find_by_root(root.execution_id, _WAITING):
-        mapped = _mapped(runtime, definition, root, pause)
-        if mapped is not None:
-            moved.append(await _moved_turn(runtime, root, pause, mapped))
+    changed = [
+        (pause, mapped)
+        for pause in await runtime.store.pauses.find_by_root(root.execution_id, _WAITING)
+        if (mapped := _mapped(runtime, definition, root, pause)) is not None
+    ]
+    moved = await _moved_turns(runtime, root, changed)
     now = runtime.clock.now()
     entry = ContinuationRecord(
         continued_at=now.isoformat(),
@@ -257,25 +258,42 @@ def _mapped(
     return replace(pause, ask=ask, step=step, answer=answer)
 
 
-async def _moved_turn(
-    runtime: Runtime, root: ExecutionRow, was: PauseRecord, pause: PauseRecord
-) -> MovedCall:
-    """The mapped call with its model turn's journal entry, the call mapped in it (a replay
-    rebuilds the conversation from it, and runs the call it names)."""
-    scope, _, _ = was.step_key.rpartition("/")
-    turn_key = f"{scope}/model"
-    entry = (await runtime.store.journal.load(was.execution_id, turn_key)).get(turn_key)
-    if entry is None:
-        raise _failed(root, was, "its model turn is not in the journal")
-    turn = ChatResponse.model_validate_json(entry.result_json)
-    calls = tuple(
-        call.model_copy(update={"name": pause.ask.tool, "arguments": _json(pause.ask.arguments)})
-        if call.id == was.ask.call_id
-        else call
-        for call in turn.tool_calls
-    )
-    made = turn.model_copy(update={"tool_calls": calls}).model_dump_json()
-    return MovedCall(pause, was, turn_key, made)
+async def _moved_turns(
+    runtime: Runtime, root: ExecutionRow, changed: list[tuple[PauseRecord, PauseRecord]]
+) -> list[MovedCall]:
+    """Each mapped call (``(as read, as mapped)``) with its model turn's journal entry, every
+    mapped call of that turn mapped in it (a replay rebuilds the conversation from it, and runs
+    the calls it names): each turn read once, whatever number of its calls were mapped."""
+    turns: dict[tuple[str, str], ChatResponse] = {}
+    for was, pause in changed:
+        key = (was.execution_id, _turn_key(was))
+        turn = turns.get(key)
+        if turn is None:
+            entry = (await runtime.store.journal.load(*key)).get(key[1])
+            if entry is None:
+                raise _failed(root, was, "its model turn is not in the journal")
+            turn = ChatResponse.model_validate_json(entry.result_json)
+        mapped = {"name": pause.ask.tool, "arguments": _json(pause.ask.arguments)}
+        calls = tuple(
+            call.model_copy(update=mapped) if call.id == was.ask.call_id else call
+            for call in turn.tool_calls
+        )
+        turns[key] = turn.model_copy(update={"tool_calls": calls})
+    return [
+        MovedCall(
+            pause,
+            was,
+            _turn_key(was),
+            turns[was.execution_id, _turn_key(was)].model_dump_json(),
+        )
+        for was, pause in changed
+    ]
+
+
+def _turn_key(pause: PauseRecord) -> str:
+    """The journal key of the model turn a pause's call came from (its step's sibling)."""
+    scope, _, _ = pause.step_key.rpartition("/")
+    return f"{scope}/model"
 
 
 def _json(arguments: dict[str, Any]) -> str:
