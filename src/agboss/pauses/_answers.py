@@ -322,18 +322,19 @@ def validated(
     valid = validate_decision(
         given, tool_spec.name, tool_spec.input, engine.runtime.assembly.spec.limits, pause.ask.kind
     )
-    return bound(engine, valid, pause)
+    return bound(engine, valid, pause, tool_spec.input)
 
 
 def bound(
-    engine: Engine, decision: ToolCallApprovalDecisionDto, pause: PauseRecord
+    engine: Engine,
+    decision: ToolCallApprovalDecisionDto,
+    pause: PauseRecord,
+    tool_input: type[BaseModel],
 ) -> ToolCallApprovalDecisionDto:
     """A valid decision bound to the question it decides, as it is recorded: the question's
     digest, and the digest of the call its override makes (`bound_decision`)."""
-    runtime = engine.runtime
-    tool_spec, _ = tool_of(runtime, pause)
-    definition = runtime.assembly.tool_definition(pause.ask.tool)
-    return bound_decision(decision, pause, tool_spec.input, definition)
+    definition = engine.runtime.assembly.tool_definition(pause.ask.tool)
+    return bound_decision(decision, pause, tool_input, definition)
 
 
 async def read_decision(
@@ -351,14 +352,14 @@ async def read_decision(
     """
     if reply is None:
         return validated(engine, decision, pause, row), None
-    _, channel = tool_of(engine.runtime, pause)
+    tool_spec, channel = tool_of(engine.runtime, pause)
     if channel.role is None or channel.role.reply_interpreter is None:
         raise ReplyInterpreterMissingError(
             f"{channel.name} has no reply interpreter to read a free-text reply",
             hint="answer with decision=, or name a reply_interpreter= on the channel role",
         )
     interpretation = await interpret_reply(engine.runtime, pause, row, reply)
-    return bound(engine, interpretation.decision, pause), interpretation.usage
+    return bound(engine, interpretation.decision, pause, tool_spec.input), interpretation.usage
 
 
 def check_not_owner(engine: Engine, pause: PauseRecord, row: ExecutionRow, responder: str) -> None:
