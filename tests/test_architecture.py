@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("interpreters",),
     ("assembly",),  # the checks and the container
     ("engine",),  # passes, leases, the steps inside a pass
-    ("pauses",),  # operations on answers, the inbox, cancelling
+    ("pauses", "audit"),  # operations on answers, the inbox; the decision log read and verified
     ("app",),
     ("http",),  # what every HTTP route stands on: problem bodies, careful bodies, the app
     ("web", "cli", "testing"),

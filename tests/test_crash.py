@@ -40,6 +40,7 @@ from agboss import (
     StandingScope,
 )
 from agboss.mcp import McpInputRequest
+from agboss.records import DecisionEvent
 from agboss.records._outputs import ExecutionOutput
 from tests.children import Child, start
 from tests.crash import lost
@@ -446,6 +447,7 @@ async def _trial(
                     assert rested.status is not ExecutionStatus.PAUSED or rested.pending, plan
             final = await _answer_the_rest(app, root, args, log)
             broken += await _sends_kept(app, _runs(runs))
+            broken += await _chain_kept(app, final)
         finally:
             await app.close()
     broken += _results_kept(_runs(log), _runs(runs, "recovery"))
@@ -557,6 +559,32 @@ async def _answers_kept(app: App, log: list[str]) -> list[str]:
             if pause is None or pause.votes is None or pause.votes.of(voter) is None:
                 lost.append(f"the acknowledged vote of {voter} on {pause_id[:8]}… was lost")
     return lost
+
+
+async def _chain_kept(app: App, final: ExecutionOutput) -> list[str]:
+    """The decision log holds after every kill: its chain verifies, and it has one entry per
+    question the tree's audit trail closed and one per vote — none lost, none twice."""
+    verified = await app.verify_decisions()
+    if verified.broken is not None:
+        return [f"the decision log breaks: {verified.broken}"]
+    assert final.record is not None
+    logged = [
+        entry.entry
+        for entry in await app.store.records.decision_log("default", limit=100_000)
+        if entry.entry.root_execution_id == final.execution_id
+    ]
+    decided = Counter(e.pause_ref for e in logged if e.event is DecisionEvent.DECISION)
+    votes = Counter((e.pause_ref, e.who) for e in logged if e.event is DecisionEvent.VOTE)
+    trail = Counter(entry.pause_ref for entry in final.record.pauses)
+    cast = Counter(
+        (entry.pause_ref, vote.voter) for entry in final.record.pauses for vote in entry.votes
+    )
+    if decided != trail or votes != cast:
+        return [
+            f"the decision log has {dict(decided)} {dict(votes)}, "
+            f"the audit trail {dict(trail)} {dict(cast)}"
+        ]
+    return []
 
 
 async def _sends_kept(app: App, runs: list[str]) -> list[str]:

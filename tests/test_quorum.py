@@ -355,6 +355,8 @@ async def _as_before_the_voters_index(kind: str, url: str) -> None:
     """The store as the version before the voters' index (step 17) left it: the steps
     since undone."""
     statements = [
+        "DROP TABLE decision_chains",  # step 25
+        "DROP TABLE decision_log",
         "DROP TABLE continuations",  # step 24
         "DROP TABLE instances",  # step 23
         "DROP TABLE definitions",  # step 22

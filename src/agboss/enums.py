@@ -6,9 +6,11 @@ from enum import StrEnum
 
 __all__ = [
     "DecidedBy",
+    "Decider",
     "ExecutionStatus",
     "OnExpiry",
     "OnInterrupted",
+    "Outcome",
     "PauseAnswerer",
     "PauseKind",
     "PauseResolution",
@@ -138,3 +140,36 @@ class StandingScope(StrEnum):
     THREAD = "thread"
     OWNER = "owner"
     TENANT = "tenant"
+
+
+class Outcome(StrEnum):
+    """How a question ended: the decision log's ``outcome`` and the metrics'
+    ``agboss.outcome``."""
+
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+    """Its deadline passed: its ``on_expiry`` decided (approved, rejected or withdrawn)."""
+    ESCALATED = "escalated"
+    """Asked of another role instead, under a new id."""
+    WITHDRAWN = "withdrawn"
+    """Closed unanswered: its branch was dropped (a sibling failed, a group decided)."""
+    CANCELLED = "cancelled"
+    """Closed unanswered: its tree failed, or its thread was cancelled."""
+
+
+class Decider(StrEnum):
+    """Who decided a question, in kind: the decision log's ``decided_by`` and the metrics'
+    ``agboss.decided_by``."""
+
+    PERSON = "person"
+    MODEL = "model"
+    """A reply interpreter's or a decision model's reading of a person's words."""
+    CODE = "code"
+    """A reply interpreter of code, or a channel that decided as it was asked."""
+    STANDING = "standing"
+    """A standing decision (`App.allow`)."""
+    DEADLINE = "deadline"
+    """Its deadline (``on_expiry``), or its ladder's escalation."""
+    FLOW = "flow"
+    """The flow, which no longer needed the answer: a branch dropped, a tree failed."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Self, overload
 
 from pydantic import BaseModel
 
+from agboss.app._audit import DecisionLog
 from agboss.app._deploys import Deploys
 from agboss.app._failures import FailedTrees
 from agboss.app._inspecting import inspected
@@ -64,7 +65,7 @@ if TYPE_CHECKING:
 __all__ = ["App"]
 
 
-class App(PendingPauses, StandingDecisions, FailedTrees, Deploys):
+class App(PendingPauses, StandingDecisions, FailedTrees, Deploys, DecisionLog):
     """A running application: create it with `App.create`, close it with `close`.
 
     An `App` is one instance; several instances (processes, or `App` objects) may share one

@@ -29,6 +29,7 @@ __all__ = [
     "JSON",
     "STORE",
     "TENANT",
+    "check_exists",
     "duration",
     "load_target",
     "out",
@@ -111,7 +112,7 @@ async def _open(
     found = load_target(target)
     if isinstance(found, type) and spec_of(found, ApplicationSpec) is not None:
         if reads_only:
-            _check_exists(store)
+            check_exists(store)
         real = _provider_from_env()
         if real is None and needs_models:
             raise click.UsageError(
@@ -134,7 +135,7 @@ async def _open(
     )
 
 
-def _check_exists(store: str | None) -> None:
+def check_exists(store: str | None) -> None:
     """A command that only reads never makes a store: a SQLite file that is not there (a
     mistyped URL) is an error, not an empty store made on the way.
 

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agboss.app import App
+from agboss.cli._audit import audit
 from agboss.cli._common import APP, JSON, STORE, TENANT, duration, out, run, with_app
 from agboss.cli._deploys import deploy_check
 from agboss.cli._executions import executions
@@ -370,6 +371,7 @@ def retry(
 
 
 cli.add_command(executions)
+cli.add_command(audit)
 cli.add_command(deploy_check)
 
 

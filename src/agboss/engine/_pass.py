@@ -21,9 +21,9 @@ from agboss.engine.instance import Runtime
 from agboss.engine.questions import tell_owed_withdrawals
 from agboss.engine.runs import FlowRunner
 from agboss.engine.trees import ExecutionFrame, PassState, PassWrites, Waiting, earliest
-from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.enums import Decider, ExecutionStatus, Outcome, PauseResolution, PauseStatus
 from agboss.errors import AgbossError, ExecutionFailedError, PassStoppingError
-from agboss.observability import Decider, Outcome, closed, log_event
+from agboss.observability import closed, log_event
 from agboss.records import PauseRecord
 from agboss.store import encode_failure
 from agboss.store.protocol import ExecutionRow

@@ -10,8 +10,6 @@ from agboss.observability._events import (
 )
 from agboss.observability._logs import log_event
 from agboss.observability._metrics import (
-    Decider,
-    Outcome,
     closed,
     decided,
     questions_waiting,
@@ -20,10 +18,8 @@ from agboss.observability._metrics import (
 from agboss.observability._tracing import span
 
 __all__ = [
-    "Decider",
     "ExecutionEvent",
     "ExecutionEventKind",
-    "Outcome",
     "closed",
     "decided",
     "emit",

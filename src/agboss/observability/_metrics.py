@@ -10,47 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from enum import StrEnum
 
 from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, Observation
 
+from agboss.enums import Decider, Outcome
 from agboss.records import PauseRecord
 
-__all__ = ["Decider", "Outcome", "closed", "decided", "questions_waiting", "waiting_wanted"]
+__all__ = ["closed", "decided", "questions_waiting", "waiting_wanted"]
 
 _METER = metrics.get_meter("agboss")
-
-
-class Outcome(StrEnum):
-    """How a question ended (``agboss.outcome``)."""
-
-    APPROVED = "approved"
-    REJECTED = "rejected"
-    EXPIRED = "expired"
-    """Its deadline passed: its ``on_expiry`` decided (approved, rejected or withdrawn)."""
-    ESCALATED = "escalated"
-    """Asked of another role instead, under a new id."""
-    WITHDRAWN = "withdrawn"
-    """Closed unanswered: its branch was dropped (a sibling failed, a group decided)."""
-    CANCELLED = "cancelled"
-    """Closed unanswered: its tree failed, or its thread was cancelled."""
-
-
-class Decider(StrEnum):
-    """Who decided (``agboss.decided_by``)."""
-
-    PERSON = "person"
-    MODEL = "model"
-    """A reply interpreter's or a decision model's reading of a person's words."""
-    CODE = "code"
-    """A reply interpreter of code, or a channel that decided as it was asked."""
-    STANDING = "standing"
-    """A standing decision (`App.allow`)."""
-    DEADLINE = "deadline"
-    """Its deadline (``on_expiry``), or its ladder's escalation."""
-    FLOW = "flow"
-    """The flow, which no longer needed the answer: a branch dropped, a tree failed."""
 
 
 _DURATION = _METER.create_histogram(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from agboss.components import ToolSpec
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.engine import TOOL_STEP, intent_of, lacking, shows_answers, tool_of
+from agboss.engine import TOOL_STEP, Interpretation, intent_of, lacking, shows_answers, tool_of
 from agboss.enums import OnInterrupted, PauseResolution, PauseStatus
 from agboss.errors import (
     AgbossError,
@@ -30,7 +30,6 @@ from agboss.errors import (
     UnknownPauseError,
     VersionNotServedError,
 )
-from agboss.models import Usage
 from agboss.pauses._answers import (
     AnswerReceipt,
     Ballot,
@@ -145,13 +144,13 @@ async def record_answer(
         raise NotPausedError(closed_as(pause))
     if expired(pause, runtime.clock.now()):
         raise NotPausedError("expired")  # its deadline passed: the tree's next pass decides
-    valid, usage = await read_decision(engine, pause, row, decision, reply)
+    valid, read = await read_decision(engine, pause, row, decision, reply)
     ballot.check_decision(valid)
     if move and not await engine.serves(pause.root_execution_id, row):
         # Recorded here all the same, and announced: a build that serves the tree moves it.
-        recorded = await ballot.record(given, valid, usage, move=False, repeat_ok=repeat_ok)
+        recorded = await ballot.record(given, valid, read, move=False, repeat_ok=repeat_ok)
         return replace(recorded, left=True, tenant_id=pause.tenant_id)
-    return await ballot.record(given, valid, usage, move=move, repeat_ok=repeat_ok)
+    return await ballot.record(given, valid, read, move=move, repeat_ok=repeat_ok)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +183,7 @@ class _Alone:
         self,
         given: Given,
         decision: ToolCallApprovalDecisionDto,
-        usage: Usage | None,
+        read: Interpretation | None,
         *,
         move: bool,
         repeat_ok: bool,
@@ -200,7 +199,14 @@ class _Alone:
         store = runtime.store
         now = runtime.clock.now()
         responder = given.responder
-        answer = PauseAnswer(decision=decision, responder=responder, reply=given.reply, usage=usage)
+        answer = PauseAnswer(
+            decision=decision,
+            responder=responder,
+            reply=given.reply,
+            usage=None if read is None else read.usage,
+            decided_by=None if read is None else read.reading.decider,
+            reading=None if read is None else read.reading,
+        )
         tool_spec, channel = tool_of(runtime, pause)
         resolve = ResolvePause(
             pause,

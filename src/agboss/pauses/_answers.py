@@ -15,13 +15,14 @@ from pydantic import BaseModel
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine import (
     Held,
+    Interpretation,
     bound_decision,
     emit_pause_event,
     interpret_reply,
     tool_of,
     validate_decision,
 )
-from agboss.enums import DecidedBy, PauseAnswerer, PauseResolution, PauseStatus
+from agboss.enums import Decider, Outcome, PauseAnswerer, PauseResolution, PauseStatus
 from agboss.errors import (
     DtoValidationError,
     NotAnAnswererError,
@@ -32,8 +33,7 @@ from agboss.errors import (
     ThreadOwnerError,
 )
 from agboss.inputs import InputLimits, check_depth, check_text
-from agboss.models import Usage
-from agboss.observability import Decider, ExecutionEventKind, Outcome, decided, log_event
+from agboss.observability import ExecutionEventKind, decided, log_event
 from agboss.records import ExecutionResumeEvent, PauseRecord, PauseVotes, shown_pause_id
 from agboss.store.protocol import ExecutionRow, Store
 
@@ -219,12 +219,13 @@ class Ballot(Protocol):
         self,
         given: Given,
         decision: ToolCallApprovalDecisionDto,
-        usage: Usage | None,
+        read: Interpretation | None,
         *,
         move: bool,
         repeat_ok: bool,
     ) -> Recorded:
-        """Records the answer through the engine's door, and what the caller is told."""
+        """Records the answer through the engine's door, and what the caller is told
+        (``read``: how a reply was read into ``decision``)."""
         ...
 
 
@@ -343,9 +344,9 @@ async def read_decision(
     row: ExecutionRow,
     decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None,
     reply: str | None,
-) -> tuple[ToolCallApprovalDecisionDto, Usage | None]:
+) -> tuple[ToolCallApprovalDecisionDto, Interpretation | None]:
     """The decision an answer gives — validated, or read from a reply by the role's reply
-    interpreter — and what reading it cost.
+    interpreter — and, for a reply, how it was read and what that cost.
 
     Raises:
         ReplyInterpreterMissingError: A reply for a role without a reply interpreter.
@@ -359,7 +360,7 @@ async def read_decision(
             hint="answer with decision=, or name a reply_interpreter= on the channel role",
         )
     interpretation = await interpret_reply(engine.runtime, pause, row, reply)
-    return bound(engine, interpretation.decision, pause, tool_spec.input), interpretation.usage
+    return bound(engine, interpretation.decision, pause, tool_spec.input), interpretation
 
 
 def check_not_owner(engine: Engine, pause: PauseRecord, row: ExecutionRow, responder: str) -> None:
@@ -425,7 +426,7 @@ async def tell_answered(
     hook."""
     tell(engine, resolved, ExecutionEventKind.PAUSE_ANSWERED, responder, decision.approved, now)
     outcome = Outcome.APPROVED if decision.approved else Outcome.REJECTED
-    decided(resolved, outcome, _decider(engine, resolved), now)
+    decided(resolved, outcome, _decider(resolved), now)
     await engine.hooks.on_resume(
         ExecutionResumeEvent(
             tenant_id=resolved.tenant_id,
@@ -454,14 +455,7 @@ def shown_votes(
     )
 
 
-def _decider(engine: Engine, pause: PauseRecord) -> Decider:
+def _decider(pause: PauseRecord) -> Decider:
     """Who decided an answered question: a person, or the reply interpreter that read their
     words (a model, or code)."""
-    if pause.answer is None or pause.answer.reply is None:
-        return Decider.PERSON
-    _, channel = tool_of(engine.runtime, pause)
-    role = channel.role
-    interpreter = None if role is None else role.reply_interpreter
-    spec = None if interpreter is None else engine.runtime.assembly.components.get(interpreter)
-    reads = getattr(spec, "decided_by", None)
-    return Decider.CODE if reads is DecidedBy.CODE else Decider.MODEL
+    return Decider.PERSON if pause.answer is None else pause.answer.decided_by or Decider.PERSON

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.engine import shows_answers, tool_of
+from agboss.engine import Interpretation, shows_answers, tool_of
 from agboss.enums import PauseAnswerer, PauseStatus
 from agboss.errors import (
     AgbossError,
@@ -25,7 +25,6 @@ from agboss.errors import (
     StoreOutcomeUnknownError,
     StoreUnavailableError,
 )
-from agboss.models import Usage
 from agboss.observability import ExecutionEventKind
 from agboss.pauses._answers import (
     AnswerReceipt,
@@ -89,7 +88,7 @@ class VoteBallot:
         self,
         given: Given,
         decision: ToolCallApprovalDecisionDto,
-        usage: Usage | None,
+        read: Interpretation | None,
         *,
         move: bool,
         repeat_ok: bool,
@@ -111,7 +110,8 @@ class VoteBallot:
             reason=decision.reason,
             reply=given.reply,
             voted_at=now.isoformat(),
-            usage=usage,
+            usage=None if read is None else read.usage,
+            reading=None if read is None else read.reading,
         )
         write = CastVote(pause, ballot, now, tell=shows_answers(tool_of(runtime, pause)[1]))
         in_doubt = False

@@ -17,7 +17,14 @@ from pydantic import BaseModel, ValidationError
 
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.pii._policy import PiiPolicy, _marks, marked_values
-from agboss.records import PauseAnswerRecord, PauseVote, PauseVotes, PendingPause, StepRecord
+from agboss.records import (
+    DecisionEntry,
+    PauseAnswerRecord,
+    PauseVote,
+    PauseVotes,
+    PendingPause,
+    StepRecord,
+)
 
 __all__ = ["PiiOutside"]
 
@@ -206,6 +213,25 @@ class PiiOutside:
                 else policy.outside_value(decision.override_arguments, dto),
             }
         )
+
+    def logged(
+        self, entry: DecisionEntry, policy: PiiPolicy, known: Sequence[tuple[str, str]] = ()
+    ) -> DecisionEntry:
+        """A decision log's entry as it may be shown: its arguments, decision and words
+        masked — by the call's marked values, ``known`` (the others its tree holds) and
+        detection."""
+        dto = self._input(entry.agent, entry.tool)
+        if not self._needed(policy, dto):
+            return entry
+        values = [*known, *marked_values(entry.arguments, dto)]
+        update: dict[str, Any] = {"arguments": policy.outside_value(entry.arguments, dto)}
+        if entry.decision is not None:
+            update["decision"] = self.decision(
+                entry.decision, entry.agent, entry.tool, entry.arguments, policy, known
+            )
+        if entry.reply is not None:
+            update["reply"] = policy.outside(entry.reply, values)
+        return entry.model_copy(update=update)
 
     def answer(
         self, entry: PauseAnswerRecord, policy: PiiPolicy, known: Sequence[tuple[str, str]] = ()

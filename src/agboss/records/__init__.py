@@ -1,5 +1,13 @@
 """Execution records and the pause audit trail."""
 
+from agboss.records._decision_log import (
+    DecisionChain,
+    DecisionEntry,
+    DecisionEvent,
+    LoggedDecision,
+    chain_digest,
+    chain_genesis,
+)
 from agboss.records._deploys import (
     NOT_SERVED,
     BlockedVersion,
@@ -33,6 +41,7 @@ from agboss.records._pauses import (
     secret_of,
     shown_pause_id,
 )
+from agboss.records._readings import DecisionReading
 from agboss.records._refs import is_pause_ref, pause_ref
 from agboss.records._standing import STANDING_RESPONDER, StandingDecision, new_decision_id
 from agboss.records._votes import PauseVote, PauseVotes
@@ -46,6 +55,10 @@ __all__ = [
     "ComponentRecord",
     "ContinuationRecord",
     "ContinuedCall",
+    "DecisionChain",
+    "DecisionEntry",
+    "DecisionEvent",
+    "DecisionReading",
     "DeployCheck",
     "ExecutionOutput",
     "ExecutionPauseEvent",
@@ -53,6 +66,7 @@ __all__ = [
     "ExecutionResumeEvent",
     "FailureRecord",
     "LedgerRecord",
+    "LoggedDecision",
     "PauseAnswer",
     "PauseAnswerRecord",
     "PauseRecord",
@@ -68,6 +82,8 @@ __all__ = [
     "StrandedPage",
     "ToolCallRecord",
     "call_digest",
+    "chain_digest",
+    "chain_genesis",
     "is_pause_ref",
     "new_decision_id",
     "new_pause_id",

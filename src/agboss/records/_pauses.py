@@ -13,10 +13,11 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict
 
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
-from agboss.enums import PauseAnswerer, PauseKind, PauseResolution, PauseStatus
+from agboss.enums import Decider, PauseAnswerer, PauseKind, PauseResolution, PauseStatus
 from agboss.models import Usage
 from agboss.records._model import StepRecord
 from agboss.records._outputs import PendingPause
+from agboss.records._readings import DecisionReading
 from agboss.records._refs import pause_ref
 from agboss.records._votes import PauseVote, PauseVotes
 
@@ -57,6 +58,8 @@ class PauseAnswer(BaseModel):
             decided at once.
         reply: The free text the decision was read from, when answered with ``reply=``.
         usage: What reading the reply cost, when a model read it.
+        decided_by: Who decided, in kind (``None``: a person, as answers stored before).
+        reading: How ``reply`` was read into the decision.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -65,6 +68,8 @@ class PauseAnswer(BaseModel):
     responder: str | None = None
     reply: str | None = None
     usage: Usage | None = None
+    decided_by: Decider | None = None
+    reading: DecisionReading | None = None
 
 
 @dataclass(frozen=True, slots=True)

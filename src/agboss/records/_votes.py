@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.models import Usage
+from agboss.records._readings import DecisionReading
 
 __all__ = ["PauseVote", "PauseVotes"]
 
@@ -26,6 +27,7 @@ class PauseVote(BaseModel):
         reply: The free text the vote was read from, when given with ``reply=``.
         voted_at: When, ISO 8601 on the application's Clock.
         usage: What reading the reply cost, when a model read it.
+        reading: How ``reply`` was read into the vote.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -36,6 +38,7 @@ class PauseVote(BaseModel):
     reply: str | None = None
     voted_at: str
     usage: Usage | None = None
+    reading: DecisionReading | None = None
 
 
 class PauseVotes(BaseModel):

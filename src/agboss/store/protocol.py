@@ -33,7 +33,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from agboss.enums import ExecutionStatus, PauseStatus
 from agboss.errors import LeaseLostError
 from agboss.models import Usage
-from agboss.records import PauseAnswerRecord, PauseRecord, PendingPause, StandingDecision
+from agboss.records import (
+    DecisionChain,
+    LoggedDecision,
+    PauseAnswerRecord,
+    PauseRecord,
+    PendingPause,
+    StandingDecision,
+)
 
 if TYPE_CHECKING:
     from agboss.store.writes import Results, Write
@@ -594,6 +601,21 @@ class ExecutionRecordRepository(Protocol):
         self, tenant_id: str, root_execution_id: str
     ) -> list[PauseAnswerRecord]:
         """Every entry of a tree, in the order its pauses were asked."""
+        ...
+
+    async def decision_log(
+        self, tenant_id: str, *, after: int = 0, since: datetime | None = None, limit: int = 500
+    ) -> list[LoggedDecision]:
+        """A tenant's decision log in its chain's order: at most ``limit`` entries after place
+        ``after``, decided at or after ``since`` when given."""
+        ...
+
+    async def decision_chain(self, tenant_id: str) -> DecisionChain | None:
+        """A tenant's chain head (``None``: nothing was ever logged for it)."""
+        ...
+
+    async def decision_tenants(self) -> list[str]:
+        """The tenants that have a decision log, in order."""
         ...
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
-from agboss.enums import ExecutionStatus, PauseResolution, PauseStatus
+from agboss.enums import Decider, ExecutionStatus, PauseResolution, PauseStatus
 from agboss.models import Usage
 from agboss.records import (
     PauseAnswer,
@@ -65,6 +65,7 @@ __all__ = [
     "CastVote",
     "ClimbLadder",
     "ContinueTree",
+    "CutDecisionLog",
     "EscalatePause",
     "Escalated",
     "ExpirePause",
@@ -388,12 +389,31 @@ class EscalatePause(Write[Escalated | None]):
 
 @dataclass(frozen=True, slots=True)
 class CancelPendingUnder(Write[list[PauseRecord]]):
-    """`CancelPause` for every Pending pause of a tree under a branch path (``""``: all)."""
+    """`CancelPause` for every Pending pause of a tree under a branch path (``""``: all).
+
+    Attributes:
+        by: Who closed them, in kind, for the decision log: the flow (a branch dropped, a
+            tree failed), a person or the application's code (a thread cancelled).
+        who: Who closed them, by name (the person who cancelled the thread).
+    """
 
     root_execution_id: str
     path: str
     resolution: PauseResolution
     now: datetime
+    by: Decider = Decider.FLOW
+    who: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CutDecisionLog(Write[int]):
+    """Retention: removes a tenant's entries decided before ``before`` — from the start of
+    its chain, never one after an entry kept — and records where the chain was cut (the last
+    removed entry's place and digest, which the first kept one follows), so that what is kept
+    stays verifiable. How many were removed."""
+
+    tenant_id: str
+    before: datetime
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,8 @@ from agboss.engine.questions._decisions import (
     not_as_decided,
     validate_decision,
 )
-from agboss.engine.questions._interpreting import interpret_reply
+from agboss.engine.questions._interpreting import Interpretation, interpret_reply
+from agboss.engine.questions._retention import cut_decisions
 from agboss.engine.questions._standing import Grant, grant, list_standing, revoke
 from agboss.engine.questions._withdrawing import mark_shown, tell_owed_withdrawals, withdraw_closed
 
@@ -33,11 +34,13 @@ __all__ = [
     "Approval",
     "CallSaid",
     "Grant",
+    "Interpretation",
     "ask_approval",
     "bound_decision",
     "call_said",
     "cancel_thread",
     "cast_vote",
+    "cut_decisions",
     "decided_digest",
     "emit_pause_event",
     "grant",

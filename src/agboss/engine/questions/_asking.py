@@ -24,17 +24,16 @@ from agboss.engine.questions._decisions import validate_decision
 from agboss.engine.questions._ladder import climb, first_step_at
 from agboss.engine.questions._quorums import votes_for
 from agboss.engine.trees import WAITING, ExecutionFrame, Waiting
-from agboss.enums import OnExpiry, PauseKind, PauseResolution, PauseStatus
+from agboss.enums import Decider, OnExpiry, Outcome, PauseKind, PauseResolution, PauseStatus
 from agboss.errors import (
     AgentFailedError,
     DtoValidationError,
     LeaseLostError,
     PauseExpiredError,
 )
-from agboss.observability import Decider, ExecutionEventKind, Outcome
+from agboss.observability import ExecutionEventKind
 from agboss.observability import decided as metered
 from agboss.records import (
-    STANDING_RESPONDER,
     PauseAnswer,
     PauseRecord,
     StandingDecision,
@@ -210,7 +209,9 @@ async def ask_approval(
                 now=find.now,
             )
     if standing is not None:
-        answer = PauseAnswer(decision=_ALLOWED, responder=standing.responder)
+        answer = PauseAnswer(
+            decision=_ALLOWED, responder=standing.responder, decided_by=Decider.STANDING
+        )
         return await _decide(frame, pause, answer) or waiting
     return await _send(frame, pause, channel, tool, context, args) or waiting
 
@@ -284,7 +285,10 @@ async def _expire(
         status = PauseStatus.TAKEN  # taken with the step that acts on it, as a decided one
         approved = channel.on_expiry is OnExpiry.APPROVE
         why = f"no answer within {spoken(_waited(pause, channel))}"
-        answer = PauseAnswer(decision=ToolCallApprovalDecisionDto(approved=approved, reason=why))
+        answer = PauseAnswer(
+            decision=ToolCallApprovalDecisionDto(approved=approved, reason=why),
+            decided_by=Decider.DEADLINE,
+        )
     expiry = ExpirePause(pause.tenant_id, pause.pause_id, status, answer, runtime.clock.now())
     expired = await frame.writes.commit_one(expiry)
     if expired is None:  # an answer was recorded first: it is taken, the deadline moot
@@ -364,7 +368,7 @@ async def _send(
             hint="fix the channel's send(); the model never reads a channel's failure",
         ) from error
     if decision is not None:
-        return await _decide(frame, pause, PauseAnswer(decision=decision))
+        return await _decide(frame, pause, PauseAnswer(decision=decision, decided_by=Decider.CODE))
     # Committed with the pass's next commit. An answer that came while send was returning is
     # taken by the pass's drain; a close meanwhile leaves the channel owed a withdraw, which
     # the pass (or the sweep) tells.
@@ -383,9 +387,8 @@ async def _decide(
     )
     if decided is None:
         return None
-    standing = (answer.responder or "").startswith(STANDING_RESPONDER)
     outcome = Outcome.APPROVED if answer.decision.approved else Outcome.REJECTED
-    metered(pause, outcome, Decider.STANDING if standing else Decider.CODE, now)
+    metered(pause, outcome, answer.decided_by or Decider.CODE, now)
     return _approval(decided)
 
 

@@ -7,9 +7,9 @@ import logging
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine.instance import Runtime
 from agboss.engine.questions._withdrawing import tell_owed_withdrawals
-from agboss.enums import ExecutionStatus, PauseResolution
+from agboss.enums import Decider, ExecutionStatus, Outcome, PauseResolution
 from agboss.errors import ThreadOwnerError, UnknownThreadError
-from agboss.observability import Decider, Outcome, closed, log_event
+from agboss.observability import closed, log_event
 from agboss.records import ExecutionOutput
 from agboss.store.writes import CancelExecutions, CancelPendingUnder, LockTree
 
@@ -37,8 +37,11 @@ async def cancel_thread(
         return None
     now = runtime.clock.now()
     cancels = [CancelExecutions(root.execution_id, now) for root in roots]
+    # The log says who: the owner who cancelled, or an operator's code (no owner named).
+    by = Decider.CODE if owner_id is None else Decider.PERSON
     closes = [
-        CancelPendingUnder(root.execution_id, "", PauseResolution.CANCELLED, now) for root in roots
+        CancelPendingUnder(root.execution_id, "", PauseResolution.CANCELLED, now, by, owner_id)
+        for root in roots
     ]
     pairs = zip(cancels, closes, strict=True)
     # Each tree's lease row first, as a pass's transactions take it (see `LockTree`), in one
@@ -48,7 +51,7 @@ async def cancel_thread(
     cancelled = [root for root, cancel in zip(roots, cancels, strict=True) if results[cancel]]
     for root, close in zip(roots, closes, strict=True):
         shut = results[close]
-        closed(shut, Outcome.CANCELLED, Decider.PERSON, now)
+        closed(shut, Outcome.CANCELLED, by, now)
         if any(pause.is_sent for pause in shut):
             await tell_owed_withdrawals(runtime, root.execution_id)
     if not cancelled:

@@ -49,7 +49,7 @@ from agboss.models import (
 )
 from agboss.observability import span
 from agboss.pii import PiiSeam, TreeTokens, UnknownTokenError
-from agboss.records import PauseRecord
+from agboss.records import DecisionReading, PauseRecord
 from agboss.store.protocol import ExecutionRow
 
 __all__ = ["APPROVAL_QUESTION", "Interpretation", "interpret_reply"]
@@ -72,10 +72,11 @@ reads its reply."""
 
 @dataclass(frozen=True, slots=True)
 class Interpretation:
-    """What a reply reads as, and what reading it cost."""
+    """What a reply reads as, what reading it cost, and how it was read."""
 
     decision: ToolCallApprovalDecisionDto
     usage: Usage | None
+    reading: DecisionReading
 
 
 async def interpret_reply(
@@ -101,6 +102,7 @@ async def interpret_reply(
         reply=reply,
     )
     usage: Usage | None = None
+    how = DecisionReading(interpreter=spec.name)
     if spec.decided_by is DecidedBy.CODE:
         decided = await _by_code(runtime, interpreter, spec, pause, row, reading)
     else:
@@ -114,7 +116,9 @@ async def interpret_reply(
         )
         seam.know(args, type(args))
         await seam.ready_for([json.dumps(pause.ask.arguments), reply])
-        decided, usage = await _by_model(runtime, spec, row, reading, seam)
+        decided, usage, p_yes = await _by_model(runtime, spec, row, reading, seam)
+        probabilities = None if p_yes is None else {"approved": p_yes}
+        how = DecisionReading(interpreter=spec.name, model=spec.model, probabilities=probabilities)
         try:
             await seam.ready_for([json.dumps(decided, default=str)])
             decided = seam.reveal_value(decided)
@@ -136,7 +140,7 @@ async def interpret_reply(
             f"{spec.name} gave an answer that is not valid for the role: {error.message}",
             cause=error,
         ) from error
-    return Interpretation(decision, usage)
+    return Interpretation(decision, usage, how)
 
 
 async def _by_code(
@@ -178,7 +182,8 @@ async def _by_model(
     row: ExecutionRow,
     reading: InterpreterInput[Any],
     seam: PiiSeam,
-) -> tuple[object, Usage]:
+) -> tuple[object, Usage, float | None]:
+    """What a model read the reply as, what it cost, and a decision model's P(yes)."""
     assert spec.model is not None
     caller = ModelCaller("reply-interpreter", spec.name, row.tenant_id, row.execution_id)
     await check_budgets(runtime, row, caller.label)  # BudgetExceededError: pause untouched
@@ -209,7 +214,7 @@ async def _by_model(
     answer = {"approved": p_yes > 0.5} if p_yes is not None else _answer_of(spec, calls)
     if answer is None:
         raise UninterpretableReplyError(f"{spec.name}'s model gave no answer")
-    return answer, usage
+    return answer, usage, p_yes
 
 
 async def _read_with_model(

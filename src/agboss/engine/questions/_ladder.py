@@ -18,8 +18,8 @@ from agboss.components import ApprovalAsk, ChannelReminder, Escalate, LadderStep
 from agboss.engine.questions._channels import ChannelCall, emit_pause_event, tool_of, warn_failed
 from agboss.engine.questions._quorums import votes_for
 from agboss.engine.trees import ExecutionFrame
-from agboss.enums import PauseKind, PauseStatus
-from agboss.observability import Decider, ExecutionEventKind, Outcome, decided
+from agboss.enums import Decider, Outcome, PauseKind, PauseStatus
+from agboss.observability import ExecutionEventKind, decided
 from agboss.records import PauseRecord, call_digest, new_pause_id
 from agboss.store.writes import ClimbLadder, EscalatePause
 

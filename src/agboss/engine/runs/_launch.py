@@ -29,7 +29,7 @@ from agboss.engine.questions import withdraw_closed
 from agboss.engine.runs._agent import AgentRun
 from agboss.engine.steps import Step, run_once
 from agboss.engine.trees import WAITING, ExecutionFrame, Waiting, maybe_await, step_context
-from agboss.enums import PauseResolution
+from agboss.enums import Decider, Outcome, PauseResolution
 from agboss.errors import (
     AgbossError,
     DtoValidationError,
@@ -38,7 +38,6 @@ from agboss.errors import (
     StepFailedError,
 )
 from agboss.flow import CompiledBranch, CompiledLaunch, Failure, FlowNode
-from agboss.observability import Decider, Outcome
 from agboss.observability import closed as metered
 from agboss.records import ComponentRecord, StepRecord
 from agboss.store import decode_failure, encode_failure, failure_names, qualified_name

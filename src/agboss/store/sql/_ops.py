@@ -32,9 +32,10 @@ from agboss.store._rows import (
 from agboss.store._times import from_micros, to_micros
 from agboss.store.protocol import ExecutionRow, Fence
 from agboss.store.sql._builds import BUILD_OPS, record_build
+from agboss.store.sql._decision_log import cut_decision_log, seal
 from agboss.store.sql._dialect import KEY_END, Deferred, Sql
 from agboss.store.sql._driver import Shape
-from agboss.store.sql._pause_ops import PAUSE_OPS, DeleteResolvedPauses, SavePauseAnswer
+from agboss.store.sql._pause_ops import LOGS_DECISIONS, PAUSE_OPS, DeleteResolvedPauses
 from agboss.store.sql._standing import STANDING_OPS
 from agboss.store.sql._statements import Ops, do, many_later, one_later, when
 from agboss.store.writes import (
@@ -45,6 +46,7 @@ from agboss.store.writes import (
     AppendStep,
     BeginExecution,
     CancelExecutions,
+    CutDecisionLog,
     InsertChild,
     JournalRead,
     LockTree,
@@ -563,6 +565,7 @@ _OPS: dict[type[Any], Callable[[Any], Ops]] = {
     **PAUSE_OPS,
     **STANDING_OPS,
     **BUILD_OPS,
+    CutDecisionLog: cut_decision_log,
     AcquireLease: _acquire_lease,
     AddLedgerEntry: _add_ledger_entry,
     Announce: _announce,
@@ -590,10 +593,14 @@ def work_of(writes: Sequence[Write[Any]], notice: Sql | None = None) -> Callable
         if type(write) not in _OPS:
             raise TypeError(f"{type(write).__name__} is not a write of agboss.store.writes")
 
+    logs = any(isinstance(write, LOGS_DECISIONS) for write in writes)
+
     def work() -> Ops:
         results = []
         for write in writes:
             results.append((yield from _OPS[type(write)](write)))
+        if logs:  # last: the tenant's head is the last row the transaction locks
+            yield from seal()
         if notice is not None:
             yield notice
         return results
@@ -610,7 +617,6 @@ _SINGLE_STATEMENT = (
     ReleaseLease,
     RenewLease,
     SaveBranch,
-    SavePauseAnswer,
     SetExecutionStatus,
     TakePause,
     TakeResolvedUnder,

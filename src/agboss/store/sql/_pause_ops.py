@@ -9,10 +9,18 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from agboss.enums import PauseAnswerer, PauseResolution, PauseStatus
-from agboss.records import PauseAnswer, PauseAnswerRecord, PauseRecord, PauseVotes, pause_ref
+from agboss.enums import Decider, PauseAnswerer, PauseResolution, PauseStatus
+from agboss.records import (
+    DecisionEntry,
+    PauseAnswer,
+    PauseAnswerRecord,
+    PauseRecord,
+    PauseVotes,
+    pause_ref,
+)
 from agboss.store._rows import PAUSE_COLUMNS, by_seq, pause_of
 from agboss.store._times import from_micros, to_micros
+from agboss.store.sql._decision_log import append, append_if_resolved
 from agboss.store.sql._dialect import KEY_END, Deferred, Sql, computed
 from agboss.store.sql._statements import Ops, do, many, many_later, one, one_later, when
 from agboss.store.writes import (
@@ -33,7 +41,7 @@ from agboss.store.writes import (
     Write,
 )
 
-__all__ = ["PAUSE_OPS", "DeleteResolvedPauses", "SavePauseAnswer"]
+__all__ = ["LOGS_DECISIONS", "PAUSE_OPS", "DeleteResolvedPauses", "SavePauseAnswer"]
 
 
 def _insert_pause(write: InsertPause) -> Ops:
@@ -102,12 +110,23 @@ _AUDIT_COLUMNS = (
 )
 
 
-def _audit(pause: PauseRecord, resolution: PauseResolution, now: datetime, answer: Any) -> Sql:
-    return _save_answer(
+def _audit(
+    pause: PauseRecord,
+    resolution: PauseResolution,
+    now: datetime,
+    answer: PauseAnswer | None,
+    *,
+    by: Decider | None = None,
+    who: str | None = None,
+) -> Ops:
+    """A resolved pause's audit entry and its decision log entry (``by``, ``who``: who closed
+    it unanswered, where its resolution does not say)."""
+    yield _save_answer(
         pause.tenant_id,
         pause.root_execution_id,
         PauseAnswerRecord.of(pause, resolution, now, answer),
     )
+    yield append(pause.tenant_id, DecisionEntry.of(pause, resolution, now, answer, by=by, who=who))
 
 
 def _save_answer(tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord) -> Sql:
@@ -159,6 +178,8 @@ def _resolve_pause(write: ResolvePause) -> Ops:
         write.status.value,
         at,
     )
+    logged = DecisionEntry.of(pause, write.resolution, write.now, answer)
+    yield append_if_resolved(pause.tenant_id, logged, pause.pause_id, write.status.value, at)
 
     def resolved(found: Any) -> PauseRecord | None:
         # What changes while a pause waits is read back: the record given may predate its
@@ -217,6 +238,7 @@ def _cast_vote(write: CastVote) -> Ops:
         at,
         vote.model_dump_json(),
     )
+    yield append(pause.tenant_id, DecisionEntry.voted(pause, vote))
     decision = votes.outcome()
     if decision is None:
         return Voted(votes, counted=True)
@@ -280,7 +302,7 @@ def _close_pending(
     if row is None:
         return None
     pause = pause_of(row)
-    yield _audit(pause, resolution, now, answer)
+    yield from _audit(pause, resolution, now, answer)
     return pause
 
 
@@ -360,7 +382,7 @@ def _cancel_pending_under(write: CancelPendingUnder) -> Ops:
     )
     pauses = sorted((pause_of(row) for row in rows), key=by_seq)
     for pause in pauses:
-        yield _audit(pause, write.resolution, write.now, None)
+        yield from _audit(pause, write.resolution, write.now, None, by=write.by, who=write.who)
     return pauses
 
 
@@ -379,7 +401,8 @@ def _mark_withdrawn(write: MarkWithdrawn) -> Ops:
 @dataclass(frozen=True, slots=True)
 class SavePauseAnswer(Write[None]):
     """`ExecutionRecordRepository.save_pause_answer` as a unit of work: a pause's audit
-    entry, once (a second save of the same pause changes nothing)."""
+    entry, once (a second save of the same pause changes nothing), and its decision log
+    entry."""
 
     tenant_id: str
     root_execution_id: str
@@ -396,6 +419,7 @@ class DeleteResolvedPauses(Write[int]):
 
 def _save_pause_answer(write: SavePauseAnswer) -> Ops:
     yield _save_answer(write.tenant_id, write.root_execution_id, write.answer)
+    yield append(write.tenant_id, DecisionEntry.recorded(write.root_execution_id, write.answer))
 
 
 def _delete_resolved_pauses(write: DeleteResolvedPauses) -> Ops:
@@ -429,3 +453,14 @@ PAUSE_OPS: dict[type[Any], Callable[[Any], Ops]] = {
     TakeResolvedUnder: _take_resolved_under,
 }
 """The writes of pauses, each as its unit of work."""
+
+LOGS_DECISIONS: tuple[type[Any], ...] = (
+    CancelPause,
+    CancelPendingUnder,
+    CastVote,
+    EscalatePause,
+    ExpirePause,
+    ResolvePause,
+    SavePauseAnswer,
+)
+"""The writes that may append to the decision log: a transaction of one seals the chain."""

@@ -13,7 +13,14 @@ from typing import Any
 
 from agboss.enums import ExecutionStatus, PauseStatus
 from agboss.models import Usage
-from agboss.records import PauseAnswerRecord, PauseRecord, PauseVote, PendingPause
+from agboss.records import (
+    DecisionChain,
+    LoggedDecision,
+    PauseAnswerRecord,
+    PauseRecord,
+    PauseVote,
+    PendingPause,
+)
 from agboss.store._rows import (
     AT_NOW,
     EXECUTION_READ,
@@ -45,6 +52,7 @@ from agboss.store.protocol import (
     WaitingPause,
     WaitingQuery,
 )
+from agboss.store.sql._decision_log import logged
 from agboss.store.sql._dialect import KEY_END, Returns, Sql, computed
 from agboss.store.sql._driver import Driver
 from agboss.store.sql._ops import shape_of, work_of
@@ -558,7 +566,7 @@ class SqlPausedExecutionRepository(_Repository):
 
 
 class SqlExecutionRecordRepository(_Repository):
-    """The audit trail: one row per pause, written once."""
+    """The audit trail (one row per pause, written once) and the decision log."""
 
     async def save_pause_answer(
         self, tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord
@@ -591,6 +599,44 @@ class SqlExecutionRecordRepository(_Repository):
             entry.model_copy(update={"votes": tuple(votes[key])}) if key in votes else entry
             for key, entry in entries.items()
         ]
+
+    async def decision_log(
+        self, tenant_id: str, *, after: int = 0, since: datetime | None = None, limit: int = 500
+    ) -> list[LoggedDecision]:
+        rows = await self._driver.read(
+            _all(
+                "SELECT tenant_id, seq, previous, digest, entry_json FROM decision_log "
+                "WHERE tenant_id = ? AND seq > ? AND at >= ? ORDER BY seq LIMIT ?",
+                tenant_id,
+                after,
+                0 if since is None else to_micros(since),
+                limit,
+            )
+        )
+        return [logged(row) for row in rows]
+
+    async def decision_chain(self, tenant_id: str) -> DecisionChain | None:
+        row = await self._driver.read(
+            _one(
+                "SELECT seq, head, cut_seq, cut_digest FROM decision_chains WHERE tenant_id = ?",
+                tenant_id,
+            )
+        )
+        if row is None:
+            return None
+        return DecisionChain(
+            tenant_id=tenant_id,
+            seq=int(row[0]),
+            head=str(row[1]),
+            cut_seq=int(row[2]),
+            cut_digest=None if row[3] is None else str(row[3]),
+        )
+
+    async def decision_tenants(self) -> list[str]:
+        rows = await self._driver.read(
+            _all("SELECT tenant_id FROM decision_chains ORDER BY tenant_id")
+        )
+        return [str(row[0]) for row in rows]
 
 
 class SqlBudgetLedgerRepository(_Repository):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import queue
 import sqlite3
@@ -115,6 +116,11 @@ def _run(connection: sqlite3.Connection, dialect: Dialect, statement: Sql) -> An
         cursor.close()
 
 
+def _sha256(value: str | None) -> str | None:
+    """``agboss_sha256``: SHA-256 of a text's UTF-8, as hex (``NULL`` for ``NULL``)."""
+    return None if value is None else hashlib.sha256(value.encode()).hexdigest()
+
+
 class SqliteDriver:
     """One SQLite file in WAL mode, its writes on a thread of their own.
 
@@ -202,6 +208,8 @@ class SqliteDriver:
                 self.path, isolation_level=None, check_same_thread=False, timeout=busy_ms / 1000
             )
             connection.execute(f"PRAGMA busy_timeout={busy_ms}")
+            # What the decision log's seal hashes with (PostgreSQL's is a SQL function).
+            connection.create_function("agboss_sha256", 1, _sha256, deterministic=True)
             return connection
         except (sqlite3.Error, OSError) as error:
             raise StoreUnavailableError(

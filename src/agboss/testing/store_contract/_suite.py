@@ -41,6 +41,7 @@ from agboss.store.writes import (
     write_one,
 )
 from agboss.testing.store_contract._builds import BuildContract
+from agboss.testing.store_contract._decisions import DecisionLogContract
 from agboss.testing.store_contract._pauses import PauseContract
 from agboss.testing.store_contract._retries import RetryContract
 from agboss.testing.store_contract._signals import SignalContract
@@ -59,7 +60,13 @@ __all__ = ["StoreContract"]
 
 
 class StoreContract(
-    BuildContract, PauseContract, RetryContract, SignalContract, StandingContract, VoteContract
+    BuildContract,
+    DecisionLogContract,
+    PauseContract,
+    RetryContract,
+    SignalContract,
+    StandingContract,
+    VoteContract,
 ):
     """Every store passes these; subclass it with a ``store`` fixture."""
 
