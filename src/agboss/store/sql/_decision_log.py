@@ -21,7 +21,7 @@ from typing import Any
 
 from agboss.records import DecisionEntry, LoggedDecision
 from agboss.store._times import to_micros
-from agboss.store.sql._dialect import Sql
+from agboss.store.sql._dialect import Dialect, Sql
 from agboss.store.sql._statements import Ops, do, many_later, when
 from agboss.store.writes import CutDecisionLog
 
@@ -65,36 +65,68 @@ def _values(tenant_id: str, entry: DecisionEntry) -> tuple[object, ...]:
     )
 
 
-def seal() -> Ops:
-    """Chains the entries this transaction appended, after their tenants' heads: run last."""
-    # The heads, locked in one order (a tenant's first entry makes its head, from its genesis).
-    yield do(
-        "INSERT INTO decision_chains (tenant_id, seq, head, sealing) "
-        "SELECT DISTINCT tenant_id, 0, agboss_sha256('agboss decision log ' || tenant_id), TRUE "
-        "FROM decision_log WHERE seq IS NULL ORDER BY tenant_id "
-        "ON CONFLICT (tenant_id) DO UPDATE SET sealing = TRUE"
-    )
-    # Each entry after the one before, in the order appended; read after the lock was had,
-    # so a head another transaction moved meanwhile is read as it committed.
-    yield do(
-        "WITH RECURSIVE todo AS (SELECT entry_id, tenant_id, entry_json, "
-        "ROW_NUMBER() OVER (PARTITION BY tenant_id ORDER BY entry_id) AS n "
-        "FROM decision_log WHERE seq IS NULL), "
+_ENSURE = (
+    "INSERT INTO decision_chains (tenant_id, seq, head) "
+    "SELECT DISTINCT tenant_id, 0, agboss_sha256('agboss decision log ' || tenant_id) "
+    "FROM decision_log WHERE seq IS NULL ON CONFLICT DO NOTHING"
+)
+"""A tenant's first entry makes its head row, from its genesis (concurrent firsts wait for
+each other on its key, and the second finds it)."""
+
+_TODO = (
+    "todo AS (SELECT entry_id, tenant_id, entry_json, "
+    "ROW_NUMBER() OVER (PARTITION BY tenant_id ORDER BY entry_id) AS n "
+    "FROM decision_log WHERE seq IS NULL)"
+)
+"""The transaction's unsealed entries, numbered per tenant in the order appended."""
+
+
+def _chained(heads: str) -> str:
+    """Each unsealed entry after the one before, from the heads ``heads`` reads."""
+    return (
         "chained (tenant_id, n, entry_id, seq, previous, digest) AS ("
         "SELECT tenant_id, CAST(0 AS BIGINT), CAST(NULL AS BIGINT), seq, CAST(NULL AS TEXT), "
-        "head FROM decision_chains WHERE sealing "
+        f"head FROM {heads} "
         "UNION ALL SELECT t.tenant_id, t.n, t.entry_id, c.seq + 1, c.digest, "
         "agboss_sha256(c.digest || t.entry_json) "
-        "FROM chained c JOIN todo t ON t.tenant_id = c.tenant_id AND t.n = c.n + 1) "
-        "UPDATE decision_log SET seq = chained.seq, previous = chained.previous, "
-        "digest = chained.digest FROM chained WHERE chained.entry_id = decision_log.entry_id"
+        "FROM chained c JOIN todo t ON t.tenant_id = c.tenant_id AND t.n = c.n + 1)"
     )
-    yield do(
-        "UPDATE decision_chains SET seq = (SELECT MAX(l.seq) FROM decision_log l "
-        "WHERE l.tenant_id = decision_chains.tenant_id), head = (SELECT l.digest "
-        "FROM decision_log l WHERE l.tenant_id = decision_chains.tenant_id "
-        "ORDER BY l.seq DESC LIMIT 1), sealing = FALSE WHERE sealing"
-    )
+
+
+_SEAL_POSTGRES = (
+    # One statement: the heads locked (the latest committed, once a writer before committed),
+    # the entries chained after them, the heads moved to their last entries.
+    f"WITH RECURSIVE {_TODO}, "
+    "heads AS (SELECT tenant_id, seq, head FROM decision_chains "
+    "WHERE tenant_id IN (SELECT tenant_id FROM todo) ORDER BY tenant_id FOR NO KEY UPDATE), "
+    f"{_chained('heads')}, "
+    "sealed AS (UPDATE decision_log SET seq = chained.seq, previous = chained.previous, "
+    "digest = chained.digest FROM chained WHERE chained.entry_id = decision_log.entry_id "
+    "RETURNING decision_log.tenant_id, decision_log.seq, decision_log.digest) "
+    "UPDATE decision_chains SET seq = last.seq, head = last.digest "
+    "FROM (SELECT DISTINCT ON (tenant_id) tenant_id, seq, digest FROM sealed "
+    "ORDER BY tenant_id, seq DESC) AS last WHERE decision_chains.tenant_id = last.tenant_id"
+)
+
+_SEAL_SQLITE = (
+    # A write transaction holds the file's lock: the heads are marked, chained from, moved.
+    "UPDATE decision_chains SET sealing = TRUE "
+    "WHERE tenant_id IN (SELECT tenant_id FROM decision_log WHERE seq IS NULL)",
+    f"WITH RECURSIVE {_TODO}, {_chained('decision_chains WHERE sealing')} "
+    "UPDATE decision_log SET seq = chained.seq, previous = chained.previous, "
+    "digest = chained.digest FROM chained WHERE chained.entry_id = decision_log.entry_id",
+    "UPDATE decision_chains SET seq = l.seq, head = l.digest, sealing = FALSE "
+    "FROM decision_log l WHERE decision_chains.sealing "
+    "AND l.tenant_id = decision_chains.tenant_id AND l.seq = (SELECT MAX(m.seq) "
+    "FROM decision_log m WHERE m.tenant_id = decision_chains.tenant_id)",
+)
+
+
+def seal(dialect: Dialect) -> Ops:
+    """Chains the entries this transaction appended, after their tenants' heads: run last."""
+    yield do(_ENSURE)
+    for text in (_SEAL_POSTGRES,) if dialect.name == "postgres" else _SEAL_SQLITE:
+        yield do(text)
 
 
 def logged(row: Sequence[Any]) -> LoggedDecision:

@@ -33,7 +33,7 @@ from agboss.store._times import from_micros, to_micros
 from agboss.store.protocol import ExecutionRow, Fence
 from agboss.store.sql._builds import BUILD_OPS, record_build
 from agboss.store.sql._decision_log import cut_decision_log, seal
-from agboss.store.sql._dialect import KEY_END, Deferred, Sql
+from agboss.store.sql._dialect import KEY_END, Deferred, Dialect, Sql
 from agboss.store.sql._driver import Shape
 from agboss.store.sql._pause_ops import LOGS_DECISIONS, PAUSE_OPS, DeleteResolvedPauses
 from agboss.store.sql._standing import STANDING_OPS
@@ -586,9 +586,11 @@ _OPS: dict[type[Any], Callable[[Any], Ops]] = {
 }
 
 
-def work_of(writes: Sequence[Write[Any]], notice: Sql | None = None) -> Callable[[], Ops]:
-    """The writes as one unit of work; its result is each write's, in order. ``notice``: the
-    statement that announces their signals with the commit, run last."""
+def work_of(
+    writes: Sequence[Write[Any]], dialect: Dialect, notice: Sql | None = None
+) -> Callable[[], Ops]:
+    """The writes as one unit of work, in ``dialect``; its result is each write's, in order.
+    ``notice``: the statement that announces their signals with the commit, run last."""
     for write in writes:
         if type(write) not in _OPS:
             raise TypeError(f"{type(write).__name__} is not a write of agboss.store.writes")
@@ -600,7 +602,7 @@ def work_of(writes: Sequence[Write[Any]], notice: Sql | None = None) -> Callable
         for write in writes:
             results.append((yield from _OPS[type(write)](write)))
         if logs:  # last: the tenant's head is the last row the transaction locks
-            yield from seal()
+            yield from seal(dialect)
         if notice is not None:
             yield notice
         return results

@@ -179,7 +179,9 @@ class _Repository:
     async def _write(self, write: Write[Any]) -> Any:
         """One write as its own transaction (what `SqlStore.write` does, for one)."""
         [result] = computed(
-            await self._driver.transact(work_of([write]), shape=shape_of([write], None))
+            await self._driver.transact(
+                work_of([write], self._driver.dialect), shape=shape_of([write], None)
+            )
         )
         return result
 

@@ -86,7 +86,9 @@ class SqlStore:
         notice = self._driver.announcing(signals) if signals else None
         values: list[Any] = computed(
             await self._driver.transact(
-                work_of(writes, notice), fence=fence, shape=shape_of(writes, fence, notice)
+                work_of(writes, self._driver.dialect, notice),
+                fence=fence,
+                shape=shape_of(writes, fence, notice),
             )
         )
         if signals and notice is None:
