@@ -26,6 +26,7 @@ from agboss import (
     channel_role,
     workflow,
 )
+from agboss.enums import Decider, Outcome
 from agboss.testing import TestEnv
 from tests.apps import deadline_app
 from tests.apps.deadline_app import (
@@ -100,6 +101,14 @@ async def test_the_ladder_goes_on_after_the_escalation_and_the_deadline_still_de
     read = env.mock_llm(RefundAgent).requests[-1].messages[-1].content  # type: ignore[union-attr]
     assert "rejected by lead-refund-channel: no answer within 2 days" in read
     assert recorded.runs == []
+    # The decision log: the ladder escalated it, then the deadline decided — no person.
+    logged = [shown.entry for shown in (await env.app.decisions()).entries]
+    assert [(e.role, e.outcome, e.decided_by) for e in logged] == [
+        ("escalating-refund-channel", Outcome.ESCALATED, Decider.DEADLINE),
+        ("lead-refund-channel", Outcome.EXPIRED, Decider.DEADLINE),
+    ]
+    assert logged[1].decision is not None
+    assert not logged[1].decision.approved
 
 
 async def test_an_answer_before_the_escalation_keeps_the_question_where_it_was(

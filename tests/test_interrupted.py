@@ -48,6 +48,7 @@ from agboss import (
 )
 from agboss.cli._main import cli
 from agboss.components import spec_of
+from agboss.enums import Outcome
 from agboss.web import Caller, pause_router
 from tests.apps.interrupted_app import (
     AskedPayTool,
@@ -211,6 +212,14 @@ async def test_a_fail_tools_cut_off_call_said_to_have_run_goes_on_and_the_model_
             assert said.decision.approved is False  # not run again: it ran
             assert said.decision.reason == "inv-7 was paid at 09:14 (bank ref 7731)"
             assert [r.retried_by for r in done.record.retries] == ["ops-lead"]
+            # The decision log has it too: who said the call ran, and what it said.
+            [logged] = (await app.decisions()).entries
+            assert (logged.entry.kind, logged.entry.outcome, logged.entry.who) == (
+                PauseKind.INTERRUPTED,
+                Outcome.REJECTED,
+                "ops-lead",
+            )
+            assert (await app.verify_decisions()).ok
         finally:
             await app.close()
     assert len(ran(runs)) == 1  # never run again

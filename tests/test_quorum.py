@@ -43,6 +43,7 @@ from agboss import (
     workflow,
 )
 from agboss.cli._main import cli
+from agboss.records import DecisionEvent
 from agboss.records._outputs import ExecutionOutput
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
 from agboss.web import Caller, pause_router
@@ -128,6 +129,13 @@ async def test_a_question_waits_for_its_quorum_and_resolves_approved_when_it_is_
     assert entry.decision is not None
     assert entry.decision.approved
     assert [(v.voter, v.approved) for v in entry.votes] == [("fin-1", True), ("fin-3", True)]
+    # The decision log: each vote as it was cast, then the decision they made.
+    logged = [(e.entry.event, e.entry.who) for e in (await env.app.decisions()).entries]
+    assert logged == [
+        (DecisionEvent.VOTE, "fin-1"),
+        (DecisionEvent.VOTE, "fin-3"),
+        (DecisionEvent.DECISION, "fin-1, fin-3"),
+    ]
 
 
 async def test_a_question_is_rejected_with_the_reasons_once_its_quorum_cannot_be_reached(

@@ -29,6 +29,7 @@ from agboss import (
     WorkflowStartTextDto,
 )
 from agboss.cli._main import cli
+from agboss.enums import Decider
 from agboss.records._outputs import ExecutionOutput
 from agboss.testing import TestEnv, call_tools, reply_with, test_with, tool_call
 from agboss.web import Caller, pause_router
@@ -103,6 +104,8 @@ async def test_a_call_a_standing_decision_covers_is_decided_at_once_and_the_audi
     assert entry.responder == f"standing:{decision.decision_id}" == decision.responder
     assert entry.decision is not None
     assert entry.decision.approved
+    [logged] = (await env.app.decisions()).entries  # the decision log names it too
+    assert (logged.entry.decided_by, logged.entry.who) == (Decider.STANDING, decision.responder)
 
 
 async def test_decisions_granted_at_one_instant_follow_the_order_they_were_granted_in(
