@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -51,6 +53,18 @@ async def _decided(env: TestEnv, trees: int) -> list[str]:
         assert done.status is ExecutionStatus.COMPLETED
         roots.append(began.execution_id)
     return roots
+
+
+@asynccontextmanager
+async def _two_days(url: str, apart: timedelta) -> AsyncIterator[TestEnv]:
+    """An application whose log holds two trees' decisions (four entries) on two days: the
+    first tree's on 2026-03-01, the second's ``apart`` later."""
+    clock = TestClock(datetime(2026, 3, 1, tzinfo=UTC))
+    async with test_with(OfficeApplication, store=url, clock=clock) as env:
+        await _decided(env, 1)
+        await clock.jump(apart)
+        await _decided(env, 1)
+        yield env
 
 
 @pytest.mark.parametrize("kind", STORE_KINDS)
@@ -257,14 +271,7 @@ async def test_two_instances_deciding_at_once_keep_one_chain(kind: str, tmp_path
 async def test_the_export_reads_back_as_the_log_shows_it(
     kind: str, form: ExportFormat, tmp_path: Path
 ) -> None:
-    clock = TestClock(datetime(2026, 3, 1, tzinfo=UTC))
-    async with (
-        store_url(kind, tmp_path) as url,
-        test_with(OfficeApplication, store=url, clock=clock) as env,
-    ):
-        await _decided(env, 1)
-        await clock.jump(timedelta(days=2))
-        await _decided(env, 1)
+    async with store_url(kind, tmp_path) as url, _two_days(url, timedelta(days=2)) as env:
         shown = (await env.app.decisions()).entries
         written = io.StringIO()
         assert await env.app.export_decisions(written, form=form) == 4
@@ -281,14 +288,7 @@ async def test_the_export_reads_back_as_the_log_shows_it(
 async def test_a_cut_removes_the_oldest_entries_and_the_rest_stays_verifiable(
     kind: str, tmp_path: Path
 ) -> None:
-    clock = TestClock(datetime(2026, 3, 1, tzinfo=UTC))
-    async with (
-        store_url(kind, tmp_path) as url,
-        test_with(OfficeApplication, store=url, clock=clock) as env,
-    ):
-        await _decided(env, 1)
-        await clock.jump(timedelta(days=30))
-        await _decided(env, 1)
+    async with store_url(kind, tmp_path) as url, _two_days(url, timedelta(days=30)) as env:
         assert await env.app.cut_decisions(datetime(2026, 3, 15, tzinfo=UTC)) == 2
         verified = await env.app.verify_decisions()
         assert (verified.ok, verified.checked, verified.cut_seq) == (True, 2, 2)
@@ -299,12 +299,8 @@ async def test_a_cut_removes_the_oldest_entries_and_the_rest_stays_verifiable(
 
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_the_command_line_exports_and_cuts_the_log(kind: str, tmp_path: Path) -> None:
-    clock = TestClock(datetime(2026, 3, 1, tzinfo=UTC))
     async with store_url(kind, tmp_path) as url:
-        async with test_with(OfficeApplication, store=url, clock=clock) as env:
-            await _decided(env, 1)
-            await clock.jump(timedelta(days=30))
-            await _decided(env, 1)
+        async with _two_days(url, timedelta(days=30)) as env:
             shown = (await env.app.decisions()).entries
         runner = CliRunner()
         written = tmp_path / "decisions.csv"

@@ -60,6 +60,13 @@ class DecisionLogContract(Contract):
         results = await store.write(inserts, fence=fence)
         return [results[insert] for insert in inserts]
 
+    async def _answered(self, store: Store, count: int, *, apart: timedelta) -> None:
+        """``count`` questions asked, then answered one after the other, ``apart``."""
+        for index, pause in enumerate(await self._ask(store, count)):
+            at = NOW + apart * index
+            resolve = ResolvePause(pause, PauseStatus.RESOLVED, PauseResolution.REPLIED, ANSWER, at)
+            await write_one(store, resolve)
+
     async def _chain(self, store: Store, tenant: str = "acme") -> list[LoggedDecision]:
         """The tenant's whole log, checked link by link against its head."""
         entries = await store.records.decision_log(tenant)
@@ -177,11 +184,7 @@ class DecisionLogContract(Contract):
     async def test_a_cut_removes_the_oldest_entries_and_the_rest_stays_verifiable(
         self, store: Store
     ) -> None:
-        asked = await self._ask(store, 4)
-        for index, pause in enumerate(asked):
-            at = NOW + timedelta(days=index)
-            resolve = ResolvePause(pause, PauseStatus.RESOLVED, PauseResolution.REPLIED, ANSWER, at)
-            await write_one(store, resolve)
+        await self._answered(store, 4, apart=timedelta(days=1))
         before = await self._chain(store)
         removed = await write_one(store, CutDecisionLog("acme", NOW + timedelta(days=2)))
         assert removed == 2
@@ -195,11 +198,7 @@ class DecisionLogContract(Contract):
     async def test_a_tenants_log_is_read_by_keyset_and_by_when_it_was_decided(
         self, store: Store
     ) -> None:
-        asked = await self._ask(store, 3)
-        for index, pause in enumerate(asked):
-            at = NOW + timedelta(hours=index)
-            resolve = ResolvePause(pause, PauseStatus.RESOLVED, PauseResolution.REPLIED, ANSWER, at)
-            await write_one(store, resolve)
+        await self._answered(store, 3, apart=timedelta(hours=1))
         first = await store.records.decision_log("acme", limit=2)
         rest = await store.records.decision_log("acme", after=first[-1].seq)
         assert [logged.seq for logged in first + rest] == [1, 2, 3]
