@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, ClassVar
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "NotPausedError",
     "PassStoppingError",
     "PauseAnswererError",
+    "PauseClaimedError",
     "PauseExpiredError",
     "PiiRefusedError",
     "QuestionChangedError",
@@ -363,6 +365,33 @@ class QuestionChangedError(AgbossError):
     code = "pause.question-changed"
     default_message = "the question changed since it was shown: the answer decides another one"
     default_hint = "read the question again (app.describe_pause) and answer what it asks now"
+
+
+class PauseClaimedError(AgbossError):
+    """Someone else claimed the question (`App.claim`), and its role takes no one else's
+    answer while the claim holds: nothing is recorded, the question keeps waiting.
+
+    Attributes:
+        claimed_by: Who handles it.
+        claimed_until: Until when the claim holds, unless released or answered first.
+    """
+
+    code = "pause.claimed"
+
+    def __init__(
+        self, claimed_by: str = "someone else", claimed_until: datetime | None = None
+    ) -> None:
+        self.claimed_by = claimed_by
+        self.claimed_until = claimed_until
+        until = (
+            ""
+            if claimed_until is None
+            else (f" (claimed until {claimed_until.isoformat(timespec='minutes')})")
+        )
+        super().__init__(
+            f"{claimed_by} handles this question{until}",
+            hint=f"leave it to {claimed_by}, ask them to release it, or answer once the claim ends",
+        )
 
 
 class NotFailedError(AgbossError):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Self, overload
 from pydantic import BaseModel
 
 from agboss.app._audit import DecisionLog
+from agboss.app._claims import Claiming
 from agboss.app._deploys import Deploys
 from agboss.app._failures import FailedTrees
 from agboss.app._inspecting import inspected
@@ -50,7 +51,6 @@ from agboss.observability import (
 )
 from agboss.pauses import (
     AnswerReceipt,
-    Credentials,
     load_prompts,
     move_answered,
     record_answer,
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 __all__ = ["App"]
 
 
-class App(PendingPauses, StandingDecisions, FailedTrees, Deploys, DecisionLog):
+class App(PendingPauses, StandingDecisions, FailedTrees, Deploys, DecisionLog, Claiming):
     """A running application: create it with `App.create`, close it with `close`.
 
     An `App` is one instance; several instances (processes, or `App` objects) may share one
@@ -371,18 +371,6 @@ class App(PendingPauses, StandingDecisions, FailedTrees, Deploys, DecisionLog):
                 recorded.receipt.execution_id,
             )
         return recorded.receipt
-
-    def _credentials(
-        self, pause_id: object, tenant_id: object, owner_id: object, answered_by: object
-    ) -> Credentials:
-        """An answer's identifiers, checked at the edge."""
-        limits = self._limits
-        return Credentials(
-            pause_id=check_id(pause_id, "pause_id", limits),
-            tenant_id=check_optional_id(tenant_id, "tenant_id", limits),
-            owner_id=check_optional_id(owner_id, "owner_id", limits),
-            answered_by=check_optional_id(answered_by, "answered_by", limits),
-        )
 
     async def stream(
         self, work: Coroutine[Any, Any, ExecutionOutput]

@@ -15,6 +15,7 @@ from agboss.components import (
     ChannelHandler,
     ChannelRoleSpec,
     ChannelSpec,
+    Claims,
     Escalate,
     Quorum,
     ReplyInterpreterSpec,
@@ -380,12 +381,27 @@ class ChannelRules(Walk):
                 "call, so only an approval role (approves=) takes it",
             )
 
+    def check_claims(self, role: ChannelRoleSpec) -> None:
+        """A role's ``claims=``: a `Claims` whose claims hold for a positive time."""
+        claims = role.claims
+        if not isinstance(claims, Claims):
+            self.violate(
+                "channel.claims", role.name, f"claims={claims!r} is not a Claims(lasts=...)"
+            )
+        elif not isinstance(claims.lasts, timedelta) or claims.lasts <= timedelta(0):
+            self.violate(
+                "channel.claims",
+                role.name,
+                f"Claims(lasts={claims.lasts!r}) must hold for a positive timedelta",
+            )
+
     def check_roles(self) -> None:
         for spec in list(self.components.values()):
             if not isinstance(spec, ChannelRoleSpec):
                 continue
             self.check_ladder(spec)
             self.check_quorum(spec)
+            self.check_claims(spec)
             question = spec.asks is not None or spec.answers is not None
             if (spec.approves is None) == (not question) or (
                 question and (spec.asks is None or spec.answers is None)

@@ -11,6 +11,7 @@ from agboss.components._channels import (
     ChannelReminder,
     ChannelWithdrawal,
 )
+from agboss.components._claims import Claims
 from agboss.components._decorators import (
     agent,
     application,
@@ -60,6 +61,7 @@ __all__ = [
     "ChannelRoleSpec",
     "ChannelSpec",
     "ChannelWithdrawal",
+    "Claims",
     "ComponentKind",
     "ComponentSpec",
     "Escalate",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel
 
+from agboss.components._claims import Claims
 from agboss.components._ladder import LadderStep
 from agboss.components._quorum import Quorum
 from agboss.components._specs import (
@@ -251,6 +252,7 @@ def channel_role(
     ladder: Sequence[LadderStep] = (),
     approvals: Quorum | int | None = None,
     distinct_from_owner: bool = False,
+    claims: Claims | None = None,
 ) -> Callable[[C], C]:
     """Declares a channel role: an abstract contract ``@channel`` classes implement.
 
@@ -280,6 +282,9 @@ def channel_role(
             reached, or cannot be. ``None``: the first answer decides.
         distinct_from_owner: The thread's owner — the person whose request asks — may not
             answer its questions, nor vote on them (separation of duties).
+        claims: How its questions are claimed (`App.claim`): how long a claim holds, and
+            whether someone else's answer is taken meanwhile; ``None``: `Claims()` (an hour,
+            only the claimant answers).
     """
     return _attach(
         ChannelRoleSpec(
@@ -296,6 +301,7 @@ def channel_role(
             ladder=tuple(ladder),
             approvals=approvals,
             distinct_from_owner=distinct_from_owner,
+            claims=claims or Claims(),
         )
     )
 

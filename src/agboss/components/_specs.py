@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel
 
+from agboss.components._claims import Claims
 from agboss.components._ladder import LadderStep
 from agboss.components._quorum import Quorum
 from agboss.enums import DecidedBy, OnExpiry, OnInterrupted, PauseAnswerer
@@ -152,6 +153,8 @@ class ChannelRoleSpec(ComponentSpec):
     """How many approvals one question needs, and from whom (``None``: one answer decides)."""
     distinct_from_owner: bool = False
     """The thread's owner may not answer (nor vote on) its questions."""
+    claims: Claims = field(default_factory=Claims)
+    """How its questions are claimed: how long a claim holds, whether others answer."""
 
     @property
     def quorum(self) -> Quorum | None:

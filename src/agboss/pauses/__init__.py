@@ -2,6 +2,7 @@
 
 from agboss.pauses._answering import move_answered, record_answer
 from agboss.pauses._answers import AnswerReceipt, Credentials
+from agboss.pauses._claiming import ClaimReceipt, claim_pause, release_pause
 from agboss.pauses._describing import PauseDescription, describe_pause, pause_id_of
 from agboss.pauses._failed import FailedExecution, FailedPage, failed_query, list_failed
 from agboss.pauses._inbox import InboxEntry, InboxPage, list_inbox, query_of
@@ -21,6 +22,7 @@ from agboss.records import (
 
 __all__ = [
     "AnswerReceipt",
+    "ClaimReceipt",
     "Credentials",
     "ExecutionPauseEvent",
     "ExecutionResumeEvent",
@@ -36,6 +38,7 @@ __all__ = [
     "PauseVotes",
     "StrandedExecution",
     "StrandedPage",
+    "claim_pause",
     "describe_pause",
     "failed_query",
     "list_failed",
@@ -46,5 +49,6 @@ __all__ = [
     "pause_id_of",
     "query_of",
     "record_answer",
+    "release_pause",
     "stranded_of",
 ]

@@ -39,9 +39,11 @@ from agboss.pauses._answers import (
     check_not_owner,
     check_owner,
     check_shape,
+    check_unclaimed,
     closed_as,
     credential,
     expired,
+    others_answer,
     read_back,
     read_decision,
     shown,
@@ -166,9 +168,11 @@ class _Alone:
 
     def check(self, responder: str) -> None:
         """Raises unless ``responder`` may answer: the thread's owner for an owner's pause,
-        not the owner under ``distinct_from_owner``."""
+        not the owner under ``distinct_from_owner``, not while someone else's claim holds
+        (unless the role takes others' answers)."""
         check_owner(self.pause, self.row, responder)
         check_not_owner(self.engine, self.pause, self.row, responder)
+        check_unclaimed(self.engine, self.pause, responder)
 
     def again(self, given: Given, *, repeat_ok: bool) -> AnswerReceipt | None:
         """The receipt of the answer this one repeats, with ``repeat_ok``."""
@@ -215,6 +219,7 @@ class _Alone:
             answer,
             now,
             tell=shows_answers(channel),
+            answerer=None if others_answer(channel) else responder,
         )
         intents = _intents(pause, tool_spec, decision, now) if move else ()
         # A root read from what this instance keeps may have moved to a later build since.
@@ -238,6 +243,8 @@ class _Alone:
                 raise UnknownPauseError()
             if current is not None and expired(current, runtime.clock.now()):
                 raise NotPausedError("expired")
+            if current is not None and current.status is PauseStatus.PENDING:
+                check_unclaimed(engine, current, responder)  # claimed since it was read
             raise NotPausedError(closed_as(current) if current else "gone")
         await tell_answered(engine, resolved, row, responder, decision, now)
         receipt = AnswerReceipt(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
+from agboss.assembly import ToolChannel
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine import (
     Held,
@@ -27,6 +28,7 @@ from agboss.errors import (
     DtoValidationError,
     NotAnAnswererError,
     PauseAnswererError,
+    PauseClaimedError,
     ReplyInterpreterMissingError,
     StoreError,
     StoreOutcomeUnknownError,
@@ -49,9 +51,11 @@ __all__ = [
     "check_not_owner",
     "check_owner",
     "check_shape",
+    "check_unclaimed",
     "closed_as",
     "credential",
     "expired",
+    "others_answer",
     "read_back",
     "read_decision",
     "shown",
@@ -109,6 +113,24 @@ def check_owner(pause: PauseRecord, row: ExecutionRow, responder: str) -> None:
     """A thread-owner pause's one answerer is the thread's owner; raises otherwise."""
     if pause.answered_by is PauseAnswerer.THREAD_OWNER and responder != row.owner_id:
         raise ThreadOwnerError("owner_id is not the owner of the pause's thread")
+
+
+def others_answer(channel: ToolChannel) -> bool:
+    """Whether the channel's role takes someone else's answer while a question is claimed."""
+    role = channel.role
+    return role is not None and role.claims.others_answer
+
+
+def check_unclaimed(engine: Engine, pause: PauseRecord, responder: str) -> None:
+    """Raises `PauseClaimedError` if someone else's claim on ``pause`` holds now, and its role
+    takes no one else's answer meanwhile."""
+    holder = pause.claimant(engine.runtime.clock.now())
+    if holder is None or holder == responder:
+        return
+    _, channel = tool_of(engine.runtime, pause)
+    if not others_answer(channel):
+        assert pause.claimed_until is not None  # a claim that holds has its end
+        raise PauseClaimedError(holder, pause.claimed_until)
 
 
 def unmasked(

@@ -38,6 +38,8 @@ class PauseDescription:
             it was withdrawn or cancelled.
         decision: What was decided (masked); ``None`` while it waits, withdrawn or cancelled.
         reply: The words the decision was read from (masked), for an answer in words.
+        claimed_by: Who handles it (`App.claim`) while it waits and their claim holds.
+        claimed_until: Until when that claim holds.
     """
 
     pause: PendingPause
@@ -51,6 +53,8 @@ class PauseDescription:
     responder: str | None
     decision: ToolCallApprovalDecisionDto | None
     reply: str | None
+    claimed_by: str | None = None
+    claimed_until: datetime | None = None
 
 
 async def describe_pause(runtime: Runtime, tenant_id: str, pause_id: str) -> PauseDescription:
@@ -80,6 +84,8 @@ async def describe_pause(runtime: Runtime, tenant_id: str, pause_id: str) -> Pau
         decision, reply = entry.decision, entry.reply
     else:
         decision, reply = None, None
+    waits = pause.status is PauseStatus.PENDING
+    claimant = pause.claimant(runtime.clock.now()) if waits else None
     return PauseDescription(
         pause=outside.pending(pending_pause(pause), policy),
         status=pause.status,
@@ -92,6 +98,8 @@ async def describe_pause(runtime: Runtime, tenant_id: str, pause_id: str) -> Pau
         responder=None if answer is None else answer.responder,
         decision=decision,
         reply=reply,
+        claimed_by=claimant,
+        claimed_until=None if claimant is None else pause.claimed_until,
     )
 
 

@@ -49,6 +49,10 @@ class InboxEntry:
     left."""
     next_step_at: datetime | None = None
     """When that step is due, on the application's Clock."""
+    claimed_by: str | None = None
+    """Who handles it (`App.claim`) while their claim holds; ``None``: nobody claimed it."""
+    claimed_until: datetime | None = None
+    """Until when that claim holds, unless released or answered first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +135,14 @@ def _next_step(runtime: Runtime, waiting: WaitingPause) -> LadderStep | None:
     return channel.ladder[waiting.ladder_step]
 
 
+def _claim(waiting: WaitingPause, now: datetime) -> dict[str, Any]:
+    """Who handles a waiting pause, and until when, if their claim holds at ``now``."""
+    until = waiting.claimed_until
+    if waiting.claimed_by is None or until is None or until <= now:
+        return {}
+    return {"claimed_by": waiting.claimed_by, "claimed_until": until}
+
+
 async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
     """One page of waiting pauses, masked."""
     # One more: whether there is a next page.
@@ -143,6 +155,7 @@ async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
             requests[waiting.root_execution_id] = _request(
                 runtime, waiting.workflow, waiting.input_json
             )
+    now = runtime.clock.now()
     entries = [
         InboxEntry(
             pause=outside.pending(waiting.pause, outside.policy(waiting.workflow))
@@ -156,6 +169,7 @@ async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
             expires_at=waiting.expires_at,
             next_step=_next_step(runtime, waiting),
             next_step_at=waiting.next_step_at,
+            **_claim(waiting, now),
         )
         for waiting in found[: query.limit]
     ]

@@ -110,6 +110,9 @@ class PauseRecord:
             as first asked).
         votes: Its quorum and the votes cast so far, when its role takes several approvals
             (``None``: the first answer decides).
+        claimed_by: Who claimed it (`App.claim`), if anyone did; the claim may have ended
+            (`claimant`).
+        claimed_until: Until when that claim holds, unless released or answered first.
     """
 
     pause_id: str
@@ -139,6 +142,14 @@ class PauseRecord:
     next_step_at: datetime | None = None
     escalation: int = 0
     votes: PauseVotes | None = None
+    claimed_by: str | None = None
+    claimed_until: datetime | None = None
+
+    def claimant(self, now: datetime) -> str | None:
+        """Who handles it at ``now``: its claim's holder while the claim holds, else ``None``."""
+        if self.claimed_by is None or self.claimed_until is None or self.claimed_until <= now:
+            return None
+        return self.claimed_by
 
 
 class PauseAnswerRecord(BaseModel):

@@ -130,7 +130,7 @@ PAUSE_COLUMNS = (
     "pause_id, tenant_id, step_key, root_execution_id, execution_id, seq, status, resolution, "
     "is_sent, answered_by, channel, agent, ask_json, step_json, answer_json, asked_at, "
     "resolved_at, branch_path, item_index, generation, sent_reference, expires_at, "
-    "ladder_step, next_step_at, escalation, votes_json"
+    "ladder_step, next_step_at, escalation, votes_json, claimed_by, claimed_until"
 )
 
 
@@ -172,6 +172,8 @@ def pause_of(row: Any) -> PauseRecord:
         next_step_at=None if row[23] is None else from_micros(int(row[23])),
         escalation=int(row[24]),
         votes=None if row[25] is None else PauseVotes.model_validate_json(row[25]),
+        claimed_by=None if row[26] is None else str(row[26]),
+        claimed_until=None if row[27] is None else from_micros(int(row[27])),
     )
 
 

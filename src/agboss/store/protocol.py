@@ -383,6 +383,10 @@ class WaitingPause:
     """How many steps of its role's ladder happened."""
     next_step_at: datetime | None = None
     """When its ladder's next step is due, if one is left."""
+    claimed_by: str | None = None
+    """Who claimed it (`App.claim`), if anyone did: the claim may have ended."""
+    claimed_until: datetime | None = None
+    """Until when that claim holds."""
 
 
 class ExecutionRepository(Protocol):

@@ -63,6 +63,7 @@ __all__ = [
     "CancelPause",
     "CancelPendingUnder",
     "CastVote",
+    "ClaimPause",
     "ClimbLadder",
     "ContinueTree",
     "CutDecisionLog",
@@ -80,6 +81,7 @@ __all__ = [
     "MarkWithdrawn",
     "MovedCall",
     "RecordBuild",
+    "ReleaseClaim",
     "ReleaseLease",
     "RenewLease",
     "ReopenExecution",
@@ -265,6 +267,10 @@ class ResolvePause(Write[PauseRecord | None]):
 
     ``tell``: the pause's channel shows answers (``answered``): a sent pause is marked, in the
     same commit, as owing it that word (``withdrawal = 'due'``, as a withdraw is owed).
+
+    ``answerer``: the person whose answer it is, when their role takes no one else's answer
+    while a question is claimed: nothing is written (``None``) if someone else's claim holds
+    at ``now``.
     """
 
     pause: PauseRecord
@@ -273,6 +279,31 @@ class ResolvePause(Write[PauseRecord | None]):
     answer: PauseAnswer
     now: datetime
     tell: bool = False
+    answerer: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimPause(Write[PauseRecord | None]):
+    """A Pending pause claimed by ``by`` until ``until`` (`App.claim`) — or its claim renewed,
+    when ``by`` holds it: the pause as claimed; ``None`` (nothing written) when it is not
+    Pending, or someone else's claim holds at ``now``."""
+
+    tenant_id: str
+    pause_id: str
+    by: str
+    until: datetime
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseClaim(Write[bool]):
+    """``by``'s claim on a Pending pause ends (`App.release`); ``False`` when ``by`` held no
+    claim on it that still held at ``now``."""
+
+    tenant_id: str
+    pause_id: str
+    by: str
+    now: datetime
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from agboss.engine.questions._channels import (
     shows_answers,
     tool_of,
 )
+from agboss.engine.questions._claiming import claim_question, release_question
 from agboss.engine.questions._cut_off import CallSaid, call_said, said_of_cut_off
 from agboss.engine.questions._decisions import (
     bound_decision,
@@ -40,6 +41,7 @@ __all__ = [
     "call_said",
     "cancel_thread",
     "cast_vote",
+    "claim_question",
     "cut_decisions",
     "decided_digest",
     "emit_pause_event",
@@ -51,6 +53,7 @@ __all__ = [
     "not_as_decided",
     "not_served",
     "question_spec",
+    "release_question",
     "revoke",
     "said_of_cut_off",
     "shows_answers",

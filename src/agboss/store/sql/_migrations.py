@@ -435,6 +435,14 @@ def _decision_log(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _claims(dialect: Dialect) -> list[Sql]:
+    """A waiting question's claim (`App.claim`): who handles it, and until when."""
+    return [
+        Sql("ALTER TABLE pauses ADD COLUMN claimed_by TEXT"),
+        Sql("ALTER TABLE pauses ADD COLUMN claimed_until BIGINT"),
+    ]
+
+
 Step: TypeAlias = Callable[[Dialect], "list[Sql] | Generator[Sql, Any, None]"]
 """A schema step: its statements, or a generator of them that reads what a statement returned
 (a row's value computed in Python)."""
@@ -465,6 +473,7 @@ STEPS: tuple[Step, ...] = (
     _instances,
     _continuations,
     _decision_log,
+    _claims,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

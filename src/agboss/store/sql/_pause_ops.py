@@ -27,6 +27,7 @@ from agboss.store.writes import (
     CancelPause,
     CancelPendingUnder,
     CastVote,
+    ClaimPause,
     ClimbLadder,
     Escalated,
     EscalatePause,
@@ -34,6 +35,7 @@ from agboss.store.writes import (
     InsertPause,
     MarkPauseSent,
     MarkWithdrawn,
+    ReleaseClaim,
     ResolvePause,
     TakePause,
     TakeResolvedUnder,
@@ -50,7 +52,7 @@ def _insert_pause(write: InsertPause) -> Ops:
         f"INSERT INTO pauses ({PAUSE_COLUMNS}, withdrawal, pause_ref) "
         "VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM pauses "
         "WHERE root_execution_id = ?), ?, NULL, FALSE, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, "
-        "NULL, ?, ?, ?, ?, ?, NULL, ?) RETURNING seq",
+        "NULL, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?) RETURNING seq",
         pause.pause_id,
         pause.tenant_id,
         pause.step_key,
@@ -147,11 +149,13 @@ def _save_answer(tenant_id: str, root_execution_id: str, answer: PauseAnswerReco
 def _resolve_pause(write: ResolvePause) -> Ops:
     pause, answer = write.pause, write.answer
     at = to_micros(write.now)
+    # A person's answer is not taken while someone else's claim holds (their role says so).
+    claimed = "" if write.answerer is None else _UNCLAIMED
     row = yield one_later(
         "UPDATE pauses SET status = ?, resolution = ?, answer_json = ?, resolved_at = ?, "
         "withdrawal = CASE WHEN ? AND is_sent THEN 'due' ELSE withdrawal END "
         "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
-        "AND (expires_at IS NULL OR expires_at > ?) "
+        f"AND (expires_at IS NULL OR expires_at > ?){claimed} "
         "RETURNING is_sent, sent_reference, ladder_step, next_step_at",
         write.status.value,
         write.resolution.value,
@@ -161,6 +165,7 @@ def _resolve_pause(write: ResolvePause) -> Ops:
         pause.tenant_id,
         pause.pause_id,
         at,  # an answer at or past the deadline is not taken: the deadline decides
+        *(() if write.answerer is None else (write.answerer, at)),
     )
     # Its audit entry, only if the update above resolved it: sent with it, nothing read first.
     # A pause another call resolved (at another moment, or already audited) adds no entry.
@@ -199,6 +204,38 @@ def _resolve_pause(write: ResolvePause) -> Ops:
         )
 
     return when(row, resolved)
+
+
+_UNCLAIMED = " AND (claimed_by IS NULL OR claimed_by = ? OR claimed_until <= ?)"
+"""No claim but the answerer's own holds at the time given."""
+
+
+def _claim_pause(write: ClaimPause) -> Ops:
+    row = yield one_later(
+        "UPDATE pauses SET claimed_by = ?, claimed_until = ? "
+        f"WHERE tenant_id = ? AND pause_id = ? AND status = 'pending'{_UNCLAIMED} "
+        f"RETURNING {PAUSE_COLUMNS}",
+        write.by,
+        to_micros(write.until),
+        write.tenant_id,
+        write.pause_id,
+        write.by,
+        to_micros(write.now),
+    )
+    return when(row, lambda found: None if found is None else pause_of(found))
+
+
+def _release_claim(write: ReleaseClaim) -> Ops:
+    row = yield one_later(
+        "UPDATE pauses SET claimed_by = NULL, claimed_until = NULL "
+        "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' AND claimed_by = ? "
+        "AND claimed_until > ? RETURNING 1",
+        write.tenant_id,
+        write.pause_id,
+        write.by,
+        to_micros(write.now),
+    )
+    return when(row, lambda found: found is not None)
 
 
 def _cast_vote(write: CastVote) -> Ops:
@@ -440,6 +477,7 @@ PAUSE_OPS: dict[type[Any], Callable[[Any], Ops]] = {
     CancelPause: _cancel_pause,
     CancelPendingUnder: _cancel_pending_under,
     CastVote: _cast_vote,
+    ClaimPause: _claim_pause,
     ClimbLadder: _climb_ladder,
     DeleteResolvedPauses: _delete_resolved_pauses,
     EscalatePause: _escalate_pause,
@@ -447,6 +485,7 @@ PAUSE_OPS: dict[type[Any], Callable[[Any], Ops]] = {
     InsertPause: _insert_pause,
     MarkPauseSent: _mark_pause_sent,
     MarkWithdrawn: _mark_withdrawn,
+    ReleaseClaim: _release_claim,
     ResolvePause: _resolve_pause,
     SavePauseAnswer: _save_pause_answer,
     TakePause: _take_pause,

@@ -502,7 +502,8 @@ class SqlPausedExecutionRepository(_Repository):
         columns = qualified(PENDING_COLUMNS, "p")
         select = (
             f"SELECT {columns}, p.root_execution_id, e.workflow, e.thread_id, e.owner_id, "
-            "p.asked_at, p.seq, e.input_json, p.expires_at, p.ladder_step, p.next_step_at"
+            "p.asked_at, p.seq, e.input_json, p.expires_at, p.ladder_step, p.next_step_at, "
+            "p.claimed_by, p.claimed_until"
         )
         order = "ORDER BY p.asked_at, p.root_execution_id, p.seq LIMIT ?"
         width = _PENDING_WIDTH
@@ -533,6 +534,10 @@ class SqlPausedExecutionRepository(_Repository):
                 expires_at=None if row[width + 7] is None else from_micros(int(row[width + 7])),
                 ladder_step=int(row[width + 8]),
                 next_step_at=None if row[width + 9] is None else from_micros(int(row[width + 9])),
+                claimed_by=None if row[width + 10] is None else str(row[width + 10]),
+                claimed_until=None
+                if row[width + 11] is None
+                else from_micros(int(row[width + 11])),
             )
             for row in rows
         ]
