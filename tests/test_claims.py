@@ -7,11 +7,15 @@ through the public API."""
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from click.testing import CliRunner, Result
+from starlette.requests import Request
 
 from agboss import (
     App,
@@ -34,7 +38,9 @@ from agboss import (
     tool,
     workflow,
 )
+from agboss.cli._main import cli
 from agboss.testing import TestEnv, call_tools, reply_with, tool_call
+from agboss.web import Caller, pause_router
 from tests.apps import claims_app
 from tests.apps.claims_app import (
     HALF_HOUR,
@@ -48,6 +54,7 @@ from tests.apps.claims_app import (
     PairedWriteOffTool,
 )
 from tests.apps.office_parts import DeskDoneDto, office_flow
+from tests.test_web import serve
 
 pytestmark = pytest.mark.application.with_args(ClaimsApplication, instances=2)
 
@@ -227,3 +234,82 @@ async def test_a_claim_that_would_hold_for_no_time_is_refused_when_assembled(
         await App.create(InstantApplication, store=tmp_path / "agboss.db")
     found = {(v.rule, v.component) for v in caught.value.violations}
     assert ("channel.claims", "instant-desk-channel") in found
+
+
+async def test_a_claim_over_http_names_the_question_in_the_body_and_shows_in_the_inbox(
+    env: TestEnv, recorded: ClaimsRecorder
+) -> None:
+    pause_id = await _asked(env, recorded)
+    people = {
+        "tok-ann": Caller(answered_by="ann"),  # the desk's clerks, as the channel's side
+        "tok-bob": Caller(answered_by="bob"),
+        "tok-ada": Caller(owner_id="ada"),  # the thread's owner, signed in
+    }
+
+    async def signed_in(request: Request) -> Caller | None:
+        return people.get(request.headers.get("authorization", "").removeprefix("Bearer "))
+
+    def bearer(token: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token}"}
+
+    server, task, port = await serve(pause_router(env.app, authenticate=signed_in, page=False))
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            claimed = await http.post(
+                "/claims", json={"pause_id": pause_id}, headers=bearer("tok-ann")
+            )
+            inbox = await http.get("/pauses", headers=bearer("tok-ada"))
+            refused = await http.post(
+                "/answers",
+                json={"pause_id": pause_id, "decision": {"approved": True}},
+                headers=bearer("tok-bob"),
+            )
+            taken = await http.post(
+                "/claims", json={"pause_id": pause_id}, headers=bearer("tok-bob")
+            )
+            released = await http.post(
+                "/claims/release", json={"pause_id": pause_id}, headers=bearer("tok-ann")
+            )
+            unnamed = await http.post("/claims", json={}, headers=bearer("tok-ann"))
+    finally:
+        server.should_exit = True
+        await task
+    assert claimed.status_code == 200, claimed.text
+    assert claimed.json()["claimed_by"] == "ann"
+    assert pause_id not in claimed.text  # the id never leaves the server: its reference does
+    [entry] = inbox.json()["entries"]
+    assert entry["claimed_by"] == "ann"
+    assert entry["claimed_until"] is not None
+    for response in (refused, taken):
+        assert response.status_code == 409, response.text
+        assert response.json()["code"] == "pause.claimed"
+    assert released.status_code == 200, released.text
+    assert released.json()["released"] is True
+    assert unnamed.status_code == 422
+    assert (await env.app.describe_pause(pause_id)).claimed_by is None
+
+
+async def test_a_claim_from_the_command_line_is_listed_and_released(
+    env: TestEnv, recorded: ClaimsRecorder, env_store: str
+) -> None:
+    pause_id = await _asked(env, recorded)
+    url = env_store
+    runner = CliRunner()
+
+    async def run(*args: str) -> Result:
+        command = [*args, "--app", "tests.apps.claims_app:ClaimsApplication", "--store", url]
+        return await asyncio.to_thread(runner.invoke, cli, command)  # a loop of its own
+
+    claimed = await run("pauses", "claim", pause_id, "--answered-by", "ann")
+    assert claimed.exit_code == 0, claimed.output
+    assert "ann handles it until" in claimed.output
+    listed = await run("pauses", "list", "--json")
+    assert listed.exit_code == 0, listed.output
+    assert json.loads(listed.output)["claimed_by"] == "ann"
+    refused = await run("pauses", "claim", pause_id, "--answered-by", "bob")
+    assert refused.exit_code == 1
+    assert "pause.claimed" in refused.output
+    released = await run("pauses", "release", pause_id, "--answered-by", "ann")
+    assert released.exit_code == 0, released.output
+    assert "released" in released.output
+    assert (await env.app.describe_pause(pause_id)).claimed_by is None

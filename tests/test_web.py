@@ -409,6 +409,8 @@ async def test_the_openapi_schema_is_valid_and_names_the_mount(served: Served) -
     assert set(document["paths"]) == {
         "/pauses",
         "/answers",
+        "/claims",
+        "/claims/release",
         "/executions/failed",
         "/executions/retry",
         "/standing",

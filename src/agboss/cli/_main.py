@@ -13,6 +13,7 @@ from rich.table import Table
 
 from agboss.app import App
 from agboss.cli._audit import audit
+from agboss.cli._claims import claim, release
 from agboss.cli._common import APP, JSON, STORE, TENANT, duration, out, run, with_app
 from agboss.cli._deploys import deploy_check
 from agboss.cli._executions import executions
@@ -48,6 +49,8 @@ def _entry_json(entry: InboxEntry) -> dict[str, Any]:
         "expires_at": None if entry.expires_at is None else entry.expires_at.isoformat(),
         "next_step": None if entry.next_step is None else entry.next_step.kind,
         "next_step_at": None if entry.next_step_at is None else entry.next_step_at.isoformat(),
+        "claimed_by": entry.claimed_by,
+        "claimed_until": None if entry.claimed_until is None else entry.claimed_until.isoformat(),
     }
 
 
@@ -132,7 +135,8 @@ def list_pauses(
     table = Table(title=f"{len(entries)} waiting pause(s)")
     # An id is never cut (a prefix answers nothing): its column folds, never shrinks.
     table.add_column("pause id", min_width=32, overflow="fold")
-    for column in ("asked", "expires", "next", "owner", "agent", "channel", "kind", "tool call"):
+    columns = ("asked", "expires", "next", "claimed by", "owner", "agent", "channel", "kind")
+    for column in (*columns, "tool call"):
         table.add_column(column, overflow="fold")
     for entry in entries:
         pause = entry.pause
@@ -142,6 +146,7 @@ def list_pauses(
             entry.asked_at.strftime("%Y-%m-%d %H:%M"),
             "—" if entry.expires_at is None else entry.expires_at.strftime("%Y-%m-%d %H:%M"),
             _next_step(entry),
+            "—" if entry.claimed_by is None else escape(entry.claimed_by),
             escape(entry.owner_id),
             escape(pause.agent),
             escape(pause.channel),
@@ -188,6 +193,10 @@ def show_pause(
             "resolved_at": None if found.resolved_at is None else found.resolved_at.isoformat(),
             "decision": None if decision is None else decision.model_dump(exclude_none=True),
             "reply": found.reply,
+            "claimed_by": found.claimed_by,
+            "claimed_until": None
+            if found.claimed_until is None
+            else found.claimed_until.isoformat(),
         }
 
     shown = with_app(target, store, action, reads_only=True)
@@ -372,6 +381,8 @@ def retry(
 
 cli.add_command(executions)
 cli.add_command(audit)
+pauses.add_command(claim)
+pauses.add_command(release)
 cli.add_command(deploy_check)
 
 

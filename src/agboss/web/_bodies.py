@@ -66,6 +66,31 @@ class AnswerBody(BaseModel):
     reply: StrictStr | None = None
 
 
+class ClaimBody(BaseModel):
+    """``POST /claims`` and ``POST /claims/release``: which question — exactly one of its
+    reference (a signed-in person) and its id (a channel's side, which was sent it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pause_ref: StrictStr | None = None
+    pause_id: StrictStr | None = None
+
+
+class ClaimedBody(BaseModel):
+    """A claim made (``200``): who handles the question, and until when."""
+
+    pause_ref: str
+    claimed_by: str
+    claimed_until: datetime
+
+
+class ReleasedBody(BaseModel):
+    """A claim released (``200``): whether the caller held one that still held."""
+
+    pause_ref: str
+    released: bool
+
+
 class ReceiptBody(BaseModel):
     """An answer recorded (``202``), or a retried answer's first receipt (``200``,
     ``repeated``)."""
@@ -119,6 +144,10 @@ class InboxEntryBody(BaseModel):
     """How long until its deadline, by the server's clock (0 once it passed)."""
     next_step: Literal["remind", "escalate"] | None = None
     """The next step of its role's ladder; ``None`` when none is left."""
+    claimed_by: str | None = None
+    """Who handles it (a claim that holds); ``None``: nobody claimed it."""
+    claimed_until: datetime | None = None
+    """Until when that claim holds."""
     next_step_at: datetime | None = None
     """When that step is due."""
     next_step_in_seconds: float | None = None
@@ -256,6 +285,27 @@ async def read_answer(request: Request, limit: int) -> AnswerBody:
         )
     return body
 
+
+async def read_claim(request: Request, limit: int) -> ClaimBody:
+    """The question a claim's request names, its size and shape checked as an answer's.
+
+    Raises:
+        UnreadableRequestError: Not ``application/json``, or not a JSON object.
+        RequestTooLargeError: Over ``limit`` bytes.
+        DtoValidationError: Not exactly one of ``pause_ref`` and ``pause_id``.
+    """
+    body = await read_model(request, limit, ClaimBody, _CLAIM_HINT)
+    if (body.pause_ref is None) == (body.pause_id is None):
+        raise DtoValidationError(
+            "a claim names its question by exactly one of pause_ref and pause_id",
+            hint=_CLAIM_HINT,
+        )
+    return body
+
+
+_CLAIM_HINT: Final = (
+    'send {"pause_ref": "ref_…"} (a channel\'s side: {"pause_id": "…"}, the id it was sent)'
+)
 
 _ANSWER_HINT: Final = (
     'send {"pause_ref": "ref_…", "decision": {"approved": true, "reason": "…"}} or '

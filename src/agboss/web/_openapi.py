@@ -10,10 +10,13 @@ from pydantic.json_schema import models_json_schema
 
 from agboss.web._bodies import (
     AnswerBody,
+    ClaimBody,
+    ClaimedBody,
     FailedBody,
     InboxBody,
     ProblemBody,
     ReceiptBody,
+    ReleasedBody,
     RetriedBody,
     RetryBody,
     StandingBody,
@@ -53,6 +56,9 @@ def _document() -> dict[str, Any]:
     _, schemas = models_json_schema(
         [
             (AnswerBody, "validation"),
+            (ClaimBody, "validation"),
+            (ClaimedBody, "serialization"),
+            (ReleasedBody, "serialization"),
             (ReceiptBody, "serialization"),
             (InboxBody, "serialization"),
             (FailedBody, "serialization"),
@@ -180,6 +186,53 @@ def _document() -> dict[str, Any]:
                     },
                 }
             },
+            "/claims": {
+                "post": {
+                    "operationId": "claimPause",
+                    "summary": "Claim a waiting question, named in the body (its pause_ref, or a "
+                    "channel's side: its pause_id): the caller handles it, others see who does",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": _ref("ClaimBody")}}},
+                    },
+                    "responses": {
+                        "200": _json("ClaimedBody", "Claimed (or renewed): until when"),
+                        "400": _problem("Not a JSON object (web.unreadable)"),
+                        "401": unauthenticated,
+                        "403": _problem("Not who may answer this question"),
+                        "404": _problem(
+                            "No such question for this tenant, or none of the caller's"
+                        ),
+                        "409": _problem(
+                            "Someone else handles it (pause.claimed), or it no longer waits "
+                            "(run.not-paused)"
+                        ),
+                        "422": _problem("A question several approve is not claimed (dto.invalid)"),
+                        "503": store,
+                    },
+                }
+            },
+            "/claims/release": {
+                "post": {
+                    "operationId": "releaseClaim",
+                    "summary": "End the caller's claim on a waiting question",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": _ref("ClaimBody")}}},
+                    },
+                    "responses": {
+                        "200": _json("ReleasedBody", "Whether the caller held a claim on it"),
+                        "400": _problem("Not a JSON object (web.unreadable)"),
+                        "401": unauthenticated,
+                        "403": _problem("Not who may answer this question"),
+                        "404": _problem(
+                            "No such question for this tenant, or none of the caller's"
+                        ),
+                        "409": _problem("It no longer waits (run.not-paused)"),
+                        "503": store,
+                    },
+                }
+            },
             "/answers": {
                 "post": {
                     "operationId": "answerPause",
@@ -198,7 +251,10 @@ def _document() -> dict[str, Any]:
                         "404": _problem(
                             "No such pause for this tenant, or none of the caller's (pause.unknown)"
                         ),
-                        "409": _problem("The pause no longer waits (run.not-paused)"),
+                        "409": _problem(
+                            "The pause no longer waits (run.not-paused), or someone else "
+                            "handles it (pause.claimed)"
+                        ),
                         "413": _problem("The body is over the limit (web.too-large)"),
                         "422": _problem("An invalid decision, or a reply that cannot be read"),
                         "429": _problem("A budget of the tree is spent (budget.exceeded)"),

@@ -38,20 +38,24 @@ from agboss.http import (
     status_of,
 )
 from agboss.pauses import InboxEntry
-from agboss.records import StandingDecision
+from agboss.records import StandingDecision, pause_ref
 from agboss.web._bodies import (
     AnswerBody,
+    ClaimBody,
+    ClaimedBody,
     FailedBody,
     FailedEntryBody,
     InboxBody,
     InboxEntryBody,
     ReceiptBody,
+    ReleasedBody,
     RetriedBody,
     RetryBody,
     StandingBody,
     StandingListBody,
     fields_of,
     read_answer,
+    read_claim,
     read_model,
 )
 from agboss.web._openapi import openapi_schema
@@ -139,16 +143,46 @@ class _Routes:
                 owner_id=caller.owner_id,
                 answered_by=caller.answered_by,
             )
-        except ThreadOwnerError:  # another's pause: refused as one that is not there
-            return problem(UnknownPauseError())
-        except PauseAnswererError as wrong:  # its hint, in the words of this door
-            return problem(PauseAnswererError(wrong.message, hint=_WHO_ANSWERS_HERE))
         except Exception as error:  # every error becomes a problem body (see problems.py)
-            return problem(error)
+            return _answerers_problem(error)
         return JSONResponse(
             ReceiptBody.of(receipt).model_dump(mode="json"),
             status_code=200 if receipt.repeated else 202,
         )
+
+    async def claim(self, request: Request) -> Response:
+        """``POST /claims``: the caller claims a waiting question."""
+        try:
+            caller = await self.caller(request)
+            body = await read_claim(request, self.max_body)
+            app = self.opened()
+            made = await app.claim(
+                await _pause_id(app, caller, body),
+                tenant_id=caller.tenant_id,
+                owner_id=caller.owner_id,
+                answered_by=caller.answered_by,
+            )
+        except Exception as error:  # every error becomes a problem body (see problems.py)
+            return _answerers_problem(error)
+        return JSONResponse(ClaimedBody(**fields_of(made)).model_dump(mode="json"))
+
+    async def release(self, request: Request) -> Response:
+        """``POST /claims/release``: the caller's claim on a waiting question ends."""
+        try:
+            caller = await self.caller(request)
+            body = await read_claim(request, self.max_body)
+            app = self.opened()
+            pause_id = await _pause_id(app, caller, body)
+            released = await app.release(
+                pause_id,
+                tenant_id=caller.tenant_id,
+                owner_id=caller.owner_id,
+                answered_by=caller.answered_by,
+            )
+        except Exception as error:  # every error becomes a problem body (see problems.py)
+            return _answerers_problem(error)
+        shown = ReleasedBody(pause_ref=pause_ref(pause_id), released=released)
+        return JSONResponse(shown.model_dump(mode="json"))
 
     async def inbox(self, request: Request) -> Response:
         try:
@@ -265,6 +299,16 @@ class _Routes:
         return JSONResponse(openapi_schema(request.scope.get("root_path", "")))
 
 
+def _answerers_problem(error: BaseException) -> Response:
+    """The problem body of a refused answer or claim: another's pause is refused as one that
+    is not there, and who answers is said in the words of this door."""
+    if isinstance(error, ThreadOwnerError):
+        return problem(UnknownPauseError())
+    if isinstance(error, PauseAnswererError):
+        return problem(PauseAnswererError(error.message, hint=_WHO_ANSWERS_HERE))
+    return problem(error)
+
+
 def _refused(error: BaseException) -> Response:
     """The page's answer when the caller is not signed in (or the authenticator failed)."""
     log_failure(error)
@@ -284,7 +328,7 @@ def _refused(error: BaseException) -> Response:
     )
 
 
-async def _pause_id(app: App, caller: Caller, body: AnswerBody) -> str:
+async def _pause_id(app: App, caller: Caller, body: AnswerBody | ClaimBody) -> str:
     """The pause an answer's body names: by its id (a channel's side, which was sent it), or by
     its reference, mapped back for a signed-in person alone (a reference is no credential)."""
     if body.pause_id is not None:
@@ -371,6 +415,8 @@ def _entry(app: App, entry: InboxEntry, now: datetime) -> InboxEntryBody:
         next_step=None if entry.next_step is None else entry.next_step.kind,
         next_step_at=entry.next_step_at,
         next_step_in_seconds=_seconds_until(entry.next_step_at, now),
+        claimed_by=entry.claimed_by,
+        claimed_until=entry.claimed_until,
     )
 
 
@@ -439,6 +485,8 @@ def pause_router(
         Route("/executions/failed", routes.failed, methods=["GET"]),
         Route("/executions/retry", routes.retry, methods=["POST"]),
         Route("/answers", routes.answer, methods=["POST"]),
+        Route("/claims", routes.claim, methods=["POST"]),
+        Route("/claims/release", routes.release, methods=["POST"]),
         Route("/standing", routes.standing, methods=["GET"]),
         Route("/standing/{decision_id}", routes.revoke, methods=["DELETE"]),
         Route("/openapi.json", routes.openapi, methods=["GET"]),
