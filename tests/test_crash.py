@@ -93,6 +93,7 @@ PHASES = (
     "escalate",
     "standing",
     "vote",
+    "claim",
     "deploy",
     "continue",
 )
@@ -119,7 +120,9 @@ standing decision (`App.allow`, granted before) decides at once, nobody asked �
 ``ASK``: a call cut off is asked about (a standing yes does not decide that), none runs twice;
 and two votes of three voters on one of three per-item questions whose role takes two
 approvals (the first vote leaves it waiting, the second decides it), the others voted on
-after: each vote counted once, in the audit; and a rolling deploy — the old build killed mid-pass
+after: each vote counted once, in the audit; and one of three per-item questions claimed by
+its owner, then answered: a claim whose commit returned holds after the kill (until the
+answer); and a rolling deploy — the old build killed mid-pass
 as it resumes one of three per-item pauses: a build of the next version that does not continue
 the old one moves nothing of its tree, and one whose continuation moves it (its item calls
 renamed) recovers it and finishes it as the old build would have; and that continuation
@@ -332,6 +335,8 @@ async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
         return paused.execution_id, ["answer", ids[0]]
     if phase == "vote":
         return paused.execution_id, ["vote", ids[0]]
+    if phase == "claim":
+        return paused.execution_id, ["claim", ids[0]]
     if phase in ("resume", "children", "guarded-resume", "asked-resume", "deploy"):
         return paused.execution_id, ["resume", ids[0]]
     if phase == "continue":
@@ -558,6 +563,11 @@ async def _answers_kept(app: App, log: list[str]) -> list[str]:
             pause = await app.store.pauses.find_by_tenant_id_and_pause_id("default", pause_id)
             if pause is None or pause.votes is None or pause.votes.of(voter) is None:
                 lost.append(f"the acknowledged vote of {voter} on {pause_id[:8]}… was lost")
+        if line.startswith("claimed "):  # a claim's commit returned: it holds until answered
+            _, pause_id, by = line.split()
+            pause = await app.store.pauses.find_by_tenant_id_and_pause_id("default", pause_id)
+            if pause is None or (pause.status is PauseStatus.PENDING and pause.claimed_by != by):
+                lost.append(f"the acknowledged claim of {by} on {pause_id[:8]}… was lost")
     return lost
 
 

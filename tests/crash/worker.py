@@ -42,6 +42,7 @@ from agboss.store.writes import (
     AppendStep,
     BeginExecution,
     CastVote,
+    ClaimPause,
     KeepInstance,
     LeaveInstance,
     RenewLease,
@@ -146,6 +147,8 @@ class CountingStore:
                 self._note(f"voted {write.pause.pause_id} {write.vote.voter}")
                 if result.resolved is not None:
                     self._note(f"answered {write.pause.pause_id}")
+            if isinstance(write, ClaimPause) and result is not None:
+                self._note(f"claimed {write.pause_id} {write.by}")
             if isinstance(write, AppendStep):
                 self._note(f"journaled {write.execution_id}/{write.entry.key} {write.entry.kind}")
         if point and self.mode == "kill-after" and self.writes == self.point:
@@ -245,6 +248,9 @@ async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
         elif phase == "vote":  # two voters: the first leaves it waiting, the second decides
             for voter in VOTERS[:2]:
                 await app.resume(rest[0], decision={"approved": True}, owner_id=voter)
+        elif phase == "claim":  # its owner claims it, then answers it
+            await app.claim(rest[0], owner_id="u")
+            await app.resume(rest[0], decision={"approved": True}, owner_id="u")
         elif phase == "answer":  # recorded at once, moved in the background (before close)
             await app.answer(rest[0], decision={"approved": True}, owner_id="u")
         else:
