@@ -370,6 +370,18 @@ async def test_a_channel_pause_is_shown_without_its_id_and_cannot_be_answered_he
     assert secret not in await page.content()
 
 
+async def test_a_claimed_question_shows_who_handles_it_until_the_claim_ends(site: Site) -> None:
+    await site.paused()
+    secret = site.env.mock_of(DeskDepositApprovalChannel).send.call_args.args[0].pause_id
+    await site.env.app.claim(secret, tenant_id="acme", answered_by="desk-ann")
+    page = await site.open()
+    deposit = page.locator('li.pause[data-tool="return-deposit-tool"]')
+    await expect(deposit.locator(".claimed")).to_contain_text("handled by desk-ann until")
+    await site.env.app.release(secret, tenant_id="acme", answered_by="desk-ann")
+    await expect(deposit.locator(".claimed")).to_have_text("")  # the next poll says so
+    assert secret not in await page.content()
+
+
 async def test_without_a_session_the_page_says_to_sign_in(site: Site) -> None:
     page = await site.open(session="nobody")
     await expect(page.locator("body")).to_contain_text("not signed in")

@@ -64,6 +64,13 @@
     return said;
   }
 
+  // Who handles a question a person claimed (app.claim), while the claim holds.
+  function claim(entry) {
+    if (!entry.claimed_by) return "";
+    const until = new Date(entry.claimed_until).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    return `handled by ${entry.claimed_by} until ${until}`;
+  }
+
   function shown(value) {
     return typeof value === "string" ? value : JSON.stringify(value);
   }
@@ -269,12 +276,13 @@
       : el("span", { class: "expires", text: left(entry.expires_in_seconds) });
     const next = el("span", { class: "next-step", text: nextStep(entry) });
     const votes = entry.votes ? el("span", { class: "votes", text: tally(entry) }) : null;
+    const claimed = el("span", { class: "claimed", text: claim(entry) });
     // What the question asks, digested: what an answer from this page is recorded against.
     const digest = entry.ask.digest ? el("span", { class: "digest", text: `digest ${entry.ask.digest.slice(0, 12)}` }) : null;
     const kind = entry.ask.kind || "approval";
     const item = el("li", { class: "pause", "data-key": keyOf(entry), "data-tool": entry.ask.tool, "data-kind": kind, "data-state": "waiting" },
       heading(entry, kind),
-      el("p", { class: "meta" }, el("span", { text: `channel: ${entry.channel}` }), waitedFor, expires, next, votes, digest,
+      el("p", { class: "meta" }, el("span", { text: `channel: ${entry.channel}` }), waitedFor, expires, next, votes, claimed, digest,
         entry.item_index === null ? null : el("span", { text: `item ${entry.item_index}` })),
       el("table", { class: "arguments" }, ...rows));
     if (!answeredHere(entry)) {
@@ -352,6 +360,7 @@
         existing.querySelector(".next-step").textContent = nextStep(entry);
         const votes = existing.querySelector(".votes");
         if (votes) votes.textContent = tally(entry);
+        existing.querySelector(".claimed").textContent = claim(entry);
         continue;
       }
       const made = card(entry);
