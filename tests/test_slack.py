@@ -192,6 +192,7 @@ async def test_a_question_is_posted_with_its_call_and_buttons_its_id_only_in_the
         "Reject with reason",
         "Edit",
         "Answer in words",  # the role reads words
+        "Claim",  # one answer decides it: a manager may take it on
     ]
     shown = message.text_of_blocks()
     assert "refund-agent asks to run refund-card-tool" in shown
@@ -252,7 +253,7 @@ async def test_a_channel_chooses_the_conversation_per_question_from_its_frame(
     await desk.env.app.execute(RefundWorkflow, REQUEST, owner_id="ada")
     [message] = desk.slack.messages()
     assert message.channel == "D-ada"
-    assert message.buttons() == ["Approve", "Reject", "Reject with reason", "Edit"]
+    assert message.buttons() == ["Approve", "Reject", "Reject with reason", "Edit", "Claim"]
     # Its role's questions expire: the message says when, in each reader's time zone.
     due = int((asked_at + timedelta(days=2)).timestamp())
     assert f"· expires <!date^{due}^" in message.text_of_blocks()
@@ -326,6 +327,28 @@ async def test_approve_answers_as_the_mapped_manager_and_the_message_says_who_an
         "u0manager",
     )
     assert (asking.tenant_id, asking.answered_by) == ("default", PauseAnswerer.CHANNEL)
+
+
+async def test_claim_says_on_the_message_who_handles_it_and_only_they_answer(desk: Desk) -> None:
+    message = await desk.refund_asked()
+    clicked = await desk.slack.click(desk.url, message, "Claim", user="U0MANAGER")
+    assert clicked.status_code == 200
+    await eventually(lambda: desk.slack.message(message.ts).updates == 1, "the claim shown")
+    claimed = desk.slack.message(message.ts)
+    assert "Handled by <@U0MANAGER> until <!date^" in claimed.text_of_blocks()
+    assert "Claim" not in claimed.buttons()
+    assert "Approve" in claimed.buttons()
+    await desk.slack.click(desk.url, claimed, "Approve", user="U0DEPUTY")
+    await eventually(lambda: len(desk.slack.ephemerals) == 1, "the refusal")
+    [told] = desk.slack.ephemerals
+    assert told["user"] == "U0DEPUTY"  # told to the other manager alone
+    assert told["text"].startswith("Manager-17 handles this question (claimed until")
+    assert await desk.status_of(message) is PauseStatus.PENDING
+    await desk.slack.click(desk.url, claimed, "Approve", user="U0MANAGER")
+    outcome = await desk.outcome()
+    assert outcome.status is ExecutionStatus.COMPLETED
+    assert outcome.record is not None
+    assert [entry.responder for entry in outcome.record.pauses] == ["manager-17"]
 
 
 async def test_reject_with_reason_opens_a_modal_and_the_model_reads_the_reason(

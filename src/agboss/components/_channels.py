@@ -80,6 +80,8 @@ class ChannelAsk(_NamesAPause, Generic[ArgsT]):
             role names a reply interpreter, so the question may offer a text box.
         expires_at: The question's deadline (``expires_after``), on the application's Clock;
             ``None`` when it waits as long as it takes. A channel may say it.
+        claimable: Whether a person may claim it (`App.claim`): not a question several
+            approve, which each voter answers. A channel may offer a button that claims.
     """
 
     pause_id: str
@@ -89,6 +91,7 @@ class ChannelAsk(_NamesAPause, Generic[ArgsT]):
     agent: str
     accepts_reply: bool = False
     expires_at: datetime | None = None
+    claimable: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ REJECT: Final = "agboss.reject"
 REJECT_WITH_REASON: Final = "agboss.reject-with-reason"
 EDIT: Final = "agboss.edit"
 WORDS: Final = "agboss.words"
+CLAIM: Final = "agboss.claim"
 
 _MAX_FIELDS: Final = 10  # Slack's limit of fields in one section
 _MAX_TEXT: Final = 2900  # under a section's 3,000 characters
@@ -99,6 +100,10 @@ class Question:
         expires_at: Its deadline, if it has one: the message says until when it waits.
         digest: What it asks, digested (the message shows its first characters): what a
             decision through the message is recorded against.
+        claimable: Whether a person may claim it (a Claim button): not one several approve.
+        handled_by: Who claimed it, as the message says it (mrkdwn: ``<@U…>``), while the
+            claim holds.
+        handled_until: Until when that claim holds.
     """
 
     tool: str
@@ -109,6 +114,9 @@ class Question:
     accepts_reply: bool = False
     expires_at: datetime | None = None
     digest: str | None = None
+    claimable: bool = False
+    handled_by: str | None = None
+    handled_until: datetime | None = None
 
 
 def escaped(text: str) -> str:
@@ -187,7 +195,9 @@ def question_blocks(question: Question, token: Token) -> list[dict[str, Any]]:
 
     Approve and Reject always; Reject with reason; Edit for a call whose arguments may change
     (not for one that may have run: it runs again as it was, or not at all); Answer in words
-    when the role reads them. A tool's question is answered through Edit ("Answer").
+    when the role reads them; Claim for a question one answer decides, until someone claims
+    it — then the message says who handles it, and until when. A tool's question is answered
+    through Edit ("Answer").
     """
     if question.kind is PauseKind.TOOL_INPUT:
         buttons = [_button("Answer", EDIT, token, "primary"), _button("Decline", REJECT, token)]
@@ -202,10 +212,17 @@ def question_blocks(question: Question, token: Token) -> list[dict[str, Any]]:
         buttons.append(_button("Edit", EDIT, token))
     if question.accepts_reply:
         buttons.append(_button("Answer in words", WORDS, token))
+    if question.claimable and question.handled_by is None:
+        buttons.append(_button("Claim", CLAIM, token))
+    handled = []
+    if question.handled_by is not None and question.handled_until is not None:
+        until = slack_time(question.handled_until)
+        handled = [_context(f"Handled by {question.handled_by} until {until}")]
     return [
         _heading(question),
         *_arguments(question.arguments),
         *_asked(question),
+        *handled,
         {"type": "actions", "block_id": ACTIONS_BLOCK, "elements": buttons},
     ]
 

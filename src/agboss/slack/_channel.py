@@ -135,6 +135,7 @@ class SlackChannel(ChannelHandler[ArgsT]):
         question = replace(
             _question(ask.value, ask.agent, ask.channel, ask.accepts_reply),
             expires_at=ask.expires_at,
+            claimable=ask.claimable,
         )
         token = Token(
             ask.pause_ref,

@@ -8,7 +8,7 @@ import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, Final, TypeAlias
 from urllib.parse import parse_qs
@@ -47,6 +47,7 @@ from agboss.pauses import AnswerReceipt, PauseDescription
 from agboss.records import PauseVotes, PendingPause
 from agboss.slack._blocks import (
     APPROVE,
+    CLAIM,
     EDIT,
     REJECT,
     REJECT_WITH_REASON,
@@ -57,6 +58,7 @@ from agboss.slack._blocks import (
     changed_arguments,
     decided_blocks,
     mention,
+    question_blocks,
     question_text,
 )
 from agboss.slack._channel import SlackChannel
@@ -269,6 +271,8 @@ class _Interactions:
         if action_id in (APPROVE, REJECT):
             answer = _Answer(where, user, decision={"approved": action_id == APPROVE})
             return await self._answered(app, answer, None)
+        if action_id == CLAIM:  # a retried delivery claims again: the same claim, renewed
+            return _ack(BackgroundTask(self._claim, app, _Answer(where, user)))
         if retried:
             return Response(status_code=200)  # the first delivery opened the modal
         opening = _Answer(where, user)
@@ -285,6 +289,40 @@ class _Interactions:
         except Exception as error:  # shown to the user who clicked (see _refused)
             return _ack(BackgroundTask(self._refused, app, opening, error))
         return Response(status_code=200)
+
+    async def _claim(self, app: App, clicked: _Answer) -> None:
+        """The user who clicked claims the question, as whom they answer: the message then
+        says who handles it and until when (its Claim button gone); a refusal is told to them
+        alone."""
+        where = clicked.where
+        token = where.token
+        try:
+            who, pause_id, found = await self._identify(app, clicked)
+            owner = token.answered_by is PauseAnswerer.THREAD_OWNER
+            made = await app.claim(
+                pause_id,
+                tenant_id=token.tenant_id,
+                owner_id=who if owner else None,
+                answered_by=None if owner else who,
+            )
+        except Exception as error:  # shown to the user who clicked (see _refused)
+            await self._refused(app, clicked, error)
+            return
+        question = replace(
+            _question(app, found),
+            claimable=True,
+            handled_by=mention(clicked.user.id),
+            handled_until=made.claimed_until,
+        )
+        try:
+            await self._slack(app).client.chat_update(
+                channel=where.channel_id,
+                ts=where.message_ts,
+                text=question_text(question),
+                blocks=question_blocks(question, token),
+            )
+        except SlackClientError as error:
+            log.warning("slack.update-failed: the claimed question's message: %s", error)
 
     # ---- modals ---------------------------------------------------------------------------
 
@@ -583,7 +621,7 @@ def _ours(actions: object) -> tuple[str, Token] | None:
         found = _mapping(action)
         action_id = found.get("action_id")
         token = Token.loads(found.get("value"))
-        if action_id in (APPROVE, REJECT, REJECT_WITH_REASON, EDIT, WORDS) and token:
+        if action_id in (APPROVE, REJECT, REJECT_WITH_REASON, EDIT, WORDS, CLAIM) and token:
             return str(action_id), token
     return None
 

@@ -331,6 +331,7 @@ async def _send(
         agent=pause.agent,
         accepts_reply=channel.role is not None and channel.role.reply_interpreter is not None,
         expires_at=pause.expires_at,
+        claimable=pause.votes is None,
     )
     await frame.writes.flush()  # the lease is held before the channel is asked
     try:
