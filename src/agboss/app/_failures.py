@@ -2,18 +2,71 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from agboss.app._instance import Instance
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine import call_said
+from agboss.enums import ExecutionStatus
 from agboss.inputs import check_flag, check_id, check_optional_id
-from agboss.pauses import FailedPage, failed_query, list_failed
+from agboss.pauses import (
+    ExecutionPage,
+    FailedPage,
+    executions_query,
+    failed_query,
+    list_executions,
+    list_failed,
+)
 from agboss.records import ExecutionOutput
 
 __all__ = ["FailedTrees"]
 
 
 class FailedTrees(Instance):
-    """The failed trees of `App`: `failed`, `retry`."""
+    """The execution trees of `App` an operator acts on: `executions`, `failed`, `retry`."""
+
+    async def executions(
+        self,
+        *,
+        status: ExecutionStatus | str | None = None,
+        owner_id: str | None = None,
+        workflow: str | None = None,
+        since: datetime | None = None,
+        tenant_id: str | None = None,
+        limit: int = 50,
+        after: str | None = None,
+    ) -> ExecutionPage:
+        """The execution trees, newest change first: those waiting, paused, running, failed
+        or completed — each with what it waits on.
+
+        A paused tree lists the questions it waits on (masked; a channel's without its id), a
+        resting one (``waiting``: a retry's wait) when it moves by itself; each entry has what
+        was asked of it, masked by its workflow's PII rules, as the inbox shows it. Read by
+        keyset from an index, so a page costs the same however many there are.
+
+        Args:
+            status: Only trees of this `ExecutionStatus` (or its value); ``None``: all.
+            owner_id: Only the executions of this owner's threads.
+            workflow: Only those of this workflow (its name).
+            since: Only those that changed at or after it (timezone-aware).
+            tenant_id: The tenant; the default tenant when ``None``.
+            limit: The most entries on the page, 1 to 500.
+            after: ``page.next`` of the page before; ``None`` for the first page.
+
+        Raises:
+            DtoValidationError: An argument is not one of the above.
+        """
+        limits = self._limits
+        query = executions_query(
+            tenant_id=check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID,
+            status=status,
+            owner_id=check_optional_id(owner_id, "owner_id", limits),
+            workflow=check_optional_id(workflow, "workflow", limits),
+            since=since,
+            limit=limit,
+            after=after,
+        )
+        return await list_executions(self._runtime, query)
 
     async def failed(
         self,

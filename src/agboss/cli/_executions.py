@@ -12,15 +12,112 @@ from rich.markup import escape
 from rich.table import Table
 
 from agboss.app import App
-from agboss.cli._common import APP, JSON, STORE, TENANT, out, with_app
-from agboss.pauses import FailedExecution, StrandedExecution
+from agboss.cli._common import APP, JSON, STORE, TENANT, duration, out, with_app
+from agboss.enums import ExecutionStatus
+from agboss.pauses import ExecutionSummary, FailedExecution, StrandedExecution
 
-__all__ = ["executions", "stranded_json"]
+__all__ = ["execution_json", "executions", "stranded_json"]
 
 
 @click.group()
 def executions() -> None:
     """The execution trees in the store."""
+
+
+@executions.command("list")
+@APP
+@STORE
+@TENANT
+@click.option(
+    "--status",
+    type=click.Choice([status.value for status in ExecutionStatus]),
+    default=None,
+    help="Only trees of this status.",
+)
+@click.option("--owner", default=None, help="Only this owner's threads.")
+@click.option("--workflow", default=None, help="Only this workflow's trees.")
+@click.option("--since", default=None, help="Only those changed within (30m, 4h, 2d).")
+@click.option("--limit", default=50, show_default=True, help="How many to list (1 to 500).")
+@JSON
+def list_executions(
+    target: str,
+    store: str | None,
+    tenant: str | None,
+    status: str | None,
+    owner: str | None,
+    workflow: str | None,
+    since: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Lists execution trees, newest change first, with what each waits on."""
+    within = duration(since)
+
+    async def action(app: App) -> list[ExecutionSummary]:
+        page = await app.executions(
+            status=status,
+            owner_id=owner,
+            workflow=workflow,
+            since=None if within is None else app.clock.now() - within,
+            tenant_id=tenant,
+            limit=limit,
+        )
+        return page.entries
+
+    entries = with_app(target, store, action, reads_only=True)
+    if as_json:
+        for entry in entries:
+            click.echo(json.dumps(execution_json(entry)))
+        return
+    table = Table(title=f"{len(entries)} execution(s)")
+    table.add_column("execution id", min_width=35, overflow="fold")
+    for column in ("status", "changed", "owner", "workflow", "waits on"):
+        table.add_column(column, overflow="fold")
+    for entry in entries:
+        table.add_row(
+            escape(entry.execution_id),
+            entry.status.value,
+            entry.changed_at.strftime("%Y-%m-%d %H:%M"),
+            escape(entry.owner_id),
+            escape(entry.workflow),
+            escape(_waits_on(entry)),
+        )
+    out().print(table)
+
+
+def _waits_on(entry: ExecutionSummary) -> str:
+    """What a tree waits on, as the table says it."""
+    if entry.waiting_on:
+        return ", ".join(f"{pause.ask.tool} ({pause.channel})" for pause in entry.waiting_on)
+    if entry.wakes_at is not None:
+        return f"until {entry.wakes_at.strftime('%Y-%m-%d %H:%M')}"
+    return "—"
+
+
+def execution_json(entry: ExecutionSummary) -> dict[str, Any]:
+    """A tree as ``--json`` prints it."""
+    return {
+        "execution_id": entry.execution_id,
+        "thread_id": entry.thread_id,
+        "owner_id": entry.owner_id,
+        "workflow": entry.workflow,
+        "workflow_version": entry.workflow_version,
+        "status": entry.status.value,
+        "began_at": entry.began_at.isoformat(),
+        "changed_at": entry.changed_at.isoformat(),
+        "request": entry.request,
+        "waiting_on": [
+            {
+                "pause_ref": pause.pause_ref,
+                "pause_id": pause.pause_id,
+                "tool": pause.ask.tool,
+                "channel": pause.channel,
+                "arguments": pause.ask.arguments,
+            }
+            for pause in entry.waiting_on
+        ],
+        "wakes_at": None if entry.wakes_at is None else entry.wakes_at.isoformat(),
+    }
 
 
 @executions.command("failed")

@@ -4,6 +4,12 @@ from agboss.pauses._answering import move_answered, record_answer
 from agboss.pauses._answers import AnswerReceipt, Credentials
 from agboss.pauses._claiming import ClaimReceipt, claim_pause, release_pause
 from agboss.pauses._describing import PauseDescription, describe_pause, pause_id_of
+from agboss.pauses._executions import (
+    ExecutionPage,
+    ExecutionSummary,
+    executions_query,
+    list_executions,
+)
 from agboss.pauses._failed import FailedExecution, FailedPage, failed_query, list_failed
 from agboss.pauses._inbox import InboxEntry, InboxPage, list_inbox, query_of
 from agboss.pauses._prompts import load_prompts
@@ -24,8 +30,10 @@ __all__ = [
     "AnswerReceipt",
     "ClaimReceipt",
     "Credentials",
+    "ExecutionPage",
     "ExecutionPauseEvent",
     "ExecutionResumeEvent",
+    "ExecutionSummary",
     "FailedExecution",
     "FailedPage",
     "InboxEntry",
@@ -40,7 +48,9 @@ __all__ = [
     "StrandedPage",
     "claim_pause",
     "describe_pause",
+    "executions_query",
     "failed_query",
+    "list_executions",
     "list_failed",
     "list_inbox",
     "list_stranded",

@@ -19,7 +19,7 @@ from agboss.pauses._pages import check_limit, cursor_of, keyset_of
 from agboss.records import PendingPause
 from agboss.store.protocol import WaitingPause, WaitingQuery
 
-__all__ = ["InboxEntry", "InboxPage", "list_inbox"]
+__all__ = ["InboxEntry", "InboxPage", "list_inbox", "request_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +111,7 @@ def query_of(
     )
 
 
-def _request(runtime: Runtime, workflow: str, input_json: str | None) -> Any:
+def request_of(runtime: Runtime, workflow: str, input_json: str | None) -> Any:
     """An execution's input as a screen may show it: masked by its workflow's PII rules (and
     its start DTO's marked fields); ``None`` when there is none or the workflow is gone."""
     assembly = runtime.assembly
@@ -152,7 +152,7 @@ async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
     requests: dict[str, Any] = {}
     for waiting in found[: query.limit]:
         if waiting.root_execution_id not in requests:
-            requests[waiting.root_execution_id] = _request(
+            requests[waiting.root_execution_id] = request_of(
                 runtime, waiting.workflow, waiting.input_json
             )
     now = runtime.clock.now()

@@ -63,6 +63,7 @@ __all__ = [
     "ExecutionRecordRepository",
     "ExecutionRepository",
     "ExecutionRow",
+    "ExecutionsQuery",
     "FailedQuery",
     "Fence",
     "Hearer",
@@ -330,6 +331,29 @@ class WaitingQuery:
 
 
 @dataclass(frozen=True, slots=True)
+class ExecutionsQuery:
+    """Which execution trees a listing reads: a tenant's roots, newest change first.
+
+    Attributes:
+        tenant_id: The tenant.
+        status: Only roots of this status (``None``: every status).
+        owner_id: Only the executions of this owner's threads.
+        workflow: Only those of this workflow.
+        since: Only those changed at or after it.
+        after: The keyset of the last of the page before: ``(updated_at, execution_id)``.
+        limit: The most to list.
+    """
+
+    tenant_id: str
+    status: ExecutionStatus | None = None
+    owner_id: str | None = None
+    workflow: str | None = None
+    since: datetime | None = None
+    after: tuple[datetime, str] | None = None
+    limit: int = 50
+
+
+@dataclass(frozen=True, slots=True)
 class FailedQuery:
     """Which failed executions a listing reads: a tenant's failed roots, newest first.
 
@@ -431,6 +455,11 @@ class ExecutionRepository(Protocol):
         """The thread's root executions other than ``before`` that were begun and completed
         by the time it was begun, as exchanges, oldest first: the ``limit`` most recent (all
         for ``None``)."""
+        ...
+
+    async def list_roots(self, query: ExecutionsQuery) -> list[ExecutionRow]:
+        """A tenant's root executions, newest change first, as ``query`` filters them, from
+        an index (one per status, one across them)."""
         ...
 
     async def list_failed(self, query: FailedQuery) -> list[ExecutionRow]:

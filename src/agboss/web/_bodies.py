@@ -15,7 +15,7 @@ from agboss.dto import (
     ToolCallApprovalDecisionDto,
     validation_errors,
 )
-from agboss.enums import PauseAnswerer, StandingScope
+from agboss.enums import ExecutionStatus, PauseAnswerer, StandingScope
 from agboss.errors import DtoValidationError
 from agboss.http import UnreadableRequestError, nests_deeper, read_body, read_json
 from agboss.inputs import MAX_DEPTH
@@ -158,6 +158,40 @@ class InboxBody(BaseModel):
     """``GET /pauses``: a page of the caller's inbox, oldest first."""
 
     entries: list[InboxEntryBody]
+    next: str | None
+
+
+class WaitingOnBody(BaseModel):
+    """A question a paused tree waits on, named by its reference (never its id), masked."""
+
+    pause_ref: str
+    answered_by: PauseAnswerer
+    channel: str
+    tool: str
+    arguments: dict[str, Any]
+
+
+class ExecutionEntryBody(BaseModel):
+    """An execution tree of the caller's threads, with what it waits on (masked)."""
+
+    execution_id: str
+    thread_id: str
+    workflow: str
+    workflow_version: str
+    status: ExecutionStatus
+    began_at: datetime
+    changed_at: datetime
+    request: Any = None
+    waiting_on: list[WaitingOnBody]
+    """The questions a paused tree waits on."""
+    wakes_at: datetime | None = None
+    """When a resting tree (a retry's wait) moves by itself."""
+
+
+class ExecutionsBody(BaseModel):
+    """``GET /executions``: a page of the caller's execution trees, newest change first."""
+
+    entries: list[ExecutionEntryBody]
     next: str | None
 
 

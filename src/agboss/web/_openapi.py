@@ -8,10 +8,12 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
+from agboss.enums import ExecutionStatus
 from agboss.web._bodies import (
     AnswerBody,
     ClaimBody,
     ClaimedBody,
+    ExecutionsBody,
     FailedBody,
     InboxBody,
     ProblemBody,
@@ -62,6 +64,7 @@ def _document() -> dict[str, Any]:
             (ReceiptBody, "serialization"),
             (InboxBody, "serialization"),
             (FailedBody, "serialization"),
+            (ExecutionsBody, "serialization"),
             (RetryBody, "validation"),
             (RetriedBody, "serialization"),
             (StandingBody, "serialization"),
@@ -106,6 +109,37 @@ def _document() -> dict[str, Any]:
                         "401": unauthenticated,
                         "403": _problem("A channel's side has no inbox"),
                         "422": _problem("A bad filter (dto.invalid)"),
+                        "503": store,
+                    },
+                }
+            },
+            "/executions": {
+                "get": {
+                    "operationId": "listExecutions",
+                    "summary": "The caller's execution trees, newest change first, with what "
+                    "each waits on (masked)",
+                    "parameters": [
+                        {
+                            "name": "status",
+                            "in": "query",
+                            "schema": {
+                                "type": "string",
+                                "enum": [status.value for status in ExecutionStatus],
+                            },
+                        },
+                        {"name": "workflow", "in": "query", "schema": {"type": "string"}},
+                        {
+                            "name": "since",
+                            "in": "query",
+                            "schema": {"type": "string", "format": "date-time"},
+                        },
+                        *_PAGE,
+                    ],
+                    "responses": {
+                        "200": _json("ExecutionsBody", "A page of executions; next: cursor"),
+                        "401": unauthenticated,
+                        "403": _problem("A channel's side has no executions of its own"),
+                        "422": _problem("A bad filter, limit or cursor (dto.invalid)"),
                         "503": store,
                     },
                 }

@@ -37,12 +37,14 @@ from agboss.http import (
     problem,
     status_of,
 )
-from agboss.pauses import InboxEntry
+from agboss.pauses import ExecutionSummary, InboxEntry
 from agboss.records import StandingDecision, pause_ref
 from agboss.web._bodies import (
     AnswerBody,
     ClaimBody,
     ClaimedBody,
+    ExecutionEntryBody,
+    ExecutionsBody,
     FailedBody,
     FailedEntryBody,
     InboxBody,
@@ -53,6 +55,7 @@ from agboss.web._bodies import (
     RetryBody,
     StandingBody,
     StandingListBody,
+    WaitingOnBody,
     fields_of,
     read_answer,
     read_claim,
@@ -203,6 +206,27 @@ class _Routes:
             now = app.clock.now()
             body = InboxBody(
                 entries=[_entry(app, entry, now) for entry in page.entries], next=page.next
+            )
+        except Exception as error:  # every error becomes a problem body (see problems.py)
+            return problem(error)
+        return JSONResponse(body.model_dump(mode="json"))
+
+    async def executions(self, request: Request) -> Response:
+        try:
+            caller = await self.caller(request)
+            owner_id = _person(caller, "executions")
+            query = request.query_params
+            page = await self.opened().executions(
+                status=query.get("status"),
+                workflow=query.get("workflow"),
+                since=_moment(query.get("since"), "since"),
+                tenant_id=caller.tenant_id,
+                owner_id=owner_id,
+                limit=_whole(query.get("limit"), 50),
+                after=query.get("after"),
+            )
+            body = ExecutionsBody(
+                entries=[_execution(entry) for entry in page.entries], next=page.next
             )
         except Exception as error:  # every error becomes a problem body (see problems.py)
             return problem(error)
@@ -420,6 +444,23 @@ def _entry(app: App, entry: InboxEntry, now: datetime) -> InboxEntryBody:
     )
 
 
+def _execution(entry: ExecutionSummary) -> ExecutionEntryBody:
+    """A tree as the body shows it: its questions by reference, the owner on the server."""
+    fields = fields_of(entry)
+    del fields["owner_id"]  # the caller's own
+    fields["waiting_on"] = [
+        WaitingOnBody(
+            pause_ref=pause.pause_ref,
+            answered_by=pause.answered_by,
+            channel=pause.channel,
+            tool=pause.ask.tool,
+            arguments=dict(pause.ask.arguments),
+        )
+        for pause in entry.waiting_on
+    ]
+    return ExecutionEntryBody(**fields)
+
+
 def _seconds_until(moment: datetime | None, now: datetime) -> float | None:
     return None if moment is None else max(0.0, (moment - now).total_seconds())
 
@@ -482,6 +523,7 @@ def pause_router(
     routes = _Routes(app_of, authenticate, max_body, poll_ms)
     table: list[BaseRoute] = [
         Route("/pauses", routes.inbox, methods=["GET"]),
+        Route("/executions", routes.executions, methods=["GET"]),
         Route("/executions/failed", routes.failed, methods=["GET"]),
         Route("/executions/retry", routes.retry, methods=["POST"]),
         Route("/answers", routes.answer, methods=["POST"]),

@@ -443,6 +443,21 @@ def _claims(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _executions_by_status(dialect: Dialect) -> list[Sql]:
+    """A tenant's execution trees listed by status, newest change first (`App.executions`),
+    by keyset from an index: one by status, one across them."""
+    return [
+        Sql(
+            "CREATE INDEX executions_roots_by_status ON executions "
+            "(tenant_id, status, updated_at, execution_id) WHERE parent_execution_id IS NULL"
+        ),
+        Sql(
+            "CREATE INDEX executions_roots ON executions (tenant_id, updated_at, execution_id) "
+            "WHERE parent_execution_id IS NULL"
+        ),
+    ]
+
+
 Step: TypeAlias = Callable[[Dialect], "list[Sql] | Generator[Sql, Any, None]"]
 """A schema step: its statements, or a generator of them that reads what a statement returned
 (a row's value computed in Python)."""
@@ -474,6 +489,7 @@ STEPS: tuple[Step, ...] = (
     _continuations,
     _decision_log,
     _claims,
+    _executions_by_status,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

@@ -42,6 +42,7 @@ from agboss.store.protocol import (
     BranchStatus,
     Exchange,
     ExecutionRow,
+    ExecutionsQuery,
     FailedQuery,
     LedgerEntry,
     RetryRow,
@@ -291,6 +292,34 @@ class SqlExecutionRepository(_Repository):
             )
             for row in rows
         ]
+
+    async def list_roots(self, query: ExecutionsQuery) -> list[ExecutionRow]:
+        where = "tenant_id = ? AND parent_execution_id IS NULL"
+        params: list[Any] = [query.tenant_id]
+        for column, value in (
+            ("status", None if query.status is None else query.status.value),
+            ("owner_id", query.owner_id),
+            ("workflow", query.workflow),
+        ):
+            if value is not None:
+                where += f" AND {column} = ?"
+                params.append(value)
+        if query.since is not None:
+            where += " AND updated_at >= ?"
+            params.append(to_micros(query.since))
+        if query.after is not None:
+            at, execution_id = query.after
+            where += " AND (updated_at, execution_id) < (?, ?)"
+            params += [to_micros(at), execution_id]
+        rows = await self._driver.read(
+            _all(
+                f"SELECT {EXECUTION_READ} FROM executions WHERE {where} "
+                "ORDER BY updated_at DESC, execution_id DESC LIMIT ?",
+                *params,
+                query.limit,
+            )
+        )
+        return [execution_of(row) for row in rows]
 
     async def list_failed(self, query: FailedQuery) -> list[ExecutionRow]:
         where = "tenant_id = ? AND status = 'failed' AND parent_execution_id IS NULL"
