@@ -382,6 +382,21 @@ async def test_a_claimed_question_shows_who_handles_it_until_the_claim_ends(site
     assert secret not in await page.content()
 
 
+async def test_the_page_lists_the_owners_executions_and_what_each_waits_on(site: Site) -> None:
+    paused = await site.paused(then_done=False)
+    page = await site.open()
+    tree = page.locator(f'li.execution[data-execution="{paused.execution_id}"]')
+    await expect(tree.locator(".status")).to_have_text("paused")
+    await expect(tree.locator(".waits-on")).to_contain_text("book-expense-tool")
+    await expect(tree.locator(".waits-on")).to_contain_text("return-deposit-tool")
+    other = await site.paused(owner="bob")  # another owner's tree is not on ada's page
+    await page.reload()
+    await expect(tree.locator(".status")).to_have_text("paused")
+    await expect(
+        page.locator(f'li.execution[data-execution="{other.execution_id}"]')
+    ).to_have_count(0)
+
+
 async def test_without_a_session_the_page_says_to_sign_in(site: Site) -> None:
     page = await site.open(session="nobody")
     await expect(page.locator("body")).to_contain_text("not signed in")

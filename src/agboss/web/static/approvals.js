@@ -409,7 +409,33 @@
     return { entries };
   }
 
+  // The owner's execution trees, newest change first, and what each waits on.
+  const executionsList = document.getElementById("executions");
+
+  function waitsOn(execution) {
+    if (execution.waiting_on.length) {
+      return "waits on " + execution.waiting_on.map((question) => `${question.tool} (${question.channel})`).join(", ");
+    }
+    if (execution.wakes_at) {
+      const at = new Date(execution.wakes_at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+      return `waits until ${at} (a retry)`;
+    }
+    return "";
+  }
+
+  async function executions() {
+    const response = await fetch("executions?limit=50", { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (!response.ok) return;
+    const body = await response.json();
+    executionsList.replaceChildren(...body.entries.map((execution) =>
+      el("li", { class: "execution", "data-execution": execution.execution_id, "data-status": execution.status },
+        el("span", { class: "workflow", text: execution.workflow }),
+        el("span", { class: "status", text: execution.status }),
+        el("span", { class: "waits-on", text: waitsOn(execution) }))));
+  }
+
   async function refresh() {
+    executions().catch(() => {}); // the list of executions is a view: the questions come first
     let read;
     try {
       read = await inbox();
