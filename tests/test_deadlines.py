@@ -177,12 +177,14 @@ async def test_an_answer_before_the_deadline_wins_and_the_deadline_then_changes_
     recorded: DeadlineRecorder,
 ) -> None:
     await asked(env, RejectRefundTool)
-    await env.clock.advance(DAYS_2 - timedelta(seconds=1))
+    # Time passes as for a process that slept: each timer due runs once, not every sweep of
+    # two days in turn (what those sweeps do is the sweep tests').
+    await env.clock.jump(DAYS_2 - timedelta(seconds=1))
     approved = await env.app.resume(
         pause_id_of(recorded), decision={"approved": True}, answered_by="manager-17"
     )
     assert approved.status is ExecutionStatus.COMPLETED
-    await env.clock.advance(timedelta(days=3))
+    await env.clock.jump(timedelta(days=3))
     assert recorded.runs == ["RejectRefundTool o-1"]
     assert recorded.told == ["send o-1"]
 
@@ -220,7 +222,7 @@ async def test_an_answer_after_the_deadline_decided_is_expired_on_every_instance
     recorded: DeadlineRecorder,
 ) -> None:
     await asked(env, RejectRefundTool)
-    await env.clock.advance(DAYS_2)  # the deadline decided, on the first instance
+    await env.clock.jump(DAYS_2)  # the deadline decided, on the first instance
     for app in env.apps:  # the one that asked the question, and the other
         with pytest.raises(NotPausedError) as caught:
             await app.resume(pause_id_of(recorded), decision={"approved": True}, answered_by="m-17")
