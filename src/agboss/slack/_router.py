@@ -298,12 +298,9 @@ class _Interactions:
         token = where.token
         try:
             who, pause_id, found = await self._identify(app, clicked)
-            owner = token.answered_by is PauseAnswerer.THREAD_OWNER
+            owner_id, answered_by = _credential(token, who)
             made = await app.claim(
-                pause_id,
-                tenant_id=token.tenant_id,
-                owner_id=who if owner else None,
-                answered_by=None if owner else who,
+                pause_id, tenant_id=token.tenant_id, owner_id=owner_id, answered_by=answered_by
             )
         except Exception as error:  # shown to the user who clicked (see _refused)
             await self._refused(app, clicked, error)
@@ -385,7 +382,7 @@ class _Interactions:
         try:
             who, pause_id, _ = await self._identify(app, answer)
             token = answer.where.token
-            owner = token.answered_by is PauseAnswerer.THREAD_OWNER
+            owner_id, answered_by = _credential(token, who)
             decision = answer.decision
             if decision is not None and token.digest is not None:
                 decision = {**decision, "digest": token.digest}  # the question it showed
@@ -394,8 +391,8 @@ class _Interactions:
                 decision=decision,
                 reply=answer.reply,
                 tenant_id=token.tenant_id,
-                owner_id=who if owner else None,
-                answered_by=None if owner else who,
+                owner_id=owner_id,
+                answered_by=answered_by,
             )
         except Exception as error:  # shown to the user who clicked (see _refused)
             return error
@@ -502,6 +499,13 @@ class _Interactions:
             )
         except (AgbossError, SlackClientError) as failed:
             log.warning("slack.ephemeral-failed: a sentence was not shown: %s", failed)
+
+
+def _credential(token: Token, who: str) -> tuple[str | None, str | None]:
+    """Who the mapped user answers (or claims) as: ``(owner_id, answered_by)`` — the
+    thread's owner, or the channel's answerer."""
+    owner = token.answered_by is PauseAnswerer.THREAD_OWNER
+    return (who, None) if owner else (None, who)
 
 
 def _view(app: App, action_id: str, where: Where, found: PauseDescription) -> dict[str, Any]:

@@ -322,24 +322,14 @@ class SqlExecutionRepository(_Repository):
         return [execution_of(row) for row in rows]
 
     async def list_failed(self, query: FailedQuery) -> list[ExecutionRow]:
-        where = "tenant_id = ? AND status = 'failed' AND parent_execution_id IS NULL"
-        params: list[Any] = [query.tenant_id]
-        if query.owner_id is not None:
-            where += " AND owner_id = ?"
-            params.append(query.owner_id)
-        if query.after is not None:
-            at, execution_id = query.after
-            where += " AND (updated_at, execution_id) < (?, ?)"
-            params += [to_micros(at), execution_id]
-        rows = await self._driver.read(
-            _all(
-                f"SELECT {EXECUTION_READ} FROM executions WHERE {where} "
-                "ORDER BY updated_at DESC, execution_id DESC LIMIT ?",
-                *params,
-                query.limit,
-            )
+        failed = ExecutionsQuery(
+            tenant_id=query.tenant_id,
+            status=ExecutionStatus.FAILED,
+            owner_id=query.owner_id,
+            after=query.after,
+            limit=query.limit,
         )
-        return [execution_of(row) for row in rows]
+        return await self.list_roots(failed)
 
     async def find_interrupted(
         self, now: datetime | None, limit: int, served: Sequence[Served] | None = None
