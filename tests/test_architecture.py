@@ -9,6 +9,7 @@ it fails here, not in a later refactoring.
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -53,7 +54,8 @@ def _package(module: str) -> str:
     return module.split(".")[1] if "." in module else ""
 
 
-def _imports(module: str, path: Path, is_package: bool) -> set[str]:
+@functools.cache  # each file parsed once for the whole module's tests, not once a question
+def _imports(module: str, path: Path, is_package: bool) -> frozenset[str]:
     here = module.split(".") if is_package else module.split(".")[:-1]
     targets: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -65,7 +67,7 @@ def _imports(module: str, path: Path, is_package: bool) -> set[str]:
                 base = ".".join(here[: len(here) - node.level + 1] + ([base] if base else []))
             targets.add(base)
             targets.update(f"{base}.{alias.name}" for alias in node.names)
-    return {target for target in targets if target.startswith("agboss.")}
+    return frozenset(target for target in targets if target.startswith("agboss."))
 
 
 def package_edges() -> dict[tuple[str, str], list[str]]:
@@ -136,23 +138,34 @@ def test_the_package_graph_has_no_cycle() -> None:
 
 def _reached_from(start: str) -> set[str]:
     """The modules ``start`` imports, directly or through others (``TYPE_CHECKING`` too)."""
+    edges = _module_edges()
+    reached: set[str] = set()
+    todo = [start]
+    while todo:
+        for found in edges[todo.pop()]:
+            if found not in reached:
+                reached.add(found)
+                todo.append(found)
+    return reached
+
+
+@functools.cache
+def _module_edges() -> dict[str, frozenset[str]]:
+    """Each module's imports, as the modules they name (the longest module a target is in)."""
     modules = _modules()
 
     def known(target: str) -> str | None:
         found = [m for m in modules if target == m or target.startswith(m + ".")]
         return max(found, key=len) if found else None
 
-    reached: set[str] = set()
-    todo = [start]
-    while todo:
-        module = todo.pop()
-        path, is_package = modules[module]
-        for target in _imports(module, path, is_package):
-            found = known(target)
-            if found is not None and found not in reached:
-                reached.add(found)
-                todo.append(found)
-    return reached
+    return {
+        module: frozenset(
+            found
+            for target in _imports(module, path, is_package)
+            if (found := known(target)) is not None
+        )
+        for module, (path, is_package) in modules.items()
+    }
 
 
 def test_the_step_machine_and_the_rules_around_a_call_never_import_the_agent_back() -> None:

@@ -98,7 +98,7 @@ async def test_a_question_nobody_answers_in_time_is_rejected_and_the_model_reads
     began = env.clock.now()
     result = await asked(env, RejectRefundTool)
     assert result.wake_at == began + DAYS_2  # the tree moves by itself then
-    await env.clock.advance(DAYS_2 - timedelta(seconds=1))
+    await env.clock.jump(DAYS_2 - timedelta(seconds=1))
     assert (await env.app.get(result.execution_id)).status is ExecutionStatus.PAUSED
     await env.clock.advance(timedelta(seconds=1))
     done = await answered_by(env, result)
@@ -118,7 +118,7 @@ async def test_a_role_that_says_so_approves_a_question_nobody_answered(
     env: TestEnv, recorded: DeadlineRecorder
 ) -> None:
     result = await asked(env, ApproveRefundTool)
-    await env.clock.advance(DAYS_2)
+    await env.clock.jump(DAYS_2)
     await answered_by(env, result)
     assert recorded.runs == ["ApproveRefundTool o-1"]
 
@@ -128,7 +128,7 @@ async def test_a_withdrawing_deadline_fails_the_step_with_pause_expired_error(
     recorded: DeadlineRecorder,
 ) -> None:
     result = await asked(env, WithdrawRefundTool)
-    await env.clock.advance(DAYS_2)
+    await env.clock.jump(DAYS_2)
     with pytest.raises(PauseExpiredError) as caught:
         await env.app.get(result.execution_id)
     assert caught.value.code == "pause.expired"
@@ -142,7 +142,7 @@ async def test_a_tool_shortens_its_roles_deadline(env: TestEnv) -> None:
     began = env.clock.now()
     result = await asked(env, UrgentRefundTool)
     assert result.wake_at == began + timedelta(hours=1)
-    await env.clock.advance(timedelta(hours=1))
+    await env.clock.jump(timedelta(hours=1))
     await answered_by(env, result)
     read = env.mock_llm(RefundAgent).requests[-1].messages[-1].content
     assert "no answer within 1 h" in read
@@ -160,7 +160,7 @@ async def test_an_expired_failfast_branch_withdraws_its_sibling_and_the_join_han
     )
     result = await env.app.execute(TwoDesksWorkflow, REQUEST, owner_id="ada")
     assert len(result.pending) == 2
-    await env.clock.advance(DAYS_2)
+    await env.clock.jump(DAYS_2)
     done = await answered_by(env, result)
     assert done.output == WorkflowFinishTextDto(text="a question expired")
     assert done.record is not None
@@ -211,7 +211,7 @@ async def _earliest_deadline_of_those_waiting(env: TestEnv, recorded: DeadlineRe
     assert after.wake_at == began + DAYS_2  # only the 48-hour question waits
     # As stored: what another instance (or this one after a restart) reads.
     assert (await env.apps[1].get(result.execution_id)).wake_at == began + DAYS_2
-    await env.clock.advance(timedelta(hours=2))  # past the answered one's deadline: nothing
+    await env.clock.jump(timedelta(hours=2))  # past the answered one's deadline: nothing
     assert recorded.told == ["send o-1", "send o-2"]
     assert other in recorded.pause_ids
 
@@ -257,9 +257,9 @@ async def test_a_deadline_that_passed_across_a_restart_is_applied_by_the_new_ins
 ) -> None:
     result = await asked(env, RejectRefundTool)
     await env.restart()  # the instance that armed the timer is gone
-    await env.clock.advance(DAYS_2 - timedelta(minutes=1))  # its sweeps before: nothing due
+    await env.clock.jump(DAYS_2 - timedelta(minutes=1))  # its sweeps before: nothing due
     assert (await env.app.get(result.execution_id)).status is ExecutionStatus.PAUSED
-    await env.clock.advance(timedelta(minutes=1))  # due: the new instance's next sweep
+    await env.clock.jump(timedelta(minutes=1))  # due: the new instance's next sweep
     await answered_by(env, result)
     assert recorded.told == ["send o-1", "withdraw o-1 expired desk/o-1"]
 
@@ -419,7 +419,7 @@ async def test_a_question_expires_inside_a_child_workflow_and_failfast_takes_the
     result = await env.app.execute(deadline_app.ChildOrdersWorkflow, ORDERS, owner_id="ada")
     assert len(result.pending) == 2
     assert {p.child_execution_id is not None for p in result.pending} == {True}
-    await env.clock.advance(DAYS_2)
+    await env.clock.jump(DAYS_2)
     done = await answered_by(env, result)
     assert done.output == WorkflowFinishTextDto(text="a question expired")
     assert recorded.runs == []
@@ -431,7 +431,7 @@ async def test_under_collect_each_expired_question_is_its_own_branchs_outcome(
 ) -> None:
     per_order(env, {"o-1": WithdrawRefundTool, "o-2": RejectRefundTool})
     result = await env.app.execute(deadline_app.CollectedOrdersWorkflow, ORDERS, owner_id="ada")
-    await env.clock.advance(DAYS_2)
+    await env.clock.jump(DAYS_2)
     done = await answered_by(env, result)
     assert done.output == WorkflowFinishTextDto(text="PauseExpiredError | ok")
     assert done.record is not None

@@ -60,8 +60,8 @@ async def test_a_question_nobody_answered_is_asked_of_the_next_role_under_a_new_
 ) -> None:
     result = await asked(env, EscalatingRefundTool)
     [desk_id] = recorded.pause_ids
-    await env.clock.advance(HOUR)
-    await env.clock.advance(ESCALATION - HOUR)
+    await env.clock.jump(HOUR)
+    await env.clock.jump(ESCALATION - HOUR)
     assert recorded.told == ESCALATED
     paused = await env.app.get(result.execution_id)
     assert paused.status is ExecutionStatus.PAUSED
@@ -91,11 +91,11 @@ async def test_the_ladder_goes_on_after_the_escalation_and_the_deadline_still_de
     recorded: DeadlineRecorder,
 ) -> None:
     result = await asked(env, EscalatingRefundTool)
-    await env.clock.advance(HOUR)
-    await env.clock.advance(ESCALATION - HOUR)
-    await env.clock.advance(timedelta(hours=12))  # 36 h: the lead is reminded
+    await env.clock.jump(HOUR)
+    await env.clock.jump(ESCALATION - HOUR)
+    await env.clock.jump(timedelta(hours=12))  # 36 h: the lead is reminded
     assert [*ESCALATED, "lead remind o-1 #2 lead/o-1"] == recorded.told
-    await env.clock.advance(timedelta(hours=12))  # 48 h: the question's deadline
+    await env.clock.jump(timedelta(hours=12))  # 48 h: the question's deadline
     await answered_by(env, result)
     assert recorded.told[-1] == "lead withdraw o-1 expired lead/o-1"
     read = env.mock_llm(RefundAgent).requests[-1].messages[-1].content  # type: ignore[union-attr]
@@ -116,12 +116,13 @@ async def test_an_answer_before_the_escalation_keeps_the_question_where_it_was(
     recorded: DeadlineRecorder,
 ) -> None:
     await asked(env, EscalatingRefundTool)
-    await env.clock.advance(ESCALATION - timedelta(seconds=1))
+    await env.clock.jump(HOUR)  # reminded
+    await env.clock.jump(ESCALATION - HOUR - timedelta(seconds=1))
     done = await env.app.resume(
         recorded.pause_ids[0], decision={"approved": True}, answered_by="manager-17"
     )
     assert done.status is ExecutionStatus.COMPLETED
-    await env.clock.advance(DAYS_2)
+    await env.clock.jump(DAYS_2)
     assert recorded.told == DESK
     assert recorded.runs == ["EscalatingRefundTool o-1"]
 
@@ -132,7 +133,8 @@ async def test_an_escalation_due_across_a_restart_is_made_by_the_new_instances_s
 ) -> None:
     result = await asked(env, EscalatingRefundTool)
     await env.restart()  # the instance that armed the timer is gone
-    await env.clock.advance(ESCALATION)  # the new instance's sweeps: at 1 h, then at 24 h
+    await env.clock.jump(HOUR)  # the new instance's sweep at 1 h reminds
+    await env.clock.jump(ESCALATION - HOUR)  # and its sweep at 24 h escalates
     assert recorded.told == ESCALATED
     [waiting] = (await env.app.get(result.execution_id)).pending
     assert waiting.channel == "lead-refund-channel"
@@ -157,11 +159,11 @@ async def test_with_two_instances_sweeping_a_question_is_escalated_once(
 async def test_the_inbox_says_the_next_step_is_an_escalation(env: TestEnv) -> None:
     began = env.clock.now()
     await asked(env, EscalatingRefundTool)
-    await env.clock.advance(HOUR)
+    await env.clock.jump(HOUR)
     [entry] = (await env.app.pending()).entries
     assert entry.next_step == Escalate(after=ESCALATION, to=LeadRefundChannel)
     assert entry.next_step_at == began + ESCALATION
-    await env.clock.advance(ESCALATION - HOUR)
+    await env.clock.jump(ESCALATION - HOUR)
     [entry] = (await env.app.pending()).entries
     assert entry.pause.channel == "lead-refund-channel"
     assert entry.next_step == Remind(after=timedelta(hours=36))

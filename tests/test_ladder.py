@@ -72,8 +72,8 @@ async def test_a_question_nobody_answers_is_reminded_at_each_step_once_then_expi
     paused = await env.app.get(result.execution_id)
     assert paused.status is ExecutionStatus.PAUSED
     assert paused.wake_at == began + DAY  # the next step
-    await env.clock.advance(DAY - HOUR)
-    await env.clock.advance(DAYS_2 - DAY)
+    await env.clock.jump(DAY - HOUR)
+    await env.clock.jump(DAYS_2 - DAY)
     await answered_by(env, result)
     assert recorded.told == [
         "send o-1",
@@ -93,7 +93,7 @@ async def test_an_answered_question_is_not_reminded(
         pause_id_of(recorded), decision={"approved": True}, answered_by="manager-17"
     )
     assert approved.status is ExecutionStatus.COMPLETED
-    await env.clock.advance(DAYS_2)
+    await env.clock.jump(DAYS_2)
     assert recorded.told == ["send o-1"]
     assert recorded.runs == ["RemindedRefundTool o-1"]
 
@@ -147,7 +147,7 @@ async def test_a_remind_that_fails_is_one_warning_and_the_ladder_goes_on(
     assert len(failed) == 1  # not tried again and again
     assert pause_id_of(recorded) not in failed[0].getMessage()
     recorded.failing = False
-    await env.clock.advance(DAY - HOUR)
+    await env.clock.jump(DAY - HOUR)
     assert recorded.told == ["send o-1", "remind o-1 #2 desk/o-1"]
     assert (await env.app.get(result.execution_id)).status is ExecutionStatus.PAUSED
 
@@ -161,11 +161,11 @@ async def test_the_pause_record_says_where_it_is_on_its_ladder(
     pause = await pauses.find_by_tenant_id_and_pause_id("default", pause_id_of(recorded))
     assert pause is not None
     assert (pause.ladder_step, pause.next_step_at) == (0, began + HOUR)
-    await env.clock.advance(HOUR)
+    await env.clock.jump(HOUR)
     pause = await pauses.find_by_tenant_id_and_pause_id("default", pause_id_of(recorded))
     assert pause is not None
     assert (pause.ladder_step, pause.next_step_at) == (1, began + DAY)
-    await env.clock.advance(DAY - HOUR)
+    await env.clock.jump(DAY - HOUR)
     pause = await pauses.find_by_tenant_id_and_pause_id("default", pause_id_of(recorded))
     assert pause is not None
     assert (pause.ladder_step, pause.next_step_at) == (2, None)
@@ -299,10 +299,10 @@ async def test_the_inbox_says_what_each_questions_next_step_is_and_when(env: Tes
         "reminded-refund-tool": (Remind(after=HOUR), began + HOUR),
         "reject-refund-tool": (None, None),
     }
-    await env.clock.advance(HOUR)
+    await env.clock.jump(HOUR)
     [reminded] = [e for e in (await env.app.pending()).entries if e.next_step is not None]
     assert (reminded.next_step, reminded.next_step_at) == (Remind(after=DAY), began + DAY)
-    await env.clock.advance(DAY - HOUR)
+    await env.clock.jump(DAY - HOUR)
     assert all(e.next_step is None for e in (await env.app.pending()).entries)
 
 

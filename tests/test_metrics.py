@@ -128,7 +128,7 @@ async def test_a_deadline_that_decides_is_counted_as_expired(
     key = ("reject-refund-channel", "expired", "deadline")
     before = _decided("reject-refund-tool").get(key, (0, 0.0))
     await asked(env, RejectRefundTool)
-    await env.clock.advance(DAYS_2)
+    await env.clock.jump(DAYS_2)
     count, waited = _decided("reject-refund-tool")[key]
     assert (count - before[0], waited - before[1]) == (1, DAYS_2.total_seconds())
 

@@ -284,7 +284,7 @@ async def test_an_escalated_question_says_so_and_is_asked_of_the_leads_with_new_
 ) -> None:
     message = await desk.refund_asked()
     old = _buttons(message)[0]["value"]
-    await desk.env.clock.advance(ESCALATION)
+    await desk.env.clock.jump(ESCALATION)
     taken_back = desk.slack.message(message.ts)
     assert taken_back.buttons() == []
     assert "Escalated: nobody answered in time, so it was asked of someone else." in (
@@ -609,7 +609,7 @@ async def test_a_role_names_who_in_slack_may_vote_and_a_clerk_casts_no_vote(
 
 async def test_a_role_that_names_users_refuses_another_mapped_manager(desk: Desk) -> None:
     message = await desk.refund_asked()
-    await desk.env.clock.advance(ESCALATION)  # asked of the leads: the lead alone answers
+    await desk.env.clock.jump(ESCALATION)  # asked of the leads: the lead alone answers
     [asked] = desk.slack.messages(LEADS)
     await desk.slack.click(desk.url, asked, "Approve", user="U0DEPUTY")
     await eventually(lambda: len(desk.slack.ephemerals) == 1, "the refusal")

@@ -102,8 +102,9 @@
     }
   }
 
-  // An answered or withdrawn card stays this long, saying so, before it leaves the list.
-  const KEEP_MS = 4000;
+  // An answered or withdrawn card stays for two reads of the inbox (4 s by default), saying
+  // so, before it leaves the list.
+  const KEEP_MS = 2 * pollMs;
 
   function settle(card, state) {
     card.dataset.state = state;
