@@ -37,6 +37,7 @@ from agboss import (
     ExecutionStatus,
     FunctionProvider,
     PauseKind,
+    PauseResolution,
     PauseStatus,
     StandingScope,
 )
@@ -48,6 +49,7 @@ from tests.crash import lost
 from tests.crash.app import (
     BOOM,
     ITEMS,
+    LEAD,
     MCP_WORKFLOW,
     THREAD,
     CrashApplication,
@@ -95,6 +97,7 @@ PHASES = (
     "standing",
     "vote",
     "claim",
+    "reassign",
     "deploy",
     "continue",
 )
@@ -123,7 +126,10 @@ and two votes of three voters on one of three per-item questions whose role take
 approvals (the first vote leaves it waiting, the second decides it), the others voted on
 after: each vote counted once, in the audit; and one of three per-item questions claimed by
 its owner, then answered: a claim whose commit returned holds after the kill (until the
-answer); and a rolling deploy — the old build killed mid-pass
+answer); and one of three per-item questions handed by its owner to the lead's role
+(`App.reassign`), then answered there: a reassignment whose commit returned holds after the
+kill (the old id closed as reassigned, never answered; the new question asked once, sent by the
+sweep if the kill came before it was); and a rolling deploy — the old build killed mid-pass
 as it resumes one of three per-item pauses: a build of the next version that does not continue
 the old one moves nothing of its tree, and one whose continuation moves it (its item calls
 renamed) recovers it and finishes it as the old build would have; and that continuation
@@ -336,8 +342,8 @@ async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
         return paused.execution_id, ["answer", ids[0]]
     if phase == "vote":
         return paused.execution_id, ["vote", ids[0]]
-    if phase == "claim":
-        return paused.execution_id, ["claim", ids[0]]
+    if phase in ("claim", "reassign"):
+        return paused.execution_id, [phase, ids[0]]
     if phase in ("resume", "children", "guarded-resume", "asked-resume", "deploy"):
         return paused.execution_id, ["resume", ids[0]]
     if phase == "continue":
@@ -388,6 +394,11 @@ async def _answer_the_rest(
         await app.recover()
     elif args[0] == "vote":  # the votes not recorded are cast below, as on the others
         pass
+    elif args[0] == "reassign":  # handed on again if the reassignment was not recorded
+        pause = await app.store.pauses.find_by_tenant_id_and_pause_id("default", args[1])
+        assert pause is not None
+        if pause.status is PauseStatus.PENDING:
+            await app.reassign(args[1], role=LEAD, reason="the lead knows", owner_id="u")
     elif args[0] == "retry":  # retried again if the reopening was not recorded
         found = await app.store.executions.find_by_id(root)
         if found is not None and found.status is ExecutionStatus.FAILED:
@@ -564,6 +575,14 @@ async def _answers_kept(app: App, log: list[str]) -> list[str]:
             pause = await app.store.pauses.find_by_tenant_id_and_pause_id("default", pause_id)
             if pause is None or pause.votes is None or pause.votes.of(voter) is None:
                 lost.append(f"the acknowledged vote of {voter} on {pause_id[:8]}… was lost")
+        if line.startswith("reassigned "):  # its commit returned: closed, asked again
+            _, pause_id, asked_id = line.split()
+            pause = await app.store.pauses.find_by_tenant_id_and_pause_id("default", pause_id)
+            asked = await app.store.pauses.find_by_tenant_id_and_pause_id("default", asked_id)
+            if pause is None or pause.resolution is not PauseResolution.REASSIGNED:
+                lost.append(f"the acknowledged reassignment of {pause_id[:8]}… was lost")
+            if asked is None or asked.status is PauseStatus.CANCELLED:
+                lost.append(f"the question {pause_id[:8]}… was handed on as was lost")
         if line.startswith("claimed "):  # a claim's commit returned: it holds until answered
             _, pause_id, by = line.split()
             pause = await app.store.pauses.find_by_tenant_id_and_pause_id("default", pause_id)
@@ -763,6 +782,7 @@ async def test_a_commit_that_did_not_wait_for_the_disk_lost_with_what_followed_l
         "ladder",
         "escalate",
         "vote",
+        "reassign",
         "continue",
     ],
 )

@@ -108,6 +108,7 @@ PUBLIC = [
     "QuorumAsk",
     "QuorumGroup",
     "QuorumOutcome",
+    "ReassignTargetError",
     "RecordedError",
     "Remind",
     "ReplyInterpretation",

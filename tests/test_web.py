@@ -411,6 +411,7 @@ async def test_the_openapi_schema_is_valid_and_names_the_mount(served: Served) -
         "/answers",
         "/claims",
         "/claims/release",
+        "/reassignments",
         "/executions",
         "/executions/failed",
         "/executions/retry",

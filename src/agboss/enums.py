@@ -126,6 +126,9 @@ class PauseResolution(StrEnum):
     ESCALATED = "escalated"
     """Nobody answered before an `Escalate` step of its role's ladder: the question was asked
     of another role instead, under a new pause id."""
+    REASSIGNED = "reassigned"
+    """A person handed the question to another role or person (`App.reassign`): it was asked
+    again under a new pause id, and the old id answers nothing."""
 
 
 class StandingScope(StrEnum):
@@ -152,6 +155,8 @@ class Outcome(StrEnum):
     """Its deadline passed: its ``on_expiry`` decided (approved, rejected or withdrawn)."""
     ESCALATED = "escalated"
     """Asked of another role instead, under a new id."""
+    REASSIGNED = "reassigned"
+    """Handed by a person to another role or person, under a new id (`App.reassign`)."""
     WITHDRAWN = "withdrawn"
     """Closed unanswered: its branch was dropped (a sibling failed, a group decided)."""
     CANCELLED = "cancelled"

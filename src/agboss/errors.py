@@ -41,6 +41,7 @@ __all__ = [
     "PauseExpiredError",
     "PiiRefusedError",
     "QuestionChangedError",
+    "ReassignTargetError",
     "RecordedError",
     "ReplyInterpreterMissingError",
     "StepFailedError",
@@ -392,6 +393,15 @@ class PauseClaimedError(AgbossError):
             f"{claimed_by} handles this question{until}",
             hint=f"leave it to {claimed_by}, ask them to release it, or answer once the claim ends",
         )
+
+
+class ReassignTargetError(AgbossError):
+    """`App.reassign` was asked to hand a question where it cannot go: no other role of the
+    application by that name approves the tool's calls, or one person cannot hold it alone
+    (several approve it, or its thread's owner answers it). Nothing changed: the question
+    keeps waiting where it was."""
+
+    code = "pause.reassign-target"
 
 
 class NotFailedError(AgbossError):

@@ -179,6 +179,10 @@ class _LeadInbox:
 class CrashLeadInboxChannel(_LeadInbox, CrashLeadApprovalChannel): ...
 
 
+LEAD = "crash-lead-approval-channel"
+"""The role a question is handed to (`App.reassign`) in the harness's ``reassign`` phase."""
+
+
 @channel_role(
     name="crash-escalating-approval-channel",
     description="Approves an item, or asks the lead once its time passed",

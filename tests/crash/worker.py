@@ -45,6 +45,7 @@ from agboss.store.writes import (
     ClaimPause,
     KeepInstance,
     LeaveInstance,
+    ReassignPause,
     RenewLease,
     ResolvePause,
     Results,
@@ -53,6 +54,7 @@ from agboss.store.writes import (
 from tests.crash import lost
 from tests.crash.app import (
     ITEMS,
+    LEAD,
     MCP_WORKFLOW,
     THREAD,
     VOTERS,
@@ -149,6 +151,8 @@ class CountingStore:
                     self._note(f"answered {write.pause.pause_id}")
             if isinstance(write, ClaimPause) and result is not None:
                 self._note(f"claimed {write.pause_id} {write.by}")
+            if isinstance(write, ReassignPause) and result is not None:
+                self._note(f"reassigned {write.pause_id} {result.asked.pause_id}")
             if isinstance(write, AppendStep):
                 self._note(f"journaled {write.execution_id}/{write.entry.key} {write.entry.kind}")
         if point and self.mode == "kill-after" and self.writes == self.point:
@@ -251,6 +255,12 @@ async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
         elif phase == "claim":  # its owner claims it, then answers it
             await app.claim(rest[0], owner_id="u")
             await app.resume(rest[0], decision={"approved": True}, owner_id="u")
+        elif phase == "reassign":  # its owner hands it to the lead, then answers it there
+            made = await app.reassign(rest[0], role=LEAD, reason="the lead knows", owner_id="u")
+            waiting = await app.pending(owner_id="u")
+            [asked] = [e.pause for e in waiting.entries if e.pause.pause_ref == made.pause_ref]
+            assert asked.pause_id is not None  # the owner's own question: its id is theirs
+            await app.resume(asked.pause_id, decision={"approved": True}, owner_id="u")
         elif phase == "answer":  # recorded at once, moved in the background (before close)
             await app.answer(rest[0], decision={"approved": True}, owner_id="u")
         else:

@@ -45,6 +45,7 @@ class ChannelRules(Walk):
                     self.components.setdefault(base, role_spec)
         targets = self._escalation_targets(listed)
         asked.update(targets)
+        handoff_roles = self._handoff_roles(listed)
         tool_channels: dict[type[Any], ToolChannel] = {}
         for cls, spec in list(self.components.items()):
             if not isinstance(spec, ToolSpec):
@@ -113,6 +114,22 @@ class ChannelRules(Walk):
                     for step in role.ladder
                     if isinstance(step, Escalate) and step.to in targets
                 )
+                # A question handed on keeps them too, and its ladder's escalations.
+                handoffs = tuple(
+                    ToolChannel(
+                        other,
+                        implementation,
+                        other_spec.name,
+                        other_spec.answered_by,
+                        other_spec,
+                        expires_after,
+                        on_expiry,
+                        role.ladder,
+                        escalations,
+                    )
+                    for other, implementation, other_spec in handoff_roles
+                    if other is not named and _takes_tool(other_spec, spec)
+                )
                 tool_channels[cls] = ToolChannel(
                     named,
                     implementations[0],
@@ -123,19 +140,35 @@ class ChannelRules(Walk):
                     on_expiry,
                     role.ladder,
                     escalations,
+                    handoffs,
                 )
             else:
                 concrete = spec_of(named, ChannelSpec)
                 if concrete is None:
                     continue  # reported by tool.channel-not-a-channel
                 self.components.setdefault(named, concrete)
+                expires_after, on_expiry = self._deadline(spec, None)
                 tool_channels[cls] = ToolChannel(
                     named,
                     named,
                     concrete.name,
                     PauseAnswerer.THREAD_OWNER,
                     None,
-                    *self._deadline(spec, None),
+                    expires_after,
+                    on_expiry,
+                    handoffs=tuple(
+                        ToolChannel(
+                            other,
+                            implementation,
+                            other_spec.name,
+                            other_spec.answered_by,
+                            other_spec,
+                            expires_after,
+                            on_expiry,
+                        )
+                        for other, implementation, other_spec in handoff_roles
+                        if _takes_tool(other_spec, spec)
+                    ),
                 )
         self.check_interpreters()
         for role_cls in self.chosen.keys() - asked:
@@ -252,6 +285,23 @@ class ChannelRules(Walk):
                 f"ladder has a step {late[0]} after asking, which would never happen; "
                 "give the tool a deadline after the ladder's last step",
             )
+
+    def _handoff_roles(
+        self, listed: list[type[Any]]
+    ) -> list[tuple[type[Any], type[Any], ChannelRoleSpec]]:
+        """The approval roles a question may be handed to (`App.reassign`): each with its one
+        implementation in ``channels=[...]`` (a role with none, or several, is asked by no
+        one, and said so where a tool or a ladder names it)."""
+        found: list[tuple[type[Any], type[Any], ChannelRoleSpec]] = []
+        for cls, spec in list(self.components.items()):
+            if not isinstance(spec, ChannelRoleSpec) or spec.approves is None:
+                continue
+            if cls in self.refused_choices:
+                continue
+            implementations = self._implementations(cls, listed)
+            if len(implementations) == 1:
+                found.append((cls, implementations[0], spec))
+        return found
 
     def _escalation_targets(
         self, listed: list[type[Any]]
@@ -500,6 +550,11 @@ def _quorum_problems(quorum: Quorum, owner_role: bool) -> list[str]:
                 "approvals it needs, so no question could ever be approved"
             )
     return problems
+
+
+def _takes_tool(role: ChannelRoleSpec, tool: ToolSpec) -> bool:
+    """Whether a role approves a tool's calls: the same DTO, or an MCP tool's."""
+    return role.approves is tool.input or _approves_mcp(role, tool)
 
 
 def _approves_mcp(role: ChannelRoleSpec, tool: ToolSpec) -> bool:

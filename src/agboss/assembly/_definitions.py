@@ -65,6 +65,10 @@ class ToolChannel:
         ladder: Its role's ladder: what happens to a question before its deadline.
         escalations: The channels its ladder's `Escalate` steps ask instead, each with the
             question's deadline, ``on_expiry`` and ladder.
+        handoffs: The channels a person may hand its questions to (`App.reassign`): every
+            other role of the application that approves the same DTO and has one
+            implementation, each with the question's deadline, ``on_expiry``, ladder and
+            escalations.
     """
 
     named: type[Any]
@@ -76,14 +80,25 @@ class ToolChannel:
     on_expiry: OnExpiry = OnExpiry.REJECT
     ladder: tuple[LadderStep, ...] = ()
     escalations: tuple[ToolChannel, ...] = ()
+    handoffs: tuple[ToolChannel, ...] = ()
 
     def asking(self, channel: str) -> ToolChannel:
         """The channel a pause asked under the name ``channel`` is answered through: this one,
-        or the one its ladder escalated the question to."""
+        or the one its ladder escalated the question to, or a person handed it to."""
         if channel == self.name:
             return self
-        found = next((each for each in self.escalations if each.name == channel), None)
-        return self if found is None else found  # a role this build no longer escalates to
+        found = next(
+            (each for each in (*self.escalations, *self.handoffs) if each.name == channel), None
+        )
+        return self if found is None else found  # a role this build no longer asks
+
+    def handed_to(self, role: type[Any] | str) -> ToolChannel | None:
+        """The channel its questions are asked through when handed to ``role`` (the role's
+        class, or its name): this one, or one of `handoffs`; ``None`` if none is."""
+        return next(
+            (each for each in (self, *self.handoffs) if each.named is role or each.name == role),
+            None,
+        )
 
     def escalated_to(self, role: type[Any]) -> ToolChannel | None:
         """The channel an `Escalate` step to ``role`` asks, if the application has it."""

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from agboss.app import App
 from agboss.cli._audit import audit
-from agboss.cli._claims import claim, release
+from agboss.cli._claims import claim, reassign, release
 from agboss.cli._common import APP, JSON, STORE, TENANT, duration, out, run, with_app
 from agboss.cli._deploys import deploy_check
 from agboss.cli._executions import executions
@@ -383,6 +383,7 @@ cli.add_command(executions)
 cli.add_command(audit)
 pauses.add_command(claim)
 pauses.add_command(release)
+pauses.add_command(reassign)
 cli.add_command(deploy_check)
 
 

@@ -82,6 +82,9 @@ class ChannelAsk(_NamesAPause, Generic[ArgsT]):
             ``None`` when it waits as long as it takes. A channel may say it.
         claimable: Whether a person may claim it (`App.claim`): not a question several
             approve, which each voter answers. A channel may offer a button that claims.
+        claimed_by: Who handles it from the start: the person it was handed to
+            (`App.reassign`), as their claim; ``None`` for a question anyone may take on.
+        claimed_until: Until when that claim holds.
     """
 
     pause_id: str
@@ -92,6 +95,8 @@ class ChannelAsk(_NamesAPause, Generic[ArgsT]):
     accepts_reply: bool = False
     expires_at: datetime | None = None
     claimable: bool = True
+    claimed_by: str | None = None
+    claimed_until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +106,10 @@ class ChannelWithdrawal(_NamesAPause, Generic[ArgsT]):
     Attributes:
         pause_id: The id the question was sent with.
         value: The question that was sent.
-        resolution: `PauseResolution.WITHDRAWN`, `PauseResolution.CANCELLED`, or
-            `PauseResolution.EXPIRED` (its deadline passed).
+        resolution: `PauseResolution.WITHDRAWN`, `PauseResolution.CANCELLED`,
+            `PauseResolution.EXPIRED` (its deadline passed), `PauseResolution.ESCALATED` (its
+            ladder asked another role) or `PauseResolution.REASSIGNED` (a person handed it to
+            another role or person).
         reference: What ``send`` kept of the question it posted
             (``ChannelOutcome.await_reply(reference=…)``: a message's id), ``None`` if nothing.
     """

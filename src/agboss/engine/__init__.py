@@ -18,6 +18,8 @@ from agboss.engine.instance import (
 )
 from agboss.engine.questions import (
     Grant,
+    Handed,
+    Handoff,
     Interpretation,
     bound_decision,
     call_said,
@@ -26,6 +28,7 @@ from agboss.engine.questions import (
     cut_decisions,
     emit_pause_event,
     grant,
+    handed_to,
     interpret_reply,
     lacking,
     list_standing,
@@ -46,6 +49,8 @@ __all__ = [
     "Engine",
     "ExecutionFrame",
     "Grant",
+    "Handed",
+    "Handoff",
     "Held",
     "Interpretation",
     "Runtime",
@@ -58,6 +63,7 @@ __all__ = [
     "emit_pause_event",
     "failure_record",
     "grant",
+    "handed_to",
     "intent_of",
     "interpret_reply",
     "keep_serving",

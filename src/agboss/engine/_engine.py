@@ -32,9 +32,12 @@ from agboss.engine._retrying import retried_root
 from agboss.engine.instance import Runtime, build_record, check_build
 from agboss.engine.questions import (
     CallSaid,
+    Handed,
+    Handoff,
     cast_vote,
     lacking,
     not_served,
+    reassign_question,
     said_of_cut_off,
     tell_owed_withdrawals,
 )
@@ -330,7 +333,9 @@ class Engine:
                     await _let_go(runtime, writes)
                     raise
             status = ended.status
-            if ended.due or start.recovering:  # a cut-off pass may have left channels to tell
+            # A cut-off pass, or a door cut off after its commit (a reassignment: the tree
+            # woken whole), may have left channels to tell.
+            if ended.due or start.recovering or start.woken:
                 await tell_owed_withdrawals(runtime, row.root_execution_id)
             changed = None if writes.changed is None else frozenset(writes.changed)
             result = await self.reader.output(
@@ -391,6 +396,17 @@ class Engine:
         """Moves a waiting tree to this build by its workflow's continuation before an answer
         to it is read (`continue_waiting`); whether its questions are to be read again."""
         return await continue_waiting(self.runtime, self.wakeups, root_execution_id, row)
+
+    async def reassign(self, root_execution_id: str, handoff: Handoff) -> Handed | None:
+        """Hands a waiting question to another role or person (`reassign_question`), the
+        pass that sends it run here."""
+
+        async def moved(start: PassStart) -> ExecutionOutput:
+            return await self._pass(start, record=False)
+
+        return await reassign_question(
+            self.runtime, self.wakeups, moved, root_execution_id, handoff
+        )
 
     async def cast_vote(self, vote: CastVote, *, move: bool) -> Voted:
         """Records a vote (`cast_vote`): counted once per voter, the one that decides the

@@ -48,6 +48,10 @@ class ExecutionEventKind(StrEnum):
     PAUSE_ESCALATED = "pause-escalated"
     """A question nobody answered was asked of another role, under a new id (``tool``; the
     new ``pause_id`` unless it is a channel's)."""
+    PAUSE_REASSIGNED = "pause-reassigned"
+    """A person handed a question to another role or person, asked under a new id
+    (``tool``; ``answered_by``: who handed it on; the new ``pause_id`` unless it is a
+    channel's)."""
     ENDED = "ended"
     """The call's work ended: ``status``, and the execution's output in ``output``."""
 

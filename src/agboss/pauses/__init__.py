@@ -13,6 +13,7 @@ from agboss.pauses._executions import (
 from agboss.pauses._failed import FailedExecution, FailedPage, failed_query, list_failed
 from agboss.pauses._inbox import InboxEntry, InboxPage, list_inbox, query_of
 from agboss.pauses._prompts import load_prompts
+from agboss.pauses._reassigning import Reassigned, reassign_pause
 from agboss.pauses._stranded import list_stranded, stranded_of
 from agboss.records import (
     ExecutionPauseEvent,
@@ -44,6 +45,7 @@ __all__ = [
     "PauseRecord",
     "PauseVote",
     "PauseVotes",
+    "Reassigned",
     "StrandedExecution",
     "StrandedPage",
     "claim_pause",
@@ -58,6 +60,7 @@ __all__ = [
     "move_answered",
     "pause_id_of",
     "query_of",
+    "reassign_pause",
     "record_answer",
     "release_pause",
     "stranded_of",

@@ -27,6 +27,7 @@ from agboss.enums import Decider, Outcome, PauseAnswerer, PauseResolution, Pause
 from agboss.errors import (
     DtoValidationError,
     NotAnAnswererError,
+    NotPausedError,
     PauseAnswererError,
     PauseClaimedError,
     ReplyInterpreterMissingError,
@@ -64,6 +65,7 @@ __all__ = [
     "tell_answered",
     "unmasked",
     "validated",
+    "why_not_written",
 ]
 
 
@@ -283,13 +285,34 @@ class Recorded:
 
 def closed_as(pause: PauseRecord) -> str:
     """How a closed pause is said to a late answer: ``expired`` when its deadline decided
-    (whatever it decided, and on any instance), ``escalated`` for a question asked of another
-    role (under a new id), else its status."""
-    if pause.resolution is PauseResolution.EXPIRED:
-        return "expired"
-    if pause.resolution is PauseResolution.ESCALATED:
-        return "escalated"
+    (whatever it decided, and on any instance), ``escalated`` or ``reassigned`` for a question
+    asked of another role or person (under a new id), else its status."""
+    if pause.resolution in _SAID:
+        return pause.resolution.value
     return pause.status.value
+
+
+_SAID = (PauseResolution.EXPIRED, PauseResolution.ESCALATED, PauseResolution.REASSIGNED)
+"""The endings a late answer is told by name, not by the status they left."""
+
+
+async def why_not_written(engine: Engine, pause: PauseRecord) -> NotPausedError | PauseClaimedError:
+    """Why a write on a waiting question (a claim, a reassignment) changed nothing: it
+    closed, its deadline came, or someone else's claim holds — as the store has it now."""
+    runtime = engine.runtime
+    current = await runtime.store.pauses.find_by_tenant_id_and_pause_id(
+        pause.tenant_id, pause.pause_id
+    )
+    if current is None:
+        return NotPausedError("gone")
+    now = runtime.clock.now()
+    holder = current.claimant(now)
+    if current.status is PauseStatus.PENDING and holder is not None:
+        assert current.claimed_until is not None  # a claim that holds has its end
+        return PauseClaimedError(holder, current.claimed_until)
+    if expired(current, now):
+        return NotPausedError("expired")
+    return NotPausedError(closed_as(current))
 
 
 def expired(pause: PauseRecord, now: datetime) -> bool:

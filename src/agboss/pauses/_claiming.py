@@ -11,7 +11,7 @@ from agboss.components import Claims
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine import claim_question, release_question, tool_of
 from agboss.enums import PauseStatus
-from agboss.errors import DtoValidationError, NotPausedError, PauseClaimedError, UnknownPauseError
+from agboss.errors import DtoValidationError, NotPausedError, UnknownPauseError
 from agboss.pauses._answers import (
     Credentials,
     check_not_owner,
@@ -19,6 +19,7 @@ from agboss.pauses._answers import (
     closed_as,
     credential,
     expired,
+    why_not_written,
 )
 from agboss.records import PauseRecord, pause_ref
 from agboss.store.protocol import ExecutionRow
@@ -53,7 +54,7 @@ async def claim_pause(engine: Engine, credentials: Credentials) -> ClaimReceipt:
     until = runtime.clock.now() + lasts
     claimed = await claim_question(runtime, pause, claimant, until)
     if claimed is None:  # answered, closed or claimed by someone else since it was read
-        raise await _why_not(engine, pause)
+        raise await why_not_written(engine, pause)
     return ClaimReceipt(pause_ref(pause.pause_id), claimant, until)
 
 
@@ -90,18 +91,3 @@ def _check_claimant(engine: Engine, pause: PauseRecord, row: ExecutionRow, claim
         )
     check_owner(pause, row, claimant)
     check_not_owner(engine, pause, row, claimant)
-
-
-async def _why_not(engine: Engine, pause: PauseRecord) -> NotPausedError | PauseClaimedError:
-    """Why a claim was not written: the question closed, or someone else's claim holds."""
-    runtime = engine.runtime
-    current = await runtime.store.pauses.find_by_tenant_id_and_pause_id(
-        pause.tenant_id, pause.pause_id
-    )
-    if current is None:
-        return NotPausedError("gone")
-    holder = current.claimant(runtime.clock.now())
-    if current.status is PauseStatus.PENDING and holder is not None:
-        assert current.claimed_until is not None  # a claim that holds has its end
-        return PauseClaimedError(holder, current.claimed_until)
-    return NotPausedError(closed_as(current))

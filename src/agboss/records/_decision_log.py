@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.enums import Decider, Outcome, PauseAnswerer, PauseKind, PauseResolution
-from agboss.records._pauses import PauseAnswer, PauseAnswerRecord, PauseRecord
+from agboss.records._pauses import PauseAnswer, PauseAnswerRecord, PauseRecord, Reassignment
 from agboss.records._readings import DecisionReading
 from agboss.records._refs import pause_ref
 from agboss.records._votes import PauseVote
@@ -50,6 +50,7 @@ class DecisionEvent(StrEnum):
 _CLOSED: dict[PauseResolution, tuple[Outcome, Decider]] = {
     PauseResolution.EXPIRED: (Outcome.EXPIRED, Decider.DEADLINE),
     PauseResolution.ESCALATED: (Outcome.ESCALATED, Decider.DEADLINE),
+    PauseResolution.REASSIGNED: (Outcome.REASSIGNED, Decider.PERSON),
     PauseResolution.WITHDRAWN: (Outcome.WITHDRAWN, Decider.FLOW),
     PauseResolution.CANCELLED: (Outcome.CANCELLED, Decider.FLOW),
     PauseResolution.SEND_FAILED: (Outcome.CANCELLED, Decider.FLOW),
@@ -87,7 +88,9 @@ class DecisionEntry(BaseModel):
         asked_at: When it was asked, ISO 8601 on the application's Clock.
         decided_at: When it was decided (a vote: cast), ISO 8601.
         generation: The tree's retry it was asked in.
-        escalation: How many times it was escalated before it was asked of ``role``.
+        escalation: How many times it was handed on (escalated, reassigned) before it was
+            asked of ``role``.
+        reassigned: To whom and why a person handed it on (`Outcome.REASSIGNED`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -113,6 +116,7 @@ class DecisionEntry(BaseModel):
     decided_at: str
     generation: int = 0
     escalation: int = 0
+    reassigned: Reassignment | None = None
 
     @property
     def source(self) -> str:
@@ -131,6 +135,7 @@ class DecisionEntry(BaseModel):
         *,
         by: Decider | None = None,
         who: str | None = None,
+        reassigned: Reassignment | None = None,
     ) -> DecisionEntry:
         """The entry of a question resolved (answered, decided, closed) at ``at``.
 
@@ -138,6 +143,7 @@ class DecisionEntry(BaseModel):
             by: Who closed it unanswered, in kind, where the ending does not say (a thread
                 cancelled by a person or by the application's code).
             who: Who closed it unanswered, by name.
+            reassigned: Where a person handed it, and why.
         """
         if resolution in _CLOSED:
             outcome, decider = _CLOSED[resolution]
@@ -155,6 +161,7 @@ class DecisionEntry(BaseModel):
             reply=None if answer is None else answer.reply,
             reading=None if answer is None else answer.reading,
             decided_at=at.isoformat(),
+            reassigned=reassigned,
             **_question(pause),
         )
 
@@ -203,6 +210,7 @@ class DecisionEntry(BaseModel):
             decided_at=entry.resolved_at,
             generation=entry.generation,
             escalation=entry.escalation,
+            reassigned=entry.reassigned,
         )
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "PauseAnswer",
     "PauseAnswerRecord",
     "PauseRecord",
+    "Reassignment",
     "new_pause_id",
     "secret_of",
     "shown_pause_id",
@@ -152,6 +153,26 @@ class PauseRecord:
         return self.claimed_by
 
 
+class Reassignment(BaseModel):
+    """Where a person handed a question (`App.reassign`), and why: what the audit trail and
+    the decision log say of a question closed as `PauseResolution.REASSIGNED`.
+
+    Attributes:
+        role: The role (or channel) it was asked of instead.
+        to: The person it was handed to, as a claim of theirs on the new question; ``None``
+            when it was handed to the role.
+        reason: Why, in the words of whoever handed it on.
+        pause_ref: The new question's reference (`agboss.pause_ref`), never its id.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    role: str
+    to: str | None
+    reason: str
+    pause_ref: str
+
+
 class PauseAnswerRecord(BaseModel):
     """One entry of the audit trail, ``record.pauses``.
 
@@ -161,7 +182,8 @@ class PauseAnswerRecord(BaseModel):
         step: The waiting step.
         role: The channel asked.
         answered_by: Who may answer it.
-        responder: Who answered; ``None`` when decided at once, withdrawn or cancelled.
+        responder: Who answered; who handed it on (`PauseResolution.REASSIGNED`); ``None``
+            when decided at once, withdrawn or cancelled.
         resolution: How it was resolved.
         asked_at: When it was asked, ISO 8601 on the application's Clock.
         resolved_at: When it was resolved, ISO 8601.
@@ -172,12 +194,14 @@ class PauseAnswerRecord(BaseModel):
             again a call that may have run.
         generation: The tree's retry it was asked in: 0 for a question as first asked, ``n``
             for one the ``n``-th `App.retry` asked again (a failure had withdrawn it).
-        escalation: How many times the question was escalated before it was asked of
-            ``role`` (its role's ladder, `Escalate`): 0 as first asked.
+        escalation: How many times the question was handed on before it was asked of
+            ``role`` — by its role's ladder (`Escalate`) or by a person (`App.reassign`): 0 as
+            first asked.
         votes: Each vote cast on the question, in the order cast, when its role takes several
             approvals (each kept as its own entry the moment it was cast).
         pause_ref: Its reference (`agboss.pause_ref`), a channel pause's too: what a screen,
             a message or a link showed of it (``None`` in entries stored before references).
+        reassigned: To whom and why it was handed on, for `PauseResolution.REASSIGNED`.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -199,6 +223,7 @@ class PauseAnswerRecord(BaseModel):
     escalation: int = 0
     votes: tuple[PauseVote, ...] = ()
     pause_ref: str | None = None
+    reassigned: Reassignment | None = None
 
     @classmethod
     def of(
@@ -207,8 +232,12 @@ class PauseAnswerRecord(BaseModel):
         resolution: PauseResolution,
         resolved_at: datetime,
         answer: PauseAnswer | None,
+        *,
+        who: str | None = None,
+        reassigned: Reassignment | None = None,
     ) -> PauseAnswerRecord:
-        """The audit entry of a pause resolved now."""
+        """The audit entry of a pause resolved now (``who``: who closed it unanswered, when a
+        person did; ``reassigned``: where they handed it)."""
         return cls(
             pause_id=shown_pause_id(pause.pause_id, pause.answered_by),
             pause_ref=pause_ref(pause.pause_id),
@@ -216,7 +245,7 @@ class PauseAnswerRecord(BaseModel):
             step=pause.step,
             role=pause.channel,
             answered_by=pause.answered_by,
-            responder=None if answer is None else answer.responder,
+            responder=who if answer is None else answer.responder,
             resolution=resolution,
             asked_at=pause.asked_at.isoformat(),
             resolved_at=resolved_at.isoformat(),
@@ -226,6 +255,7 @@ class PauseAnswerRecord(BaseModel):
             kind=pause.ask.kind,
             generation=pause.generation,
             escalation=pause.escalation,
+            reassigned=reassigned,
         )
 
 

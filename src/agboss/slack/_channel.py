@@ -45,6 +45,8 @@ _WHY = {
     PauseResolution.EXPIRED: "_Expired: nobody answered before its deadline, which decided._",
     PauseResolution.ESCALATED: "_Escalated: nobody answered in time, so it was asked of "
     "someone else._",
+    PauseResolution.REASSIGNED: "_Reassigned: it was handed to someone else, who is asked "
+    "instead._",
 }
 
 
@@ -136,6 +138,8 @@ class SlackChannel(ChannelHandler[ArgsT]):
             _question(ask.value, ask.agent, ask.channel, ask.accepts_reply),
             expires_at=ask.expires_at,
             claimable=ask.claimable,
+            handled_by=None if ask.claimed_by is None else escaped(ask.claimed_by),
+            handled_until=ask.claimed_until,
         )
         token = Token(
             ask.pause_ref,

@@ -30,6 +30,7 @@ from agboss.records import (
     PauseRecord,
     PauseVote,
     PauseVotes,
+    Reassignment,
     StandingDecision,
 )
 from agboss.store._build_writes import (
@@ -80,6 +81,7 @@ __all__ = [
     "MarkPauseSent",
     "MarkWithdrawn",
     "MovedCall",
+    "ReassignPause",
     "RecordBuild",
     "ReleaseClaim",
     "ReleaseLease",
@@ -399,7 +401,8 @@ class ClimbLadder(Write[bool]):
 
 @dataclass(frozen=True, slots=True)
 class Escalated:
-    """What `EscalatePause` did: the pause it closed, and the one it asked instead."""
+    """What `EscalatePause` or `ReassignPause` did: the pause it closed, and the one it asked
+    instead."""
 
     closed: PauseRecord
     asked: PauseRecord
@@ -416,6 +419,32 @@ class EscalatePause(Write[Escalated | None]):
     pause_id: str
     asked: PauseRecord
     now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignPause(Write[Escalated | None]):
+    """Pending → Cancelled (`PauseResolution.REASSIGNED`, with its audit entry and its
+    decision log entry saying who handed it on, where and why; its channel owed a
+    ``withdraw`` if it was sent), and ``asked`` — the question asked again of the role or
+    person it was handed to, under a new id, for the same step, not sent yet — inserted with
+    it: both or neither. The root is due at ``now``, so that a sweep sends the new question if
+    the pass that was to send it is cut off. ``None`` when it was no longer Pending, its
+    deadline had come, or someone other than ``by`` holds a claim on it.
+
+    Attributes:
+        by: Who handed it on.
+        reassigned: Where, and why.
+    """
+
+    tenant_id: str
+    pause_id: str
+    asked: PauseRecord
+    now: datetime
+    by: str
+    reassigned: Reassignment
+
+    def changed_executions(self) -> tuple[str, ...] | None:
+        return (self.asked.root_execution_id,)
 
 
 @dataclass(frozen=True, slots=True)

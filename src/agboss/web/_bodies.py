@@ -91,6 +91,32 @@ class ReleasedBody(BaseModel):
     released: bool
 
 
+class ReassignBody(BaseModel):
+    """``POST /reassignments``: which question (as for a claim), where it goes — a role's
+    name, a person, or both — and why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pause_ref: StrictStr | None = None
+    pause_id: StrictStr | None = None
+    role: StrictStr | None = None
+    to: StrictStr | None = None
+    reason: StrictStr
+
+
+class ReassignedBody(BaseModel):
+    """A question handed on (``200``): the new question's reference (its id is its channel's
+    alone), the one it replaced, where it went, and where the tree stands."""
+
+    pause_ref: str
+    previous_ref: str
+    role: str
+    to: str | None
+    claimed_until: datetime | None
+    reassigned_by: str
+    status: ExecutionStatus
+
+
 class ReceiptBody(BaseModel):
     """An answer recorded (``202``), or a retried answer's first receipt (``200``,
     ``repeated``)."""
@@ -336,6 +362,28 @@ async def read_claim(request: Request, limit: int) -> ClaimBody:
         )
     return body
 
+
+async def read_reassignment(request: Request, limit: int) -> ReassignBody:
+    """What a reassignment's request asks, its size and shape checked as a claim's.
+
+    Raises:
+        UnreadableRequestError: Not ``application/json``, or not a JSON object.
+        RequestTooLargeError: Over ``limit`` bytes.
+        DtoValidationError: Not exactly one of ``pause_ref`` and ``pause_id``, or no reason.
+    """
+    body = await read_model(request, limit, ReassignBody, _REASSIGN_HINT)
+    if (body.pause_ref is None) == (body.pause_id is None):
+        raise DtoValidationError(
+            "a reassignment names its question by exactly one of pause_ref and pause_id",
+            hint=_REASSIGN_HINT,
+        )
+    return body
+
+
+_REASSIGN_HINT: Final = (
+    'send {"pause_ref": "ref_…", "role": "legal-approvers", "to": "bo", "reason": "…"} '
+    '(role, to, or both; a channel\'s side: "pause_id" instead of "pause_ref")'
+)
 
 _CLAIM_HINT: Final = (
     'send {"pause_ref": "ref_…"} (a channel\'s side: {"pause_id": "…"}, the id it was sent)'

@@ -17,6 +17,8 @@ from agboss.web._bodies import (
     FailedBody,
     InboxBody,
     ProblemBody,
+    ReassignBody,
+    ReassignedBody,
     ReceiptBody,
     ReleasedBody,
     RetriedBody,
@@ -61,6 +63,8 @@ def _document() -> dict[str, Any]:
             (ClaimBody, "validation"),
             (ClaimedBody, "serialization"),
             (ReleasedBody, "serialization"),
+            (ReassignBody, "validation"),
+            (ReassignedBody, "serialization"),
             (ReceiptBody, "serialization"),
             (InboxBody, "serialization"),
             (FailedBody, "serialization"),
@@ -263,6 +267,35 @@ def _document() -> dict[str, Any]:
                             "No such question for this tenant, or none of the caller's"
                         ),
                         "409": _problem("It no longer waits (run.not-paused)"),
+                        "503": store,
+                    },
+                }
+            },
+            "/reassignments": {
+                "post": {
+                    "operationId": "reassignPause",
+                    "summary": "Hand a waiting question (named as for a claim) to another role, "
+                    "a person, or both, saying why: it is asked again under a new id",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": _ref("ReassignBody")}}},
+                    },
+                    "responses": {
+                        "200": _json("ReassignedBody", "Handed on: the new question's reference"),
+                        "400": _problem("Not a JSON object (web.unreadable)"),
+                        "401": unauthenticated,
+                        "403": _problem("Not who may answer this question"),
+                        "404": _problem(
+                            "No such question for this tenant, or none of the caller's"
+                        ),
+                        "409": _problem(
+                            "Someone else handles it (pause.claimed), or it no longer waits "
+                            "(run.not-paused)"
+                        ),
+                        "422": _problem(
+                            "It cannot go there (pause.reassign-target), or the body is "
+                            "invalid (dto.invalid)"
+                        ),
                         "503": store,
                     },
                 }

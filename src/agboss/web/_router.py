@@ -49,6 +49,8 @@ from agboss.web._bodies import (
     FailedEntryBody,
     InboxBody,
     InboxEntryBody,
+    ReassignBody,
+    ReassignedBody,
     ReceiptBody,
     ReleasedBody,
     RetriedBody,
@@ -60,6 +62,7 @@ from agboss.web._bodies import (
     read_answer,
     read_claim,
     read_model,
+    read_reassignment,
 )
 from agboss.web._openapi import openapi_schema
 from agboss.web._page import PAGE_HEADERS, page, static
@@ -186,6 +189,26 @@ class _Routes:
             return _answerers_problem(error)
         shown = ReleasedBody(pause_ref=pause_ref(pause_id), released=released)
         return JSONResponse(shown.model_dump(mode="json"))
+
+    async def reassign(self, request: Request) -> Response:
+        """``POST /reassignments``: the caller hands a waiting question to another role or
+        person; the answer names the new question by its reference alone."""
+        try:
+            caller = await self.caller(request)
+            body = await read_reassignment(request, self.max_body)
+            app = self.opened()
+            made = await app.reassign(
+                await _pause_id(app, caller, body),
+                reason=body.reason,
+                role=body.role,
+                to=body.to,
+                tenant_id=caller.tenant_id,
+                owner_id=caller.owner_id,
+                answered_by=caller.answered_by,
+            )
+        except Exception as error:  # every error becomes a problem body (see problems.py)
+            return _answerers_problem(error)
+        return JSONResponse(ReassignedBody(**fields_of(made)).model_dump(mode="json"))
 
     async def inbox(self, request: Request) -> Response:
         try:
@@ -352,7 +375,7 @@ def _refused(error: BaseException) -> Response:
     )
 
 
-async def _pause_id(app: App, caller: Caller, body: AnswerBody | ClaimBody) -> str:
+async def _pause_id(app: App, caller: Caller, body: AnswerBody | ClaimBody | ReassignBody) -> str:
     """The pause an answer's body names: by its id (a channel's side, which was sent it), or by
     its reference, mapped back for a signed-in person alone (a reference is no credential)."""
     if body.pause_id is not None:
@@ -529,6 +552,7 @@ def pause_router(
         Route("/answers", routes.answer, methods=["POST"]),
         Route("/claims", routes.claim, methods=["POST"]),
         Route("/claims/release", routes.release, methods=["POST"]),
+        Route("/reassignments", routes.reassign, methods=["POST"]),
         Route("/standing", routes.standing, methods=["GET"]),
         Route("/standing/{decision_id}", routes.revoke, methods=["DELETE"]),
         Route("/openapi.json", routes.openapi, methods=["GET"]),

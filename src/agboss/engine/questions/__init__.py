@@ -1,6 +1,7 @@
-"""Questions: asking a channel and its escalation ladder, quorums and votes, validating and
-interpreting a decision, withdrawing the questions a tree no longer needs, cancelling a
-thread, standing decisions, and the call an interrupted attempt left in doubt.
+"""Questions: asking a channel and its escalation ladder, quorums and votes, claiming and
+reassigning, validating and interpreting a decision, withdrawing the questions a tree no
+longer needs, cancelling a thread, standing decisions, and the call an interrupted attempt
+left in doubt.
 """
 
 from agboss.engine.questions._asking import Approval, ask_approval, spoken
@@ -10,6 +11,7 @@ from agboss.engine.questions._channels import (
     TOOL_INPUT,
     TOOL_INTERRUPTED,
     emit_pause_event,
+    handed_to,
     lacking,
     not_served,
     question_spec,
@@ -25,6 +27,7 @@ from agboss.engine.questions._decisions import (
     validate_decision,
 )
 from agboss.engine.questions._interpreting import Interpretation, interpret_reply
+from agboss.engine.questions._reassigning import Handed, Handoff, reassign_question
 from agboss.engine.questions._retention import cut_decisions
 from agboss.engine.questions._standing import Grant, grant, list_standing, revoke
 from agboss.engine.questions._withdrawing import mark_shown, tell_owed_withdrawals, withdraw_closed
@@ -35,6 +38,8 @@ __all__ = [
     "Approval",
     "CallSaid",
     "Grant",
+    "Handed",
+    "Handoff",
     "Interpretation",
     "ask_approval",
     "bound_decision",
@@ -46,6 +51,7 @@ __all__ = [
     "decided_digest",
     "emit_pause_event",
     "grant",
+    "handed_to",
     "interpret_reply",
     "lacking",
     "list_standing",
@@ -53,6 +59,7 @@ __all__ = [
     "not_as_decided",
     "not_served",
     "question_spec",
+    "reassign_question",
     "release_question",
     "revoke",
     "said_of_cut_off",

@@ -332,6 +332,8 @@ async def _send(
         accepts_reply=channel.role is not None and channel.role.reply_interpreter is not None,
         expires_at=pause.expires_at,
         claimable=pause.votes is None,
+        claimed_by=pause.claimed_by,  # handed to a person: asked as theirs
+        claimed_until=pause.claimed_until,
     )
     await frame.writes.flush()  # the lease is held before the channel is asked
     try:

@@ -37,6 +37,7 @@ __all__ = [
     "ChannelCall",
     "asked_arguments",
     "emit_pause_event",
+    "handed_to",
     "lacking",
     "not_served",
     "pause_kind",
@@ -70,6 +71,21 @@ def tool_of(runtime: Runtime, pause: PauseRecord) -> tuple[ToolSpec, ToolChannel
     what it asks is an `McpInputRequest`, and its input — what ``override_arguments`` must
     be — is the answer the question's schema describes.
     """
+    tool_spec, channel = _named(runtime, pause)
+    if pause.step.kind == TOOL_INPUT:
+        question = McpInputRequest.model_validate(pause.ask.arguments)
+        tool_spec = question_spec(tool_spec, question)
+    return tool_spec, channel.asking(pause.channel)
+
+
+def handed_to(runtime: Runtime, pause: PauseRecord, role: type[Any] | str) -> ToolChannel | None:
+    """The channel ``pause``'s question is asked through when handed to ``role`` (the
+    role's class or name: its tool's own channel, or one of its ``handoffs``)."""
+    return _named(runtime, pause)[1].handed_to(role)
+
+
+def _named(runtime: Runtime, pause: PauseRecord) -> tuple[ToolSpec, ToolChannel]:
+    """The spec of a pause's tool and the channel the tool names."""
     assembly = runtime.assembly
     found = assembly.tool_named(pause.agent, pause.ask.tool)
     channel = None if found is None else assembly.tool_channels.get(found[0])
@@ -78,11 +94,7 @@ def tool_of(runtime: Runtime, pause: PauseRecord) -> tuple[ToolSpec, ToolChannel
             pause.root_execution_id,
             f"the tool {pause.ask.tool!r} of the agent {pause.agent!r}, asking through a channel",
         )
-    tool_spec = found[1]
-    if pause.step.kind == TOOL_INPUT:
-        question = McpInputRequest.model_validate(pause.ask.arguments)
-        tool_spec = question_spec(tool_spec, question)
-    return tool_spec, channel.asking(pause.channel)
+    return found[1], channel
 
 
 def lacking(root_execution_id: str, what: str) -> DefinitionChangedError:

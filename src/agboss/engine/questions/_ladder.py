@@ -14,13 +14,13 @@ from dataclasses import replace
 from datetime import datetime
 
 from agboss.assembly import ToolChannel
-from agboss.components import ApprovalAsk, ChannelReminder, Escalate, LadderStep, Remind
+from agboss.components import ChannelReminder, Escalate, LadderStep, Remind
 from agboss.engine.questions._channels import ChannelCall, emit_pause_event, tool_of, warn_failed
-from agboss.engine.questions._quorums import votes_for
+from agboss.engine.questions._handing import asked_instead
 from agboss.engine.trees import ExecutionFrame
-from agboss.enums import Decider, Outcome, PauseKind, PauseStatus
+from agboss.enums import Decider, Outcome
 from agboss.observability import ExecutionEventKind, decided
-from agboss.records import PauseRecord, call_digest, new_pause_id
+from agboss.records import PauseRecord
 from agboss.store.writes import ClimbLadder, EscalatePause
 
 __all__ = ["climb", "first_step_at"]
@@ -85,36 +85,8 @@ async def _escalate(
     ``withdraw``). ``None`` when the question was no longer Pending."""
     runtime = frame.runtime
     now = runtime.clock.now()
-    votes = None  # the role asked instead counts its own votes, from none
-    if pause.ask.kind is not PauseKind.TOOL_INPUT:
-        tool, _ = tool_of(runtime, pause)
-        arguments = tool.input.model_validate(pause.ask.arguments)
-        ask = ApprovalAsk(pause.ask.tool, pause.ask.call_id, arguments, pause.ask.kind)
-        votes = await votes_for(target, frame.row, ask, agent=pause.agent, node_id=None)
-    pause_id = new_pause_id()  # the right to answer is the new channel's alone
-    digest = pause.ask.digest and call_digest(  # keyed by the id it is asked under
-        pause_id,
-        pause.ask.tool,
-        runtime.assembly.tool_definition(pause.ask.tool),
-        pause.ask.arguments,
-    )
-    asked = replace(
-        pause,
-        pause_id=pause_id,
-        ask=pause.ask.model_copy(update={"digest": digest}),
-        status=PauseStatus.PENDING,
-        resolution=None,
-        is_sent=False,
-        answered_by=target.answered_by,
-        channel=target.name,
-        answer=None,
-        asked_at=now,
-        resolved_at=None,
-        sent_reference=None,
-        ladder_step=reached,
-        next_step_at=next_at,
-        escalation=pause.escalation + 1,
-        votes=votes,
+    asked = await asked_instead(
+        runtime, frame.row, pause, target, ladder_step=reached, next_step_at=next_at
     )
     escalated = await frame.writes.commit_one(
         EscalatePause(pause.tenant_id, pause.pause_id, asked, now)

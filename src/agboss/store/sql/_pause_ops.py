@@ -1,6 +1,6 @@
 """Each write of a pause (`agboss.store.writes`) as statements: asked, sent, answered, taken,
-closed — with its audit entry in the same transaction — up its ladder, escalated, withdrawn,
-and the repositories' own writes of pauses."""
+closed — with its audit entry in the same transaction — up its ladder, escalated, reassigned,
+withdrawn, and the repositories' own writes of pauses."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from agboss.records import (
     PauseAnswerRecord,
     PauseRecord,
     PauseVotes,
+    Reassignment,
     pause_ref,
 )
 from agboss.store._rows import PAUSE_COLUMNS, by_seq, pause_of
@@ -35,6 +36,7 @@ from agboss.store.writes import (
     InsertPause,
     MarkPauseSent,
     MarkWithdrawn,
+    ReassignPause,
     ReleaseClaim,
     ResolvePause,
     TakePause,
@@ -52,7 +54,7 @@ def _insert_pause(write: InsertPause) -> Ops:
         f"INSERT INTO pauses ({PAUSE_COLUMNS}, withdrawal, pause_ref) "
         "VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM pauses "
         "WHERE root_execution_id = ?), ?, NULL, FALSE, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, "
-        "NULL, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?) RETURNING seq",
+        "NULL, ?, ?, ?, ?, ?, ?, ?, NULL, ?) RETURNING seq",
         pause.pause_id,
         pause.tenant_id,
         pause.step_key,
@@ -74,6 +76,8 @@ def _insert_pause(write: InsertPause) -> Ops:
         None if pause.next_step_at is None else to_micros(pause.next_step_at),
         pause.escalation,
         None if pause.votes is None else pause.votes.model_dump_json(),
+        pause.claimed_by,  # a question handed to a person is asked claimed for them
+        None if pause.claimed_until is None else to_micros(pause.claimed_until),
         pause_ref(pause.pause_id),
     )
     voters = _named_voters(pause)
@@ -120,15 +124,21 @@ def _audit(
     *,
     by: Decider | None = None,
     who: str | None = None,
+    reassigned: Reassignment | None = None,
 ) -> Ops:
     """A resolved pause's audit entry and its decision log entry (``by``, ``who``: who closed
-    it unanswered, where its resolution does not say)."""
+    it unanswered, where its resolution does not say; ``reassigned``: where they handed it —
+    the audit trail's ``responder`` is then who did)."""
+    handed = None if reassigned is None else who
     yield _save_answer(
         pause.tenant_id,
         pause.root_execution_id,
-        PauseAnswerRecord.of(pause, resolution, now, answer),
+        PauseAnswerRecord.of(pause, resolution, now, answer, who=handed, reassigned=reassigned),
     )
-    yield append(pause.tenant_id, DecisionEntry.of(pause, resolution, now, answer, by=by, who=who))
+    yield append(
+        pause.tenant_id,
+        DecisionEntry.of(pause, resolution, now, answer, by=by, who=who, reassigned=reassigned),
+    )
 
 
 def _save_answer(tenant_id: str, root_execution_id: str, answer: PauseAnswerRecord) -> Sql:
@@ -393,6 +403,44 @@ def _escalate_pause(write: EscalatePause) -> Ops:
     return Deferred(lambda: Escalated(closed, computed(asked)))
 
 
+def _reassign_pause(write: ReassignPause) -> Ops:
+    at = to_micros(write.now)
+    row = yield one(
+        "UPDATE pauses SET status = 'cancelled', resolution = 'reassigned', resolved_at = ?, "
+        "withdrawal = CASE WHEN is_sent THEN 'due' ELSE NULL END "
+        "WHERE tenant_id = ? AND pause_id = ? AND status = 'pending' "
+        f"AND (expires_at IS NULL OR expires_at > ?){_UNCLAIMED} RETURNING {PAUSE_COLUMNS}",
+        at,
+        write.tenant_id,
+        write.pause_id,
+        at,  # at its deadline, the deadline decides
+        write.by,
+        at,
+    )
+    if row is None:
+        return None  # answered, closed, past its deadline, or someone else's to handle
+    closed = pause_of(row)
+    yield from _audit(
+        closed,
+        PauseResolution.REASSIGNED,
+        write.now,
+        None,
+        by=Decider.PERSON,
+        who=write.by,
+        reassigned=write.reassigned,
+    )
+    asked = yield from _insert_pause(InsertPause(write.asked))
+    # Due now: a sweep finds the tree and sends the new question if no pass of ours does.
+    yield do(
+        "UPDATE executions SET wake_at = ? WHERE execution_id = ? "
+        "AND (wake_at IS NULL OR wake_at > ?)",
+        at,
+        closed.root_execution_id,
+        at,
+    )
+    return Deferred(lambda: Escalated(closed, computed(asked)))
+
+
 def _cancel_pause(write: CancelPause) -> Ops:
     return (
         yield from _close_pending(
@@ -485,6 +533,7 @@ PAUSE_OPS: dict[type[Any], Callable[[Any], Ops]] = {
     InsertPause: _insert_pause,
     MarkPauseSent: _mark_pause_sent,
     MarkWithdrawn: _mark_withdrawn,
+    ReassignPause: _reassign_pause,
     ReleaseClaim: _release_claim,
     ResolvePause: _resolve_pause,
     SavePauseAnswer: _save_pause_answer,
@@ -499,6 +548,7 @@ LOGS_DECISIONS: tuple[type[Any], ...] = (
     CastVote,
     EscalatePause,
     ExpirePause,
+    ReassignPause,
     ResolvePause,
     SavePauseAnswer,
 )

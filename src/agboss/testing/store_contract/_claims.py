@@ -1,17 +1,27 @@
-"""The store contract's claims: a waiting question claimed by one person at a time, until a
-time, and a person's answer not taken while someone else's claim holds."""
+"""The store contract's claims and reassignments: a waiting question claimed by one person at
+a time, until a time, and a person's answer not taken while someone else's claim holds; a
+question handed on closed and asked again in one commit, or not at all."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
-from agboss.enums import PauseResolution, PauseStatus
-from agboss.records import PauseRecord
+from agboss.enums import Outcome, PauseResolution, PauseStatus
+from agboss.records import PauseRecord, Reassignment
 from agboss.store.protocol import Store
-from agboss.store.writes import ClaimPause, InsertPause, ReleaseClaim, ResolvePause, write_one
+from agboss.store.writes import (
+    ClaimPause,
+    InsertPause,
+    MarkPauseSent,
+    ReassignPause,
+    ReleaseClaim,
+    ResolvePause,
+    write_one,
+)
 from agboss.testing.store_contract._support import ANSWER, NOW, Contract, make_pause
 
-__all__ = ["ClaimContract"]
+__all__ = ["ClaimContract", "ReassignContract"]
 
 HOUR = timedelta(hours=1)
 
@@ -78,3 +88,83 @@ class ClaimContract(Contract):
         await write_one(store, ClaimPause("acme", pause.pause_id, "ann", NOW + HOUR, NOW))
         resolve = ResolvePause(pause, PauseStatus.RESOLVED, PauseResolution.REPLIED, ANSWER, NOW)
         assert await write_one(store, resolve) is not None
+
+
+class ReassignContract(Contract):
+    """What every store does with a question handed on (`ReassignPause`)."""
+
+    async def _handed(
+        self, store: Store, *, to: str | None = None, at: timedelta = timedelta(0)
+    ) -> tuple[PauseRecord, ReassignPause]:
+        """A waiting question due in two hours, and the write that hands it on at ``at``."""
+        fence = await self._begin(store)
+        insert = InsertPause(replace(make_pause(), expires_at=NOW + 2 * HOUR))
+        pause = (await store.write([insert], fence=fence))[insert]
+        asked = replace(
+            pause,
+            pause_id="q" * 32,
+            channel="legal-channel",
+            escalation=1,
+            asked_at=NOW + at,
+            claimed_by=to,
+            claimed_until=None if to is None else NOW + at + HOUR,
+        )
+        why = Reassignment(role="legal-channel", to=to, reason="legal decides", pause_ref="ref_q")
+        return pause, ReassignPause("acme", pause.pause_id, asked, NOW + at, "ann", why)
+
+    async def test_a_question_handed_on_is_closed_and_asked_again_in_one_commit(
+        self, store: Store
+    ) -> None:
+        pause, write = await self._handed(store, to="bo")
+        assert await write_one(store, MarkPauseSent("acme", pause.pause_id, "desk/1")) is not None
+        handed = await write_one(store, write)
+        assert handed is not None
+        assert (handed.closed.status, handed.closed.resolution) == (
+            PauseStatus.CANCELLED,
+            PauseResolution.REASSIGNED,
+        )
+        assert handed.asked.seq > pause.seq
+        found = await store.pauses.find_by_step("ex-1", pause.step_key)  # the step's newest
+        assert found is not None
+        assert (found.pause_id, found.channel, found.is_sent) == ("q" * 32, "legal-channel", False)
+        assert (found.claimed_by, found.claimed_until) == ("bo", NOW + HOUR)  # asked as bo's
+        [owed] = await store.pauses.find_due_withdrawals("ex-1")  # the first channel is told
+        assert owed.pause_id == pause.pause_id
+        root = await store.executions.find_by_id("ex-1")
+        assert root is not None
+        assert root.wake_at == NOW  # due at once: a sweep sends it if no pass does
+        [entry] = await store.records.find_pause_answers_by_tenant_id_and_root_execution_id(
+            "acme", "ex-1"
+        )
+        assert (entry.resolution, entry.responder, entry.reassigned) == (
+            PauseResolution.REASSIGNED,
+            "ann",
+            write.reassigned,
+        )
+        [logged] = await store.records.decision_log("acme")
+        assert (logged.entry.outcome, logged.entry.who, logged.entry.reassigned) == (
+            Outcome.REASSIGNED,
+            "ann",
+            write.reassigned,
+        )
+        again = replace(write, asked=replace(write.asked, pause_id="r" * 32, escalation=2))
+        assert await write_one(store, again) is None  # once
+        assert await store.pauses.find_by_tenant_id_and_pause_id("acme", "r" * 32) is None
+
+    async def test_a_question_is_not_handed_on_past_its_deadline_or_from_under_a_claim(
+        self, store: Store
+    ) -> None:
+        pause, write = await self._handed(store)
+        late = replace(write, now=NOW + 2 * HOUR)
+        assert await write_one(store, late) is None  # at its deadline, the deadline decides
+        await write_one(store, ClaimPause("acme", pause.pause_id, "cy", NOW + HOUR, NOW))
+        assert await write_one(store, write) is None  # cy handles it
+        assert await write_one(store, replace(write, by="cy")) is not None  # cy's to hand on
+
+    async def test_an_answer_recorded_first_wins_over_the_reassignment(self, store: Store) -> None:
+        pause, write = await self._handed(store)
+        answer = ResolvePause(pause, PauseStatus.RESOLVED, PauseResolution.REPLIED, ANSWER, NOW)
+        assert await write_one(store, answer) is not None
+        assert await write_one(store, write) is None
+        assert await store.pauses.find_by_tenant_id_and_pause_id("acme", "q" * 32) is None
+        assert len(await store.records.decision_log("acme")) == 1  # the answer's alone

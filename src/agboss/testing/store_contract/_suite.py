@@ -41,7 +41,7 @@ from agboss.store.writes import (
     write_one,
 )
 from agboss.testing.store_contract._builds import BuildContract
-from agboss.testing.store_contract._claims import ClaimContract
+from agboss.testing.store_contract._claims import ClaimContract, ReassignContract
 from agboss.testing.store_contract._decisions import DecisionLogContract
 from agboss.testing.store_contract._pauses import PauseContract
 from agboss.testing.store_contract._retries import RetryContract
@@ -65,6 +65,7 @@ class StoreContract(
     ClaimContract,
     DecisionLogContract,
     PauseContract,
+    ReassignContract,
     RetryContract,
     SignalContract,
     StandingContract,
