@@ -48,6 +48,7 @@ from tests.children import Child, start
 from tests.crash import lost
 from tests.crash.app import (
     BOOM,
+    DELEGATE,
     ITEMS,
     LEAD,
     MCP_WORKFLOW,
@@ -98,6 +99,7 @@ PHASES = (
     "vote",
     "claim",
     "reassign",
+    "delegate",
     "deploy",
     "continue",
 )
@@ -129,7 +131,10 @@ its owner, then answered: a claim whose commit returned holds after the kill (un
 answer); and one of three per-item questions handed by its owner to the lead's role
 (`App.reassign`), then answered there: a reassignment whose commit returned holds after the
 kill (the old id closed as reassigned, never answered; the new question asked once, sent by the
-sweep if the kill came before it was); and a rolling deploy — the old build killed mid-pass
+sweep if the kill came before it was); and the owner delegating their questions to another
+(`App.delegate`), who answers one of three per-item questions for them: a delegation whose
+commit returned holds after the kill, and the answer is recorded as the delegate's for the
+owner; and a rolling deploy — the old build killed mid-pass
 as it resumes one of three per-item pauses: a build of the next version that does not continue
 the old one moves nothing of its tree, and one whose continuation moves it (its item calls
 renamed) recovers it and finishes it as the old build would have; and that continuation
@@ -342,7 +347,7 @@ async def _prepare(phase: str, url: str) -> tuple[str | None, list[str]]:
         return paused.execution_id, ["answer", ids[0]]
     if phase == "vote":
         return paused.execution_id, ["vote", ids[0]]
-    if phase in ("claim", "reassign"):
+    if phase in ("claim", "reassign", "delegate"):
         return paused.execution_id, [phase, ids[0]]
     if phase in ("resume", "children", "guarded-resume", "asked-resume", "deploy"):
         return paused.execution_id, ["resume", ids[0]]
@@ -394,6 +399,13 @@ async def _answer_the_rest(
         await app.recover()
     elif args[0] == "vote":  # the votes not recorded are cast below, as on the others
         pass
+    elif args[0] == "delegate":  # delegated again if it was not recorded; answered for u
+        if not await app.store.delegations.held_by("default", DELEGATE, app.clock.now()):
+            await app.delegate("u", to=DELEGATE, granted_by="u", reason="on leave")
+        pause = await app.store.pauses.find_by_tenant_id_and_pause_id("default", args[1])
+        assert pause is not None
+        if pause.status is PauseStatus.PENDING:
+            await app.resume(args[1], decision={"approved": True}, owner_id=DELEGATE)
     elif args[0] == "reassign":  # handed on again if the reassignment was not recorded
         pause = await app.store.pauses.find_by_tenant_id_and_pause_id("default", args[1])
         assert pause is not None
@@ -483,6 +495,7 @@ async def _trial(
                 entry.step.item_index,
                 entry.resolution,
                 _responder(entry.responder),
+                entry.on_behalf_of,
                 None if entry.decision is None else entry.decision.approved,
                 None if entry.decision is None else entry.decision.override_arguments,
                 tuple(vote.voter for vote in entry.votes),
@@ -575,6 +588,10 @@ async def _answers_kept(app: App, log: list[str]) -> list[str]:
             pause = await app.store.pauses.find_by_tenant_id_and_pause_id("default", pause_id)
             if pause is None or pause.votes is None or pause.votes.of(voter) is None:
                 lost.append(f"the acknowledged vote of {voter} on {pause_id[:8]}… was lost")
+        if line.startswith("delegated "):  # a delegation's commit returned: it holds
+            delegation_id = line.split()[1]
+            if await app.store.delegations.find("default", delegation_id) is None:
+                lost.append(f"the acknowledged delegation {delegation_id} was lost")
         if line.startswith("reassigned "):  # its commit returned: closed, asked again
             _, pause_id, asked_id = line.split()
             pause = await app.store.pauses.find_by_tenant_id_and_pause_id("default", pause_id)

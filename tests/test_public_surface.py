@@ -142,6 +142,7 @@ PUBLIC = [
     "ToolHandler",
     "ToolInterruptedError",
     "UninterpretableReplyError",
+    "UnknownDelegationError",
     "UnknownExecutionError",
     "UnknownPauseError",
     "UnknownStandingDecisionError",

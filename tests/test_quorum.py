@@ -363,6 +363,7 @@ async def _as_before_the_voters_index(kind: str, url: str) -> None:
     """The store as the version before the voters' index (step 17) left it: the steps
     since undone."""
     statements = [
+        "DROP TABLE delegations",  # step 28
         "DROP INDEX executions_roots",  # step 27
         "DROP INDEX executions_roots_by_status",
         "ALTER TABLE pauses DROP COLUMN claimed_until",  # step 26

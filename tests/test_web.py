@@ -417,6 +417,8 @@ async def test_the_openapi_schema_is_valid_and_names_the_mount(served: Served) -
         "/executions/retry",
         "/standing",
         "/standing/{decision_id}",
+        "/delegations",
+        "/delegations/{delegation_id}",
     }
     assert "{pause" not in str(document["paths"])  # no route takes a pause in its path
     responses = document["paths"]["/answers"]["post"]["responses"]

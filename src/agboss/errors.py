@@ -56,6 +56,7 @@ __all__ = [
     "ToolError",
     "ToolInterruptedError",
     "UninterpretableReplyError",
+    "UnknownDelegationError",
     "UnknownExecutionError",
     "UnknownPauseError",
     "UnknownStandingDecisionError",
@@ -344,6 +345,14 @@ class UnknownStandingDecisionError(AgbossError):
     code = "standing.unknown"
     default_message = "no standing decision has this id for this tenant"
     default_hint = "list them with app.standing() (or `agboss standing list`) for their ids"
+
+
+class UnknownDelegationError(AgbossError):
+    """No delegation has this id for this tenant (or none of the caller's)."""
+
+    code = "delegation.unknown"
+    default_message = "no delegation has this id for this tenant"
+    default_hint = "list them with app.delegations() (or `agboss delegations list`) for their ids"
 
 
 class NotPausedError(AgbossError):

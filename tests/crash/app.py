@@ -179,6 +179,9 @@ class _LeadInbox:
 class CrashLeadInboxChannel(_LeadInbox, CrashLeadApprovalChannel): ...
 
 
+DELEGATE = "d"
+"""Whom the owner delegates their questions to (`App.delegate`) in the ``delegate`` phase."""
+
 LEAD = "crash-lead-approval-channel"
 """The role a question is handed to (`App.reassign`) in the harness's ``reassign`` phase."""
 

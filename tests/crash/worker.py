@@ -43,6 +43,7 @@ from agboss.store.writes import (
     BeginExecution,
     CastVote,
     ClaimPause,
+    GrantDelegation,
     KeepInstance,
     LeaveInstance,
     ReassignPause,
@@ -53,6 +54,7 @@ from agboss.store.writes import (
 )
 from tests.crash import lost
 from tests.crash.app import (
+    DELEGATE,
     ITEMS,
     LEAD,
     MCP_WORKFLOW,
@@ -151,6 +153,8 @@ class CountingStore:
                     self._note(f"answered {write.pause.pause_id}")
             if isinstance(write, ClaimPause) and result is not None:
                 self._note(f"claimed {write.pause_id} {write.by}")
+            if isinstance(write, GrantDelegation):
+                self._note(f"delegated {write.delegation.delegation_id}")
             if isinstance(write, ReassignPause) and result is not None:
                 self._note(f"reassigned {write.pause_id} {result.asked.pause_id}")
             if isinstance(write, AppendStep):
@@ -194,6 +198,10 @@ class CountingStore:
     @property
     def standing(self) -> Any:
         return self.inner.standing
+
+    @property
+    def delegations(self) -> Any:
+        return self.inner.delegations
 
     @property
     def builds(self) -> Any:
@@ -261,6 +269,9 @@ async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
             [asked] = [e.pause for e in waiting.entries if e.pause.pause_ref == made.pause_ref]
             assert asked.pause_id is not None  # the owner's own question: its id is theirs
             await app.resume(asked.pause_id, decision={"approved": True}, owner_id="u")
+        elif phase == "delegate":  # its owner delegates to d, who answers it for them
+            await app.delegate("u", to=DELEGATE, granted_by="u", reason="on leave")
+            await app.resume(rest[0], decision={"approved": True}, owner_id=DELEGATE)
         elif phase == "answer":  # recorded at once, moved in the background (before close)
             await app.answer(rest[0], decision={"approved": True}, owner_id="u")
         else:

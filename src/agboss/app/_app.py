@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from agboss.app._audit import DecisionLog
 from agboss.app._claims import Claiming
+from agboss.app._delegations import Delegations
 from agboss.app._deploys import Deploys
 from agboss.app._failures import FailedTrees
 from agboss.app._inspecting import inspected
@@ -65,7 +66,9 @@ if TYPE_CHECKING:
 __all__ = ["App"]
 
 
-class App(PendingPauses, StandingDecisions, FailedTrees, Deploys, DecisionLog, Claiming):
+class App(
+    PendingPauses, StandingDecisions, FailedTrees, Deploys, DecisionLog, Claiming, Delegations
+):
     """A running application: create it with `App.create`, close it with `close`.
 
     An `App` is one instance; several instances (processes, or `App` objects) may share one

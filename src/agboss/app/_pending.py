@@ -22,6 +22,7 @@ from agboss.pauses import (
     list_inbox,
     pause_id_of,
     query_of,
+    with_delegated,
 )
 from agboss.records import PendingPause
 from agboss.store.protocol import WaitingQuery
@@ -83,7 +84,9 @@ class PendingPauses(Instance):
             limit: The most entries on the page, 1 to 500.
             voter: Only the pauses that name this person among their voters, on anyone's thread
                 (a thread-owner role's ``Quorum(of=...)``); with ``owner_id``, those and the
-                owner's — a signed-in person's inbox (``owner_id=voter=`` their id).
+                owner's — a signed-in person's inbox (``owner_id=voter=`` their id). Either
+                way, and the questions delegated to them (`delegate`): their principals'
+                threads' and seats, within each delegation's role and tool.
             after: ``page.next`` of the page before; ``None`` for the first page.
             expiring_before: Only the pauses whose deadline (``expires_after``) comes before
                 this time: what is about to expire. Each entry carries its ``expires_at``.
@@ -110,6 +113,7 @@ class PendingPauses(Instance):
         query = self._inbox(
             tenant_id, owner_id, channel, asked_before, expiring_before=expiring_before, voter=voter
         )
+        query = await with_delegated(self._runtime, query)
         return await self._runtime.store.pauses.count_waiting(query)
 
     async def describe_pause(

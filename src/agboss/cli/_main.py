@@ -15,6 +15,7 @@ from agboss.app import App
 from agboss.cli._audit import audit
 from agboss.cli._claims import claim, reassign, release
 from agboss.cli._common import APP, JSON, STORE, TENANT, duration, out, run, with_app
+from agboss.cli._delegations import delegations
 from agboss.cli._deploys import deploy_check
 from agboss.cli._executions import executions
 from agboss.pauses import InboxEntry
@@ -385,6 +386,7 @@ pauses.add_command(claim)
 pauses.add_command(release)
 pauses.add_command(reassign)
 cli.add_command(deploy_check)
+cli.add_command(delegations)
 
 
 @cli.group()

@@ -11,7 +11,7 @@ from agboss.pauses._executions import (
     list_executions,
 )
 from agboss.pauses._failed import FailedExecution, FailedPage, failed_query, list_failed
-from agboss.pauses._inbox import InboxEntry, InboxPage, list_inbox, query_of
+from agboss.pauses._inbox import InboxEntry, InboxPage, list_inbox, query_of, with_delegated
 from agboss.pauses._prompts import load_prompts
 from agboss.pauses._reassigning import Reassigned, reassign_pause
 from agboss.pauses._stranded import list_stranded, stranded_of
@@ -64,4 +64,5 @@ __all__ = [
     "record_answer",
     "release_pause",
     "stranded_of",
+    "with_delegated",
 ]

@@ -36,6 +36,7 @@ from agboss.pauses._answers import (
     Credentials,
     Given,
     Recorded,
+    answering_for,
     check_not_owner,
     check_owner,
     check_shape,
@@ -132,13 +133,14 @@ async def record_answer(
             raise UnknownPauseError()
         pause, row = found
     tool_of(runtime, pause)  # what the answer is read with: refused here if this build lacks it
-    given = Given(credential(pause, credentials.owner_id, credentials.answered_by), decision, reply)
+    responder = credential(pause, credentials.owner_id, credentials.answered_by)
+    given = Given(responder, decision, reply, await answering_for(engine, pause, row, responder))
     ballot: Ballot = (
         _Alone(engine, pause, row, kept is not None)
         if pause.votes is None
         else VoteBallot(engine, pause, row, pause.votes)
     )
-    ballot.check(given.responder)
+    ballot.check(given)
     again = ballot.again(given, repeat_ok=repeat_ok)
     if again is not None:
         return Recorded(again, tenant_id=pause.tenant_id)
@@ -166,13 +168,15 @@ class _Alone:
     kept: bool
     """The pause was read from what this instance keeps of the questions it asked."""
 
-    def check(self, responder: str) -> None:
-        """Raises unless ``responder`` may answer: the thread's owner for an owner's pause,
-        not the owner under ``distinct_from_owner``, not while someone else's claim holds
-        (unless the role takes others' answers)."""
-        check_owner(self.pause, self.row, responder)
-        check_not_owner(self.engine, self.pause, self.row, responder)
-        check_unclaimed(self.engine, self.pause, responder)
+    def check(self, given: Given) -> None:
+        """Raises unless the answer may be taken: the thread's owner's (or their delegate's)
+        for an owner's pause, not the owner's under ``distinct_from_owner`` — neither the
+        delegate nor whom they answer for — and not while someone else's claim holds (unless
+        the role takes others' answers)."""
+        check_owner(self.pause, self.row, given.answerer)
+        for person in dict.fromkeys((given.responder, given.answerer)):
+            check_not_owner(self.engine, self.pause, self.row, person)
+        check_unclaimed(self.engine, self.pause, given.answerer)
 
     def again(self, given: Given, *, repeat_ok: bool) -> AnswerReceipt | None:
         """The receipt of the answer this one repeats, with ``repeat_ok``."""
@@ -210,6 +214,7 @@ class _Alone:
             usage=None if read is None else read.usage,
             decided_by=None if read is None else read.reading.decider,
             reading=None if read is None else read.reading,
+            on_behalf_of=given.on_behalf_of,
         )
         tool_spec, channel = tool_of(runtime, pause)
         resolve = ResolvePause(
@@ -219,7 +224,7 @@ class _Alone:
             answer,
             now,
             tell=shows_answers(channel),
-            answerer=None if others_answer(channel) else responder,
+            answerer=None if others_answer(channel) else given.answerer,
         )
         intents = _intents(pause, tool_spec, decision, now) if move else ()
         # A root read from what this instance keeps may have moved to a later build since.
@@ -244,7 +249,7 @@ class _Alone:
             if current is not None and expired(current, runtime.clock.now()):
                 raise NotPausedError("expired")
             if current is not None and current.status is PauseStatus.PENDING:
-                check_unclaimed(engine, current, responder)  # claimed since it was read
+                check_unclaimed(engine, current, given.answerer)  # claimed since it was read
             raise NotPausedError(closed_as(current) if current else "gone")
         await tell_answered(engine, resolved, row, responder, decision, now)
         receipt = AnswerReceipt(

@@ -18,6 +18,7 @@ from agboss.engine import (
     Held,
     Interpretation,
     bound_decision,
+    delegated_by,
     emit_pause_event,
     interpret_reply,
     tool_of,
@@ -49,6 +50,8 @@ __all__ = [
     "Credentials",
     "Given",
     "Recorded",
+    "answering_for",
+    "as_owner",
     "check_not_owner",
     "check_owner",
     "check_shape",
@@ -214,11 +217,72 @@ class Credentials:
 @dataclass(frozen=True, slots=True)
 class Given:
     """An answer as its caller gave it: who answers, and exactly one of a decision and a
-    reply."""
+    reply.
+
+    Attributes:
+        responder: Who answers.
+        on_behalf_of: Whose question they answer as a delegate (`App.delegate`), found by
+            `answering_for`; ``None``: their own.
+    """
 
     responder: str
     decision: ToolCallApprovalDecisionDto | Mapping[str, Any] | None
     reply: str | None
+    on_behalf_of: str | None = None
+
+    @property
+    def answerer(self) -> str:
+        """Whose answer it counts as: the principal's, given by their delegate; else the
+        responder's."""
+        return self.on_behalf_of or self.responder
+
+
+async def answering_for(
+    engine: Engine, pause: PauseRecord, row: ExecutionRow, responder: str
+) -> str | None:
+    """Whose question ``responder`` answers when it is not theirs but someone's who delegated
+    it to them (`App.delegate`): a thread-owner question of another owner, a question someone
+    else claimed (or was handed), a quorum's seat of a voter named when they are not named
+    themselves. ``None`` when they answer as themselves (or may not at all: the checks say
+    why)."""
+    runtime = engine.runtime
+    if pause.votes is not None:
+        return await _seat_for(engine, pause, row, pause.votes, responder)
+    if pause.answered_by is PauseAnswerer.THREAD_OWNER and responder != row.owner_id:
+        return await delegated_by(runtime, pause, responder, (row.owner_id,))
+    holder = pause.claimant(runtime.clock.now())
+    if holder is not None and holder != responder and not others_answer(tool_of(runtime, pause)[1]):
+        return await delegated_by(runtime, pause, responder, (holder,))
+    return None
+
+
+async def as_owner(engine: Engine, pause: PauseRecord, row: ExecutionRow, person: str) -> str:
+    """Who ``person`` stands in for on a thread-owner question (a claim, a reassignment):
+    the thread's owner when the owner delegated it to them, else themselves."""
+    if pause.answered_by is PauseAnswerer.THREAD_OWNER and person != row.owner_id:
+        principal = await delegated_by(engine.runtime, pause, person, (row.owner_id,))
+        if principal is not None:
+            return principal
+    return person
+
+
+async def _seat_for(
+    engine: Engine, pause: PauseRecord, row: ExecutionRow, votes: PauseVotes, responder: str
+) -> str | None:
+    """The seat a delegate votes in: one of a principal who has not voted, when the
+    responder has no seat of their own. A person counts once: one who voted (or cast a vote
+    for another) is given none."""
+    eligible = votes.eligible
+    if eligible is None:  # no voters named: the thread's owner, on a thread-owner role
+        seats: tuple[str, ...] = (
+            (row.owner_id,) if pause.answered_by is PauseAnswerer.THREAD_OWNER else ()
+        )
+    else:
+        seats = tuple(eligible)
+    if responder in seats or any(vote.cast_by == responder for vote in votes.votes):
+        return None  # their own seat, or counted already: a person counts once
+    open_seats = tuple(seat for seat in seats if votes.of(seat) is None)
+    return await delegated_by(engine.runtime, pause, responder, open_seats)
 
 
 class Ballot(Protocol):
@@ -226,8 +290,8 @@ class Ballot(Protocol):
     (``approvals=``). The one path every answer takes (`record_answer`) asks it at each of
     its steps, in order: who may answer, an answer given before, the decision, the record."""
 
-    def check(self, responder: str) -> None:
-        """Raises unless ``responder`` may answer this pause."""
+    def check(self, given: Given) -> None:
+        """Raises unless ``given``'s responder may answer this pause (for its principal)."""
         ...
 
     def again(self, given: Given, *, repeat_ok: bool) -> AnswerReceipt | None:

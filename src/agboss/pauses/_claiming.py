@@ -14,6 +14,7 @@ from agboss.enums import PauseStatus
 from agboss.errors import DtoValidationError, NotPausedError, UnknownPauseError
 from agboss.pauses._answers import (
     Credentials,
+    as_owner,
     check_not_owner,
     check_owner,
     closed_as,
@@ -75,7 +76,7 @@ async def _checked(engine: Engine, credentials: Credentials) -> tuple[PauseRecor
     pause, row = found
     tool_of(runtime, pause)  # refused here if this build lacks what answers it
     claimant = credential(pause, credentials.owner_id, credentials.answered_by)
-    _check_claimant(engine, pause, row, claimant)
+    _check_claimant(engine, pause, row, claimant, await as_owner(engine, pause, row, claimant))
     if pause.status is not PauseStatus.PENDING:
         raise NotPausedError(closed_as(pause))
     if expired(pause, runtime.clock.now()):
@@ -83,11 +84,13 @@ async def _checked(engine: Engine, credentials: Credentials) -> tuple[PauseRecor
     return pause, claimant
 
 
-def _check_claimant(engine: Engine, pause: PauseRecord, row: ExecutionRow, claimant: str) -> None:
+def _check_claimant(
+    engine: Engine, pause: PauseRecord, row: ExecutionRow, claimant: str, standing_in: str
+) -> None:
     if pause.votes is not None:
         raise DtoValidationError(
             "a question that takes several approvals is not claimed: each voter answers it",
             hint="vote on it with app.answer; claim questions one answer decides",
         )
-    check_owner(pause, row, claimant)
+    check_owner(pause, row, standing_in)  # the owner, or their delegate
     check_not_owner(engine, pause, row, claimant)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agboss.dto import ToolCallApprovalDecisionDto
-from agboss.engine import Runtime
+from agboss.engine import Runtime, delegated_by
 from agboss.enums import PauseResolution, PauseStatus
 from agboss.errors import UnknownPauseError
 from agboss.records import PauseAnswerRecord, PendingPause
@@ -120,6 +120,9 @@ async def pause_id_of(
     if owner_id is None:  # a channel's own door, which authenticated its caller itself
         return pause.pause_id
     voters = () if pause.votes is None else pause.votes.eligible or ()
-    if owner_id != row.owner_id and owner_id not in voters:
+    if owner_id == row.owner_id or owner_id in voters:
+        return pause.pause_id
+    # A delegate's: a question of someone who delegated it to them (`App.delegate`).
+    if await delegated_by(runtime, pause, owner_id, (row.owner_id, *voters)) is None:
         raise UnknownPauseError()
     return pause.pause_id

@@ -19,7 +19,7 @@ from agboss.pauses._pages import check_limit, cursor_of, keyset_of
 from agboss.records import PendingPause
 from agboss.store.protocol import WaitingPause, WaitingQuery
 
-__all__ = ["InboxEntry", "InboxPage", "list_inbox", "request_of"]
+__all__ = ["InboxEntry", "InboxPage", "list_inbox", "request_of", "with_delegated"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +143,18 @@ def _claim(waiting: WaitingPause, now: datetime) -> dict[str, Any]:
     return {"claimed_by": waiting.claimed_by, "claimed_until": until}
 
 
+async def with_delegated(runtime: Runtime, query: WaitingQuery) -> WaitingQuery:
+    """A person's inbox (``voter=``) with the questions delegated to them (`App.delegate`)."""
+    if query.voter is None:
+        return query
+    now = runtime.clock.now()
+    held = await runtime.store.delegations.held_by(query.tenant_id, query.voter, now)
+    return replace(query, delegated=tuple(held))
+
+
 async def list_inbox(runtime: Runtime, query: WaitingQuery) -> InboxPage:
     """One page of waiting pauses, masked."""
+    query = await with_delegated(runtime, query)
     # One more: whether there is a next page.
     found = await runtime.store.pauses.list_waiting(replace(query, limit=query.limit + 1))
     outside = runtime.assembly.pii_outside

@@ -22,6 +22,7 @@ from agboss.errors import (
 )
 from agboss.pauses._answers import (
     Credentials,
+    as_owner,
     check_not_owner,
     check_owner,
     check_unclaimed,
@@ -83,7 +84,7 @@ async def reassign_pause(
     pause, row = found
     tool_of(runtime, pause)  # refused here if this build lacks what answers it
     by = credential(pause, credentials.owner_id, credentials.answered_by)
-    check_owner(pause, row, by)
+    check_owner(pause, row, await as_owner(engine, pause, row, by))  # the owner, or a delegate
     check_not_owner(engine, pause, row, by)
     if pause.status is not PauseStatus.PENDING:
         raise NotPausedError(closed_as(pause))

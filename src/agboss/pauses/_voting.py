@@ -62,16 +62,25 @@ class VoteBallot:
     row: ExecutionRow
     votes: PauseVotes
 
-    def check(self, responder: str) -> None:
-        """Raises `NotAnAnswererError` unless ``responder`` is named among the question's
+    def check(self, given: Given) -> None:
+        """Raises `NotAnAnswererError` unless the seat voted in is named among the question's
         voters (the thread's owner alone when a thread-owner role named none), and not the
-        owner under ``distinct_from_owner``."""
-        _check_voter(self.engine, self.pause, self.row, self.votes, responder)
+        owner's under ``distinct_from_owner`` (nor is its delegate the owner); raises
+        `AlreadyVotedError` for a person counted already, in their seat or another's."""
+        for cast in self.votes.votes:  # their own seat's vote is `again`'s to judge
+            if given.on_behalf_of is None and cast.cast_by == given.responder:
+                raise AlreadyVotedError(
+                    f"{given.responder} already voted on this question for {cast.voter}; a "
+                    "person counts once"
+                )
+        _check_voter(self.engine, self.pause, self.row, self.votes, given.answerer)
+        if given.on_behalf_of is not None:
+            check_not_owner(self.engine, self.pause, self.row, given.responder)
 
     def again(self, given: Given, *, repeat_ok: bool) -> AnswerReceipt | None:
         """A voter who voted already: their vote's receipt again when this repeats it (a
         retried webhook, with ``repeat_ok``), else `AlreadyVotedError`."""
-        cast = self.votes.of(given.responder)
+        cast = self.votes.of(given.answerer)
         if cast is None:
             return None
         return _again(self.engine, self.pause, self.row, given, cast, self.votes, repeat_ok)
@@ -105,7 +114,8 @@ class VoteBallot:
         runtime = engine.runtime
         now = runtime.clock.now()
         ballot = PauseVote(
-            voter=given.responder,
+            voter=given.answerer,
+            cast_by=None if given.on_behalf_of is None else given.responder,
             approved=decision.approved,
             reason=decision.reason,
             reply=given.reply,
@@ -126,13 +136,17 @@ class VoteBallot:
             if current is not None and expired(current, runtime.clock.now()):
                 raise NotPausedError("expired")
             raise NotPausedError(closed_as(current) if current else "gone")
-        theirs = voted.votes.of(given.responder)
+        theirs = voted.votes.of(given.answerer)
         if not voted.counted and theirs is not None:  # the same voter, counted meanwhile
             return Recorded(
                 _again(engine, pause, row, given, theirs, voted.votes, repeat_ok),
                 tenant_id=pause.tenant_id,
             )
-        voter = given.responder
+        if not voted.counted:  # the delegate was counted meanwhile, in another seat
+            raise AlreadyVotedError(
+                f"{given.responder} already voted on this question; a person counts once"
+            )
+        voter = ballot.named
         tell(engine, pause, ExecutionEventKind.PAUSE_VOTED, voter, ballot.approved, now)
         if voted.resolved is not None:
             outcome = voted.votes.outcome()

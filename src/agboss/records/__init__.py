@@ -8,6 +8,7 @@ from agboss.records._decision_log import (
     chain_digest,
     chain_genesis,
 )
+from agboss.records._delegations import Delegation, new_delegation_id
 from agboss.records._deploys import (
     NOT_SERVED,
     BlockedVersion,
@@ -60,6 +61,7 @@ __all__ = [
     "DecisionEntry",
     "DecisionEvent",
     "DecisionReading",
+    "Delegation",
     "DeployCheck",
     "ExecutionOutput",
     "ExecutionPauseEvent",
@@ -88,6 +90,7 @@ __all__ = [
     "chain_genesis",
     "is_pause_ref",
     "new_decision_id",
+    "new_delegation_id",
     "new_pause_id",
     "pause_ref",
     "secret_of",

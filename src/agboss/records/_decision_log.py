@@ -91,6 +91,8 @@ class DecisionEntry(BaseModel):
         escalation: How many times it was handed on (escalated, reassigned) before it was
             asked of ``role``.
         reassigned: To whom and why a person handed it on (`Outcome.REASSIGNED`).
+        on_behalf_of: Whose question (or seat of a quorum) ``who`` decided as their delegate
+            (`App.delegate`): "bo for ada".
     """
 
     model_config = ConfigDict(frozen=True)
@@ -117,12 +119,14 @@ class DecisionEntry(BaseModel):
     generation: int = 0
     escalation: int = 0
     reassigned: Reassignment | None = None
+    on_behalf_of: str | None = None
 
     @property
     def source(self) -> str:
-        """What it records, once: a question's ending, or one voter's vote on it."""
+        """What it records, once: a question's ending, or one voter's vote on it (by the
+        voter's seat, whoever cast it)."""
         if self.event is DecisionEvent.VOTE:
-            return f"{self.pause_ref}/vote/{self.who}"
+            return f"{self.pause_ref}/vote/{self.on_behalf_of or self.who}"
         return self.pause_ref
 
     @classmethod
@@ -162,6 +166,7 @@ class DecisionEntry(BaseModel):
             reading=None if answer is None else answer.reading,
             decided_at=at.isoformat(),
             reassigned=reassigned,
+            on_behalf_of=None if answer is None else answer.on_behalf_of,
             **_question(pause),
         )
 
@@ -172,7 +177,8 @@ class DecisionEntry(BaseModel):
             event=DecisionEvent.VOTE,
             outcome=Outcome.APPROVED if vote.approved else Outcome.REJECTED,
             decided_by=Decider.PERSON,
-            who=vote.voter,
+            who=vote.cast_by or vote.voter,
+            on_behalf_of=None if vote.cast_by is None else vote.voter,
             decision=ToolCallApprovalDecisionDto(approved=vote.approved, reason=vote.reason),
             reply=vote.reply,
             decided_at=vote.voted_at,
@@ -211,6 +217,7 @@ class DecisionEntry(BaseModel):
             generation=entry.generation,
             escalation=entry.escalation,
             reassigned=entry.reassigned,
+            on_behalf_of=entry.on_behalf_of,
         )
 
 

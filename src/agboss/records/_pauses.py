@@ -61,6 +61,8 @@ class PauseAnswer(BaseModel):
         usage: What reading the reply cost, when a model read it.
         decided_by: Who decided, in kind (``None``: a person, as answers stored before).
         reading: How ``reply`` was read into the decision.
+        on_behalf_of: Whose question ``responder`` answered as their delegate
+            (`App.delegate`): "bo for ada"; ``None`` when they answered their own.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -71,6 +73,7 @@ class PauseAnswer(BaseModel):
     usage: Usage | None = None
     decided_by: Decider | None = None
     reading: DecisionReading | None = None
+    on_behalf_of: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +205,7 @@ class PauseAnswerRecord(BaseModel):
         pause_ref: Its reference (`agboss.pause_ref`), a channel pause's too: what a screen,
             a message or a link showed of it (``None`` in entries stored before references).
         reassigned: To whom and why it was handed on, for `PauseResolution.REASSIGNED`.
+        on_behalf_of: Whose question ``responder`` answered as their delegate (`App.delegate`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -224,6 +228,7 @@ class PauseAnswerRecord(BaseModel):
     votes: tuple[PauseVote, ...] = ()
     pause_ref: str | None = None
     reassigned: Reassignment | None = None
+    on_behalf_of: str | None = None
 
     @classmethod
     def of(
@@ -256,6 +261,7 @@ class PauseAnswerRecord(BaseModel):
             generation=pause.generation,
             escalation=pause.escalation,
             reassigned=reassigned,
+            on_behalf_of=None if answer is None else answer.on_behalf_of,
         )
 
 

@@ -28,6 +28,8 @@ class PauseVote(BaseModel):
         voted_at: When, ISO 8601 on the application's Clock.
         usage: What reading the reply cost, when a model read it.
         reading: How ``reply`` was read into the vote.
+        cast_by: Who cast it for ``voter``, as their delegate (`App.delegate`); ``None`` when
+            the voter cast it. The voter's seat counts once, whoever cast it.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -39,6 +41,12 @@ class PauseVote(BaseModel):
     voted_at: str
     usage: Usage | None = None
     reading: DecisionReading | None = None
+    cast_by: str | None = None
+
+    @property
+    def named(self) -> str:
+        """The vote as a record names its voter: ``bo for ada`` when a delegate cast it."""
+        return self.voter if self.cast_by is None else f"{self.cast_by} for {self.voter}"
 
 
 class PauseVotes(BaseModel):
@@ -66,6 +74,11 @@ class PauseVotes(BaseModel):
     def adding(self, vote: PauseVote) -> PauseVotes:
         """These votes and one more."""
         return self.model_copy(update={"votes": (*self.votes, vote)})
+
+    def counts(self, person: str) -> bool:
+        """Whether ``person`` is counted already: they voted in their seat, or cast a vote
+        for another's as their delegate. A person counts once."""
+        return any(person in (vote.voter, vote.cast_by) for vote in self.votes)
 
     @property
     def approvals(self) -> int:
@@ -129,7 +142,7 @@ class PauseVotes(BaseModel):
         """Who decided, as the audit entry's responder: the approvers once the count was
         reached, else the voters who rejected."""
         approved = self.reached
-        decided = [vote.voter for vote in self.votes if vote.approved is approved]
+        decided = [vote.named for vote in self.votes if vote.approved is approved]
         if self.rejection_decides and not approved:
             decided = decided[:1]
         return ", ".join(decided)

@@ -35,11 +35,11 @@ from agboss.errors import LeaseLostError
 from agboss.models import Usage
 from agboss.records import (
     DecisionChain,
+    Delegation,
     LoggedDecision,
     PauseAnswerRecord,
     PauseRecord,
     PendingPause,
-    StandingDecision,
 )
 
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ from agboss.store._builds import (
     WaitingBuild,
     WaitingCall,
 )
+from agboss.store._grants import DelegationRepository, StandingDecisionRepository
 
 __all__ = [
     "BranchRepository",
@@ -59,6 +60,7 @@ __all__ = [
     "BranchStatus",
     "BudgetLedgerRepository",
     "BuildRepository",
+    "DelegationRepository",
     "Exchange",
     "ExecutionRecordRepository",
     "ExecutionRepository",
@@ -318,6 +320,9 @@ class WaitingQuery:
         after: The keyset of the last pause of the page before: ``(asked_at, root, seq)``.
         limit: The most to list.
         expiring_before: Only the pauses whose deadline comes before this time.
+        delegated: And the pauses these delegations hand to the person listing them: each
+            principal's threads' (and those naming the principal a voter), within the
+            delegation's role and tool.
     """
 
     tenant_id: str
@@ -328,6 +333,7 @@ class WaitingQuery:
     limit: int = 50
     expiring_before: datetime | None = None
     voter: str | None = None
+    delegated: tuple[Delegation, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -681,34 +687,6 @@ class BudgetLedgerRepository(Protocol):
         ...
 
 
-class StandingDecisionRepository(Protocol):
-    """The standing decisions (`App.allow`): tools' calls approved ahead of time."""
-
-    async def covering(
-        self,
-        tenant_id: str,
-        *,
-        tool: str,
-        role: str,
-        thread_id: str,
-        owner_id: str,
-        now: datetime,
-    ) -> StandingDecision | None:
-        """The first decision granted that stands at ``now`` and approves a call of ``tool``
-        asking ``role`` in ``thread_id`` of ``owner_id``: for that tool or that role, scoped to
-        the thread, the owner or the tenant; ``None`` when none does."""
-        ...
-
-    async def find(self, tenant_id: str, decision_id: str) -> StandingDecision | None:
-        """A decision by its id, revoked or not."""
-        ...
-
-    async def list(self, tenant_id: str, *, revoked: bool = False) -> list[StandingDecision]:
-        """The tenant's decisions, oldest first: those that were not revoked, or with
-        ``revoked`` all of them (a lapsed one is listed: it says until when it held)."""
-        ...
-
-
 class Store(Protocol):
     """A durable store: the repositories of one database, and its one way to change it."""
 
@@ -745,6 +723,11 @@ class Store(Protocol):
     @property
     def standing(self) -> StandingDecisionRepository:
         """The standing decisions."""
+        ...
+
+    @property
+    def delegations(self) -> DelegationRepository:
+        """The delegations."""
         ...
 
     @property

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 from agboss.enums import Decider, ExecutionStatus, PauseResolution, PauseStatus
 from agboss.models import Usage
 from agboss.records import (
+    Delegation,
     PauseAnswer,
     PauseRecord,
     PauseVote,
@@ -71,6 +72,7 @@ __all__ = [
     "EscalatePause",
     "Escalated",
     "ExpirePause",
+    "GrantDelegation",
     "GrantStanding",
     "InsertChild",
     "InsertPause",
@@ -92,6 +94,7 @@ __all__ = [
     "RestTree",
     "Rested",
     "Results",
+    "RevokeDelegation",
     "RevokeStanding",
     "SaveBranch",
     "SavePiiTokens",
@@ -540,6 +543,25 @@ class RevokeStanding(Write[StandingDecision | None]):
 
     tenant_id: str
     decision_id: str
+    revoked_by: str
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class GrantDelegation(Write[None]):
+    """A delegation granted (`App.delegate`)."""
+
+    delegation: Delegation
+
+
+@dataclass(frozen=True, slots=True)
+class RevokeDelegation(Write[Delegation | None]):
+    """A delegation revoked (`App.revoke_delegation`); the result is the delegation as
+    revoked, or ``None`` (nothing written) when there is no such delegation or it was revoked
+    before."""
+
+    tenant_id: str
+    delegation_id: str
     revoked_by: str
     now: datetime
 

@@ -287,6 +287,43 @@ class StandingListBody(BaseModel):
     decisions: list[StandingBody]
 
 
+class DelegationBody(BaseModel):
+    """A delegation (`App.delegate`): one person's questions answered by another, within a
+    role or a tool, until a date or revoked."""
+
+    delegation_id: str
+    principal: str
+    delegate: str
+    role: str | None
+    tool: str | None
+    granted_by: str
+    reason: str | None
+    granted_at: datetime
+    until: datetime | None
+    revoked_at: datetime | None
+    revoked_by: str | None
+
+
+class DelegationListBody(BaseModel):
+    """``GET /delegations``: the caller's delegations — theirs, to them, or granted by them —
+    in the order granted."""
+
+    delegations: list[DelegationBody]
+
+
+class DelegateBody(BaseModel):
+    """``POST /delegations``: the signed-in caller hands their questions to ``to``, within a
+    role or a tool (their names), until ``until`` (ISO 8601, with its offset)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    to: StrictStr
+    role: StrictStr | None = None
+    tool: StrictStr | None = None
+    until: datetime | None = None
+    reason: StrictStr | None = None
+
+
 class ProblemBody(BaseModel):
     """An error (RFC 9457): ``code`` is the `AgbossError`'s stable code."""
 

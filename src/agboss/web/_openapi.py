@@ -13,6 +13,9 @@ from agboss.web._bodies import (
     AnswerBody,
     ClaimBody,
     ClaimedBody,
+    DelegateBody,
+    DelegationBody,
+    DelegationListBody,
     ExecutionsBody,
     FailedBody,
     InboxBody,
@@ -64,6 +67,9 @@ def _document() -> dict[str, Any]:
             (ClaimedBody, "serialization"),
             (ReleasedBody, "serialization"),
             (ReassignBody, "validation"),
+            (DelegateBody, "validation"),
+            (DelegationBody, "serialization"),
+            (DelegationListBody, "serialization"),
             (ReassignedBody, "serialization"),
             (ReceiptBody, "serialization"),
             (InboxBody, "serialization"),
@@ -220,6 +226,58 @@ def _document() -> dict[str, Any]:
                         "401": unauthenticated,
                         "403": _problem("A channel's side has no standing decisions"),
                         "404": _problem("None of the caller's has this id (standing.unknown)"),
+                        "503": store,
+                    },
+                }
+            },
+            "/delegations": {
+                "get": {
+                    "operationId": "listDelegations",
+                    "summary": "The caller's delegations — theirs, to them, or granted by them "
+                    "(?revoked=true: with the revoked)",
+                    "responses": {
+                        "200": _json("DelegationListBody", "In the order granted"),
+                        "401": unauthenticated,
+                        "403": _problem("A channel's side has no delegations"),
+                        "503": store,
+                    },
+                },
+                "post": {
+                    "operationId": "delegate",
+                    "summary": "Hand the caller's questions to another person, within a role or "
+                    "a tool, until a date or revoked",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": _ref("DelegateBody")}}},
+                    },
+                    "responses": {
+                        "201": _json("DelegationBody", "Granted"),
+                        "400": _problem("Not a JSON object (web.unreadable)"),
+                        "401": unauthenticated,
+                        "403": _problem("A channel's side has no delegations"),
+                        "422": _problem("To themselves, an unknown role or tool (dto.invalid)"),
+                        "503": store,
+                    },
+                },
+            },
+            "/delegations/{delegation_id}": {
+                "delete": {
+                    "operationId": "revokeDelegation",
+                    "summary": "Revoke one of the caller's delegations (a repeat returns the "
+                    "first revocation)",
+                    "parameters": [
+                        {
+                            "name": "delegation_id",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                    "responses": {
+                        "200": _json("DelegationBody", "Revoked"),
+                        "401": unauthenticated,
+                        "403": _problem("A channel's side has no delegations"),
+                        "404": _problem("None of the caller's has this id (delegation.unknown)"),
                         "503": store,
                     },
                 }

@@ -38,11 +38,14 @@ from agboss.http import (
     status_of,
 )
 from agboss.pauses import ExecutionSummary, InboxEntry
-from agboss.records import StandingDecision, pause_ref
+from agboss.records import Delegation, StandingDecision, pause_ref
 from agboss.web._bodies import (
     AnswerBody,
     ClaimBody,
     ClaimedBody,
+    DelegateBody,
+    DelegationBody,
+    DelegationListBody,
     ExecutionEntryBody,
     ExecutionsBody,
     FailedBody,
@@ -332,6 +335,58 @@ class _Routes:
             return problem(error)
         return JSONResponse(_standing(revoked).model_dump(mode="json"))
 
+    async def delegations(self, request: Request) -> Response:
+        """``GET /delegations``: the caller's delegations (``?revoked=true``: with the
+        revoked)."""
+        try:
+            caller = await self.caller(request)
+            person = _person(caller, "delegations")
+            found = await self.opened().delegations(
+                tenant_id=caller.tenant_id,
+                person=person,
+                revoked=request.query_params.get("revoked") == "true",
+            )
+            body = DelegationListBody(delegations=[_delegation(each) for each in found])
+        except Exception as error:  # every error becomes a problem body (see problems.py)
+            return problem(error)
+        return JSONResponse(body.model_dump(mode="json"))
+
+    async def delegate(self, request: Request) -> Response:
+        """``POST /delegations``: the caller hands their own questions to another person."""
+        try:
+            caller = await self.caller(request)
+            person = _person(caller, "delegations")
+            body = await read_model(request, self.max_body, DelegateBody, _DELEGATE_HINT)
+            made = await self.opened().delegate(
+                person,
+                to=body.to,
+                granted_by=person,
+                tenant_id=caller.tenant_id,
+                role=body.role,
+                tool=body.tool,
+                until=body.until,
+                reason=body.reason,
+            )
+        except Exception as error:  # every error becomes a problem body (see problems.py)
+            return problem(error)
+        return JSONResponse(_delegation(made).model_dump(mode="json"), status_code=201)
+
+    async def revoke_delegation(self, request: Request) -> Response:
+        """``DELETE /delegations/{delegation_id}``: one of the caller's delegations revoked
+        (another's is `404 delegation.unknown`, as if it did not exist)."""
+        try:
+            caller = await self.caller(request)
+            person = _person(caller, "delegations")
+            revoked = await self.opened().revoke_delegation(
+                request.path_params["delegation_id"],
+                revoked_by=person,
+                tenant_id=caller.tenant_id,
+                person=person,
+            )
+        except Exception as error:  # every error becomes a problem body (see problems.py)
+            return problem(error)
+        return JSONResponse(_delegation(revoked).model_dump(mode="json"))
+
     async def page(self, request: Request) -> Response:
         try:
             caller = await self.caller(request)
@@ -418,6 +473,18 @@ def _standing(decision: StandingDecision) -> StandingBody:
     fields = fields_of(decision)
     del fields["tenant_id"]  # the caller's own: it stays on the server's side
     return StandingBody(**fields)
+
+
+def _delegation(delegation: Delegation) -> DelegationBody:
+    fields = fields_of(delegation)
+    del fields["tenant_id"]  # the caller's own: it stays on the server's side
+    return DelegationBody(**fields)
+
+
+_DELEGATE_HINT: Final = (
+    'send {"to": "bo", "until": "2026-12-11T18:00:00+00:00", "role": "…", "tool": "…", '
+    '"reason": "…"} (role, tool, until and reason may be left out)'
+)
 
 
 def _whole(text: str | None, default: int) -> int:
@@ -555,6 +622,9 @@ def pause_router(
         Route("/reassignments", routes.reassign, methods=["POST"]),
         Route("/standing", routes.standing, methods=["GET"]),
         Route("/standing/{decision_id}", routes.revoke, methods=["DELETE"]),
+        Route("/delegations", routes.delegations, methods=["GET"]),
+        Route("/delegations", routes.delegate, methods=["POST"]),
+        Route("/delegations/{delegation_id}", routes.revoke_delegation, methods=["DELETE"]),
         Route("/openapi.json", routes.openapi, methods=["GET"]),
     ]
     if page:

@@ -26,6 +26,13 @@ from agboss.engine.questions._decisions import (
     not_as_decided,
     validate_decision,
 )
+from agboss.engine.questions._delegating import (
+    DelegationGrant,
+    delegate,
+    delegated_by,
+    list_delegations,
+    revoke_delegation,
+)
 from agboss.engine.questions._interpreting import Interpretation, interpret_reply
 from agboss.engine.questions._reassigning import Handed, Handoff, reassign_question
 from agboss.engine.questions._retention import cut_decisions
@@ -37,6 +44,7 @@ __all__ = [
     "TOOL_INTERRUPTED",
     "Approval",
     "CallSaid",
+    "DelegationGrant",
     "Grant",
     "Handed",
     "Handoff",
@@ -49,11 +57,14 @@ __all__ = [
     "claim_question",
     "cut_decisions",
     "decided_digest",
+    "delegate",
+    "delegated_by",
     "emit_pause_event",
     "grant",
     "handed_to",
     "interpret_reply",
     "lacking",
+    "list_delegations",
     "list_standing",
     "mark_shown",
     "not_as_decided",
@@ -62,6 +73,7 @@ __all__ = [
     "reassign_question",
     "release_question",
     "revoke",
+    "revoke_delegation",
     "said_of_cut_off",
     "shows_answers",
     "spoken",

@@ -458,6 +458,25 @@ def _executions_by_status(dialect: Dialect) -> list[Sql]:
     ]
 
 
+def _delegations(dialect: Dialect) -> list[Sql]:
+    """One person's questions answered by another (`App.delegate`), within a role or a tool,
+    until a date or revoked; an answer reads the ones its answerer holds, by tenant and
+    delegate."""
+    return [
+        Sql(
+            "CREATE TABLE delegations (tenant_id TEXT NOT NULL, delegation_id TEXT NOT NULL, "
+            "principal TEXT NOT NULL, delegate TEXT NOT NULL, role TEXT, tool TEXT, "
+            "granted_by TEXT NOT NULL, reason TEXT, granted_at BIGINT NOT NULL, "
+            "until_at BIGINT, revoked_at BIGINT, revoked_by TEXT, "
+            "granted_seq BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (tenant_id, delegation_id))"
+        ),
+        Sql(
+            "CREATE INDEX delegations_held ON delegations (tenant_id, delegate, granted_at) "
+            "WHERE revoked_at IS NULL"
+        ),
+    ]
+
+
 Step: TypeAlias = Callable[[Dialect], "list[Sql] | Generator[Sql, Any, None]"]
 """A schema step: its statements, or a generator of them that reads what a statement returned
 (a row's value computed in Python)."""
@@ -490,6 +509,7 @@ STEPS: tuple[Step, ...] = (
     _decision_log,
     _claims,
     _executions_by_status,
+    _delegations,
 )
 """Step ``n`` brings a schema from version ``n - 1`` to ``n``."""
 

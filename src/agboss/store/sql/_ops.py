@@ -33,6 +33,7 @@ from agboss.store._times import from_micros, to_micros
 from agboss.store.protocol import ExecutionRow, Fence
 from agboss.store.sql._builds import BUILD_OPS, record_build
 from agboss.store.sql._decision_log import cut_decision_log, seal
+from agboss.store.sql._delegations import DELEGATION_OPS
 from agboss.store.sql._dialect import KEY_END, Deferred, Dialect, Sql
 from agboss.store.sql._driver import Shape
 from agboss.store.sql._pause_ops import LOGS_DECISIONS, PAUSE_OPS, DeleteResolvedPauses
@@ -565,6 +566,7 @@ def _rest_tree(write: RestTree) -> Ops:
 
 _OPS: dict[type[Any], Callable[[Any], Ops]] = {
     **PAUSE_OPS,
+    **DELEGATION_OPS,
     **STANDING_OPS,
     **BUILD_OPS,
     CutDecisionLog: cut_decision_log,

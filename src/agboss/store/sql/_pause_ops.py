@@ -265,8 +265,8 @@ def _cast_vote(write: CastVote) -> Ops:
     if row is None:
         return Voted(None)
     votes = PauseVotes.model_validate_json(row[0])
-    if votes.of(vote.voter) is not None:
-        return Voted(votes)  # a voter votes once: theirs stands
+    if votes.of(vote.voter) is not None or votes.counts(vote.cast_by or vote.voter):
+        return Voted(votes)  # a seat takes one vote, and a person counts once: theirs stands
     votes = votes.adding(vote)
     yield do(
         "UPDATE pauses SET votes_json = ? WHERE tenant_id = ? AND pause_id = ?",

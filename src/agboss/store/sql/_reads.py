@@ -145,6 +145,31 @@ def _waiting_parts(query: WaitingQuery, *, keyset: bool) -> list[tuple[str, list
         parts.append(
             (f"{_NAMING} WHERE {where}{narrowed}", [query.tenant_id, query.voter, *values])
         )
+    for delegation in query.delegated:  # a principal's questions, within the scope given
+        scoped, scope = "", []
+        if delegation.role is not None:
+            scoped += " AND p.channel = ?"
+            scope.append(delegation.role)
+        if delegation.tool is not None:
+            scoped += " AND {ask_tool} = ?"
+            scope.append(delegation.tool)
+        owned = (
+            "p.tenant_id = ? AND p.status = 'pending' AND e.tenant_id = ? AND e.owner_id = ? "
+            "AND e.status IN ('running', 'paused', 'waiting')"
+        )
+        parts.append(
+            (
+                f"{_WAITING} WHERE {owned}{scoped}{narrowed}",
+                [query.tenant_id, query.tenant_id, delegation.principal, *scope, *values],
+            )
+        )
+        naming = "v.tenant_id = ? AND v.voter = ? AND p.status = 'pending'"
+        parts.append(
+            (
+                f"{_NAMING} WHERE {naming}{scoped}{narrowed}",
+                [query.tenant_id, delegation.principal, *scope, *values],
+            )
+        )
     return parts
 
 

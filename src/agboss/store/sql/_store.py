@@ -9,6 +9,7 @@ from typing import Any
 from agboss.errors import StoreSchemaError
 from agboss.store.protocol import Fence, Signals
 from agboss.store.sql._builds import SqlBuildRepository
+from agboss.store.sql._delegations import SqlDelegationRepository
 from agboss.store.sql._dialect import computed
 from agboss.store.sql._driver import Driver
 from agboss.store.sql._migrations import LATEST_VERSION, migration, newer_schema, schema_version
@@ -40,6 +41,7 @@ class SqlStore:
         self._ledger = SqlBudgetLedgerRepository(driver)
         self._branches = SqlBranchRepository(driver)
         self._standing = SqlStandingDecisionRepository(driver)
+        self._delegations = SqlDelegationRepository(driver)
         self._builds = SqlBuildRepository(driver)
 
     @property
@@ -74,6 +76,10 @@ class SqlStore:
     @property
     def standing(self) -> SqlStandingDecisionRepository:
         return self._standing
+
+    @property
+    def delegations(self) -> SqlDelegationRepository:
+        return self._delegations
 
     @property
     def builds(self) -> SqlBuildRepository:

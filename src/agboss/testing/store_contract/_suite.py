@@ -43,6 +43,7 @@ from agboss.store.writes import (
 from agboss.testing.store_contract._builds import BuildContract
 from agboss.testing.store_contract._claims import ClaimContract, ReassignContract
 from agboss.testing.store_contract._decisions import DecisionLogContract
+from agboss.testing.store_contract._delegations import DelegationContract
 from agboss.testing.store_contract._pauses import PauseContract
 from agboss.testing.store_contract._retries import RetryContract
 from agboss.testing.store_contract._signals import SignalContract
@@ -64,6 +65,7 @@ class StoreContract(
     BuildContract,
     ClaimContract,
     DecisionLogContract,
+    DelegationContract,
     PauseContract,
     ReassignContract,
     RetryContract,
