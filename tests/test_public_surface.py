@@ -46,6 +46,7 @@ PUBLIC = [
     "DecidedBy",
     "DefinitionChangedError",
     "DeployCheck",
+    "DevelopmentChannel",
     "DtoValidationError",
     "Escalate",
     "ExecutionContext",

@@ -26,6 +26,8 @@ from agboss.assembly import (
     assemble,
     check_arguments,
     check_dependencies,
+    check_environment,
+    environment_of,
     open_declared,
 )
 from agboss.clock import Clock, SystemClock, TimerHandle
@@ -96,6 +98,7 @@ class App(
         recovers: bool = True,
         channels: Mapping[type[Any], type[Any]] | None = None,
         dependencies: Sequence[Provide] = (),
+        environment: str | None = None,
     ) -> App:
         """Assembles an application and opens its store.
 
@@ -123,12 +126,16 @@ class App(
                 ``{RefundApprovalChannel: SlackRefundApprovalChannel}`` — a ``@channel``
                 that subclasses the role (listed in ``channels=[...]`` or not), or one that
                 takes any question (`AutoApproveChannel`, `AutoRejectChannel`,
-                `TerminalUserChannel`). A role the application lists several implementations
-                of must be given one here; checked with the rest of the application.
+                `TerminalUserChannel`, `DevelopmentChannel`). A role the application lists
+                several implementations of must be given one here; checked with the rest of
+                the application.
             dependencies: `provide(...)` registrations for this instance, each replacing the
                 application's registration of its type (or adding one): a fake payment
                 gateway in a test, a sandbox client in staging. Checked with the rest of the
                 application.
+            environment: Where this instance runs (``"production"``, ``"staging"``…);
+                ``None``: ``AGBOSS_ENVIRONMENT``, else unsaid. In ``"production"`` the
+                `DevelopmentChannel` — which shows each question's id — is refused.
 
         Raises:
             AssemblyError: Listing every broken rule of the application — and, once the store
@@ -141,14 +148,18 @@ class App(
             ConfigurationError: ``providers`` is not a list of model providers, ``clock`` not
                 a Clock, ``migrate`` or ``recovers`` not a bool, ``lease_ttl`` /
                 ``resume_timeout`` not a positive timedelta, ``channels`` not a mapping
-                of classes, or ``dependencies`` not a list of `provide(...)` registrations.
+                of classes, ``dependencies`` not a list of `provide(...)` registrations,
+                ``environment`` not a string, or a `DevelopmentChannel` answers a role in
+                production.
         """
         check_arguments(providers, clock, migrate, recovers, channels, lease_ttl, resume_timeout)
         check_dependencies(dependencies)
+        runs_in = environment_of(environment)
         resolver = ModelResolver(providers)
         connections, wiring = await open_declared(application)
         try:
             assembly = assemble(application, resolver, wiring, channels, dependencies)
+            check_environment(assembly, runs_in)
             prompts = await load_prompts(assembly)
             opened = store_from(store)
             await opened.open(migrate=migrate)

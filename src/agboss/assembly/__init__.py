@@ -1,6 +1,11 @@
 """Assembly: the checks `App.create` runs over a whole application, and the DI container."""
 
-from agboss.assembly._arguments import check_arguments, check_dependencies
+from agboss.assembly._arguments import (
+    check_arguments,
+    check_dependencies,
+    check_environment,
+    environment_of,
+)
 from agboss.assembly._assemble import Assembly, ToolChannel, WorkflowDefinition, assemble
 from agboss.assembly._container import Container, Provide, Scope, provide
 from agboss.assembly._mcp import McpTool, open_declared
@@ -16,6 +21,8 @@ __all__ = [
     "assemble",
     "check_arguments",
     "check_dependencies",
+    "check_environment",
+    "environment_of",
     "open_declared",
     "provide",
 ]

@@ -3,15 +3,24 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 
 from agboss.assembly._container import Provide
+from agboss.assembly._definitions import Assembly
 from agboss.clock import Clock
+from agboss.components import DevelopmentChannel
 from agboss.errors import ConfigurationError
 from agboss.models import MODEL_PROVIDER_MEMBERS
 
-__all__ = ["check_arguments", "check_dependencies"]
+__all__ = [
+    "PRODUCTION",
+    "check_arguments",
+    "check_dependencies",
+    "check_environment",
+    "environment_of",
+]
 
 
 def check_arguments(
@@ -100,4 +109,53 @@ def _check_choices(channels: object) -> None:
             f"App.create(channels={channels!r}) must map channel roles to channel classes",
             hint="pass channels={RefundApprovalChannel: SlackRefundApprovalChannel}: the role a "
             "tool names, and the @channel class that answers it in this instance",
+        )
+
+
+PRODUCTION = "production"
+"""The environment the development channel refuses to run in."""
+
+
+def environment_of(environment: object) -> str | None:
+    """The environment an instance runs in: ``environment=``, else ``AGBOSS_ENVIRONMENT``,
+    else unsaid (``None``).
+
+    Raises:
+        ConfigurationError: ``environment`` is not a string.
+    """
+    if environment is None:
+        return os.environ.get("AGBOSS_ENVIRONMENT") or None
+    if not isinstance(environment, str):
+        raise ConfigurationError(
+            f"App.create(environment={environment!r}) must be a string",
+            hint='pass environment="production" (or "staging", "development"), or leave it out '
+            "for AGBOSS_ENVIRONMENT",
+        )
+    return environment
+
+
+def check_environment(assembly: Assembly, environment: str | None) -> None:
+    """Refuses the development channel where the instance runs in production: it shows each
+    question's id, which is the right to answer it.
+
+    Raises:
+        ConfigurationError: A role or a tool of the application is answered by a
+            `DevelopmentChannel` in production.
+    """
+    if environment != PRODUCTION:
+        return
+    showing = sorted(
+        {
+            channel.name
+            for tool_channel in assembly.tool_channels.values()
+            for channel in (tool_channel, *tool_channel.escalations, *tool_channel.handoffs)
+            if issubclass(channel.implementation, DevelopmentChannel)
+        }
+    )
+    if showing:
+        raise ConfigurationError(
+            f"the development channel answers {', '.join(showing)}, and this instance runs in "
+            "production: it would show each question's id, the right to answer it",
+            hint="choose the role's real channel for production (App.create(channels=...)); "
+            "keep DevelopmentChannel to development",
         )

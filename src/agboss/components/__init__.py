@@ -1,6 +1,11 @@
 """Components: the decorators, the specs they attach, and the base classes handlers implement."""
 
-from agboss.components._builtin import AutoApproveChannel, AutoRejectChannel, TerminalUserChannel
+from agboss.components._builtin import (
+    AutoApproveChannel,
+    AutoRejectChannel,
+    DevelopmentChannel,
+    TerminalUserChannel,
+)
 from agboss.components._channels import (
     ApprovalAsk,
     ChannelAnswered,
@@ -64,6 +69,7 @@ __all__ = [
     "Claims",
     "ComponentKind",
     "ComponentSpec",
+    "DevelopmentChannel",
     "Escalate",
     "JoinComponentSpec",
     "JoinHandler",
