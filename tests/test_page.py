@@ -56,7 +56,10 @@ pytestmark = pytest.mark.skipif(
     reason="no Chromium (.ci/run installs Debian's chromium)",
 )
 
-SESSIONS = {"s-ada": Caller(owner_id="ada", tenant_id="acme")}
+SESSIONS = {
+    "s-ada": Caller(owner_id="ada", tenant_id="acme"),
+    "s-bo": Caller(owner_id="bo", tenant_id="acme"),
+}
 
 
 async def by_cookie(request: Request) -> Caller | None:
@@ -380,6 +383,44 @@ async def test_a_claimed_question_shows_who_handles_it_until_the_claim_ends(site
     await site.env.app.release(secret, tenant_id="acme", answered_by="desk-ann")
     await expect(deposit.locator(".claimed")).to_have_text("")  # the next poll says so
     assert secret not in await page.content()
+
+
+async def test_a_question_is_handed_on_from_its_card_and_asked_again_there(site: Site) -> None:
+    await site.paused()
+    page = await site.open()
+    card = expense_card(page).first
+    await expect(card).to_have_attribute("data-state", "waiting")
+    await card.get_by_role("button", name="Hand on").click()
+    form = card.locator("form.hand-on")
+    await form.get_by_label("Role").select_option("expense-lead-channel")
+    await form.get_by_role("button", name="Hand on").click()
+    await expect(card.locator(".note")).to_have_text("Say why it is handed on first.")
+    await form.get_by_label("Why").fill("the lead decides taxis")
+    await form.get_by_role("button", name="Hand on").click()
+    await expect(card.locator(".note")).to_have_text(
+        "Handed to expense-lead-channel: it is asked there now."
+    )
+    # Asked again of the lead (the owner, here) under a new id: a card of its own.
+    lead = page.locator('li.pause[data-tool="book-expense-tool"]', has_text="expense-lead-channel")
+    await expect(lead).to_have_count(1)
+    [waiting] = [
+        entry
+        for entry in (await site.env.app.pending(tenant_id="acme", owner_id="ada")).entries
+        if entry.pause.ask.tool == "book-expense-tool"
+    ]
+    assert waiting.pause.channel == "expense-lead-channel"
+
+
+async def test_a_delegate_sees_the_owners_question_for_them_and_answers_it(site: Site) -> None:
+    await site.paused(then_done=False)
+    await site.env.app.delegate("ada", to="bo", granted_by="ada", tenant_id="acme")
+    page = await site.open("s-bo")
+    card = expense_card(page)
+    await expect(card.locator(".for")).to_have_text("for ada")
+    await card.get_by_role("button", name="Approve").click()
+    await expect(card.locator(".note")).to_contain_text("recorded")
+    waiting = (await site.env.app.pending(tenant_id="acme", owner_id="ada")).entries
+    assert [entry.pause.ask.tool for entry in waiting] == ["return-deposit-tool"]  # answered
 
 
 async def test_the_page_lists_the_owners_executions_and_what_each_waits_on(site: Site) -> None:

@@ -193,6 +193,7 @@ async def test_a_question_is_posted_with_its_call_and_buttons_its_id_only_in_the
         "Edit",
         "Answer in words",  # the role reads words
         "Claim",  # one answer decides it: a manager may take it on
+        "Hand on",  # the leads' role approves refunds too
     ]
     shown = message.text_of_blocks()
     assert "refund-agent asks to run refund-card-tool" in shown
@@ -279,6 +280,38 @@ async def test_a_reminder_is_a_reply_in_the_questions_thread_that_says_when_it_e
     assert desk.slack.message(message.ts).buttons() != []  # the question still waits
 
 
+async def test_a_question_handed_on_from_its_message_is_taken_back_and_asked_of_the_leads(
+    desk: Desk,
+) -> None:
+    message = await desk.refund_asked()
+    await desk.slack.click(desk.url, message, "Hand on", user="U0MANAGER")
+    [view] = desk.slack.views
+    unsaid = await desk.slack.submit(
+        desk.url, view, {"agboss.role": "lead-refund-approval-channel"}
+    )
+    assert unsaid.json()["errors"] == {"agboss.why": "Say why it is handed on."}
+    submitted = await desk.slack.submit(
+        desk.url,
+        view,
+        {"agboss.role": "lead-refund-approval-channel", "agboss.why": "over my limit"},
+    )
+    assert submitted.status_code == 200
+    await eventually(lambda: len(desk.slack.ephemerals) == 1, "where it went")
+    [told] = desk.slack.ephemerals
+    assert told["text"] == "Handed to lead-refund-approval-channel: it is asked there now."
+    taken_back = desk.slack.message(message.ts)
+    assert taken_back.buttons() == []
+    assert "Reassigned: it was handed to someone else" in taken_back.text_of_blocks()
+    [asked] = desk.slack.messages(LEADS)
+    await desk.slack.click(desk.url, asked, "Approve", user="U0MANAGER")
+    outcome = await desk.outcome()
+    assert outcome.status is ExecutionStatus.COMPLETED
+    assert outcome.record is not None
+    handed = outcome.record.pauses[0]
+    assert handed.reassigned is not None
+    assert (handed.responder, handed.reassigned.reason) == ("manager-17", "over my limit")
+
+
 async def test_an_escalated_question_says_so_and_is_asked_of_the_leads_with_new_buttons(
     desk: Desk,
 ) -> None:
@@ -349,6 +382,27 @@ async def test_claim_says_on_the_message_who_handles_it_and_only_they_answer(des
     assert outcome.status is ExecutionStatus.COMPLETED
     assert outcome.record is not None
     assert [entry.responder for entry in outcome.record.pauses] == ["manager-17"]
+
+
+async def test_a_delegate_answers_from_slack_what_the_manager_on_leave_claimed(
+    desk: Desk,
+) -> None:
+    message = await desk.refund_asked()
+    await desk.slack.click(desk.url, message, "Claim", user="U0MANAGER")
+    await eventually(lambda: desk.slack.message(message.ts).updates == 1, "the claim shown")
+    await desk.env.app.delegate("manager-17", to="manager-4", granted_by="manager-17")
+    await desk.slack.click(desk.url, desk.slack.message(message.ts), "Approve", user="U0DEPUTY")
+    await eventually(
+        lambda: desk.slack.message(message.ts).updates == 2 or bool(desk.slack.ephemerals),
+        "the answer shown, or refused",
+    )
+    assert desk.slack.ephemerals == []  # taken, not refused
+    assert "*Approved* by <@U0DEPUTY>" in desk.slack.message(message.ts).text_of_blocks()
+    outcome = await desk.outcome()
+    assert outcome.status is ExecutionStatus.COMPLETED
+    assert outcome.record is not None
+    [entry] = outcome.record.pauses
+    assert (entry.responder, entry.on_behalf_of) == ("manager-4", "manager-17")
 
 
 async def test_reject_with_reason_opens_a_modal_and_the_model_reads_the_reason(

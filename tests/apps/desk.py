@@ -122,6 +122,21 @@ class ButtonExpenseApprovalChannel(ExpenseApprovalChannel):
         return ChannelOutcome.await_reply()
 
 
+@channel_role(
+    name="expense-lead-channel",
+    description="The thread's owner, as the lead, approves what was handed over to them",
+    approves=ExpenseDto,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+)
+class ExpenseLeadChannel(ChannelOf[ExpenseDto]): ...
+
+
+@channel(name="button-expense-lead-channel", description="Shows the lead two buttons")
+class ButtonExpenseLeadChannel(ExpenseLeadChannel):
+    async def send(self, ask: ChannelAsk[ExpenseDto]) -> ChannelOutcome:
+        return ChannelOutcome.await_reply()
+
+
 @tool(
     name="return-deposit-tool",
     description="Returns a deposit",
@@ -217,7 +232,7 @@ class OfficeWorkflow: ...
 @application(
     name="office-application",
     workflows=[OfficeWorkflow],
-    channels=[DeskDepositApprovalChannel, ButtonExpenseApprovalChannel],
+    channels=[DeskDepositApprovalChannel, ButtonExpenseApprovalChannel, ButtonExpenseLeadChannel],
     pause_record_retention=timedelta(hours=24),
     dependencies=[provide(DeskRecorder)],
     deps=[DeskRecorder],

@@ -11,7 +11,7 @@ from agboss.app._instance import Instance
 from agboss.assembly import McpTool
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import schema_of
-from agboss.engine import mark_shown
+from agboss.engine import handoffs_of, mark_shown
 from agboss.enums import PauseKind
 from agboss.inputs import check_id, check_optional_id
 from agboss.mcp import McpInputRequest
@@ -192,6 +192,12 @@ class PendingPauses(Instance):
             return False
         role = assembly.tool_channels[found[0]].asking(pause.channel).role
         return role is not None and role.reply_interpreter is not None
+
+    def handoffs(self, pause: PendingPause) -> list[str]:
+        """The roles a waiting question may be handed to (`reassign`), by name: every other
+        role of the application that approves its tool's calls. Empty for a tool this build
+        no longer has. An answering screen offers them to choose from."""
+        return list(handoffs_of(self._runtime, pause))
 
     def arguments_schema(self, pause: PendingPause) -> dict[str, Any]:
         """The JSON schema of the tool's input: the shape ``override_arguments`` must have

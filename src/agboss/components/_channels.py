@@ -85,6 +85,8 @@ class ChannelAsk(_NamesAPause, Generic[ArgsT]):
         claimed_by: Who handles it from the start: the person it was handed to
             (`App.reassign`), as their claim; ``None`` for a question anyone may take on.
         claimed_until: Until when that claim holds.
+        handoffs: The roles it may be handed to (`App.reassign`), by name: a channel may
+            offer to hand it on.
     """
 
     pause_id: str
@@ -97,6 +99,7 @@ class ChannelAsk(_NamesAPause, Generic[ArgsT]):
     claimable: bool = True
     claimed_by: str | None = None
     claimed_until: datetime | None = None
+    handoffs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

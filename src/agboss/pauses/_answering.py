@@ -249,7 +249,16 @@ class _Alone:
             if current is not None and expired(current, runtime.clock.now()):
                 raise NotPausedError("expired")
             if current is not None and current.status is PauseStatus.PENDING:
-                check_unclaimed(engine, current, given.answerer)  # claimed since it was read
+                # Claimed since it was read: by someone the answerer stands in for, or not.
+                standing_in = await answering_for(engine, current, row, given.responder)
+                if standing_in is not None and standing_in != given.on_behalf_of:
+                    standing = _Alone(engine, current, row, kept=False)
+                    delegated = replace(given, on_behalf_of=standing_in)
+                    standing.check(delegated)
+                    return await standing.record(
+                        delegated, decision, read, move=move, repeat_ok=repeat_ok
+                    )
+                check_unclaimed(engine, current, given.answerer)
             raise NotPausedError(closed_as(current) if current else "gone")
         await tell_answered(engine, resolved, row, responder, decision, now)
         receipt = AnswerReceipt(

@@ -36,6 +36,7 @@ REJECT_WITH_REASON: Final = "agboss.reject-with-reason"
 EDIT: Final = "agboss.edit"
 WORDS: Final = "agboss.words"
 CLAIM: Final = "agboss.claim"
+HAND_ON: Final = "agboss.hand-on"
 
 _MAX_FIELDS: Final = 10  # Slack's limit of fields in one section
 _MAX_TEXT: Final = 2900  # under a section's 3,000 characters
@@ -104,6 +105,8 @@ class Question:
         handled_by: Who claimed it, as the message says it (mrkdwn: ``<@U…>``), while the
             claim holds.
         handled_until: Until when that claim holds.
+        handoffs: The roles it may be handed to (`App.reassign`): a Hand on button when
+            there are any.
     """
 
     tool: str
@@ -117,6 +120,7 @@ class Question:
     claimable: bool = False
     handled_by: str | None = None
     handled_until: datetime | None = None
+    handoffs: tuple[str, ...] = ()
 
 
 def escaped(text: str) -> str:
@@ -196,8 +200,8 @@ def question_blocks(question: Question, token: Token) -> list[dict[str, Any]]:
     Approve and Reject always; Reject with reason; Edit for a call whose arguments may change
     (not for one that may have run: it runs again as it was, or not at all); Answer in words
     when the role reads them; Claim for a question one answer decides, until someone claims
-    it — then the message says who handles it, and until when. A tool's question is answered
-    through Edit ("Answer").
+    it — then the message says who handles it, and until when; Hand on when another role may
+    take it. A tool's question is answered through Edit ("Answer").
     """
     if question.kind is PauseKind.TOOL_INPUT:
         buttons = [_button("Answer", EDIT, token, "primary"), _button("Decline", REJECT, token)]
@@ -214,6 +218,8 @@ def question_blocks(question: Question, token: Token) -> list[dict[str, Any]]:
         buttons.append(_button("Answer in words", WORDS, token))
     if question.claimable and question.handled_by is None:
         buttons.append(_button("Claim", CLAIM, token))
+    if question.handoffs and question.kind is not PauseKind.INTERRUPTED:
+        buttons.append(_button("Hand on", HAND_ON, token))
     handled = []
     if question.handled_by is not None and question.handled_until is not None:
         until = slack_time(question.handled_until)

@@ -140,6 +140,7 @@ class SlackChannel(ChannelHandler[ArgsT]):
             claimable=ask.claimable,
             handled_by=None if ask.claimed_by is None else escaped(ask.claimed_by),
             handled_until=ask.claimed_until,
+            handoffs=ask.handoffs,
         )
         token = Token(
             ask.pause_ref,

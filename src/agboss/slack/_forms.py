@@ -21,12 +21,17 @@ from agboss.slack._blocks import Question, Token, escaped, question_text, shown_
 
 __all__ = [
     "EDIT_VIEW",
+    "HAND_ON_VIEW",
     "REASON_VIEW",
+    "TO_BLOCK",
+    "WHY_BLOCK",
     "WORDS_VIEW",
     "Where",
     "edit_view",
     "field_errors",
+    "hand_on_view",
     "read_edit",
+    "read_role",
     "read_text",
     "reason_view",
     "words_view",
@@ -36,7 +41,13 @@ REASON_VIEW: Final = "agboss.reason"
 EDIT_VIEW: Final = "agboss.edit"
 WORDS_VIEW: Final = "agboss.words"
 
+HAND_ON_VIEW: Final = "agboss.hand-on"
+
 REASON_BLOCK: Final = "agboss.reason"
+ROLE_BLOCK: Final = "agboss.role"
+TO_BLOCK: Final = "agboss.to"
+WHY_BLOCK: Final = "agboss.why"
+_THIS_ROLE: Final = "-"  # the role it is asked of: handed to a person of it
 WORDS_BLOCK: Final = "agboss.words"
 _FIELD: Final = "field."
 _VALUE: Final = "value"
@@ -119,6 +130,35 @@ def reason_view(where: Where, question: Question) -> dict[str, Any]:
     """Reject with a reason: the agent's model reads it."""
     reason = _text_input(REASON_BLOCK, "Reason", "e.g. not this month")
     return _modal(REASON_VIEW, "Reject", "Reject", where, [_about(question), reason])
+
+
+def hand_on_view(where: Where, question: Question) -> dict[str, Any]:
+    """Hand on: to another role, a person, or both, saying why (`App.reassign`)."""
+    roles = [{"text": _plain(f"{question.channel} (as it is)", 75), "value": _THIS_ROLE}]
+    roles += [{"text": _plain(name, 75), "value": name[:150]} for name in question.handoffs[:99]]
+    role = {
+        "type": "input",
+        "block_id": ROLE_BLOCK,
+        "label": _plain("Role", 2000),
+        "element": {
+            "type": "static_select",
+            "action_id": _VALUE,
+            "options": roles,
+            "initial_option": roles[min(1, len(roles) - 1)],
+        },
+    }
+    to = _text_input(TO_BLOCK, "A person (optional)", "their id, as your app knows them")
+    to["optional"] = True
+    to["element"]["multiline"] = False
+    why = _text_input(WHY_BLOCK, "Why", "e.g. a chargeback: legal decides")
+    return _modal(HAND_ON_VIEW, "Hand on", "Hand on", where, [_about(question), role, to, why])
+
+
+def read_role(values: Mapping[str, Any]) -> str | None:
+    """The role a submitted hand-on form chose; ``None`` for the one it is asked of."""
+    chosen = _state(values, ROLE_BLOCK).get("selected_option")
+    value = chosen.get("value") if isinstance(chosen, Mapping) else None
+    return None if not isinstance(value, str) or value == _THIS_ROLE else value
 
 
 def words_view(where: Where, question: Question) -> dict[str, Any]:

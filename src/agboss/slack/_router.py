@@ -49,6 +49,7 @@ from agboss.slack._blocks import (
     APPROVE,
     CLAIM,
     EDIT,
+    HAND_ON,
     REJECT,
     REJECT_WITH_REASON,
     WORDS,
@@ -70,14 +71,19 @@ from agboss.slack._errors import (
 )
 from agboss.slack._forms import (
     EDIT_VIEW,
+    HAND_ON_VIEW,
     REASON_BLOCK,
     REASON_VIEW,
+    TO_BLOCK,
+    WHY_BLOCK,
     WORDS_BLOCK,
     WORDS_VIEW,
     Where,
     edit_view,
     field_errors,
+    hand_on_view,
     read_edit,
+    read_role,
     read_text,
     reason_view,
     words_view,
@@ -93,7 +99,10 @@ DEFAULT_MAX_BODY: Final = 1024 * 1024
 WINDOW_SECONDS: Final = 5 * 60
 """How far a request's timestamp may be from the application's clock (Slack's advice)."""
 
-_OPENS = {REJECT_WITH_REASON: reason_view, WORDS: words_view}
+_OPENS = {REJECT_WITH_REASON: reason_view, WORDS: words_view, HAND_ON: hand_on_view}
+
+_BUTTONS = (APPROVE, REJECT, REJECT_WITH_REASON, EDIT, WORDS, CLAIM, HAND_ON)
+"""The buttons of a question's message."""
 
 
 class _FormFailedError(AgbossError):
@@ -327,10 +336,19 @@ class _Interactions:
         view = _mapping(payload.get("view"))
         where = Where.loads(view.get("private_metadata"))
         callback = view.get("callback_id")
-        if where is None or callback not in (REASON_VIEW, EDIT_VIEW, WORDS_VIEW):
+        if where is None or callback not in (REASON_VIEW, EDIT_VIEW, WORDS_VIEW, HAND_ON_VIEW):
             return Response(status_code=200)  # another modal of the app
         values = _mapping(_mapping(view.get("state")).get("values"))
         user = _user(payload)
+        if callback == HAND_ON_VIEW:
+            why = read_text(values, WHY_BLOCK)
+            if why is None:
+                return _errors({WHY_BLOCK: "Say why it is handed on."})
+            role, to = read_role(values), read_text(values, TO_BLOCK)
+            if role is None and to is None:
+                return _errors({TO_BLOCK: "Choose another role, or name a person."})
+            handing = _Answer(where, user)
+            return _ack(BackgroundTask(self._hand_on, app, handing, role, to, why))
         if callback == REASON_VIEW:
             reason = read_text(values, REASON_BLOCK)
             answer = _Answer(where, user, decision={"approved": False, "reason": reason})
@@ -351,6 +369,31 @@ class _Interactions:
         decision = {"approved": True, "override_arguments": arguments}
         fields = tuple(f"field.{name}" for name in schema.get("properties") or {})
         return await self._answered(app, _Answer(where, user, decision=decision), fields)
+
+    async def _hand_on(
+        self, app: App, clicked: _Answer, role: str | None, to: str | None, why: str
+    ) -> None:
+        """Hands the question on as the user who submitted the form (`App.reassign`): its
+        message is taken back by its channel (it says it was reassigned), and the user is told
+        where it went; a refusal is told to them alone."""
+        token = clicked.where.token
+        try:
+            who, pause_id, _ = await self._identify(app, clicked)
+            owner_id, answered_by = _credential(token, who)
+            made = await app.reassign(
+                pause_id,
+                reason=why,
+                role=role,
+                to=to,
+                tenant_id=token.tenant_id,
+                owner_id=owner_id,
+                answered_by=answered_by,
+            )
+        except Exception as error:  # shown to the user who submitted (see _refused)
+            await self._refused(app, clicked, error)
+            return
+        whom = made.role if made.to is None else f"{made.to} ({made.role})"
+        await self._tell(app, clicked, f"Handed to {whom}: it is asked there now.")
 
     # ---- answering ------------------------------------------------------------------------
 
@@ -625,7 +668,10 @@ def _ours(actions: object) -> tuple[str, Token] | None:
         found = _mapping(action)
         action_id = found.get("action_id")
         token = Token.loads(found.get("value"))
-        if action_id in (APPROVE, REJECT, REJECT_WITH_REASON, EDIT, WORDS, CLAIM) and token:
+        if (
+            action_id in (APPROVE, REJECT, REJECT_WITH_REASON, EDIT, WORDS, CLAIM, HAND_ON)
+            and token
+        ):
             return str(action_id), token
     return None
 
@@ -651,6 +697,7 @@ def _question(app: App, found: PauseDescription) -> Question:
         channel=pause.channel,
         accepts_reply=app.accepts_reply(pause),
         digest=pause.ask.digest,
+        handoffs=tuple(app.handoffs(pause)),
     )
 
 

@@ -174,6 +174,11 @@ class InboxEntryBody(BaseModel):
     """Who handles it (a claim that holds); ``None``: nobody claimed it."""
     claimed_until: datetime | None = None
     """Until when that claim holds."""
+    handoffs: list[str] = []
+    """The roles it may be handed to (``POST /reassignments``), by name."""
+    on_behalf_of: str | None = None
+    """Whose question the caller answers as their delegate (`App.delegate`): its thread's
+    owner; ``None`` for the caller's own, or one that names them a voter."""
     next_step_at: datetime | None = None
     """When that step is due."""
     next_step_in_seconds: float | None = None

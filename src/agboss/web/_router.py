@@ -231,7 +231,8 @@ class _Routes:
             )
             now = app.clock.now()
             body = InboxBody(
-                entries=[_entry(app, entry, now) for entry in page.entries], next=page.next
+                entries=[_entry(app, entry, now, owner_id) for entry in page.entries],
+                next=page.next,
             )
         except Exception as error:  # every error becomes a problem body (see problems.py)
             return problem(error)
@@ -511,10 +512,12 @@ def _moment(text: str | None, name: str) -> datetime | None:
         ) from error
 
 
-def _entry(app: App, entry: InboxEntry, now: datetime) -> InboxEntryBody:
+def _entry(app: App, entry: InboxEntry, now: datetime, person: str) -> InboxEntryBody:
     pause = entry.pause
     fields = fields_of(pause)
     del fields["pause_id"]  # the id stays on the server: the reference names the pause
+    seats = () if pause.votes is None else pause.votes.eligible or ()
+    theirs = entry.owner_id == person or person in seats
     return InboxEntryBody(
         **fields,
         execution_id=entry.execution_id,
@@ -531,6 +534,8 @@ def _entry(app: App, entry: InboxEntry, now: datetime) -> InboxEntryBody:
         next_step_in_seconds=_seconds_until(entry.next_step_at, now),
         claimed_by=entry.claimed_by,
         claimed_until=entry.claimed_until,
+        handoffs=app.handoffs(pause),
+        on_behalf_of=None if theirs else entry.owner_id,
     )
 
 

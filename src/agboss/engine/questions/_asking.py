@@ -19,7 +19,12 @@ from agboss.assembly import ToolChannel
 from agboss.components import ApprovalAsk, ChannelAsk, ChannelOutcome, ToolSpec
 from agboss.context import StepContext
 from agboss.dto import ToolCallApprovalAskDto, ToolCallApprovalDecisionDto
-from agboss.engine.questions._channels import ChannelCall, emit_pause_event, pause_kind
+from agboss.engine.questions._channels import (
+    ChannelCall,
+    emit_pause_event,
+    handoffs_of,
+    pause_kind,
+)
 from agboss.engine.questions._decisions import validate_decision
 from agboss.engine.questions._ladder import climb, first_step_at
 from agboss.engine.questions._quorums import votes_for
@@ -334,6 +339,7 @@ async def _send(
         claimable=pause.votes is None,
         claimed_by=pause.claimed_by,  # handed to a person: asked as theirs
         claimed_until=pause.claimed_until,
+        handoffs=handoffs_of(runtime, pause),
     )
     await frame.writes.flush()  # the lease is held before the channel is asked
     try:

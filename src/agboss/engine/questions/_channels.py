@@ -27,7 +27,7 @@ from agboss.errors import DefinitionChangedError, VersionNotServedError
 from agboss.mcp import McpInputRequest
 from agboss.mcp.client import answer_model
 from agboss.observability import ExecutionEvent, ExecutionEventKind, emit, span
-from agboss.records import PauseRecord, secret_of, shown_pause_id
+from agboss.records import PauseRecord, PendingPause, secret_of, shown_pause_id
 from agboss.store import redacted
 from agboss.store.protocol import ExecutionRow
 
@@ -38,6 +38,7 @@ __all__ = [
     "asked_arguments",
     "emit_pause_event",
     "handed_to",
+    "handoffs_of",
     "lacking",
     "not_served",
     "pause_kind",
@@ -82,6 +83,20 @@ def handed_to(runtime: Runtime, pause: PauseRecord, role: type[Any] | str) -> To
     """The channel ``pause``'s question is asked through when handed to ``role`` (the
     role's class or name: its tool's own channel, or one of its ``handoffs``)."""
     return _named(runtime, pause)[1].handed_to(role)
+
+
+def handoffs_of(runtime: Runtime, pause: PauseRecord | PendingPause) -> tuple[str, ...]:
+    """The roles ``pause``'s question may be handed to (`App.reassign`), by name: the other
+    roles of the application that approve its tool's calls; none for a tool this build no
+    longer has."""
+    assembly = runtime.assembly
+    found = assembly.tool_named(pause.agent, pause.ask.tool)
+    named = None if found is None else assembly.tool_channels.get(found[0])
+    if named is None:
+        return ()
+    return tuple(
+        channel.name for channel in (named, *named.handoffs) if channel.name != pause.channel
+    )
 
 
 def _named(runtime: Runtime, pause: PauseRecord) -> tuple[ToolSpec, ToolChannel]:

@@ -253,6 +253,53 @@
     return form;
   }
 
+  // Handing the question to another role, a person, or both (app.reassign): it is asked again
+  // there under a new id, and leaves this list.
+  function handOnForm(card, entry) {
+    const role = el("select", { name: "role", "aria-label": "Role" },
+      el("option", { value: "", text: "(this role)" }),
+      ...(entry.handoffs || []).map((name) => el("option", { value: name, text: name })));
+    const to = el("input", { type: "text", name: "to", placeholder: "A person (optional)", "aria-label": "Person" });
+    const why = el("input", { type: "text", name: "why", placeholder: "Why (recorded)", "aria-label": "Why" });
+    const form = el("form", { class: "hand-on", hidden: true, "aria-label": "Hand on" }, role, to, why,
+      el("div", { class: "actions" }, el("button", { type: "submit", class: "primary", text: "Hand on" })));
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      if (why.value.trim() === "") {
+        note(card, "Say why it is handed on first.", "error");
+        return;
+      }
+      const body = { pause_ref: entry.pause_ref, reason: why.value.trim() };
+      if (role.value) body.role = role.value;
+      if (to.value.trim()) body.to = to.value.trim();
+      for (const button of card.querySelectorAll("button")) button.disabled = true;
+      let response;
+      try {
+        response = await fetch("reassignments", {
+          method: "POST",
+          headers: { "Content-Type": "application/json", Accept: "application/json" },
+          credentials: "same-origin",
+          body: JSON.stringify(body),
+        });
+      } catch (error) {
+        note(card, "The server cannot be reached; nothing was changed. Try again.", "error");
+        for (const button of card.querySelectorAll("button")) button.disabled = false;
+        return;
+      }
+      const reply = await response.json().catch(() => ({}));
+      if (response.ok) {
+        const whom = reply.to ? `${reply.to} (${reply.role})` : reply.role;
+        note(card, `Handed to ${whom}: it is asked there now.`, "ok");
+        settle(card, "gone");
+        return;
+      }
+      const hint = reply.hint ? ` ${reply.hint}.` : "";
+      note(card, `${reply.detail || "It was not handed on."}${hint}`, "error", reply.errors);
+      for (const button of card.querySelectorAll("button")) button.disabled = false;
+    });
+    return form;
+  }
+
   // What the pause asks, by its kind: approve a call, answer the tool's question, or run
   // again a call that may already have run.
   function heading(entry, kind) {
@@ -278,12 +325,14 @@
     const next = el("span", { class: "next-step", text: nextStep(entry) });
     const votes = entry.votes ? el("span", { class: "votes", text: tally(entry) }) : null;
     const claimed = el("span", { class: "claimed", text: claim(entry) });
+    // A question delegated to the caller (app.delegate): they answer it for its owner.
+    const delegated = entry.on_behalf_of ? el("span", { class: "for", text: `for ${entry.on_behalf_of}` }) : null;
     // What the question asks, digested: what an answer from this page is recorded against.
     const digest = entry.ask.digest ? el("span", { class: "digest", text: `digest ${entry.ask.digest.slice(0, 12)}` }) : null;
     const kind = entry.ask.kind || "approval";
     const item = el("li", { class: "pause", "data-key": keyOf(entry), "data-tool": entry.ask.tool, "data-kind": kind, "data-state": "waiting" },
       heading(entry, kind),
-      el("p", { class: "meta" }, el("span", { text: `channel: ${entry.channel}` }), waitedFor, expires, next, votes, claimed, digest,
+      el("p", { class: "meta" }, el("span", { text: `channel: ${entry.channel}` }), delegated, waitedFor, expires, next, votes, claimed, digest,
         entry.item_index === null ? null : el("span", { text: `item ${entry.item_index}` })),
       el("table", { class: "arguments" }, ...rows));
     if (!answeredHere(entry)) {
@@ -311,6 +360,13 @@
       answer(item, entry, { decision });
     });
     if (edit) edit.addEventListener("click", () => { editing.hidden = !editing.hidden; });
+    if (kind !== "interrupted") {
+      const handOn = el("button", { type: "button", class: "hand-on", text: "Hand on" });
+      const handing = handOnForm(item, entry);
+      actions.append(handOn);
+      item.append(handing);
+      handOn.addEventListener("click", () => { handing.hidden = !handing.hidden; });
+    }
     if (entry.accepts_reply) {
       const words = el("button", { type: "button", class: "words", text: "Answer in words" });
       const replying = replyForm(item, entry);
