@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import typing
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -114,23 +115,7 @@ class ChannelRules(Walk):
                     for step in role.ladder
                     if isinstance(step, Escalate) and step.to in targets
                 )
-                # A question handed on keeps them too, and its ladder's escalations.
-                handoffs = tuple(
-                    ToolChannel(
-                        other,
-                        implementation,
-                        other_spec.name,
-                        other_spec.answered_by,
-                        other_spec,
-                        expires_after,
-                        on_expiry,
-                        role.ladder,
-                        escalations,
-                    )
-                    for other, implementation, other_spec in handoff_roles
-                    if other is not named and _takes_tool(other_spec, spec)
-                )
-                tool_channels[cls] = ToolChannel(
+                declared = ToolChannel(
                     named,
                     implementations[0],
                     role.name,
@@ -140,15 +125,17 @@ class ChannelRules(Walk):
                     on_expiry,
                     role.ladder,
                     escalations,
-                    handoffs,
                 )
+                # A question handed on keeps them too, and its ladder's escalations.
+                handed = _handoffs(handoff_roles, spec, named, declared)
+                tool_channels[cls] = replace(declared, handoffs=handed)
             else:
                 concrete = spec_of(named, ChannelSpec)
                 if concrete is None:
                     continue  # reported by tool.channel-not-a-channel
                 self.components.setdefault(named, concrete)
                 expires_after, on_expiry = self._deadline(spec, None)
-                tool_channels[cls] = ToolChannel(
+                declared = ToolChannel(
                     named,
                     named,
                     concrete.name,
@@ -156,20 +143,9 @@ class ChannelRules(Walk):
                     None,
                     expires_after,
                     on_expiry,
-                    handoffs=tuple(
-                        ToolChannel(
-                            other,
-                            implementation,
-                            other_spec.name,
-                            other_spec.answered_by,
-                            other_spec,
-                            expires_after,
-                            on_expiry,
-                        )
-                        for other, implementation, other_spec in handoff_roles
-                        if _takes_tool(other_spec, spec)
-                    ),
                 )
+                handed = _handoffs(handoff_roles, spec, named, declared)
+                tool_channels[cls] = replace(declared, handoffs=handed)
         self.check_interpreters()
         for role_cls in self.chosen.keys() - asked:
             self.violate(
@@ -550,6 +526,30 @@ def _quorum_problems(quorum: Quorum, owner_role: bool) -> list[str]:
                 "approvals it needs, so no question could ever be approved"
             )
     return problems
+
+
+def _handoffs(
+    roles: list[tuple[type[Any], type[Any], ChannelRoleSpec]],
+    tool: ToolSpec,
+    named: type[Any],
+    declared: ToolChannel,
+) -> tuple[ToolChannel, ...]:
+    """The channels a tool's questions may be handed to (`App.reassign`): each other role of
+    ``roles`` that approves its calls, keeping what ``declared`` (the channel the tool names)
+    gives a question — its deadline, what it decides, its ladder and escalations."""
+    return tuple(
+        replace(
+            declared,
+            named=other,
+            implementation=implementation,
+            name=other_spec.name,
+            answered_by=other_spec.answered_by,
+            role=other_spec,
+            handoffs=(),
+        )
+        for other, implementation, other_spec in roles
+        if other is not named and _takes_tool(other_spec, tool)
+    )
 
 
 def _takes_tool(role: ChannelRoleSpec, tool: ToolSpec) -> bool:

@@ -11,14 +11,13 @@ the delegate too — and a quorum counts a person's seat once.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
-from typing import Any
 
 from agboss.components import ChannelRoleSpec, ChannelSpec, ToolSpec
 from agboss.context import DEFAULT_TENANT_ID
 from agboss.engine.instance import Runtime
+from agboss.engine.questions._standing import check_reason, check_until
 from agboss.errors import DtoValidationError, UnknownDelegationError
-from agboss.inputs import InputLimits, check_id
+from agboss.inputs import check_id
 from agboss.observability import log_event
 from agboss.records import Delegation, PauseRecord, new_delegation_id
 from agboss.store.writes import GrantDelegation, RevokeDelegation
@@ -62,8 +61,8 @@ class DelegationGrant:
         )
         self.role = None if role is None else _role(runtime, role)
         self.tool = None if tool is None else _tool(runtime, tool)
-        self.until = _until(until, runtime.clock.now())
-        self.reason = None if reason is None else _reason(reason, limits)
+        self.until = check_until(until, runtime.clock.now())
+        self.reason = None if reason is None else check_reason(reason, limits, _WHY)
 
 
 async def delegate(runtime: Runtime, given: DelegationGrant) -> Delegation:
@@ -199,21 +198,4 @@ def _tool(runtime: Runtime, tool: object) -> str:
     )
 
 
-def _until(until: object, now: datetime) -> datetime | None:
-    if until is None:
-        return None
-    if not isinstance(until, datetime) or until.tzinfo is None or until <= now:
-        raise DtoValidationError(
-            f"until={until!r} must be a timezone-aware datetime in the future",
-            hint="pass until=datetime.now(UTC) + timedelta(days=5), or leave it out: until revoked",
-        )
-    return until
-
-
-def _reason(reason: Any, limits: InputLimits) -> str:
-    if not isinstance(reason, str) or len(reason) > limits.reason_length:
-        raise DtoValidationError(
-            f"reason must be a string of at most {limits.reason_length} characters",
-            hint="say briefly why, for whoever reads the audit trail",
-        )
-    return reason
+_WHY = "say briefly why, for whoever reads the audit trail"

@@ -23,7 +23,7 @@ from agboss.observability import log_event
 from agboss.records import StandingDecision, new_decision_id
 from agboss.store.writes import GrantStanding, RevokeStanding
 
-__all__ = ["Grant", "grant", "list_standing", "revoke"]
+__all__ = ["Grant", "check_reason", "check_until", "grant", "list_standing", "revoke"]
 
 
 class Grant:
@@ -50,8 +50,8 @@ class Grant:
             DEFAULT_TENANT_ID if tenant_id is None else check_id(tenant_id, "tenant_id", limits)
         )
         self.granted_by = check_id(granted_by, "granted_by", limits)
-        self.until = _until(until, runtime.clock.now())
-        self.reason = None if reason is None else _reason(reason, limits)
+        self.until = check_until(until, runtime.clock.now())
+        self.reason = None if reason is None else check_reason(reason, limits, _WHY_STANDING)
 
 
 async def grant(runtime: Runtime, given: Grant) -> StandingDecision:
@@ -203,7 +203,9 @@ def _where(
     return None, None
 
 
-def _until(until: object, now: datetime) -> datetime | None:
+def check_until(until: object, now: datetime) -> datetime | None:
+    """When a grant (a standing decision, a delegation) ends by itself: a timezone-aware
+    moment in the future, or ``None`` (until revoked); raises otherwise."""
     if until is None:
         return None
     if not isinstance(until, datetime) or until.tzinfo is None or until <= now:
@@ -214,10 +216,14 @@ def _until(until: object, now: datetime) -> datetime | None:
     return until
 
 
-def _reason(reason: Any, limits: InputLimits) -> str:
+def check_reason(reason: Any, limits: InputLimits, hint: str) -> str:
+    """A grant's reason: a string within the limits; raises otherwise (``hint``: what to
+    say)."""
     if not isinstance(reason, str) or len(reason) > limits.reason_length:
         raise DtoValidationError(
-            f"reason must be a string of at most {limits.reason_length} characters",
-            hint="say briefly why the calls are approved ahead of time",
+            f"reason must be a string of at most {limits.reason_length} characters", hint=hint
         )
     return reason
+
+
+_WHY_STANDING = "say briefly why the calls are approved ahead of time"
