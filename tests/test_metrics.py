@@ -182,3 +182,21 @@ def _decided_by_outcome(outcome: str) -> dict[tuple[str, str], int]:
             key = (attributes["agboss.tool"], attributes["agboss.decided_by"])
             counted[key] = counted.get(key, 0) + int(point.value)
     return counted
+
+
+@pytest.mark.application.with_args(OfficeApplication)
+async def test_each_tool_run_is_measured_as_the_genai_conventions_measure_an_operation(
+    env: TestEnv, reader: InMemoryMetricReader
+) -> None:
+    def runs() -> int:
+        return sum(
+            int(point.count)
+            for point in _points("gen_ai.client.operation.duration")
+            if point.attributes.get("gen_ai.tool.name") == "stamp-tool"
+            and point.attributes.get("gen_ai.operation.name") == "execute_tool"
+        )
+
+    before = runs()
+    env.mock_llm(OfficeAgent).then_return(call_tools(tool_call(StampTool, lease_id="L-7")), DONE)
+    await env.app.execute(OfficeWorkflow, REQUEST, owner_id="user-1")  # approved at once: it runs
+    assert runs() == before + 1

@@ -8,6 +8,7 @@ from agboss.observability._events import (
     listening,
     streaming_to,
 )
+from agboss.observability._genai import agent_span, chat_span, tool_span, usage_seen
 from agboss.observability._logs import log_event
 from agboss.observability._metrics import (
     closed,
@@ -20,6 +21,8 @@ from agboss.observability._tracing import span
 __all__ = [
     "ExecutionEvent",
     "ExecutionEventKind",
+    "agent_span",
+    "chat_span",
     "closed",
     "decided",
     "emit",
@@ -28,5 +31,7 @@ __all__ = [
     "questions_waiting",
     "span",
     "streaming_to",
+    "tool_span",
+    "usage_seen",
     "waiting_wanted",
 ]

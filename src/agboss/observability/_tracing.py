@@ -8,7 +8,7 @@ a pause id: a channel pause's id is the right to answer it and never leaves its 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 from opentelemetry import trace
@@ -16,7 +16,7 @@ from opentelemetry.trace import INVALID_SPAN, ProxyTracerProvider, Span, Status,
 
 from agboss.store import redacted
 
-__all__ = ["span"]
+__all__ = ["Attribute", "conventional_span", "span"]
 
 _TRACER = trace.get_tracer("agboss")
 
@@ -41,16 +41,30 @@ def span(
     """
     if isinstance(trace.get_tracer_provider(), ProxyTracerProvider):
         return _UNTRACED
-    return _traced(name, redact, attributes)
+    return _traced(f"agboss.{name}", redact, _ours(attributes))
+
+
+def conventional_span(
+    name: str, conventions: Mapping[str, Attribute], **attributes: Attribute
+) -> AbstractContextManager[Span]:
+    """A span named as an OpenTelemetry semantic convention says (``execute_tool
+    refund-tool``), with the convention's attributes (``gen_ai.*``, as given) and agboss's
+    own (``agboss.<key>``); none until a tracer provider is installed, as `span`."""
+    if isinstance(trace.get_tracer_provider(), ProxyTracerProvider):
+        return _UNTRACED
+    given = {key: value for key, value in conventions.items() if value is not None}
+    return _traced(name, None, {**given, **_ours(attributes)})
+
+
+def _ours(attributes: Mapping[str, Attribute]) -> dict[str, Attribute]:
+    return {f"agboss.{key}": value for key, value in attributes.items() if value is not None}
 
 
 @contextmanager
 def _traced(name: str, redact: str | None, attributes: dict[str, Attribute]) -> Iterator[Span]:
     with _TRACER.start_as_current_span(
-        f"agboss.{name}",
-        attributes={
-            f"agboss.{key}": value for key, value in attributes.items() if value is not None
-        },
+        name,
+        attributes=attributes,
         record_exception=redact is None,
         set_status_on_exception=redact is None,
     ) as current:

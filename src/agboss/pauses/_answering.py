@@ -30,6 +30,7 @@ from agboss.errors import (
     UnknownPauseError,
     VersionNotServedError,
 )
+from agboss.observability import span
 from agboss.pauses._answers import (
     AnswerReceipt,
     Ballot,
@@ -150,11 +151,21 @@ async def record_answer(
         raise NotPausedError("expired")  # its deadline passed: the tree's next pass decides
     valid, read = await read_decision(engine, pause, row, decision, reply)
     ballot.check_decision(valid)
-    if move and not await engine.serves(pause.root_execution_id, row):
-        # Recorded here all the same, and announced: a build that serves the tree moves it.
-        recorded = await ballot.record(given, valid, read, move=False, repeat_ok=repeat_ok)
-        return replace(recorded, left=True, tenant_id=pause.tenant_id)
-    return await ballot.record(given, valid, read, move=move, repeat_ok=repeat_ok)
+    with span(  # the answer recorded: who, through which role, for whom
+        "answer",
+        tool=pause.ask.tool,
+        channel=pause.channel,
+        execution_id=pause.execution_id,
+        root_execution_id=pause.root_execution_id,
+        tenant_id=pause.tenant_id,
+        on_behalf_of=given.on_behalf_of,
+        approved=valid.approved,
+    ):
+        if move and not await engine.serves(pause.root_execution_id, row):
+            # Recorded here all the same, and announced: a build that serves the tree moves it.
+            recorded = await ballot.record(given, valid, read, move=False, repeat_ok=repeat_ok)
+            return replace(recorded, left=True, tenant_id=pause.tenant_id)
+        return await ballot.record(given, valid, read, move=move, repeat_ok=repeat_ok)
 
 
 @dataclass(frozen=True, slots=True)

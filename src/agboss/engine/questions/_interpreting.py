@@ -47,7 +47,7 @@ from agboss.models import (
     ToolSchema,
     Usage,
 )
-from agboss.observability import span
+from agboss.observability import chat_span
 from agboss.pii import PiiSeam, TreeTokens, UnknownTokenError
 from agboss.records import DecisionReading, PauseRecord
 from agboss.store.protocol import ExecutionRow
@@ -192,10 +192,9 @@ async def _by_model(
     decider = runtime.models.decision_model(spec.model)
     state = _state(reading, seam)  # PiiRefusedError here: nothing was sent, the pause waits
     try:
-        with span(
-            "model-call",
+        with chat_span(
+            spec.model,
             cost_caller=caller.label,
-            model=spec.model,
             decision_model=decider is not None,
             execution_id=row.execution_id,
             root_execution_id=row.root_execution_id,

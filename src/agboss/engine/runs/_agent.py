@@ -76,10 +76,13 @@ from agboss.models import (
 from agboss.observability import (
     ExecutionEvent,
     ExecutionEventKind,
+    agent_span,
+    chat_span,
     emit,
     listening,
     log_event,
-    span,
+    tool_span,
+    usage_seen,
 )
 from agboss.pii import PiiSeam, UnknownTokenError
 from agboss.records import ComponentRecord, PauseRecord, StepRecord, ToolCallRecord
@@ -157,6 +160,11 @@ class AgentRun:
         Raises:
             AgentFailedError: The model failed, kept answering invalidly, or ran out of turns.
         """
+        row, spec = self.frame.row, self.spec
+        with agent_span(spec.name, spec.description, row.thread_id, execution_id=row.execution_id):
+            return await self._loop()
+
+    async def _loop(self) -> BaseModel | Waiting:
         await self.frame.load(self.scope + "/")
         self.pii = await self.frame.pii_seam()
         if self.pii is not None:
@@ -408,10 +416,9 @@ class AgentRun:
                 on_text=self._streamed_text(row.execution_id) if listening() else None,
             )
             await check_budgets(runtime, row, request.caller.label)  # before each attempt
-            with span(
-                "model-call",
+            with chat_span(
+                self.spec.model,
                 cost_caller=request.caller.label,
-                model=self.spec.model,
                 execution_id=row.execution_id,
                 root_execution_id=row.root_execution_id,
                 tenant_id=row.tenant_id,
@@ -419,8 +426,7 @@ class AgentRun:
                 attempt=attempt,
             ) as current:
                 response = await model.complete(sent)
-                current.set_attribute("agboss.input_tokens", response.usage.input_tokens)
-                current.set_attribute("agboss.output_tokens", response.usage.output_tokens)
+                usage_seen(current, response.usage.input_tokens, response.usage.output_tokens)
             emit(
                 lambda: ExecutionEvent(
                     ExecutionEventKind.MODEL_ANSWERED,
@@ -694,9 +700,10 @@ class AgentRun:
             )
 
         emit(lambda: event(ExecutionEventKind.TOOL_STARTED))
-        with span(
-            TOOL_STEP,
-            tool=spec.name,
+        with tool_span(
+            spec.name,
+            step.call_id,
+            spec.description,
             execution_id=context.execution_id,
             root_execution_id=context.root_execution_id,
             step=step.idempotency_key,
