@@ -132,10 +132,10 @@ async def test_two_builds_answer_each_others_questions_and_each_tree_moves_on_it
         left = await new.app.resume(
             _owners(first).pause_id or "", decision={"approved": True}, owner_id="user-1"
         )
-        assert left.status is ExecutionStatus.PAUSED
-        assert [pause.pause_ref for pause in left.pending] != [
-            pause.pause_ref for pause in first.pending
-        ]  # the answered question no longer waits
+        # Read as it is: the old build, told of the answer, may be moving it already.
+        assert left.status in (ExecutionStatus.PAUSED, ExecutionStatus.RUNNING)
+        answered = _owners(first).pause_ref
+        assert answered not in [pause.pause_ref for pause in left.pending]  # no longer waits
         await eventually(lambda: EXPENSE in old_ran.runs, "the old build moving its own tree")
         # And the other way round.
         await old.app.resume(
