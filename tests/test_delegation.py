@@ -105,7 +105,7 @@ async def test_a_delegation_ends_on_its_date_or_when_revoked(env: TestEnv) -> No
     assert (await env.app.pending(voter="bo")).entries == []
 
 
-async def test_a_delegation_scoped_to_a_role_or_a_tool_hands_on_only_those(
+async def test_a_delegation_scoped_to_a_role_a_tool_or_a_tenant_hands_on_only_those(
     env: TestEnv,
 ) -> None:
     _, pause_id = await _expense(env)
@@ -115,6 +115,9 @@ async def test_a_delegation_scoped_to_a_role_or_a_tool_hands_on_only_those(
         with pytest.raises(ThreadOwnerError):
             await env.app.answer(pause_id, decision={"approved": True}, owner_id=other)
         assert (await env.app.pending(voter=other)).entries == []
+    await env.app.delegate("ada", to="eve", granted_by="ada", tenant_id="globex")
+    with pytest.raises(ThreadOwnerError):  # another tenant's delegation hands on nothing here
+        await env.app.answer(pause_id, decision={"approved": True}, owner_id="eve")
     await env.app.delegate("ada", to="dee", granted_by="ada", tool=BookExpenseTool)
     receipt = await env.app.answer(pause_id, decision={"approved": True}, owner_id="dee")
     assert receipt.responder == "dee"

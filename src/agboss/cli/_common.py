@@ -4,14 +4,15 @@ on its store, running a command's work and saying its errors as a user fixes the
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import inspect
 import os
 import re
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
-from typing import TypeVar
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -33,6 +34,7 @@ __all__ = [
     "duration",
     "load_target",
     "out",
+    "record_json",
     "run",
     "with_app",
 ]
@@ -218,3 +220,12 @@ def duration(text: str | None) -> timedelta | None:
     if duration > _LONGEST:
         raise click.BadParameter(f"{text!r} is longer than a hundred years")
     return duration
+
+
+def record_json(record: Any) -> dict[str, Any]:
+    """A record dataclass (a standing decision, a delegation) as ``--json`` prints it: its
+    fields, moments in ISO 8601."""
+    return {
+        name: value.isoformat() if isinstance(value, datetime) else value
+        for name, value in dataclasses.asdict(record).items()
+    }

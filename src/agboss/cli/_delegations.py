@@ -3,17 +3,14 @@ revoked, from a terminal."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from datetime import datetime
-from typing import Any
 
 import click
 from rich.markup import escape
 from rich.table import Table
 
 from agboss.app import App
-from agboss.cli._common import APP, JSON, STORE, TENANT, duration, out, with_app
+from agboss.cli._common import APP, JSON, STORE, TENANT, duration, out, record_json, with_app
 from agboss.records import Delegation
 
 __all__ = ["delegations"]
@@ -67,7 +64,7 @@ def grant(
 
     made = with_app(target, store, action)
     if as_json:
-        click.echo(json.dumps(_json(made)))
+        click.echo(json.dumps(record_json(made)))
         return
     until = "until revoked" if made.until is None else f"until {made.until:%Y-%m-%d %H:%M}"
     out().print(
@@ -99,7 +96,7 @@ def list_delegations(
     found = with_app(target, store, action, reads_only=True)
     if as_json:
         for each in found:
-            click.echo(json.dumps(_json(each)))
+            click.echo(json.dumps(record_json(each)))
         return
     table = Table(title=f"{len(found)} delegation(s)")
     for column in ("id", "for", "answered by", "which", "granted", "until", "revoked"):
@@ -143,11 +140,3 @@ def revoke(
 
     revoked = with_app(target, store, action)
     click.echo(f"revoked {revoked.delegation_id} (by {revoked.revoked_by})")
-
-
-def _json(delegation: Delegation) -> dict[str, Any]:
-    fields = dataclasses.asdict(delegation)
-    return {
-        name: value.isoformat() if isinstance(value, datetime) else value
-        for name, value in fields.items()
-    }

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from datetime import datetime
 from typing import Any
 
 import click
@@ -14,7 +12,7 @@ from rich.table import Table
 from agboss.app import App
 from agboss.cli._audit import audit
 from agboss.cli._claims import claim, reassign, release
-from agboss.cli._common import APP, JSON, STORE, TENANT, duration, out, run, with_app
+from agboss.cli._common import APP, JSON, STORE, TENANT, duration, out, record_json, run, with_app
 from agboss.cli._delegations import delegations
 from agboss.cli._deploys import deploy_check
 from agboss.cli._executions import executions
@@ -411,7 +409,7 @@ def list_standing(
     decisions = with_app(target, store, action, reads_only=True)
     if as_json:
         for decision in decisions:
-            click.echo(json.dumps(_standing_json(decision)))
+            click.echo(json.dumps(record_json(decision)))
         return
     table = Table(title=f"{len(decisions)} standing decision(s)")
     for column in ("id", "approves", "where", "granted", "until", "revoked"):
@@ -451,14 +449,6 @@ def revoke_standing(
 def _scope_of(decision: StandingDecision) -> str:
     where = decision.thread_id or decision.owner_id
     return decision.scope.value + ("" if where is None else f" {where}")
-
-
-def _standing_json(decision: StandingDecision) -> dict[str, Any]:
-    fields = dataclasses.asdict(decision)
-    return {
-        name: value.isoformat() if isinstance(value, datetime) else value
-        for name, value in fields.items()
-    }
 
 
 @cli.command()

@@ -248,8 +248,8 @@ async def answering_for(
     runtime = engine.runtime
     if pause.votes is not None:
         return await _seat_for(engine, pause, row, pause.votes, responder)
-    if pause.answered_by is PauseAnswerer.THREAD_OWNER and responder != row.owner_id:
-        return await delegated_by(runtime, pause, responder, (row.owner_id,))
+    if pause.answered_by is PauseAnswerer.THREAD_OWNER:
+        return await _owner_for(engine, pause, row, responder)
     holder = pause.claimant(runtime.clock.now())
     if holder is not None and holder != responder and not others_answer(tool_of(runtime, pause)[1]):
         return await delegated_by(runtime, pause, responder, (holder,))
@@ -259,11 +259,19 @@ async def answering_for(
 async def as_owner(engine: Engine, pause: PauseRecord, row: ExecutionRow, person: str) -> str:
     """Who ``person`` stands in for on a thread-owner question (a claim, a reassignment):
     the thread's owner when the owner delegated it to them, else themselves."""
-    if pause.answered_by is PauseAnswerer.THREAD_OWNER and person != row.owner_id:
-        principal = await delegated_by(engine.runtime, pause, person, (row.owner_id,))
-        if principal is not None:
-            return principal
-    return person
+    if pause.answered_by is not PauseAnswerer.THREAD_OWNER:
+        return person
+    return await _owner_for(engine, pause, row, person) or person
+
+
+async def _owner_for(
+    engine: Engine, pause: PauseRecord, row: ExecutionRow, person: str
+) -> str | None:
+    """The thread's owner, when ``person`` is not them and the owner delegated the question
+    to them; else ``None``."""
+    if person == row.owner_id:
+        return None
+    return await delegated_by(engine.runtime, pause, person, (row.owner_id,))
 
 
 async def _seat_for(

@@ -8,7 +8,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, TypedDict
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -110,6 +110,21 @@ class Caller:
             )
 
 
+class _Answerer(TypedDict):
+    """Who answers, as every answerer's door of `App` takes it."""
+
+    tenant_id: str | None
+    owner_id: str | None
+    answered_by: str | None
+
+
+def _answerer(caller: Caller) -> _Answerer:
+    """The caller as an answerer's credentials (`App.answer`, `claim`, `reassign`…)."""
+    return _Answerer(
+        tenant_id=caller.tenant_id, owner_id=caller.owner_id, answered_by=caller.answered_by
+    )
+
+
 Authenticator: TypeAlias = Callable[[Request], "Awaitable[Caller | None] | Caller | None"]
 """Reads the caller from a request (a session cookie, a bearer token, a signed webhook);
 ``None`` when it carries no credential it recognises (answered ``401``)."""
@@ -148,9 +163,7 @@ class _Routes:
                 await _pause_id(app, caller, body),
                 decision=body.decision,
                 reply=body.reply,
-                tenant_id=caller.tenant_id,
-                owner_id=caller.owner_id,
-                answered_by=caller.answered_by,
+                **_answerer(caller),
             )
         except Exception as error:  # every error becomes a problem body (see problems.py)
             return _answerers_problem(error)
@@ -165,12 +178,7 @@ class _Routes:
             caller = await self.caller(request)
             body = await read_claim(request, self.max_body)
             app = self.opened()
-            made = await app.claim(
-                await _pause_id(app, caller, body),
-                tenant_id=caller.tenant_id,
-                owner_id=caller.owner_id,
-                answered_by=caller.answered_by,
-            )
+            made = await app.claim(await _pause_id(app, caller, body), **_answerer(caller))
         except Exception as error:  # every error becomes a problem body (see problems.py)
             return _answerers_problem(error)
         return JSONResponse(ClaimedBody(**fields_of(made)).model_dump(mode="json"))
@@ -182,12 +190,7 @@ class _Routes:
             body = await read_claim(request, self.max_body)
             app = self.opened()
             pause_id = await _pause_id(app, caller, body)
-            released = await app.release(
-                pause_id,
-                tenant_id=caller.tenant_id,
-                owner_id=caller.owner_id,
-                answered_by=caller.answered_by,
-            )
+            released = await app.release(pause_id, **_answerer(caller))
         except Exception as error:  # every error becomes a problem body (see problems.py)
             return _answerers_problem(error)
         shown = ReleasedBody(pause_ref=pause_ref(pause_id), released=released)
@@ -205,9 +208,7 @@ class _Routes:
                 reason=body.reason,
                 role=body.role,
                 to=body.to,
-                tenant_id=caller.tenant_id,
-                owner_id=caller.owner_id,
-                answered_by=caller.answered_by,
+                **_answerer(caller),
             )
         except Exception as error:  # every error becomes a problem body (see problems.py)
             return _answerers_problem(error)
