@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("app",),
     ("http",),  # what every HTTP route stands on: problem bodies, careful bodies, the app
     ("web", "cli", "testing"),
-    ("slack",),  # a channel and its interactions route, on the HTTP routes' ground
+    ("slack", "protocols"),  # a channel's route; the open protocols' doors: on the HTTP ground
 ]
 
 

@@ -1,0 +1,190 @@
+"""An execution's events as AG-UI events: text as it streams, tool calls as they run, the
+questions asked and answered, and the end as a run's outcome.
+
+What `App.stream` keeps out stays out: a tool's arguments and results and a channel pause's id
+are never streamed; a question's arguments are shown in its interrupt, to the person who may
+answer it (as their inbox shows them).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from ag_ui.core import (
+    PROTOCOL_VERSION,
+    BaseEvent,
+    CustomEvent,
+    Interrupt,
+    RunErrorEvent,
+    RunFinishedCancelledOutcome,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+    RunStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+
+from agboss.enums import ExecutionStatus
+from agboss.errors import AgbossError
+from agboss.observability import ExecutionEvent, ExecutionEventKind
+from agboss.protocols._questions import ANSWER_SCHEMA, OpenQuestion
+from agboss.records import ExecutionOutput
+
+__all__ = ["Translation", "interrupt_of"]
+
+_K = ExecutionEventKind
+
+# The questions' news as CUSTOM events, named as `ExecutionEventKind` names them.
+_PAUSE_NEWS = frozenset(
+    {
+        _K.PAUSE_ASKED,
+        _K.PAUSE_ANSWERED,
+        _K.PAUSE_VOTED,
+        _K.PAUSE_EXPIRED,
+        _K.PAUSE_REMINDED,
+        _K.PAUSE_ESCALATED,
+        _K.PAUSE_REASSIGNED,
+    }
+)
+
+
+def interrupt_of(question: OpenQuestion) -> Interrupt:
+    """A question the caller may answer, as AG-UI's interrupt: named by its reference."""
+    pause = question.pause
+    return Interrupt(
+        id=pause.pause_ref,
+        reason="tool_approval",
+        message=question.prompt(),
+        tool_call_id=pause.ask.call_id,
+        response_schema=ANSWER_SCHEMA,
+        metadata={
+            "tool": pause.ask.tool,
+            "arguments": pause.ask.arguments,
+            "agent": pause.agent,
+            "channel": pause.channel,
+            "answeredBy": pause.answered_by.value,
+            "childExecutionId": pause.child_execution_id,
+        },
+    )
+
+
+@dataclass
+class Translation:
+    """One AG-UI run's view of the work it streams.
+
+    Attributes:
+        thread_id: The AG-UI thread (agboss's thread).
+        run_id: The client's run id.
+    """
+
+    thread_id: str
+    run_id: str
+    _message: str | None = field(default=None, init=False)
+    _last_message: str | None = field(default=None, init=False)
+
+    def started(self) -> RunStartedEvent:
+        return RunStartedEvent(
+            thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION
+        )
+
+    def of(self, event: ExecutionEvent) -> list[BaseEvent]:
+        """What one execution event is in AG-UI (nothing for ``ENDED``: see `finished`)."""
+        if event.kind is _K.TEXT_DELTA:
+            return [*self._opened(), self._content(event.text or "")]
+        if event.kind is _K.MODEL_ANSWERED:
+            return self._turn_ended(event.text)
+        if event.kind is _K.TOOL_STARTED:
+            return [
+                *self._closed(),
+                ToolCallStartEvent(
+                    tool_call_id=event.call_id or "",
+                    tool_call_name=event.tool or "",
+                    parent_message_id=self._last_message,
+                ),
+            ]
+        if event.kind is _K.TOOL_DONE:
+            return [ToolCallEndEvent(tool_call_id=event.call_id or "")]
+        if event.kind in _PAUSE_NEWS:
+            return [
+                *self._closed(),
+                CustomEvent(name=f"agboss.{event.kind.value}", value=_news(event)),
+            ]
+        return []
+
+    def finished(self, output: ExecutionOutput, questions: list[OpenQuestion]) -> list[BaseEvent]:
+        """The run's end: its outcome, and the execution's standing as its result."""
+        result: dict[str, Any] = {
+            "status": output.status.value,
+            "executionId": output.execution_id,
+        }
+        outcome: Any = None
+        if output.status is ExecutionStatus.COMPLETED and output.output is not None:
+            result["output"] = output.output.model_dump(mode="json")
+        elif output.status is ExecutionStatus.CANCELLED:
+            outcome = RunFinishedCancelledOutcome()
+        elif questions:
+            outcome = RunFinishedInterruptOutcome(
+                interrupts=[interrupt_of(question) for question in questions]
+            )
+        elif output.status is ExecutionStatus.PAUSED:
+            # Waiting only on others' questions: nothing this client may answer.
+            result["waitingOnOthers"] = len(output.pending)
+        if output.wake_at is not None:
+            result["wakeAt"] = output.wake_at.isoformat()
+        return [
+            *self._closed(),
+            RunFinishedEvent(
+                thread_id=self.thread_id, run_id=self.run_id, result=result, outcome=outcome
+            ),
+        ]
+
+    def failed(self, error: BaseException) -> list[BaseEvent]:
+        """The run's end when its work raised: the error's code and sentence, never a trace."""
+        if isinstance(error, AgbossError):
+            message, code = error.message, error.code
+        else:
+            message, code = "the run failed; the server's log has why", "agui.internal"
+        return [*self._closed(), RunErrorEvent(message=message, code=code)]
+
+    def _opened(self) -> list[BaseEvent]:
+        if self._message is not None:
+            return []
+        self._message = self._last_message = f"msg-{uuid.uuid4().hex}"
+        return [TextMessageStartEvent(message_id=self._message, role="assistant")]
+
+    def _content(self, text: str) -> BaseEvent:
+        assert self._message is not None
+        return TextMessageContentEvent(message_id=self._message, delta=text)
+
+    def _closed(self) -> list[BaseEvent]:
+        if self._message is None:
+            return []
+        ended = TextMessageEndEvent(message_id=self._message)
+        self._message = None
+        return [ended]
+
+    def _turn_ended(self, text: str | None) -> list[BaseEvent]:
+        if self._message is not None:  # its text streamed in already
+            return self._closed()
+        if not text:
+            return []
+        return [*self._opened(), self._content(text), *self._closed()]
+
+
+def _news(event: ExecutionEvent) -> dict[str, Any]:
+    """A question's news, without its id (a thread-owner pause's id stays on the server)."""
+    news: dict[str, Any] = {"executionId": event.execution_id}
+    for name, value in (
+        ("agent", event.agent),
+        ("tool", event.tool),
+        ("answeredBy", event.answered_by),
+        ("approved", event.approved),
+    ):
+        if value is not None:
+            news[name] = value
+    return news
