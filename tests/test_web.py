@@ -104,16 +104,18 @@ class Served:
 
 
 async def serve(
-    asgi: Any, *, access_log: bool = False
+    asgi: Any, *, access_log: bool = False, lifespan: bool = False
 ) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
     """Serves ``asgi`` with uvicorn on loopback; with ``access_log``, as deployed: every
-    request's line logged (on the standard loggers, which the test's ``caplog`` reads)."""
+    request's line logged (on the standard loggers, which the test's ``caplog`` reads); with
+    ``lifespan``, its lifespan run (an MCP server's session manager)."""
+    spans = "on" if lifespan else "off"
     if access_log:
         config = uvicorn.Config(
-            asgi, host="127.0.0.1", port=0, log_config=None, log_level="debug", lifespan="off"
+            asgi, host="127.0.0.1", port=0, log_config=None, log_level="debug", lifespan=spans
         )
     else:
-        config = uvicorn.Config(asgi, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+        config = uvicorn.Config(asgi, host="127.0.0.1", port=0, log_level="warning", lifespan=spans)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:
