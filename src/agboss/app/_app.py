@@ -31,6 +31,7 @@ from agboss.assembly import (
     open_declared,
 )
 from agboss.clock import Clock, SystemClock, TimerHandle
+from agboss.context import DEFAULT_TENANT_ID
 from agboss.dto import ToolCallApprovalDecisionDto
 from agboss.engine import (
     LEASE_TTL,
@@ -474,6 +475,38 @@ class App(
             tenant_id=check_optional_id(tenant_id, "tenant_id", limits),
             record=check_flag(record, "record"),
         )
+
+    async def open_in(
+        self, thread_id: str, *, tenant_id: str | None = None, owner_id: str | None = None
+    ) -> ExecutionOutput | None:
+        """Where the thread's newest open execution stands — running, paused or resting —
+        without moving it: what a door that names a conversation, not an execution, reads
+        (an A2A task, a chat screen opened again).
+
+        Args:
+            thread_id: The conversation.
+            tenant_id: Its tenant; the default tenant when ``None``.
+            owner_id: When given, only a thread of this owner's: another's reads as none.
+
+        Returns:
+            Its output, or ``None`` when the thread has no open execution, does not exist, or
+            is another owner's.
+
+        Raises:
+            DtoValidationError: An id is not a non-blank string within the limits.
+        """
+        limits = self._limits
+        tenant = check_optional_id(tenant_id, "tenant_id", limits) or DEFAULT_TENANT_ID
+        thread = check_id(thread_id, "thread_id", limits)
+        owner = check_optional_id(owner_id, "owner_id", limits)
+        executions = self._runtime.store.executions
+        found = await executions.find_thread(tenant, thread)
+        if found is None or owner not in (None, found.owner_id):
+            return None
+        roots = await executions.find_roots(tenant, thread)
+        if not roots:
+            return None
+        return await self._engine.get(roots[-1].execution_id, tenant_id=tenant, record=False)
 
     async def recover(self) -> list[ExecutionOutput]:
         """Continues now the executions whose instance died mid-pass (their lease expired).
