@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from a2a.client import ClientConfig, create_client
+from a2a.client import Client, ClientConfig, create_client
 from a2a.helpers import get_data_parts, new_data_part, new_text_part
 from a2a.types import (
     CancelTaskRequest,
@@ -25,30 +25,21 @@ from a2a.types import (
     TaskState,
 )
 from a2a.utils.errors import TaskNotFoundError
-from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agboss.protocols.a2a import INPUT_EXTENSION, a2a_app
-from agboss.testing import TestEnv, call_tools, tool_call
-from agboss.web import Caller
+from agboss.testing import TestEnv
 from tests.apps.desk import (
-    BookExpenseTool,
     DeskRecorder,
     OfficeAgent,
     OfficeApplication,
     OfficeWorkflow,
-    ReturnDepositTool,
 )
+from tests.people import CLERK_AND_OWNER, bearer, signed_in
 from tests.test_round_trips import ASK, DONE
 from tests.test_web import serve
 
 pytestmark = pytest.mark.application.with_args(OfficeApplication)
-
-PEOPLE = {"tok-ada": Caller(owner_id="ada"), "tok-bo": Caller(owner_id="bo")}
-
-
-async def signed_in(request: Request) -> Caller | None:
-    return PEOPLE.get(request.headers.get("authorization", "").removeprefix("Bearer "))
 
 
 @dataclass
@@ -69,13 +60,14 @@ class Agent:
     url: str
     opened: list[httpx.AsyncClient] = field(default_factory=list)
 
-    async def send(self, token: str | None, *parts: Any, task: Task | None = None) -> Task:
-        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
-        http = httpx.AsyncClient(headers=headers, timeout=30)
+    async def client(self, token: str | None) -> Client:
+        """The official client, reading the agent's card, as ``token``'s person."""
+        http = httpx.AsyncClient(headers=bearer(token), timeout=30)
         self.opened.append(http)
-        client = await create_client(
-            self.url, client_config=ClientConfig(httpx_client=http, streaming=False)
-        )
+        config = ClientConfig(httpx_client=http, streaming=False)
+        return await create_client(self.url, client_config=config)
+
+    async def send(self, token: str | None, *parts: Any, task: Task | None = None) -> Task:
         message = Message(
             role=Role.ROLE_USER,
             message_id=uuid.uuid4().hex,
@@ -83,25 +75,16 @@ class Agent:
             task_id=task.id if task else None,
             context_id=task.context_id if task else None,
         )
+        client = await self.client(token)
         [response] = [r async for r in client.send_message(SendMessageRequest(message=message))]
         assert response.HasField("task"), response
         return response.task
 
     async def cancel(self, token: str, task: Task) -> Task:
-        http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
-        self.opened.append(http)
-        client = await create_client(
-            self.url, client_config=ClientConfig(httpx_client=http, streaming=False)
-        )
-        return await client.cancel_task(CancelTaskRequest(id=task.id))
+        return await (await self.client(token)).cancel_task(CancelTaskRequest(id=task.id))
 
     async def read(self, token: str, task: Task) -> Task:
-        http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
-        self.opened.append(http)
-        client = await create_client(
-            self.url, client_config=ClientConfig(httpx_client=http, streaming=False)
-        )
-        return await client.get_task(GetTaskRequest(id=task.id))
+        return await (await self.client(token)).get_task(GetTaskRequest(id=task.id))
 
 
 @pytest.fixture
@@ -203,10 +186,7 @@ async def test_a_task_waiting_only_on_others_is_working(
     env: TestEnv, agent: Agent, recorded: DeskRecorder
 ) -> None:
     env.mock_llm(OfficeAgent).then_return(
-        call_tools(
-            tool_call(ReturnDepositTool, lease_id="L-7"),
-            tool_call(BookExpenseTool, purpose="taxi", amount=12.5),
-        ),
+        CLERK_AND_OWNER,
         DONE,
     )
     asked = await agent.send("tok-ada", new_text_part("Return L-7 and book the taxi"))

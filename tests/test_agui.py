@@ -25,31 +25,24 @@ from ag_ui.core import (
 from ag_ui.core import ResumeEntry as Resume
 from pydantic import TypeAdapter
 from starlette.applications import Starlette
-from starlette.requests import Request
 
 from agboss.protocols.agui import agui_router
 from agboss.testing import TestEnv, call_tools, tool_call
-from agboss.web import Caller, mount
+from agboss.web import mount
 from tests.apps.desk import (
     BookExpenseTool,
     DeskRecorder,
     OfficeAgent,
     OfficeApplication,
     OfficeWorkflow,
-    ReturnDepositTool,
 )
+from tests.people import CLERK_AND_OWNER, bearer, signed_in
 from tests.test_round_trips import ASK, DONE
 from tests.test_web import serve
 
 pytestmark = pytest.mark.application.with_args(OfficeApplication)
 
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
-PEOPLE = {"tok-ada": Caller(owner_id="ada"), "tok-bo": Caller(owner_id="bo")}
-PEOPLE["tok-desk"] = Caller(answered_by="desk")
-
-
-async def signed_in(request: Request) -> Caller | None:
-    return PEOPLE.get(request.headers.get("authorization", "").removeprefix("Bearer "))
 
 
 @dataclass
@@ -62,7 +55,7 @@ class Client:
         return await self.http.post(
             "/agent",
             content=run.model_dump_json(by_alias=True, exclude_none=True),
-            headers={"Authorization": f"Bearer {token}", "Accept": "text/event-stream"},
+            headers=bearer(token) | {"Accept": "text/event-stream"},
         )
 
     async def run(self, run: RunAgentInput, token: str = "tok-ada") -> list[Any]:
@@ -180,7 +173,7 @@ async def test_a_refused_resume_leaves_the_question_waiting(
     stranger = await client.post(answered("th-refused", (ref, yes)), token="tok-nobody")
     unknown = await client.post(answered("th-refused", ("pr-nothing", yes)))
     not_a_run = await client.http.post(
-        "/agent", json={"threadId": "th-refused"}, headers={"Authorization": "Bearer tok-ada"}
+        "/agent", json={"threadId": "th-refused"}, headers=bearer("tok-ada")
     )
 
     # "Not yours" and "not there" are one answer.
@@ -198,10 +191,7 @@ async def test_a_question_the_client_may_not_answer_is_not_an_interrupt(
     env: TestEnv, client: Client, recorded: DeskRecorder
 ) -> None:
     env.mock_llm(OfficeAgent).then_return(
-        call_tools(
-            tool_call(ReturnDepositTool, lease_id="L-7"),
-            tool_call(BookExpenseTool, purpose="taxi", amount=12.5),
-        ),
+        CLERK_AND_OWNER,
         DONE,
     )
     events = await client.run(said("Return L-7 and book the taxi", "th-mixed"))

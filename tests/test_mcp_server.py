@@ -21,33 +21,25 @@ import pytest
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, ElicitResult, InputRequiredResult
-from starlette.requests import Request
 
 from agboss import ConfigurationError
 from agboss.protocols.mcp import mcp_server
-from agboss.testing import TestEnv, call_tools, tool_call
-from agboss.web import Caller
+from agboss.testing import TestEnv
 from tests.apps.desk import (
-    BookExpenseTool,
     DeskRecorder,
     OfficeAgent,
     OfficeApplication,
     OfficeWorkflow,
-    ReturnDepositTool,
 )
+from tests.people import CLERK_AND_OWNER, bearer, signed_in
 from tests.test_round_trips import ASK, DONE
 from tests.test_web import serve
 
 pytestmark = pytest.mark.application.with_args(OfficeApplication)
 
 KEY = "k" * 32
-PEOPLE = {"tok-ada": Caller(owner_id="ada"), "tok-bo": Caller(owner_id="bo")}
 TOOL = "office-workflow"
 TAXI = {"text": "Book the taxi"}
-
-
-async def signed_in(request: Request) -> Caller | None:
-    return PEOPLE.get(request.headers.get("authorization", "").removeprefix("Bearer "))
 
 
 @dataclass
@@ -58,7 +50,7 @@ class Served:
 
     @asynccontextmanager
     async def client(self, token: str = "tok-ada") -> AsyncIterator[Client]:
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+        async with httpx2.AsyncClient(headers=bearer(token)) as http:
             url = f"http://127.0.0.1:{self.port}/mcp"
             async with Client(streamable_http_client(url, http_client=http)) as client:
                 yield client
@@ -177,10 +169,7 @@ async def test_a_dismissed_question_is_asked_again_and_others_questions_are_not_
     env: TestEnv, recorded: DeskRecorder
 ) -> None:
     env.mock_llm(OfficeAgent).then_return(
-        call_tools(
-            tool_call(ReturnDepositTool, lease_id="L-7"),
-            tool_call(BookExpenseTool, purpose="taxi", amount=12.5),
-        ),
+        CLERK_AND_OWNER,
         DONE,
     )
     async with served(env) as door, door.client() as client:

@@ -208,6 +208,7 @@ WEB = [
     "NotAuthenticatedError",
     "RequestTooLargeError",
     "UnreadableRequestError",
+    "authenticated",
     "mount",
     "pause_router",
 ]

@@ -19,7 +19,7 @@ from agboss.http import (
     UnreadableRequestError,
 )
 from agboss.web._links import AnswerLink, AnswerLinkError, AnswerLinks
-from agboss.web._router import Authenticator, Caller, mount, pause_router
+from agboss.web._router import Authenticator, Caller, authenticated, mount, pause_router
 
 __all__ = [
     "AnswerLink",
@@ -31,6 +31,7 @@ __all__ = [
     "NotAuthenticatedError",
     "RequestTooLargeError",
     "UnreadableRequestError",
+    "authenticated",
     "mount",
     "pause_router",
 ]

@@ -130,6 +130,24 @@ Authenticator: TypeAlias = Callable[[Request], "Awaitable[Caller | None] | Calle
 ``None`` when it carries no credential it recognises (answered ``401``)."""
 
 
+async def authenticated(authenticate: Authenticator, request: Request) -> Caller | None:
+    """Who calls, as the application's authenticator reads them from ``request`` (awaited when
+    it is a coroutine function): what every door of agboss asks first.
+
+    Raises:
+        ConfigurationError: It returned something else than a `Caller` or ``None``.
+    """
+    found: Any = authenticate(request)
+    if inspect.isawaitable(found):
+        found = await found
+    if found is not None and not isinstance(found, Caller):
+        raise ConfigurationError(
+            f"the authenticator returned {type(found).__name__}, not a Caller or None",
+            hint="return agboss.web.Caller(owner_id=…) or Caller(answered_by=…)",
+        )
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class _Routes:
     app_of: Callable[[], App | None]
@@ -142,16 +160,9 @@ class _Routes:
         return opened_app(self.app_of, "pause_router")
 
     async def caller(self, request: Request) -> Caller:
-        found: Any = self.authenticate(request)
-        if inspect.isawaitable(found):
-            found = await found
+        found = await authenticated(self.authenticate, request)
         if found is None:
             raise NotAuthenticatedError()
-        if not isinstance(found, Caller):
-            raise ConfigurationError(
-                f"the authenticator returned {type(found).__name__}, not a Caller or None",
-                hint="return agboss.web.Caller(owner_id=…) or Caller(answered_by=…)",
-            )
         return found
 
     async def answer(self, request: Request) -> Response:

@@ -3,7 +3,6 @@ kept by person and found again in agboss's store after a restart."""
 
 from __future__ import annotations
 
-import inspect
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from agboss.errors import ConfigurationError
 from agboss.http import app_function, opened_app
 from agboss.protocols.a2a._executor import WorkflowExecutor
 from agboss.protocols.a2a._tasks import CALLER_KEY, CONTEXT_MARK, Tasks
-from agboss.web import Authenticator, Caller
+from agboss.web import Authenticator, Caller, authenticated
 
 __all__ = ["INPUT_EXTENSION", "a2a_app"]
 
@@ -80,14 +79,7 @@ class _SignedIn:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            found: Any = self.authenticate(Request(scope))
-            if inspect.isawaitable(found):
-                found = await found
-            if found is not None and not isinstance(found, Caller):
-                raise ConfigurationError(
-                    f"the authenticator returned {type(found).__name__}, not a Caller or None",
-                    hint="return agboss.web.Caller(owner_id=…)",
-                )
+            found = await authenticated(self.authenticate, Request(scope))
             scope[CALLER_KEY] = found
         await self.inner(scope, receive, send)
 

@@ -3,7 +3,6 @@ server-sent events."""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -35,7 +34,7 @@ from agboss.protocols._questions import (
 )
 from agboss.protocols.agui._events import Translation
 from agboss.records import ExecutionOutput
-from agboss.web import Authenticator, Caller
+from agboss.web import Authenticator, Caller, authenticated
 
 __all__ = ["StartOf", "agui_router"]
 
@@ -70,16 +69,9 @@ class _Door:
     max_body: int
 
     async def caller(self, request: Request) -> Caller:
-        found: Any = self.authenticate(request)
-        if inspect.isawaitable(found):
-            found = await found
+        found = await authenticated(self.authenticate, request)
         if found is None:
             raise NotAuthenticatedError()
-        if not isinstance(found, Caller):
-            raise ConfigurationError(
-                f"the authenticator returned {type(found).__name__}, not a Caller or None",
-                hint="return agboss.web.Caller(owner_id=…)",
-            )
         return found
 
     async def run(self, request: Request) -> Response:

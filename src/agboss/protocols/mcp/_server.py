@@ -10,7 +10,6 @@ another person's state is refused as an invalid one is.
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,7 +39,7 @@ from agboss.protocols._questions import (
     resume,
 )
 from agboss.records import ExecutionOutput
-from agboss.web import Authenticator, Caller
+from agboss.web import Authenticator, Caller, authenticated
 
 __all__ = ["mcp_server"]
 
@@ -169,16 +168,9 @@ class _Tools:
         request = ctx.request
         if not isinstance(request, Request):  # stdio: no request to read a person from
             raise NotAuthenticatedError()
-        found: Any = self.authenticate(request)
-        if inspect.isawaitable(found):
-            found = await found
+        found = await authenticated(self.authenticate, request)
         if found is None:
             raise NotAuthenticatedError()
-        if not isinstance(found, Caller):
-            raise ConfigurationError(
-                f"the authenticator returned {type(found).__name__}, not a Caller or None",
-                hint="return agboss.web.Caller(owner_id=…)",
-            )
         return found
 
 
