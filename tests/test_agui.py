@@ -10,6 +10,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -26,7 +27,8 @@ from ag_ui.core import ResumeEntry as Resume
 from pydantic import TypeAdapter
 from starlette.applications import Starlette
 
-from agboss.protocols.agui import agui_router
+from agboss import ExecutionEvent, ExecutionEventKind
+from agboss.protocols.agui import Translation, agui_router
 from agboss.testing import TestEnv, call_tools, tool_call
 from agboss.web import mount
 from tests.apps.desk import (
@@ -43,6 +45,7 @@ from tests.test_web import serve
 pytestmark = pytest.mark.application.with_args(OfficeApplication)
 
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
+K = ExecutionEventKind
 
 
 @dataclass
@@ -113,22 +116,27 @@ async def test_a_pause_ends_the_run_in_an_interrupt_and_a_resume_after_a_restart
     env.mock_llm(OfficeAgent).then_return(replace(ASK, content="Booking it."), DONE)
     events = await client.run(said("Book the taxi", "th-agui"))
     types = [event.type for event in events]
-    assert types[:5] == [
+    assert types[:7] == [
         EventType.RUN_STARTED,
         EventType.TEXT_MESSAGE_START,  # the model's turn, as a message
         EventType.TEXT_MESSAGE_CONTENT,
         EventType.TEXT_MESSAGE_END,
+        EventType.TOOL_CALL_START,  # the call it made, as it made it
+        EventType.TOOL_CALL_END,
         EventType.CUSTOM,  # the question's news
     ]
     assert events[2].delta == "Booking it."
-    assert events[4].name == "agboss.pause-asked"
+    call = events[4]
+    assert call.tool_call_name == "book-expense-tool"
+    assert call.parent_message_id == events[1].message_id
+    assert events[6].name == "agboss.pause-asked"
     outcome = finished(events).outcome
     assert isinstance(outcome, RunFinishedInterruptOutcome)
     [interrupt] = outcome.interrupts
     [paused] = (await env.app.pending(owner_id="ada")).entries
     assert interrupt.id == paused.pause.pause_ref  # named by its reference
     assert paused.pause.pause_id is not None
-    assert interrupt.tool_call_id == paused.pause.ask.call_id
+    assert interrupt.tool_call_id == paused.pause.ask.call_id == call.tool_call_id
     assert interrupt.metadata is not None
     assert interrupt.metadata["tool"] == "book-expense-tool"
     assert interrupt.response_schema is not None
@@ -139,8 +147,9 @@ async def test_a_pause_ends_the_run_in_an_interrupt_and_a_resume_after_a_restart
     resumed = await client.run(answered("th-agui", (interrupt.id, {"approved": True})))
     kinds = [event.type for event in resumed]
     assert kinds[0] is EventType.RUN_STARTED
-    assert EventType.TOOL_CALL_START in kinds
-    assert EventType.TOOL_CALL_END in kinds
+    news = [event.name for event in resumed if event.type is EventType.CUSTOM]
+    assert news == ["agboss.pause-answered", "agboss.tool-started", "agboss.tool-done"]
+    assert EventType.TOOL_CALL_START not in kinds  # the closing answer is no tool call
     end = finished(resumed)
     assert end.outcome is None or end.outcome.type == "success"
     assert end.result["status"] == "completed"
@@ -250,3 +259,33 @@ async def test_one_resume_answers_every_open_interrupt_each_once(
     assert end.result["status"] == "completed"
     assert recorded.runs == ["book-expense taxi 12.5"]  # the hotel was declined
     assert (await env.app.pending(owner_id="ada")).entries == []
+
+
+def test_streamed_text_is_one_message_whose_pieces_arrive_as_they_stream() -> None:
+    view = Translation("th-1", "run-1")
+    at = datetime.now(UTC)
+    told = [
+        event
+        for piece in (
+            ExecutionEvent(K.TEXT_DELTA, "ex-1", at, agent="a", text="Return"),
+            ExecutionEvent(K.TEXT_DELTA, "ex-1", at, agent="a", text="ing it."),
+            ExecutionEvent(
+                K.MODEL_ANSWERED,
+                "ex-1",
+                at,
+                agent="a",
+                text="Returning it.",
+                tool_calls=("final_answer",),
+                call_ids=("c-1",),
+            ),
+        )
+        for event in view.of(piece)
+    ]
+    assert [event.type for event in told] == [
+        EventType.TEXT_MESSAGE_START,
+        EventType.TEXT_MESSAGE_CONTENT,
+        EventType.TEXT_MESSAGE_CONTENT,
+        EventType.TEXT_MESSAGE_END,  # the whole turn is not sent again, nor its answer
+    ]
+    assert [event.delta for event in told[1:3]] == ["Return", "ing it."]
+    assert len({event.message_id for event in told}) == 1

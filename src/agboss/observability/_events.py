@@ -29,7 +29,8 @@ class ExecutionEventKind(StrEnum):
     """A piece of an agent's model's text as it streams in (``text``), where the provider
     streams; the whole turn follows as `MODEL_ANSWERED`."""
     MODEL_ANSWERED = "model-answered"
-    """An agent's model answered a turn: its text (``text``) and the tools it called."""
+    """An agent's model answered a turn: its text (``text``) and the tools it called
+    (``tool_calls``, with the model's ``call_ids``)."""
     TOOL_STARTED = "tool-started"
     """A tool's handler began (``tool``, ``call_id``)."""
     TOOL_DONE = "tool-done"
@@ -69,6 +70,7 @@ class ExecutionEvent:
         call_id: The model's id of the tool call.
         text: The model's text of its turn, as it wrote it.
         tool_calls: The names of the tools the model called in its turn.
+        call_ids: The model's ids of those calls, in the same order.
         failed: A tool run that ended in a tool error the model reads.
         pause_id: A thread-owner pause's id (a channel pause's is its channel's secret).
         answered_by: Who answered a pause.
@@ -85,6 +87,7 @@ class ExecutionEvent:
     call_id: str | None = None
     text: str | None = None
     tool_calls: tuple[str, ...] = ()
+    call_ids: tuple[str, ...] = ()
     failed: bool = False
     pause_id: str | None = None
     answered_by: str | None = None

@@ -435,6 +435,7 @@ class AgentRun:
                     agent=self.spec.name,
                     text=response.content,
                     tool_calls=tuple(call.name for call in response.tool_calls),
+                    call_ids=tuple(call.id for call in response.tool_calls),
                 )
             )
             # Counted with the step's journal row, in the same commit (and the tokens the

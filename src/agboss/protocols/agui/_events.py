@@ -1,5 +1,6 @@
-"""An execution's events as AG-UI events: text as it streams, tool calls as they run, the
-questions asked and answered, and the end as a run's outcome.
+"""An execution's events as AG-UI events: text as it streams, the model's tool calls as it
+makes them, the tools' runs and the questions asked and answered as agboss's own news, and the
+end as a run's outcome.
 
 What `App.stream` keeps out stays out: a tool's arguments and results and a channel pause's id
 are never streamed; a question's arguments are shown in its interrupt, to the person who may
@@ -29,6 +30,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from agboss.agents import ANSWER_TOOL
 from agboss.enums import ExecutionStatus
 from agboss.errors import AgbossError
 from agboss.observability import ExecutionEvent, ExecutionEventKind
@@ -38,6 +40,9 @@ from agboss.records import ExecutionOutput
 __all__ = ["Translation", "interrupt_of"]
 
 _K = ExecutionEventKind
+
+# A tool's run is agboss's (the model's call is AG-UI's TOOL_CALL_*): CUSTOM events too.
+_TOOL_NEWS = frozenset({_K.TOOL_STARTED, _K.TOOL_DONE})
 
 # The questions' news as CUSTOM events, named as `ExecutionEventKind` names them.
 _PAUSE_NEWS = frozenset(
@@ -97,19 +102,8 @@ class Translation:
         if event.kind is _K.TEXT_DELTA:
             return [*self._opened(), self._content(event.text or "")]
         if event.kind is _K.MODEL_ANSWERED:
-            return self._turn_ended(event.text)
-        if event.kind is _K.TOOL_STARTED:
-            return [
-                *self._closed(),
-                ToolCallStartEvent(
-                    tool_call_id=event.call_id or "",
-                    tool_call_name=event.tool or "",
-                    parent_message_id=self._last_message,
-                ),
-            ]
-        if event.kind is _K.TOOL_DONE:
-            return [ToolCallEndEvent(tool_call_id=event.call_id or "")]
-        if event.kind in _PAUSE_NEWS:
+            return [*self._turn_ended(event.text), *self._calls(event)]
+        if event.kind in _PAUSE_NEWS or event.kind in _TOOL_NEWS:
             return [
                 *self._closed(),
                 CustomEvent(name=f"agboss.{event.kind.value}", value=_news(event)),
@@ -151,6 +145,21 @@ class Translation:
             message, code = "the run failed; the server's log has why", "agui.internal"
         return [*self._closed(), RunErrorEvent(message=message, code=code)]
 
+    def _calls(self, event: ExecutionEvent) -> list[BaseEvent]:
+        """The tool calls the model made in its turn (not its answer), as AG-UI's calls: the
+        arguments are not streamed."""
+        calls: list[BaseEvent] = []
+        for name, call_id in zip(event.tool_calls, event.call_ids, strict=False):
+            if name == ANSWER_TOOL:
+                continue
+            calls.append(
+                ToolCallStartEvent(
+                    tool_call_id=call_id, tool_call_name=name, parent_message_id=self._last_message
+                )
+            )
+            calls.append(ToolCallEndEvent(tool_call_id=call_id))
+        return calls
+
     def _opened(self) -> list[BaseEvent]:
         if self._message is not None:
             return []
@@ -177,13 +186,16 @@ class Translation:
 
 
 def _news(event: ExecutionEvent) -> dict[str, Any]:
-    """A question's news, without its id (a thread-owner pause's id stays on the server)."""
+    """A question's or a tool run's news, without a pause's id (a thread-owner pause's id stays
+    on the server)."""
     news: dict[str, Any] = {"executionId": event.execution_id}
     for name, value in (
         ("agent", event.agent),
         ("tool", event.tool),
+        ("callId", event.call_id),
         ("answeredBy", event.answered_by),
         ("approved", event.approved),
+        ("failed", event.failed if event.kind is _K.TOOL_DONE else None),
     ):
         if value is not None:
             news[name] = value

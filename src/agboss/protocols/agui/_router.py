@@ -164,8 +164,9 @@ def agui_router(
     """A workflow served as an AG-UI agent, to mount in a Starlette or FastAPI app.
 
     ``POST /`` takes a `RunAgentInput` and answers with the run as server-sent events: text as
-    it streams, tool calls as they run, the questions' news (``CUSTOM`` events named
-    ``agboss.pause-asked``…), then ``RUN_FINISHED``. A run that pauses ends with the
+    it streams, the model's tool calls as it makes them, the tools' runs and the questions'
+    news (``CUSTOM`` events named ``agboss.tool-started``, ``agboss.pause-asked``…), then
+    ``RUN_FINISHED``. A run that pauses ends with the
     interrupt outcome: one interrupt for each question the caller may answer, its id the
     question's reference. The next run answers them in ``resume`` — each open interrupt once,
     each answer recorded on its own — and streams the tree moving on. A run without
