@@ -8,6 +8,8 @@ thread), or
 ``resume`` a pause (approved, with ``OVERRIDE`` as its item id when given), ``answer`` it
 (`App.answer`: recorded at once, the tree moved in the background, which ``close`` waits
 for), ``vote`` on it as two of its three voters (the second vote decides it),
+``answers REF REF`` two of them by reference as the protocol doors do (AG-UI's resume, an
+A2A message, an MCP round: the first recorded, the second moving the tree with both),
 ``retry ROOT`` a failed tree (`App.retry`), ``wake AHEAD`` a resting tree on a clock
 AHEAD seconds ahead, where its retry is due (the sweep's `App.recover`), or
 ``mcp-execute`` / ``mcp-resume PAUSE_ID`` the MCP workflow whose tool asks a question
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from agboss import App, FunctionProvider
+from agboss.protocols._questions import Answer, checked_answers, record, resume
 from agboss.store import Fence, Store, store_from
 from agboss.store.writes import (
     AppendStep,
@@ -52,6 +55,7 @@ from agboss.store.writes import (
     Results,
     Write,
 )
+from agboss.web import Caller
 from tests.crash import lost
 from tests.crash.app import (
     DELEGATE,
@@ -272,6 +276,12 @@ async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
         elif phase == "delegate":  # its owner delegates to d, who answers it for them
             await app.delegate("u", to=DELEGATE, granted_by="u", reason="on leave")
             await app.resume(rest[0], decision={"approved": True}, owner_id=DELEGATE)
+        elif phase == "answers":  # a protocol door's: the first recorded, the second moves both
+            caller = Caller(owner_id="u")
+            answers = [Answer(ref, decision={"approved": True}) for ref in rest]
+            [first, second] = await checked_answers(app, caller, answers)
+            await record(app, caller, *first)
+            await resume(app, caller, *second)
         elif phase == "answer":  # recorded at once, moved in the background (before close)
             await app.answer(rest[0], decision={"approved": True}, owner_id="u")
         else:
