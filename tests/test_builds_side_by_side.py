@@ -404,11 +404,15 @@ async def test_an_answer_in_a_child_is_left_to_a_build_that_serves_its_roots_ver
         assert left.execution_id == began.execution_id
 
         async def moved() -> bool:
-            # The tool runs before its pass commits: the tree is read once it waits again.
+            # The tool runs before its pass commits, and a read during the pass may see the
+            # tree as it was: it is read until it waits again on the two other orders.
             found = await old.app.get(began.execution_id)
-            return "ship o0" in old_ran.runs and found.status is ExecutionStatus.PAUSED
+            waiting = {pause.ask.arguments["order_id"] for pause in found.pending}
+            return (
+                "ship o0" in old_ran.runs
+                and found.status is ExecutionStatus.PAUSED
+                and waiting == {"o1", "o2"}
+            )
 
         await eventually(moved, "the old build moving its tree")
         assert (old_ran.runs, new_ran.runs) == (["ship o0"], [])
-        found = await old.app.get(began.execution_id)
-        assert {pause.ask.arguments["order_id"] for pause in found.pending} == {"o1", "o2"}
