@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,13 +88,15 @@ class Agent:
         return await (await self.client(token)).get_task(GetTaskRequest(id=task.id))
 
 
-@pytest.fixture
-async def agent(env: TestEnv) -> AsyncIterator[Agent]:
+@asynccontextmanager
+async def served_agent(env: TestEnv, **options: Any) -> AsyncIterator[Agent]:
     later = Later()
     server, task, port = await serve(later)
     url = f"http://127.0.0.1:{port}/"
     # The agent reads the application per request: a restarted env's new instance serves.
-    later.inner = a2a_app(lambda: env.app, OfficeWorkflow, authenticate=signed_in, url=url)
+    later.inner = a2a_app(
+        lambda: env.app, OfficeWorkflow, authenticate=signed_in, url=url, **options
+    )
     served = Agent(url)
     try:
         yield served
@@ -102,6 +105,12 @@ async def agent(env: TestEnv) -> AsyncIterator[Agent]:
             await http.aclose()
         server.should_exit = True
         await task
+
+
+@pytest.fixture
+async def agent(env: TestEnv) -> AsyncIterator[Agent]:
+    async with served_agent(env) as served:
+        yield served
 
 
 def payload(task: Task) -> dict[str, Any]:
@@ -206,3 +215,20 @@ async def test_cancelling_a_task_withdraws_its_questions(
     assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
     assert (await env.app.pending(owner_id="ada")).entries == []
     assert recorded.runs == []
+
+
+async def test_a_task_forgotten_by_memory_is_read_again_and_one_waiting_for_a_sign_in_is_gone(
+    env: TestEnv, recorded: DeskRecorder
+) -> None:
+    env.mock_llm(OfficeAgent).then_return(ASK, ASK, DONE)
+    async with served_agent(env, keep_tasks=1) as agent:
+        first = await agent.send("tok-ada", new_text_part("Book the taxi"))
+        second = await agent.send("tok-ada", new_text_part("Book another"))  # first forgotten
+        assert second.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        done = await agent.send("tok-ada", new_data_part({"approved": True}), task=first)
+        assert done.status.state == TaskState.TASK_STATE_COMPLETED
+        assert recorded.runs == ["book-expense taxi 12.5"]
+        waiting = await agent.send(None, new_text_part("Book the taxi"))
+        await agent.send(None, new_text_part("Book it again"))  # the first forgotten: it ran
+        with pytest.raises(TaskNotFoundError):  # nothing, and nobody had signed in for it
+            await agent.send("tok-ada", new_text_part("Book the taxi"), task=waiting)

@@ -130,6 +130,7 @@ def a2a_app(
     *,
     authenticate: Authenticator,
     url: str,
+    keep_tasks: int = 10_000,
 ) -> ASGIApp:
     """A workflow served as an A2A agent: its agent card at
     ``/.well-known/agent-card.json``, the JSON-RPC binding at ``/``.
@@ -148,15 +149,23 @@ def a2a_app(
         authenticate: Reads the signed-in person (`Caller(owner_id=…)`) from a request's
             headers; ``None`` for none.
         url: Where clients reach the JSON-RPC binding (the card's interface).
+        keep_tasks: How many tasks the SDK's memory keeps, the oldest forgotten first: an
+            open one is read again from the store when next named; a finished one's artifact,
+            and a task still waiting for a sign-in, are gone.
 
     Raises:
-        ConfigurationError: ``workflow`` is not a ``@workflow`` class, or ``authenticate`` is
-            not callable.
+        ConfigurationError: ``workflow`` is not a ``@workflow`` class, ``authenticate`` is
+            not callable, or ``keep_tasks`` is not a positive whole number.
     """
     if not callable(authenticate):
         raise ConfigurationError(
             "authenticate= must be a function of the request returning a Caller or None",
             hint="async def authenticate(request): return Caller(owner_id=…)",
+        )
+    if not isinstance(keep_tasks, int) or isinstance(keep_tasks, bool) or keep_tasks < 1:
+        raise ConfigurationError(
+            f"keep_tasks={keep_tasks!r} must be a positive whole number",
+            hint="leave it out for 10,000",
         )
     spec = spec_of(workflow, WorkflowSpec)
     if spec is None:
@@ -173,7 +182,7 @@ def a2a_app(
         schema = opened.assembly.workflows[workflow].graph.start_node.input.model_json_schema()
         return agent_card(spec, url, schema)
 
-    tasks = Tasks(app_of)
+    tasks = Tasks(app_of, keep_tasks)
     handler = DefaultRequestHandler(
         agent_executor=WorkflowExecutor(app_of, workflow, tasks),
         task_store=tasks,

@@ -4,6 +4,7 @@ again from its thread."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -51,11 +52,15 @@ def context_of(task_id: str) -> str:
 @dataclass(frozen=True, slots=True)
 class Tasks(TaskStore):
     """The SDK's in-memory tasks, by person, with agboss's store behind them: a task not in
-    memory (another instance began it, or this one restarted) is read again from its thread."""
+    memory (another instance began it, this one restarted, or it was forgotten: memory keeps
+    the ``most`` recently saved) is read again from its thread."""
 
     app_of: Callable[[], App | None]
+    most: int = 10_000
     kept: InMemoryTaskStore = field(default_factory=lambda: InMemoryTaskStore(scope_of))
     creating: set[str] = field(default_factory=set)
+    saved: OrderedDict[str, ServerCallContext] = field(default_factory=OrderedDict)
+    """Each task in memory, and the call it was saved by (whose person it is): oldest first."""
 
     def begins(self, task_id: str) -> None:
         """Says that this instance is creating the task: it is not read again from its thread
@@ -65,6 +70,11 @@ class Tasks(TaskStore):
     async def save(self, task: Task, context: ServerCallContext) -> None:
         await self.kept.save(task, context)
         self.creating.discard(task.id)
+        self.saved[task.id] = context
+        self.saved.move_to_end(task.id)
+        while len(self.saved) > self.most:  # the oldest forgotten: an open one is read again
+            forgotten, by = self.saved.popitem(last=False)
+            await self.kept.delete(forgotten, by)
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         found = await self.kept.get(task_id, context)
@@ -77,8 +87,8 @@ class Tasks(TaskStore):
         waiting = await self.kept.get(task_id, anonymous)
         if waiting is not None and waiting.status.state == TaskState.TASK_STATE_AUTH_REQUIRED:
             # Begun before its caller signed in: the first person to sign in takes it on.
-            await self.kept.delete(task_id, anonymous)
-            await self.kept.save(waiting, context)
+            await self.delete(task_id, anonymous)
+            await self.save(waiting, context)
             return waiting
         return await self._read_again(task_id, caller, context)
 
@@ -94,7 +104,7 @@ class Tasks(TaskStore):
         )
         state = TaskState.TASK_STATE_INPUT_REQUIRED if asks else TaskState.TASK_STATE_WORKING
         task = Task(id=task_id, context_id=context_of(task_id), status=TaskStatus(state=state))
-        await self.kept.save(task, context)
+        await self.save(task, context)
         return task
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
@@ -102,3 +112,4 @@ class Tasks(TaskStore):
 
     async def delete(self, task_id: str, context: ServerCallContext) -> None:
         await self.kept.delete(task_id, context)
+        self.saved.pop(task_id, None)
