@@ -340,7 +340,8 @@ def test_what_an_instance_keeps_lives_in_the_engines_memory_and_the_store_only_s
     # the trees it moved are bounded in one place (`engine/instance/_memory.py`, its
     # questions in `engine/instance/_asked.py`); a store keeps nothing of what it wrote or
     # read. (A PII policy's map of the values it found in one tree is that tree's, not the
-    # instance's.)
+    # instance's; an A2A agent's tasks are the A2A SDK's, which its request handler keeps in
+    # memory — bounded by keep_tasks, an open one read again from the store.)
     keeping = {
         module
         for module, (path, _) in _modules().items()
@@ -350,6 +351,7 @@ def test_what_an_instance_keeps_lives_in_the_engines_memory_and_the_store_only_s
         "agboss.engine.instance._memory",
         "agboss.engine.instance._asked",
         "agboss.pii._policy",
+        "agboss.protocols.a2a._tasks",
     }
     assert not any(module.startswith("agboss.store") for module in keeping)
 
