@@ -102,9 +102,10 @@
     }
   }
 
-  // An answered or withdrawn card stays for two reads of the inbox (4 s by default), saying
-  // so, before it leaves the list.
-  const KEEP_MS = 2 * pollMs;
+  // An answered or withdrawn card stays for two reads of the inbox (4 s by default), and two
+  // seconds at the least however fast the page polls, saying so, before it leaves the list:
+  // long enough to be read.
+  const KEEP_MS = Math.max(2 * pollMs, 2000);
 
   function settle(card, state) {
     card.dataset.state = state;
