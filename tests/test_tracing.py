@@ -99,6 +99,27 @@ async def test_a_reply_interpreters_model_call_is_traced_under_the_pauses_execut
     assert not any(pause_id in value for value in every_value)  # the id never leaves its channel
 
 
+async def test_withdrawing_a_question_is_an_agboss_span_without_its_id(
+    spans: InMemorySpanExporter,
+) -> None:
+    async with test_with(OfficeApplication) as env:
+        env.mock_llm(OfficeAgent).then_return(
+            call_tools(tool_call(RefundCardTool, order_id="7", amount=50.0))
+        )
+        slack = env.mock_of(SlackRefundApprovalChannel)
+        paused = await env.app.execute(OfficeWorkflow, {"text": "refund 7"}, owner_id="u")
+        pause_id = slack.send.call_args.args[0].pause_id
+        await env.app.cancel(paused.thread_id, owner_id="u")
+    [withdrawn] = attributes(spans, "agboss.channel-withdraw")  # asked, then withdrawn
+    assert (withdrawn["agboss.tool"], withdrawn["agboss.channel"]) == (
+        "refund-card-tool",
+        "refund-approval-channel",
+    )
+    assert withdrawn["agboss.resolution"] == "cancelled"
+    every_value = [str(v) for v in withdrawn.values()]
+    assert not any(pause_id in value for value in every_value)
+
+
 async def test_a_channel_pauses_id_in_its_channels_error_is_redacted_everywhere_agboss_shows_it(
     spans: InMemorySpanExporter,
 ) -> None:

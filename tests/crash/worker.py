@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from agboss import App, FunctionProvider
-from agboss.protocols._questions import Answer, checked_answers, record, resume
+from agboss.protocols._questions import Answer, answering, checked_answers
 from agboss.store import Fence, Store, store_from
 from agboss.store.writes import (
     AppendStep,
@@ -279,9 +279,7 @@ async def main(url: str, plan: str, log: str, phase: str, *rest: str) -> None:
         elif phase == "answers":  # a protocol door's: the first recorded, the second moves both
             caller = Caller(owner_id="u")
             answers = [Answer(ref, decision={"approved": True}) for ref in rest]
-            [first, second] = await checked_answers(app, caller, answers)
-            await record(app, caller, *first)
-            await resume(app, caller, *second)
+            await (await answering(app, caller, await checked_answers(app, caller, answers)))
         elif phase == "answer":  # recorded at once, moved in the background (before close)
             await app.answer(rest[0], decision={"approved": True}, owner_id="u")
         else:

@@ -33,11 +33,10 @@ __all__ = [
     "Answer",
     "OpenQuestion",
     "answer_of",
+    "answering",
     "checked_answers",
     "open_questions",
     "person_of",
-    "record",
-    "resume",
 ]
 
 ANSWER_SCHEMA: Final[dict[str, Any]] = {
@@ -76,6 +75,17 @@ class OpenQuestion:
     def ref(self) -> str:
         """Its reference: what a protocol names it by."""
         return self.pause.pause_ref
+
+    def described(self) -> dict[str, Any]:
+        """What every protocol says of the question beside its reference: the tool, its
+        arguments (masked as the inbox shows them), the agent and the channel."""
+        pause = self.pause
+        return {
+            "tool": pause.ask.tool,
+            "arguments": pause.ask.arguments,
+            "agent": pause.agent,
+            "channel": pause.channel,
+        }
 
     def prompt(self) -> str:
         """One line that asks the question (a protocol's human-readable message)."""
@@ -203,26 +213,25 @@ async def checked_answers(
     return checked
 
 
-async def record(app: App, caller: Caller, pause_id: str, answer: Answer) -> None:
-    """Records one answer and leaves the tree to the caller's pass (`App.answer`, not moved)."""
-    await app.answer(
-        pause_id,
-        decision=answer.decision,
-        reply=answer.reply,
-        tenant_id=caller.tenant_id,
-        owner_id=person_of(caller, "agboss"),
-        move=False,
-    )
-
-
-def resume(
-    app: App, caller: Caller, pause_id: str, answer: Answer
+async def answering(
+    app: App, caller: Caller, checked: Sequence[tuple[str, Answer]]
 ) -> Coroutine[Any, Any, ExecutionOutput]:
-    """The call that records one answer and moves its tree with every answer recorded before
-    it (`App.resume`), not awaited: for `App.stream`."""
+    """Records every checked answer but the last (`App.answer`, the tree not moved), and
+    returns the call — not awaited, for a door to await or to stream (`App.stream`) — that
+    records the last and moves the tree with every answer before it (`App.resume`)."""
     person = person_of(caller, "agboss")
-    if answer.reply is not None:
-        return app.resume(pause_id, reply=answer.reply, tenant_id=caller.tenant_id, owner_id=person)
+    *first, (last_id, last) = checked
+    for pause_id, answer in first:
+        await app.answer(
+            pause_id,
+            decision=answer.decision,
+            reply=answer.reply,
+            tenant_id=caller.tenant_id,
+            owner_id=person,
+            move=False,
+        )
+    if last.reply is not None:
+        return app.resume(last_id, reply=last.reply, tenant_id=caller.tenant_id, owner_id=person)
     return app.resume(
-        pause_id, decision=answer.decision or {}, tenant_id=caller.tenant_id, owner_id=person
+        last_id, decision=last.decision or {}, tenant_id=caller.tenant_id, owner_id=person
     )

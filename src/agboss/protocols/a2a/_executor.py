@@ -30,10 +30,9 @@ from agboss.protocols._questions import (
     Answer,
     OpenQuestion,
     answer_of,
+    answering,
     checked_answers,
     open_questions,
-    record,
-    resume,
 )
 from agboss.protocols.a2a._tasks import Tasks, caller_of
 from agboss.records import ExecutionOutput
@@ -134,10 +133,7 @@ async def _answered(
         return output  # it waits on others: nothing of this person's to answer
     answers = _answers(questions, parts)
     checked = await checked_answers(app, caller, answers, thread_id=output.thread_id)
-    for pause_id, answer in checked[:-1]:
-        await record(app, caller, pause_id, answer)
-    last_id, last = checked[-1]
-    return await resume(app, caller, last_id, last)
+    return await (await answering(app, caller, checked))
 
 
 def _answers(questions: list[OpenQuestion], parts: list[Part]) -> list[Answer]:
@@ -199,15 +195,11 @@ async def _told(
 
 def _question(question: OpenQuestion) -> dict[str, Any]:
     """One open question as the input-required payload names it: by its reference."""
-    pause = question.pause
     return {
-        "ref": pause.pause_ref,
+        "ref": question.ref,
         "prompt": question.prompt(),
-        "tool": pause.ask.tool,
-        "callId": pause.ask.call_id,
-        "arguments": pause.ask.arguments,
-        "agent": pause.agent,
-        "channel": pause.channel,
+        "callId": question.pause.ask.call_id,
+        **question.described(),
     }
 
 

@@ -68,10 +68,7 @@ def interrupt_of(question: OpenQuestion) -> Interrupt:
         tool_call_id=pause.ask.call_id,
         response_schema=ANSWER_SCHEMA,
         metadata={
-            "tool": pause.ask.tool,
-            "arguments": pause.ask.arguments,
-            "agent": pause.agent,
-            "channel": pause.channel,
+            **question.described(),
             "answeredBy": pause.answered_by.value,
             "childExecutionId": pause.child_execution_id,
         },

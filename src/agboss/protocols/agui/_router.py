@@ -26,11 +26,10 @@ from agboss.http import (
 )
 from agboss.protocols._questions import (
     answer_of,
+    answering,
     checked_answers,
     open_questions,
     person_of,
-    record,
-    resume,
 )
 from agboss.protocols.agui._events import Translation
 from agboss.records import ExecutionOutput
@@ -88,10 +87,7 @@ class _Door:
                     for entry in run.resume
                 ]
                 checked = await checked_answers(app, caller, answers, thread_id=run.thread_id)
-                for pause_id, answer in checked[:-1]:
-                    await record(app, caller, pause_id, answer)
-                last_id, last = checked[-1]
-                work = resume(app, caller, last_id, last)
+                work = await answering(app, caller, checked)
             else:
                 work = app.execute(
                     self.workflow,

@@ -32,11 +32,10 @@ from agboss.protocols._questions import (
     Answer,
     OpenQuestion,
     answer_of,
+    answering,
     checked_answers,
     open_questions,
     person_of,
-    record,
-    resume,
 )
 from agboss.records import ExecutionOutput
 from agboss.web import Authenticator, Caller, authenticated
@@ -193,10 +192,7 @@ async def _answered(
             continue
     if not waiting:
         return await app.get(held.execution_id, tenant_id=caller.tenant_id)
-    for pause_id, answer in waiting[:-1]:
-        await record(app, caller, pause_id, answer)
-    last_id, last = waiting[-1]
-    return await resume(app, caller, last_id, last)
+    return await (await answering(app, caller, waiting))
 
 
 def _answer(ref: str, response: Any) -> Answer | None:
